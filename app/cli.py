@@ -1,0 +1,99 @@
+"""The `discours` command: serve, migrate, seed, export-schema."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+from app.settings import SettingsError, load_settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def alembic_config(database_url: str | None = None):  # type: ignore[no-untyped-def]
+    from alembic.config import Config
+
+    config = Config(str(ROOT / "alembic.ini"))
+    config.set_main_option("script_location", str(ROOT / "alembic"))
+    if database_url:
+        config.attributes["database_url"] = database_url
+    return config
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from alembic import command
+
+    settings = load_settings()
+    command.upgrade(alembic_config(settings.database_url), args.revision)
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    settings = load_settings()
+    host = args.host or settings.host
+    port = args.port or settings.port
+    workers = args.workers or settings.workers
+    uvicorn.run("app.asgi:app", host=host, port=port, workers=workers, factory=False,
+                log_level="info", proxy_headers=True)
+    return 0
+
+
+def cmd_seed(args: argparse.Namespace) -> int:
+    from app.seed import SIZES, seed_database
+
+    settings = load_settings()
+    size = SIZES[args.size]
+    if args.authors:
+        size = size.scaled(authors=args.authors)
+    inserted = asyncio.run(seed_database(settings.database_url, size, seed=args.seed,
+                                         only_if_empty=args.if_empty, progress=not args.quiet))
+    print("seeded" if inserted else "database already has data; nothing seeded")
+    return 0
+
+
+def cmd_export_schema(_args: argparse.Namespace) -> int:
+    from schema.schema import build_schema
+
+    print(str(build_schema()))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="discours", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the HTTP server")
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=int)
+    serve.add_argument("--workers", type=int)
+    serve.set_defaults(func=cmd_serve)
+
+    migrate = sub.add_parser("migrate", help="alembic upgrade (head by default)")
+    migrate.add_argument("revision", nargs="?", default="head")
+    migrate.set_defaults(func=cmd_migrate)
+
+    seed = sub.add_parser("seed", help="fill the database with deterministic demo data")
+    seed.add_argument("--size", choices=["demo", "test", "bench"], default="demo")
+    seed.add_argument("--authors", type=int, help="override the number of authors (others scale)")
+    seed.add_argument("--seed", type=int, default=1)
+    seed.add_argument("--if-empty", action="store_true", help="do nothing when the database has authors")
+    seed.add_argument("--quiet", action="store_true")
+    seed.set_defaults(func=cmd_seed)
+
+    export = sub.add_parser("export-schema", help="print the GraphQL SDL")
+    export.set_defaults(func=cmd_export_schema)
+
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except SettingsError as exc:
+        print(f"discours: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

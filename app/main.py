@@ -1,0 +1,100 @@
+"""The ASGI app factory and its lifespan, which owns every client, engine and background task."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+from sqlalchemy import text
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+from strawberry.asgi import GraphQL
+
+from app.settings import Settings, SettingsError, get_settings
+from cache.client import make_redis
+from cache.store import Cache
+from orm.engine import make_engine, make_session_factory
+from resolvers.deps import Deps
+from schema.context import Context, Loaders
+from schema.schema import build_schema
+
+log = logging.getLogger(__name__)
+
+
+class DiscoursGraphQL(GraphQL[Context, None]):
+    def encode_json(self, data: object) -> bytes:  # type: ignore[override]
+        return orjson.dumps(data)
+
+    async def get_context(self, request: Any, response: Any) -> Context:
+        deps: Deps = request.app.state.deps
+        return Context(deps=deps, loaders=Loaders.create(deps), request=request, response=response)
+
+
+async def check_services(settings: Settings, deps: Deps) -> None:
+    """Fail the start with a message that names the setting when a service does not answer."""
+    engine = deps.db.kw["bind"]
+    try:
+        async with engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+    except Exception as exc:
+        raise SettingsError(f"DATABASE_URL: cannot connect to {engine.url!r}: {exc}") from exc
+    try:
+        await deps.cache.redis.ping()
+    except Exception as exc:
+        raise SettingsError(f"REDIS_URL: cannot connect to {settings.redis_url!r}: {exc}") from exc
+
+
+@contextlib.asynccontextmanager
+async def open_deps(settings: Settings) -> AsyncIterator[Deps]:
+    """Create the engine, session factory, Redis client and cache; close them on exit."""
+    engine = make_engine(settings.database_url, pool_size=settings.db_pool_size)
+    redis = make_redis(settings.redis_url, max_connections=settings.redis_max_connections)
+    cache = Cache(redis, ttl_jitter=settings.cache_ttl_jitter, breaker_seconds=settings.redis_breaker_seconds)
+    deps = Deps(cache=cache, db=make_session_factory(engine), max_page_size=settings.max_page_size,
+                ttl_shouts=settings.cache_ttl_shouts, ttl_search=settings.cache_ttl_search)
+    try:
+        yield deps
+    finally:
+        await redis.aclose()
+        await engine.dispose()
+
+
+def create_app(settings: Settings | None = None, deps: Deps | None = None) -> Starlette:
+    """`deps` lets a test hand in its own engine and Redis; otherwise the lifespan creates them."""
+    settings = settings or get_settings()
+    graphql = DiscoursGraphQL(build_schema(), graphql_ide="graphiql")
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if deps is not None:
+            yield
+            return
+        async with open_deps(settings) as own:
+            await check_services(settings, own)
+            app.state.deps = own
+            yield
+
+    async def root(_request: Request) -> Response:
+        return RedirectResponse("/graphql")
+
+    async def health(request: Request) -> Response:
+        cache: Cache = request.app.state.deps.cache
+        return JSONResponse({"status": "ok", "redis": cache.available})
+
+    app = Starlette(
+        debug=settings.debug,
+        routes=[
+            Route("/", root),
+            Route("/health", health),
+            Route("/graphql", graphql, methods=["GET", "POST"]),
+        ],
+        lifespan=lifespan,
+    )
+    if deps is not None:
+        app.state.deps = deps
+    return app

@@ -1,0 +1,32 @@
+"""The Redis client factory: a real server from a URL, or an in-process fakeredis for the embedded
+default. Both are `redis.asyncio.Redis`, so everything above this module runs the same code."""
+
+from __future__ import annotations
+
+from redis.asyncio import ConnectionPool, Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+
+def make_redis(url: str | None, *, max_connections: int = 64) -> Redis:
+    if url is None:
+        # Imported here: production never loads fakeredis.
+        from fakeredis import FakeServer
+        from fakeredis.aioredis import FakeRedis
+
+        return FakeRedis(server=FakeServer(), decode_responses=False)
+    pool = ConnectionPool.from_url(
+        url,
+        max_connections=max_connections,
+        socket_connect_timeout=2.0,
+        socket_timeout=2.0,
+        health_check_interval=30,
+    )
+    retry = Retry(ExponentialBackoff(cap=0.5, base=0.05), retries=2)
+    return Redis(
+        connection_pool=pool,
+        retry=retry,
+        retry_on_error=[RedisConnectionError, RedisTimeoutError],
+    )

@@ -1,0 +1,182 @@
+"""Entity caches (seed 002 "Кеширование сущностей"): authors, topics, communities and shouts by id and
+by slug, read through the cache in batches so a page of N entities is one Redis round trip and, on
+misses, a constant number of SQL statements.
+
+Cached values are plain dicts of public fields only: no email, password hash, token or draft.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from cache import keys
+from cache.store import Cache
+from orm import Author, Community, Shout, ShoutAuthor, ShoutTopic, Topic
+from orm.stats import author_stats, community_stats, is_listed, shout_stats, topic_stats
+
+SessionFactory = async_sessionmaker[AsyncSession]
+
+AUTHOR_PUBLIC_FIELDS = (
+    "id", "user", "slug", "name", "pic", "bio", "about", "links", "seo",
+    "created_at", "last_seen", "updated_at", "deleted_at",
+)
+
+
+def author_dict(author: Author, stat: dict[str, int] | None = None) -> dict[str, Any]:
+    data = {name: getattr(author, name) for name in AUTHOR_PUBLIC_FIELDS}
+    data["stat"] = stat or {}
+    return data
+
+
+async def fetch_authors(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    rows = (await session.scalars(select(Author).where(Author.id.in_(ids)))).all()
+    stats = await author_stats(session, [a.id for a in rows])
+    return {a.id: author_dict(a, stats[a.id]) for a in rows}
+
+
+async def fetch_topics(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    rows = (await session.scalars(select(Topic).where(Topic.id.in_(ids)))).all()
+    stats = await topic_stats(session, [t.id for t in rows])
+    return {t.id: {**t.dict(), "stat": stats[t.id]} for t in rows}
+
+
+async def fetch_communities(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    rows = (await session.scalars(select(Community).where(Community.id.in_(ids)))).all()
+    stats = await community_stats(session, [c.id for c in rows])
+    return {c.id: {**c.dict(), "stat": stats[c.id]} for c in rows}
+
+
+async def fetch_shouts(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    """Listed shouts only: an unpublished or deleted shout is not public data."""
+    rows = (await session.scalars(select(Shout).where(Shout.id.in_(ids), is_listed()))).all()
+    found = [s.id for s in rows]
+    authors: dict[int, list[int]] = {i: [] for i in found}
+    topics: dict[int, list[int]] = {i: [] for i in found}
+    main_topic: dict[int, int | None] = dict.fromkeys(found)
+    if found:
+        for shout, author in await session.execute(
+            select(ShoutAuthor.shout, ShoutAuthor.author)
+            .where(ShoutAuthor.shout.in_(found))
+            .order_by(ShoutAuthor.shout, ShoutAuthor.author)
+        ):
+            authors[shout].append(author)
+        for shout, topic, main in await session.execute(
+            select(ShoutTopic.shout, ShoutTopic.topic, ShoutTopic.main)
+            .where(ShoutTopic.shout.in_(found))
+            .order_by(ShoutTopic.shout, ShoutTopic.main.desc(), ShoutTopic.topic)
+        ):
+            topics[shout].append(topic)
+            if main_topic[shout] is None:  # rows come main-first, so this is the main topic
+                main_topic[shout] = topic
+    stats = await shout_stats(session, found)
+    result: dict[int, dict[str, Any]] = {}
+    for shout_row in rows:
+        data = shout_row.dict()
+        data.pop("draft", None)  # a draft is private to its authors
+        data["author_ids"] = authors[shout_row.id]
+        data["topic_ids"] = topics[shout_row.id]
+        data["main_topic_id"] = main_topic[shout_row.id]
+        data["stat"] = stats[shout_row.id]
+        result[shout_row.id] = data
+    return result
+
+
+Fetcher = Callable[[AsyncSession, Sequence[int]], Awaitable[dict[int, dict[str, Any]]]]
+
+
+async def _cached_by_ids(
+    ids: Sequence[int],
+    *,
+    cache: Cache,
+    db: SessionFactory,
+    key_of: Callable[[int], str],
+    tag_of: Callable[[int], str],
+    fetch: Fetcher,
+) -> list[dict[str, Any] | None]:
+    async def fetch_missing(indexes: list[int]) -> list[Any]:
+        wanted = [ids[i] for i in indexes]
+        async with db() as session:
+            found = await fetch(session, wanted)
+        return [found.get(i) for i in wanted]
+
+    return await cache.cached_many(
+        [key_of(i) for i in ids], [[tag_of(i)] for i in ids], fetch_missing
+    )
+
+
+async def get_cached_authors(ids: Sequence[int], *, cache: Cache, db: SessionFactory) -> list[Any]:
+    return await _cached_by_ids(
+        ids, cache=cache, db=db, key_of=keys.author_id, tag_of=keys.tag_author, fetch=fetch_authors
+    )
+
+
+async def get_cached_topics(ids: Sequence[int], *, cache: Cache, db: SessionFactory) -> list[Any]:
+    return await _cached_by_ids(
+        ids, cache=cache, db=db, key_of=keys.topic_id, tag_of=keys.tag_topic, fetch=fetch_topics
+    )
+
+
+async def get_cached_communities(ids: Sequence[int], *, cache: Cache, db: SessionFactory) -> list[Any]:
+    return await _cached_by_ids(
+        ids, cache=cache, db=db, key_of=keys.community_id, tag_of=keys.tag_community, fetch=fetch_communities
+    )
+
+
+async def get_cached_shouts(ids: Sequence[int], *, cache: Cache, db: SessionFactory) -> list[Any]:
+    return await _cached_by_ids(
+        ids, cache=cache, db=db, key_of=keys.shout_id, tag_of=keys.tag_shout, fetch=fetch_shouts
+    )
+
+
+async def get_cached_author(author_id: int, *, cache: Cache, db: SessionFactory) -> dict[str, Any] | None:
+    return (await get_cached_authors([author_id], cache=cache, db=db))[0]
+
+
+async def get_cached_topic(topic_id: int, *, cache: Cache, db: SessionFactory) -> dict[str, Any] | None:
+    return (await get_cached_topics([topic_id], cache=cache, db=db))[0]
+
+
+async def cache_author(author: dict[str, Any], *, cache: Cache) -> None:
+    """Store an author dict computed now (write-through after a committed change)."""
+    await cache.cache_data(keys.author_id(author["id"]), author, tags=[keys.tag_author(author["id"])])
+
+
+async def cache_topic(topic: dict[str, Any], *, cache: Cache) -> None:
+    await cache.cache_data(keys.topic_id(topic["id"]), topic, tags=[keys.tag_topic(topic["id"])])
+
+
+# --- slug -> id (seed 000: `author:slug:{slug}` holds the author's id) ------------------------------
+
+_LOOKUPS: dict[str, tuple[Any, Any, Callable[[str], str]]] = {
+    "author": (Author.id, Author.slug, keys.author_slug),
+    "author_user": (Author.id, Author.user, keys.author_user),
+    "topic": (Topic.id, Topic.slug, keys.topic_slug),
+    "community": (Community.id, Community.slug, keys.community_slug),
+    "shout": (Shout.id, Shout.slug, keys.shout_slug),
+}
+
+
+async def id_by_slug(kind: str, slug: str, *, cache: Cache, db: SessionFactory) -> int | None:
+    """The id behind a slug (or an author's `user`), cached; an unknown slug is cached as null under
+    the slug's own tag, which the write side bumps when that slug is taken."""
+    id_column, slug_column, key_of = _LOOKUPS[kind]
+
+    async def query() -> int | None:
+        async with db() as session:
+            return await session.scalar(select(id_column).where(slug_column == slug))
+
+    return await cache.cached_query(key_of(slug), query, tags=[keys.tag_slug(kind, slug)])
+
+
+async def get_cached_author_by_slug(slug: str, *, cache: Cache, db: SessionFactory) -> dict[str, Any] | None:
+    author_id = await id_by_slug("author", slug, cache=cache, db=db)
+    return None if author_id is None else await get_cached_author(author_id, cache=cache, db=db)
+
+
+async def get_cached_topic_by_slug(slug: str, *, cache: Cache, db: SessionFactory) -> dict[str, Any] | None:
+    topic_id = await id_by_slug("topic", slug, cache=cache, db=db)
+    return None if topic_id is None else await get_cached_topic(topic_id, cache=cache, db=db)

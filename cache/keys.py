@@ -1,0 +1,261 @@
+"""Every Redis key and channel name of the project, in one place (seeds 000 and 002).
+
+Key names follow `{entity}:{property}:{value}`; user input never goes into a key raw: slugs are
+normalised and free text (search queries, long parameter lists) is hashed, so keys carry no spaces,
+quotes or control characters and stay short (seed 004).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+
+_SAFE = re.compile(r"[^0-9A-Za-z_.\-]")
+# Longer slugs are hashed so that every key stays under 64 characters (seed 004, section 2.2).
+_MAX_PART = 40
+
+
+def _part(value: object) -> str:
+    """A key-safe rendering of one value: short safe text as is, anything else hashed."""
+    text = str(value)
+    if len(text) <= _MAX_PART and not _SAFE.search(text):
+        return text
+    return "h" + hashlib.blake2b(text.encode(), digest_size=10).hexdigest()
+
+
+def params(**values: object) -> str:
+    """`limit=20:offset=0:sort=x`: the seed's collection suffix, in the order given, None left out."""
+    return ":".join(f"{name}={_part(v)}" for name, v in values.items() if v is not None)
+
+
+def digest(*parts: object) -> str:
+    """A short stable hash of structured parameters (filters, option objects)."""
+    return hashlib.blake2b(repr(parts).encode(), digest_size=10).hexdigest()
+
+
+def normalize_query(text: str) -> str:
+    """Seed 000 section 4: lower case, single spaces."""
+    return " ".join(text.lower().split())
+
+
+# --- entities (seed 000 section 3, seed 002 "Ключи") ---------------------------------------------
+
+def author_id(author: int) -> str:
+    return f"author:id:{author}"
+
+
+def author_slug(slug: str) -> str:
+    return f"author:slug:{_part(slug)}"
+
+
+def author_user(user: str) -> str:
+    return f"author:user_id:{_part(user)}"
+
+
+def author_followers(author: int) -> str:
+    return f"author:followers:{author}"
+
+
+def author_follows_topics(author: int) -> str:
+    return f"author:follows-topics:{author}"
+
+
+def author_follows_authors(author: int) -> str:
+    return f"author:follows-authors:{author}"
+
+
+def author_follows_shouts(author: int) -> str:
+    return f"author:follows-shouts:{author}"
+
+
+def author_follows_communities(author: int) -> str:
+    return f"author:follows-communities:{author}"
+
+
+def topic_id(topic: int) -> str:
+    return f"topic:id:{topic}"
+
+
+def topic_slug(slug: str) -> str:
+    return f"topic:slug:{_part(slug)}"
+
+
+def topic_authors(topic: int) -> str:
+    return f"topic:authors:{topic}"
+
+
+def topic_followers(topic: int) -> str:
+    return f"topic:followers:{topic}"
+
+
+def topic_shouts_legacy(topic: int) -> str:
+    return f"topic_shouts_{topic}"
+
+
+def community_id(community: int) -> str:
+    return f"community:id:{community}"
+
+
+def community_slug(slug: str) -> str:
+    return f"community:slug:{_part(slug)}"
+
+
+def community_authors(community: int) -> str:
+    return f"community:authors:{community}"
+
+
+def shout_id(shout: int) -> str:
+    # Seed 002 lists `shouts:{id}` for a shout by id.
+    return f"shouts:{shout}"
+
+
+def shout_slug(slug: str) -> str:
+    return f"shout:slug:{_part(slug)}"
+
+
+def shout_followers(shout: int) -> str:
+    return f"shout:followers:{shout}"
+
+
+def draft_id(draft: int) -> str:
+    return f"draft:id:{draft}"
+
+
+def drafts_by_author(author: int) -> str:
+    return f"drafts:author:{author}"
+
+
+def viewed(shout: int) -> str:
+    """Seed 000 section 5: the view counter of a shout."""
+    return f"viewed:{shout}"
+
+
+# --- collections (seed 002) ------------------------------------------------------------------------
+
+def topics_all() -> str:
+    return "topics:all:basic"
+
+
+def authors_all() -> str:
+    return "authors:all:basic"
+
+
+def communities_all() -> str:
+    return "communities:all:basic"
+
+
+def topics_by_community(community: int, limit: int, offset: int) -> str:
+    return f"topics:community:{community}:{params(limit=limit, offset=offset)}"
+
+
+def topics_by_author(author: int) -> str:
+    return f"topics:author:{author}"
+
+
+def communities_by_author(author: int) -> str:
+    return f"communities:author:{author}"
+
+
+def authors_stats(limit: int, offset: int, sort: str, filters: str | None = None) -> str:
+    return f"authors:stats:{params(limit=limit, offset=offset, sort=sort, by=filters)}"
+
+
+def shouts_feed(limit: int, offset: int) -> str:
+    return f"shouts:feed:{params(limit=limit, offset=offset)}"
+
+
+def shouts_by(options_digest: str) -> str:
+    """`shouts:{params_hash}` of seed 000 section 3.3 for a filtered, ordered shout list."""
+    return f"shouts:by:{options_digest}"
+
+
+def shouts_random_top(pool: int, filters: str) -> str:
+    return f"shouts:random_top:{params(limit=pool, f=filters)}"
+
+
+def search(query: str, limit: int, offset: int) -> str:
+    """Seed 000 section 4 `search_cache:{normalized_query}`; the query is hashed to keep the key safe."""
+    return f"search_cache:{_part(normalize_query(query))}:{params(limit=limit, offset=offset)}"
+
+
+def search_authors(query: str, limit: int, offset: int) -> str:
+    return f"search:author:{_part(normalize_query(query))}:{params(limit=limit, offset=offset)}"
+
+
+def reactions_by(filters_digest: str) -> str:
+    return f"reactions:by:{filters_digest}"
+
+
+def reactions_shout(shout: int, limit: int, offset: int, kind: str = "comments") -> str:
+    return f"reactions:shout:{shout}:{params(kind=kind, limit=limit, offset=offset)}"
+
+
+def reactions_comment(comment: int, limit: int, offset: int) -> str:
+    return f"reactions:comment:{comment}:{params(limit=limit, offset=offset)}"
+
+
+def comments_branch(shout: int, parent: int | None, branch_digest: str) -> str:
+    return f"reactions:shout:{shout}:branch:{parent or 0}:{branch_digest}"
+
+
+# --- tags and generations (the invalidation mechanism) ---------------------------------------------
+# A cached value records the generation of every tag it depends on; invalidating a tag is one INCR,
+# after which every value stamped with the old generation reads as a miss. See cache/store.py.
+
+GLOBAL_TAG = "epoch"
+
+
+def tag_author(author: int) -> str:
+    return f"author:{author}"
+
+
+def tag_topic(topic: int) -> str:
+    return f"topic:{topic}"
+
+
+def tag_community(community: int) -> str:
+    return f"community:{community}"
+
+
+def tag_shout(shout: int) -> str:
+    return f"shout:{shout}"
+
+
+def tag_shout_reactions(shout: int) -> str:
+    return f"reactions:shout:{shout}"
+
+
+def tag_slug(kind: str, slug: str) -> str:
+    """The slug -> id mapping of one entity kind; bumped when a slug is taken, freed or renamed."""
+    return f"slug:{kind}:{_part(slug)}"
+
+
+def tag_author_follows(author: int) -> str:
+    return f"follows:author:{author}"
+
+
+def tag_followers_of(kind: str, entity: int) -> str:
+    return f"followers:{kind}:{entity}"
+
+
+# Families: a change in membership or order of any list of that kind.
+TAG_SHOUTS = "shouts"
+TAG_AUTHORS = "authors"
+TAG_TOPICS = "topics"
+TAG_COMMUNITIES = "communities"
+TAG_REACTIONS = "reactions"
+
+
+def generation(tag: str) -> str:
+    return f"gen:{tag}"
+
+
+def generations(tags: Iterable[str]) -> list[str]:
+    return [generation(t) for t in tags]
+
+
+# --- service keys (seed 002) -----------------------------------------------------------------------
+
+def lock(resource: str) -> str:
+    return f"lock:{resource}"

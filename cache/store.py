@@ -1,0 +1,293 @@
+"""The cache core: `cache_data`, `get_cached_data`, `cached_query` (seed 002), made correct.
+
+Every stored value carries a *stamp*: the generations of the tags it was computed under (an entity
+such as `author:5`, a family such as `shouts`, and the global epoch). Invalidating a tag is one INCR of
+its generation key. A read accepts a value only if its stamp equals the current generations, so:
+
+- a reader that loaded rows before a write committed stamps its value with the generation it saw
+  *before* the query; the write's INCR makes that stamp old, and the late value reads as a miss
+  (the read-compute-write race cannot store a stale value as valid);
+- invalidating a family is O(1), with no KEYS or SCAN;
+- a generation key that is missing (Redis flushed, restarted or evicted) makes every value that
+  depends on it a miss, and is re-created with a random start so old stamps can never match again.
+
+Redis is only a cache: every Redis error degrades to the database, and a circuit breaker skips Redis
+for a few seconds after an error. An invalidation that could not be delivered bumps the global epoch
+as soon as Redis answers again, so nothing computed before the lost invalidation is served after.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+import zlib
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from cache import keys
+
+log = logging.getLogger(__name__)
+
+# Seed 004: a string value over 10 KB is compressed.
+COMPRESS_OVER = 10_240
+_JSON = b"j"
+_ZLIB = b"z"
+_MISSING = object()
+
+
+def dumps(data: Any) -> bytes:
+    return orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS)
+
+
+def encode(stamp: bytes, data: Any) -> bytes:
+    body = dumps(data)
+    if len(body) > COMPRESS_OVER:
+        return stamp + b"|" + _ZLIB + zlib.compress(body, 1)
+    return stamp + b"|" + _JSON + body
+
+
+def decode(raw: bytes) -> tuple[bytes, Any]:
+    stamp, _, rest = raw.partition(b"|")
+    fmt, body = rest[:1], rest[1:]
+    if fmt == _ZLIB:
+        body = zlib.decompress(body)
+    return stamp, orjson.loads(body)
+
+
+@dataclass(slots=True)
+class CacheStats:
+    hits: int = 0
+    misses: int = 0
+    stale: int = 0
+    errors: int = 0
+
+
+class Cache:
+    """One per process, created by the lifespan and handed to resolvers through the context."""
+
+    def __init__(
+        self,
+        redis: Redis,
+        *,
+        ttl_jitter: float = 0.1,
+        breaker_seconds: float = 5.0,
+    ) -> None:
+        self.redis = redis
+        self.ttl_jitter = ttl_jitter
+        self.breaker_seconds = breaker_seconds
+        self.stats = CacheStats()
+        self._open_until = 0.0
+        self._lost_invalidations = False
+        self._inflight: dict[str, asyncio.Future[Any]] = {}
+
+    # --- availability -----------------------------------------------------------------------------
+
+    @property
+    def available(self) -> bool:
+        return time.monotonic() >= self._open_until
+
+    def _trip(self, exc: BaseException, what: str) -> None:
+        self.stats.errors += 1
+        if self.available:
+            log.warning("redis unavailable during %s, using the database for %.0fs: %s",
+                        what, self.breaker_seconds, exc)
+        self._open_until = time.monotonic() + self.breaker_seconds
+
+    async def _recover_if_needed(self) -> None:
+        """After an invalidation was lost, bump the global epoch before trusting the cache again."""
+        if not self._lost_invalidations:
+            return
+        await self.redis.incr(keys.generation(keys.GLOBAL_TAG))
+        self._lost_invalidations = False
+        log.warning("redis is back; global cache epoch bumped after lost invalidations")
+
+    def jittered(self, ttl: int | None) -> int | None:
+        """Seed 004: spread the expiry of keys written together."""
+        if not ttl:
+            return None
+        spread = int(ttl * self.ttl_jitter)
+        return ttl + random.randint(0, spread) if spread else ttl
+
+    # --- generations -------------------------------------------------------------------------------
+
+    @staticmethod
+    def _all_tags(tags: Iterable[str]) -> list[str]:
+        ordered = [keys.GLOBAL_TAG]
+        for tag in tags:
+            if tag not in ordered:
+                ordered.append(tag)
+        return ordered
+
+    async def _ensure_generations(self, tags: Sequence[str], current: list[bytes | None]) -> list[bytes]:
+        """Missing generation keys are created with a random start (never 0, never an old value)."""
+        missing = [t for t, g in zip(tags, current, strict=True) if g is None]
+        if missing:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for tag in missing:
+                    pipe.set(keys.generation(tag), random.getrandbits(48), nx=True)
+                await pipe.execute()
+            fetched = await self.redis.mget(keys.generations(missing))
+            by_tag = dict(zip(missing, fetched, strict=True))
+            current = [g if g is not None else by_tag[t] for t, g in zip(tags, current, strict=True)]
+        return [g or b"0" for g in current]
+
+    @staticmethod
+    def _stamp(generations: Sequence[bytes]) -> bytes:
+        return b",".join(generations)
+
+    # --- the seed API ------------------------------------------------------------------------------
+
+    async def get_many(
+        self, cache_keys: Sequence[str], tags_of: Sequence[Sequence[str]]
+    ) -> tuple[list[Any], list[bytes | None]]:
+        """Read several values and their tag generations in one round trip.
+
+        Returns the values (`_MISSING` where absent or stale) and, per key, the stamp a fresh value
+        computed now must carry (None when Redis is unavailable: then nothing is stored).
+        """
+        count = len(cache_keys)
+        if not count or not self.available:
+            return [_MISSING] * count, [None] * count
+        all_tags = [self._all_tags(t) for t in tags_of]
+        distinct = list(dict.fromkeys(tag for group in all_tags for tag in group))
+        try:
+            await self._recover_if_needed()
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.mget(list(cache_keys))
+                pipe.mget(keys.generations(distinct))
+                raw_values, raw_gens = await pipe.execute()
+            gens = dict(zip(distinct, await self._ensure_generations(distinct, raw_gens), strict=True))
+        except RedisError as exc:
+            self._trip(exc, "read")
+            return [_MISSING] * count, [None] * count
+        values: list[Any] = []
+        stamps: list[bytes | None] = []
+        for raw, group in zip(raw_values, all_tags, strict=True):
+            stamp = self._stamp([gens[t] for t in group])
+            stamps.append(stamp)
+            if raw is None:
+                self.stats.misses += 1
+                values.append(_MISSING)
+                continue
+            stored_stamp, data = decode(raw)
+            if stored_stamp != stamp:
+                self.stats.stale += 1
+                values.append(_MISSING)
+                continue
+            self.stats.hits += 1
+            values.append(data)
+        return values, stamps
+
+    async def set_many(self, items: Sequence[tuple[str, Any, bytes | None, int | None]]) -> None:
+        """Store (key, data, stamp, ttl) items in one pipeline; items without a stamp are skipped."""
+        items = [item for item in items if item[2] is not None]
+        if not items or not self.available:
+            return
+        try:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for key, data, stamp, ttl in items:
+                    assert stamp is not None
+                    pipe.set(key, encode(stamp, data), ex=self.jittered(ttl))
+                await pipe.execute()
+        except RedisError as exc:
+            self._trip(exc, "write")
+
+    async def get_cached_data(self, key: str, tags: Sequence[str] = ()) -> Any | None:
+        values, _ = await self.get_many([key], [tags])
+        return None if values[0] is _MISSING else values[0]
+
+    async def cache_data(self, key: str, data: Any, ttl: int | None = None, tags: Sequence[str] = ()) -> None:
+        """Store a value computed *now*. For values computed from the database use `cached_query`,
+        which stamps the generations read before the query ran."""
+        _, stamps = await self.get_many([key], [tags])
+        await self.set_many([(key, data, stamps[0], ttl)])
+
+    async def cached_query(
+        self,
+        cache_key: str,
+        query_func: Callable[..., Awaitable[Any]],
+        ttl: int | None = None,
+        force_refresh: bool = False,
+        *,
+        tags: Sequence[str] = (),
+        **query_params: Any,
+    ) -> Any:
+        """Return the cached value of `cache_key`, or compute it with `query_func(**query_params)`.
+
+        Concurrent misses of one key in this process share a single computation.
+        """
+        values, stamps = await self.get_many([cache_key], [tags])
+        if values[0] is not _MISSING and not force_refresh:
+            return values[0]
+        flight_key = cache_key + "\0" + (stamps[0] or b"").decode()
+        pending = self._inflight.get(flight_key)
+        if pending is not None and not force_refresh:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._inflight[flight_key] = future
+        try:
+            data = await query_func(**query_params)
+            await self.set_many([(cache_key, data, stamps[0], ttl)])
+            future.set_result(data)
+            return data
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # mark retrieved: waiters re-raise it, nobody else must
+            raise
+        finally:
+            self._inflight.pop(flight_key, None)
+
+    async def cached_many(
+        self,
+        cache_keys: Sequence[str],
+        tags_of: Sequence[Sequence[str]],
+        fetch_missing: Callable[[list[int]], Awaitable[list[Any]]],
+        ttl: int | None = None,
+    ) -> list[Any]:
+        """Batch read-through: one Redis round trip for all keys, one `fetch_missing(indexes)` call
+        for the misses (it returns their values in the same order), one pipeline to store them."""
+        values, stamps = await self.get_many(cache_keys, tags_of)
+        missing = [i for i, v in enumerate(values) if v is _MISSING]
+        if missing:
+            fetched = await fetch_missing(missing)
+            for i, data in zip(missing, fetched, strict=True):
+                values[i] = data
+            await self.set_many(
+                [(cache_keys[i], values[i], stamps[i], ttl) for i in missing if values[i] is not None]
+            )
+        return values
+
+    # --- invalidation ------------------------------------------------------------------------------
+
+    async def invalidate_tags(self, tags: Iterable[str]) -> None:
+        """Make every value that depends on any of `tags` a miss. Never raises: a lost invalidation
+        is remembered and answered with a global epoch bump when Redis is back."""
+        tag_list = list(dict.fromkeys(tags))
+        if not tag_list:
+            return
+        try:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for tag in tag_list:
+                    pipe.incr(keys.generation(tag))
+                await pipe.execute()
+        except RedisError as exc:
+            self._lost_invalidations = True
+            self._trip(exc, "invalidation")
+
+    async def delete(self, *cache_keys: str) -> None:
+        if not cache_keys:
+            return
+        try:
+            await self.redis.unlink(*cache_keys)
+        except RedisError as exc:
+            self._trip(exc, "delete")
+
+
+MISSING = _MISSING

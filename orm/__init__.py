@@ -1,0 +1,46 @@
+"""SQLAlchemy models of the Discours tables. Importing this package registers every table on
+`Base.metadata` (Alembic and the seeder rely on that)."""
+
+from orm.author import Author, AuthorBookmark, AuthorFollower, AuthorRating
+from orm.base import Base, now
+from orm.collection import Collection, ShoutCollection
+from orm.community import COMMUNITY_ROLES, DEFAULT_COMMUNITY_ID, Community, CommunityAuthor, CommunityFollower
+from orm.draft import Draft, DraftAuthor, DraftTopic
+from orm.invite import Invite, InviteStatus
+from orm.notification import Notification, NotificationSeen
+from orm.reaction import COMMENT_KINDS, RATING_KINDS, Reaction, ReactionKind
+from orm.shout import Shout, ShoutAuthor, ShoutReactionsFollower, ShoutTopic
+from orm.topic import Topic, TopicFollower
+
+__all__ = [
+    "COMMENT_KINDS",
+    "COMMUNITY_ROLES",
+    "DEFAULT_COMMUNITY_ID",
+    "RATING_KINDS",
+    "Author",
+    "AuthorBookmark",
+    "AuthorFollower",
+    "AuthorRating",
+    "Base",
+    "Collection",
+    "Community",
+    "CommunityAuthor",
+    "CommunityFollower",
+    "Draft",
+    "DraftAuthor",
+    "DraftTopic",
+    "Invite",
+    "InviteStatus",
+    "Notification",
+    "NotificationSeen",
+    "Reaction",
+    "ReactionKind",
+    "Shout",
+    "ShoutAuthor",
+    "ShoutCollection",
+    "ShoutReactionsFollower",
+    "ShoutTopic",
+    "Topic",
+    "TopicFollower",
+    "now",
+]

@@ -1,0 +1,51 @@
+"""Communities, their followers and their members with per-community roles."""
+
+from __future__ import annotations
+
+from sqlalchemy import ForeignKey, Index, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from orm.base import Base, now
+
+# Roles of a community member, weakest first (the auth issue attaches permissions to them).
+COMMUNITY_ROLES = ("reader", "author", "artist", "expert", "editor", "admin")
+DEFAULT_COMMUNITY_ID = 1
+
+
+class Community(Base):
+    __tablename__ = "community"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(255))
+    slug: Mapped[str] = mapped_column(String(255), unique=True)
+    desc: Mapped[str | None] = mapped_column(Text)
+    pic: Mapped[str] = mapped_column(String(1024), default="")
+    created_at: Mapped[int] = mapped_column(Integer, default=now)
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("author.id", ondelete="SET NULL"))
+
+
+class CommunityFollower(Base):
+    __tablename__ = "community_follower"
+
+    follower: Mapped[int] = mapped_column(ForeignKey("author.id", ondelete="CASCADE"), primary_key=True)
+    community: Mapped[int] = mapped_column(ForeignKey("community.id", ondelete="CASCADE"), primary_key=True)
+    created_at: Mapped[int] = mapped_column(Integer, default=now)
+
+    __table_args__ = (Index("ix_community_follower_community", "community"),)
+
+
+class CommunityAuthor(Base):
+    """Membership: an author in a community with a comma-separated list of roles."""
+
+    __tablename__ = "community_author"
+
+    community: Mapped[int] = mapped_column(ForeignKey("community.id", ondelete="CASCADE"), primary_key=True)
+    author: Mapped[int] = mapped_column(ForeignKey("author.id", ondelete="CASCADE"), primary_key=True)
+    joined_at: Mapped[int] = mapped_column(Integer, default=now)
+    roles: Mapped[str] = mapped_column(String(255), default="reader")
+
+    __table_args__ = (Index("ix_community_author_author", "author"),)
+
+    @property
+    def role_list(self) -> list[str]:
+        return [r for r in self.roles.split(",") if r]

@@ -1,0 +1,198 @@
+"""Batch statistics: real counts for a set of entity ids in one statement each.
+
+Each function returns `{id: {metric: value}}` for exactly the ids asked, zeros filled in, built from one
+UNION ALL query so a page of N entities costs one statement for its stats whatever N is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Select, case, distinct, func, literal, select, union_all
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
+
+from orm.author import AuthorFollower, AuthorRating
+from orm.community import CommunityAuthor, CommunityFollower
+from orm.reaction import Reaction, ReactionKind
+from orm.shout import Shout, ShoutAuthor, ShoutTopic
+from orm.topic import TopicFollower
+
+LIKE = ReactionKind.LIKE.value
+DISLIKE = ReactionKind.DISLIKE.value
+COMMENT = ReactionKind.COMMENT.value
+
+
+def is_listed() -> Any:
+    """The one definition of a public shout."""
+    return Shout.published_at.is_not(None) & Shout.deleted_at.is_(None)
+
+
+def vote_value() -> Any:
+    return case((Reaction.kind == LIKE, 1), (Reaction.kind == DISLIKE, -1), else_=0)
+
+
+async def _collect(
+    session: AsyncSession, ids: Sequence[int], parts: list[Select[Any]], metrics: Sequence[str]
+) -> dict[int, dict[str, int]]:
+    result: dict[int, dict[str, int]] = {i: dict.fromkeys(metrics, 0) for i in ids}
+    if not ids:
+        return result
+    rows = await session.execute(union_all(*parts))
+    for metric, entity_id, value in rows:
+        result[entity_id][metric] = int(value or 0)
+    return result
+
+
+def _metric(name: str, id_col: Any, value: Any) -> Select[Any]:
+    return select(literal(name).label("metric"), id_col.label("id"), value.label("value"))
+
+
+async def author_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, int]]:
+    ids = list(ids)
+    comment = aliased(Reaction)
+    parts = [
+        _metric("shouts", ShoutAuthor.author, func.count(distinct(ShoutAuthor.shout)))
+        .join(Shout, Shout.id == ShoutAuthor.shout)
+        .where(ShoutAuthor.author.in_(ids), is_listed())
+        .group_by(ShoutAuthor.author),
+        _metric("followers", AuthorFollower.author, func.count())
+        .where(AuthorFollower.author.in_(ids))
+        .group_by(AuthorFollower.author),
+        _metric("authors", AuthorFollower.follower, func.count())
+        .where(AuthorFollower.follower.in_(ids))
+        .group_by(AuthorFollower.follower),
+        _metric("topics", TopicFollower.follower, func.count())
+        .where(TopicFollower.follower.in_(ids))
+        .group_by(TopicFollower.follower),
+        _metric("comments", Reaction.created_by, func.count())
+        .where(Reaction.created_by.in_(ids), Reaction.kind == COMMENT, Reaction.deleted_at.is_(None))
+        .group_by(Reaction.created_by),
+        _metric("rating_shouts", ShoutAuthor.author, func.sum(vote_value()))
+        .join(Reaction, Reaction.shout == ShoutAuthor.shout)
+        .where(
+            ShoutAuthor.author.in_(ids),
+            Reaction.reply_to.is_(None),
+            Reaction.kind.in_((LIKE, DISLIKE)),
+            Reaction.deleted_at.is_(None),
+        )
+        .group_by(ShoutAuthor.author),
+        _metric("rating_comments", comment.created_by, func.sum(vote_value()))
+        .join(Reaction, Reaction.reply_to == comment.id)
+        .where(
+            comment.created_by.in_(ids),
+            Reaction.kind.in_((LIKE, DISLIKE)),
+            Reaction.deleted_at.is_(None),
+        )
+        .group_by(comment.created_by),
+        _metric("rating", AuthorRating.author, func.sum(case((AuthorRating.plus, 1), else_=-1)))
+        .where(AuthorRating.author.in_(ids))
+        .group_by(AuthorRating.author),
+    ]
+    metrics = ("shouts", "followers", "authors", "topics", "comments", "rating_shouts",
+               "rating_comments", "rating")
+    return await _collect(session, ids, parts, metrics)
+
+
+async def topic_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, int]]:
+    ids = list(ids)
+    parts = [
+        _metric("shouts", ShoutTopic.topic, func.count(distinct(ShoutTopic.shout)))
+        .join(Shout, Shout.id == ShoutTopic.shout)
+        .where(ShoutTopic.topic.in_(ids), is_listed())
+        .group_by(ShoutTopic.topic),
+        _metric("followers", TopicFollower.topic, func.count())
+        .where(TopicFollower.topic.in_(ids))
+        .group_by(TopicFollower.topic),
+        _metric("authors", ShoutTopic.topic, func.count(distinct(ShoutAuthor.author)))
+        .join(Shout, Shout.id == ShoutTopic.shout)
+        .join(ShoutAuthor, ShoutAuthor.shout == ShoutTopic.shout)
+        .where(ShoutTopic.topic.in_(ids), is_listed())
+        .group_by(ShoutTopic.topic),
+        _metric("comments", ShoutTopic.topic, func.count(Reaction.id))
+        .join(Reaction, Reaction.shout == ShoutTopic.shout)
+        .where(ShoutTopic.topic.in_(ids), Reaction.kind == COMMENT, Reaction.deleted_at.is_(None))
+        .group_by(ShoutTopic.topic),
+    ]
+    return await _collect(session, ids, parts, ("shouts", "followers", "authors", "comments"))
+
+
+async def community_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, int]]:
+    ids = list(ids)
+    parts = [
+        _metric("shouts", Shout.community, func.count())
+        .where(Shout.community.in_(ids), is_listed())
+        .group_by(Shout.community),
+        _metric("followers", CommunityFollower.community, func.count())
+        .where(CommunityFollower.community.in_(ids))
+        .group_by(CommunityFollower.community),
+        _metric("authors", CommunityAuthor.community, func.count())
+        .where(CommunityAuthor.community.in_(ids))
+        .group_by(CommunityAuthor.community),
+    ]
+    return await _collect(session, ids, parts, ("shouts", "followers", "authors"))
+
+
+def shout_stat_columns() -> list[Any]:
+    """Aggregates over `reaction` for one shout, used by shout stats and by ordering."""
+    live = Reaction.deleted_at.is_(None)
+    on_shout = Reaction.reply_to.is_(None)
+    return [
+        func.coalesce(func.sum(case((live & on_shout, vote_value()), else_=0)), 0).label("rating"),
+        func.coalesce(func.sum(case((live & (Reaction.kind == COMMENT), 1), else_=0)), 0).label(
+            "comments_count"
+        ),
+        func.max(case((live & (Reaction.kind == COMMENT), Reaction.created_at))).label("last_commented_at"),
+    ]
+
+
+async def shout_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    ids = list(ids)
+    result: dict[int, dict[str, Any]] = {
+        i: {"rating": 0, "comments_count": 0, "last_commented_at": None} for i in ids
+    }
+    if not ids:
+        return result
+    rows = await session.execute(
+        select(Reaction.shout, *shout_stat_columns()).where(Reaction.shout.in_(ids)).group_by(Reaction.shout)
+    )
+    for shout_id, rating, comments_count, last_commented_at in rows:
+        result[shout_id] = {
+            "rating": int(rating or 0),
+            "comments_count": int(comments_count or 0),
+            "last_commented_at": last_commented_at,
+        }
+    return result
+
+
+async def reaction_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, int]]:
+    """Rating (votes whose reply_to is the reaction) and direct reply count of each reaction."""
+    ids = list(ids)
+    result = {i: {"rating": 0, "comments_count": 0} for i in ids}
+    if not ids:
+        return result
+    live = Reaction.deleted_at.is_(None)
+    rows = await session.execute(
+        select(
+            Reaction.reply_to,
+            func.coalesce(func.sum(vote_value()), 0),
+            func.coalesce(func.sum(case((Reaction.kind == COMMENT, 1), else_=0)), 0),
+        )
+        .where(Reaction.reply_to.in_(ids), live)
+        .group_by(Reaction.reply_to)
+    )
+    for parent, rating, replies in rows:
+        result[parent] = {"rating": int(rating), "comments_count": int(replies)}
+    return result
+
+
+__all__ = [
+    "author_stats",
+    "community_stats",
+    "is_listed",
+    "reaction_stats",
+    "shout_stat_columns",
+    "shout_stats",
+    "topic_stats",
+]

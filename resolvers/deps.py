@@ -1,0 +1,33 @@
+"""What every resolver function needs, passed explicitly: the cache, the session factory, the limits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cache.entities import SessionFactory
+from cache.store import Cache
+from resolvers.errors import BadInput
+
+
+@dataclass(frozen=True, slots=True)
+class Deps:
+    cache: Cache
+    db: SessionFactory
+    max_page_size: int = 100
+    ttl_shouts: int = 300
+    ttl_search: int = 600
+
+
+def page(limit: int | None, offset: int | None, *, default: int, maximum: int) -> tuple[int, int]:
+    """Validate paging: a negative value is refused with a clear error, a huge limit is clamped."""
+    if limit is None:
+        limit = default
+    if offset is None:
+        offset = 0
+    if limit < 0:
+        raise BadInput(f"limit must be zero or positive, got {limit}", field="limit")
+    if offset < 0:
+        raise BadInput(f"offset must be zero or positive, got {offset}", field="offset")
+    if offset > 1_000_000:
+        raise BadInput("offset is too large", field="offset")
+    return min(limit, maximum), offset

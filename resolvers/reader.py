@@ -1,0 +1,175 @@
+"""Public shout reads: one shout, filtered and ordered lists, random top, full-text-ish search.
+
+Lists cache the ordered ids (`shouts:*` keys, 5-minute TTL, tagged with the `shouts` family); the
+shouts themselves come from the entity cache in one batch.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from sqlalchemy import Select, case, func, literal, or_, select
+
+from cache import keys
+from cache.entities import get_cached_shouts, id_by_slug
+from orm import Author, Shout, ShoutAuthor, ShoutTopic, Topic
+from orm.reaction import Reaction
+from orm.stats import is_listed, shout_stat_columns
+from resolvers.deps import Deps, page
+from resolvers.errors import BadInput
+
+DEFAULT_LIMIT = 10
+RANDOM_TOP_POOL = 100
+MAX_RANDOM_TOP_POOL = 1000
+MAX_SEARCH_TEXT = 200
+ORDERS = ("rating", "comments_count", "last_commented_at")
+
+
+async def get_shout(deps: Deps, slug: str | None = None, shout_id: int | None = None) -> dict[str, Any] | None:
+    if shout_id is None and slug:
+        shout_id = await id_by_slug("shout", slug, cache=deps.cache, db=deps.db)
+    if shout_id is None:
+        return None
+    return (await get_cached_shouts([shout_id], cache=deps.cache, db=deps.db))[0]
+
+
+def _normalise_options(options: dict[str, Any] | None, deps: Deps) -> dict[str, Any]:
+    options = dict(options or {})
+    limit, offset = page(options.get("limit"), options.get("offset"),
+                         default=DEFAULT_LIMIT, maximum=deps.max_page_size)
+    filters = {k: v for k, v in (options.get("filters") or {}).items() if v is not None}
+    if "layouts" in filters:
+        filters["layouts"] = sorted(set(filters["layouts"]))
+    order_by = options.get("order_by")
+    if order_by is not None and order_by not in ORDERS:
+        raise BadInput(f"order_by must be one of {', '.join(ORDERS)}", field="order_by")
+    desc = options.get("order_by_desc")
+    return {
+        "limit": limit,
+        "offset": offset,
+        "filters": filters,
+        "order_by": order_by,
+        "order_by_desc": True if desc is None else bool(desc),
+        "random_limit": options.get("random_limit"),
+    }
+
+
+def _filtered(query: Select[Any], filters: dict[str, Any]) -> Select[Any]:
+    query = query.where(is_listed())
+    if topic := filters.get("topic"):
+        query = query.where(
+            Shout.id.in_(select(ShoutTopic.shout).join(Topic, Topic.id == ShoutTopic.topic)
+                         .where(Topic.slug == topic))
+        )
+    if author := filters.get("author"):
+        query = query.where(
+            Shout.id.in_(select(ShoutAuthor.shout).join(Author, Author.id == ShoutAuthor.author)
+                         .where(Author.slug == author))
+        )
+    if layouts := filters.get("layouts"):
+        query = query.where(Shout.layout.in_(layouts))
+    if (featured := filters.get("featured")) is not None:
+        query = query.where(Shout.featured_at.is_not(None) if featured else Shout.featured_at.is_(None))
+    if (after := filters.get("after")) is not None:
+        query = query.where(Shout.published_at >= after)
+    return query
+
+
+def _ordered(query: Select[Any], order_by: str | None, desc: bool) -> Select[Any]:
+    if order_by is None:
+        column: Any = Shout.published_at
+    else:
+        stats = select(Reaction.shout.label("shout"), *shout_stat_columns()).group_by(Reaction.shout).subquery()
+        query = query.outerjoin(stats, stats.c.shout == Shout.id)
+        column = stats.c[order_by] if order_by == "last_commented_at" else func.coalesce(stats.c[order_by], 0)
+    primary = column.desc() if desc else column.asc()
+    return query.order_by(primary.nulls_last(), Shout.id.desc() if desc else Shout.id.asc())
+
+
+async def _shouts_of_ids(deps: Deps, ids: list[int]) -> list[dict[str, Any]]:
+    shouts = await get_cached_shouts(ids, cache=deps.cache, db=deps.db)
+    return [s for s in shouts if s is not None]
+
+
+async def load_shouts_by(deps: Deps, options: dict[str, Any] | None) -> list[dict[str, Any]]:
+    opts = _normalise_options(options, deps)
+    if opts["limit"] == 0:
+        return []
+
+    async def query() -> list[int]:
+        stmt = _ordered(_filtered(select(Shout.id), opts["filters"]), opts["order_by"], opts["order_by_desc"])
+        async with deps.db() as session:
+            return list((await session.scalars(stmt.limit(opts["limit"]).offset(opts["offset"]))).all())
+
+    key = keys.shouts_by(keys.digest(sorted(opts["filters"].items()), opts["order_by"],
+                                     opts["order_by_desc"], opts["limit"], opts["offset"]))
+    ids = await deps.cache.cached_query(key, query, ttl=deps.ttl_shouts, tags=[keys.TAG_SHOUTS])
+    return await _shouts_of_ids(deps, ids)
+
+
+async def load_shouts_with_topic(deps: Deps, slug: str | None, options: dict[str, Any] | None) -> list[Any]:
+    options = dict(options or {"limit": DEFAULT_LIMIT})
+    options["filters"] = {**(options.get("filters") or {}), "topic": slug}
+    return await load_shouts_by(deps, options)
+
+
+async def load_shouts_authored_by(deps: Deps, slug: str | None, options: dict[str, Any] | None) -> list[Any]:
+    options = dict(options or {"limit": DEFAULT_LIMIT})
+    options["filters"] = {**(options.get("filters") or {}), "author": slug}
+    return await load_shouts_by(deps, options)
+
+
+async def load_shouts_random_top(deps: Deps, options: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """A random sample of the best-rated shouts: the pool of the top `random_limit` is cached, the
+    sample is drawn per request."""
+    opts = _normalise_options(options, deps)
+    pool_size = opts["random_limit"] or RANDOM_TOP_POOL
+    if pool_size < 0:
+        raise BadInput("random_limit must be positive", field="random_limit")
+    pool_size = min(pool_size, MAX_RANDOM_TOP_POOL)
+
+    async def query() -> list[int]:
+        stmt = _ordered(_filtered(select(Shout.id), opts["filters"]), "rating", True).limit(pool_size)
+        async with deps.db() as session:
+            return list((await session.scalars(stmt)).all())
+
+    key = keys.shouts_random_top(pool_size, keys.digest(sorted(opts["filters"].items())))
+    pool = await deps.cache.cached_query(key, query, ttl=deps.ttl_shouts, tags=[keys.TAG_SHOUTS])
+    sample = random.sample(pool, min(opts["limit"], len(pool)))
+    return await _shouts_of_ids(deps, sample)
+
+
+def _like_pattern(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+async def load_shouts_search(deps: Deps, text: str, options: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Case-insensitive search in title, subtitle, lead and body; a title match weighs most."""
+    opts = _normalise_options(options, deps)
+    needle = keys.normalize_query(text)[:MAX_SEARCH_TEXT]
+    if not needle or opts["limit"] == 0:
+        return []
+    pattern = _like_pattern(needle)
+
+    def matches(column: Any) -> Any:
+        return func.lower(column).like(pattern, escape="\\")
+
+    def hit(column: Any, weight: float) -> Any:
+        return case((matches(column), literal(weight)), else_=literal(0.0))
+
+    async def query() -> list[list[Any]]:
+        score = (hit(Shout.title, 3.0) + hit(Shout.subtitle, 2.0) + hit(Shout.lead, 2.0)
+                 + hit(Shout.body, 1.0)).label("score")
+        stmt = _filtered(select(Shout.id, score), opts["filters"]).where(
+            or_(*(matches(c) for c in (Shout.title, Shout.subtitle, Shout.lead, Shout.body)))
+        ).order_by(score.desc(), Shout.published_at.desc(), Shout.id.desc())
+        async with deps.db() as session:
+            rows = await session.execute(stmt.limit(opts["limit"]).offset(opts["offset"]))
+            return [[shout_id, float(value)] for shout_id, value in rows]
+
+    key = keys.search(needle + "|" + keys.digest(sorted(opts["filters"].items())), opts["limit"], opts["offset"])
+    hits = await deps.cache.cached_query(key, query, ttl=deps.ttl_search, tags=[keys.TAG_SHOUTS])
+    shouts = await get_cached_shouts([h[0] for h in hits], cache=deps.cache, db=deps.db)
+    return [{**s, "score": h[1]} for s, h in zip(shouts, hits, strict=True) if s is not None]

@@ -1,0 +1,84 @@
+"""Topic reads: by slug, all, by community, by author, their followers and authors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+
+from cache import keys
+from cache.entities import get_cached_topic_by_slug, get_cached_topics, id_by_slug
+from cache.follows import get_cached_topic_authors, get_cached_topic_followers
+from orm import Shout, ShoutAuthor, ShoutTopic, Topic
+from orm.stats import is_listed
+from resolvers.author import authors_of_ids, resolve_author_id
+from resolvers.deps import Deps, page
+
+DEFAULT_LIMIT = 100
+
+
+async def topics_of_ids(deps: Deps, ids: list[int]) -> list[dict[str, Any]]:
+    return [t for t in await get_cached_topics(ids, cache=deps.cache, db=deps.db) if t is not None]
+
+
+async def get_topic(deps: Deps, slug: str) -> dict[str, Any] | None:
+    return await get_cached_topic_by_slug(slug, cache=deps.cache, db=deps.db) if slug else None
+
+
+async def get_topics_all(deps: Deps) -> list[dict[str, Any]]:
+    async def query() -> list[int]:
+        async with deps.db() as session:
+            return list((await session.scalars(select(Topic.id).order_by(Topic.id))).all())
+
+    ids = await deps.cache.cached_query(keys.topics_all(), query, tags=[keys.TAG_TOPICS])
+    return await topics_of_ids(deps, ids)
+
+
+async def get_topics_by_community(deps: Deps, community_id: int, limit: int | None,
+                                  offset: int | None) -> list[dict[str, Any]]:
+    limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=max(deps.max_page_size, 500))
+
+    async def query() -> list[int]:
+        stmt = (select(Topic.id).where(Topic.community == community_id)
+                .order_by(Topic.title, Topic.id).limit(limit).offset(offset))
+        async with deps.db() as session:
+            return list((await session.scalars(stmt)).all())
+
+    ids = await deps.cache.cached_query(keys.topics_by_community(community_id, limit, offset), query,
+                                        tags=[keys.TAG_TOPICS])
+    return await topics_of_ids(deps, ids)
+
+
+async def get_topics_by_author(deps: Deps, slug: str | None = None, user: str | None = None,
+                               author_id: int | None = None) -> list[dict[str, Any]]:
+    """Topics the author has published in."""
+    resolved = await resolve_author_id(deps, slug, user, author_id)
+    if resolved is None:
+        return []
+
+    async def query() -> list[int]:
+        stmt = (select(ShoutTopic.topic)
+                .join(ShoutAuthor, ShoutAuthor.shout == ShoutTopic.shout)
+                .join(Shout, Shout.id == ShoutTopic.shout)
+                .where(ShoutAuthor.author == resolved, is_listed())
+                .group_by(ShoutTopic.topic).order_by(ShoutTopic.topic))
+        async with deps.db() as session:
+            return list((await session.scalars(stmt)).all())
+
+    ids = await deps.cache.cached_query(keys.topics_by_author(resolved), query,
+                                        tags=[keys.TAG_SHOUTS, keys.TAG_TOPICS])
+    return await topics_of_ids(deps, ids)
+
+
+async def get_topic_followers(deps: Deps, slug: str | None) -> list[dict[str, Any]]:
+    topic_id = await id_by_slug("topic", slug, cache=deps.cache, db=deps.db) if slug else None
+    if topic_id is None:
+        return []
+    return await authors_of_ids(deps, await get_cached_topic_followers(topic_id, cache=deps.cache, db=deps.db))
+
+
+async def get_topic_authors(deps: Deps, slug: str | None) -> list[dict[str, Any]]:
+    topic_id = await id_by_slug("topic", slug, cache=deps.cache, db=deps.db) if slug else None
+    if topic_id is None:
+        return []
+    return await authors_of_ids(deps, await get_cached_topic_authors(topic_id, cache=deps.cache, db=deps.db))

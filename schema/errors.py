@@ -1,0 +1,38 @@
+"""The one place where exceptions become GraphQL errors.
+
+An `ApiError` keeps its message and gets `extensions.code`; anything else is logged with its
+traceback and reaches the client only as "Internal server error" (no internals leak)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+from graphql import GraphQLError
+from strawberry.extensions import SchemaExtension
+
+from resolvers.errors import ApiError
+
+log = logging.getLogger(__name__)
+
+
+def _mapped(error: GraphQLError) -> GraphQLError:
+    original = error.original_error
+    if original is None:  # parse / validation errors: already client errors
+        return error
+    if isinstance(original, ApiError):
+        extensions = {**(error.extensions or {}), "code": original.code}
+        if original.field:
+            extensions["field"] = original.field
+        return GraphQLError(str(original), nodes=error.nodes, path=error.path, extensions=extensions)
+    log.error("unexpected error at %s", error.path, exc_info=original)
+    return GraphQLError("Internal server error", nodes=error.nodes, path=error.path,
+                        extensions={"code": "INTERNAL_SERVER_ERROR"})
+
+
+class ErrorMapping(SchemaExtension):
+    def on_operation(self) -> Iterator[None]:
+        yield
+        result = self.execution_context.result
+        if result is not None and getattr(result, "errors", None):
+            result.errors = [_mapped(e) for e in result.errors]

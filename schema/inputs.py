@@ -1,0 +1,165 @@
+"""The contract's input types. `as_dict` turns one into the plain dict the resolver functions take."""
+
+from __future__ import annotations
+
+import dataclasses
+from enum import Enum
+from typing import Any
+
+import strawberry
+
+from schema.enums import ReactionKind, ReactionSort, ShoutsOrderBy
+
+
+def as_dict(value: Any) -> Any:
+    """Inputs -> plain dicts, enums -> their values, UNSET/None dropped from dicts."""
+    if value is None or value is strawberry.UNSET:
+        return None
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, list):
+        return [as_dict(v) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out = {}
+        for f in dataclasses.fields(value):
+            v = getattr(value, f.name)
+            if v is not None and v is not strawberry.UNSET:
+                out[f.name] = as_dict(v)
+        return out
+    return value
+
+
+@strawberry.input
+class MediaItemInput:
+    url: str | None = None
+    title: str | None = None
+    body: str | None = None
+    source: str | None = None
+    pic: str | None = None
+    date: str | None = None
+    genre: str | None = None
+    artist: str | None = None
+    lyrics: str | None = None
+
+
+@strawberry.input
+class AuthorInput:
+    id: int
+    slug: str | None = None
+
+
+@strawberry.input
+class TopicInput:
+    slug: str
+    id: int | None = None
+    title: str | None = None
+    body: str | None = None
+    pic: str | None = None
+
+
+@strawberry.input
+class DraftInput:
+    id: int | None = None
+    layout: str | None = None
+    shout_id: int | None = None
+    author_ids: list[int] | None = None
+    topic_ids: list[int] | None = None
+    main_topic_id: int | None = None
+    media: list[MediaItemInput | None] | None = None
+    lead: str | None = None
+    subtitle: str | None = None
+    lang: str | None = None
+    seo: str | None = None
+    body: str | None = None
+    title: str | None = None
+    slug: str | None = None
+    cover: str | None = None
+    cover_caption: str | None = None
+
+
+@strawberry.input
+class ProfileInput:
+    slug: str | None = None
+    name: str | None = None
+    pic: str | None = None
+    links: list[str | None] | None = None
+    bio: str | None = None
+    about: str | None = None
+
+
+@strawberry.input
+class ReactionInput:
+    kind: ReactionKind
+    shout: int
+    id: int | None = None
+    quote: str | None = None
+    body: str | None = None
+    reply_to: int | None = None
+
+
+@strawberry.input
+class AuthorsBy:
+    last_seen: int | None = None
+    created_at: int | None = None
+    slug: str | None = None
+    name: str | None = None
+    topic: str | None = None
+    order: str | None = None
+    after: int | None = None
+    stat: str | None = None
+
+
+@strawberry.input
+class LoadShoutsFilters:
+    topic: str | None = None
+    author: str | None = None
+    layouts: list[str | None] | None = None
+    featured: bool | None = None
+    reacted: bool | None = None
+    after: int | None = None
+
+
+@strawberry.input
+class LoadShoutsOptions:
+    limit: int
+    filters: LoadShoutsFilters | None = None
+    random_limit: int | None = None
+    offset: int | None = None
+    order_by: ShoutsOrderBy | None = None
+    order_by_desc: bool | None = None
+
+
+@strawberry.input
+class ReactionBy:
+    shout: str | None = None
+    shouts: list[str | None] | None = None
+    search: str | None = None
+    kinds: list[ReactionKind | None] | None = None
+    reply_to: int | None = None
+    topic: str | None = None
+    created_by: int | None = None
+    author: str | None = None
+    after: int | None = None
+    sort: ReactionSort | None = None
+
+
+@strawberry.input
+class NotificationSeenInput:
+    notifications: list[int | None] | None = None
+    thread: int | None = None
+
+
+@strawberry.input
+class CommunityInput:
+    slug: str | None = None
+    name: str | None = None
+    desc: str | None = None
+    pic: str | None = None
+
+
+@strawberry.input
+class CollectionInput:
+    slug: str | None = None
+    title: str | None = None
+    desc: str | None = None
+    pic: str | None = None

@@ -1,0 +1,599 @@
+"""The contract's object types. Instances are built from the cache's plain dicts with `build`;
+relations resolve through the request's DataLoaders, so a page costs a constant number of batches."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, TypeVar
+
+import strawberry
+
+from schema.context import Info
+from schema.enums import InviteStatus, ReactionKind, ReactionStatus
+
+T = TypeVar("T")
+
+
+def build(cls: type[T], data: dict[str, Any] | None) -> T | None:
+    """A strawberry type from a dict: every init field from the dict's key of the same name."""
+    if data is None:
+        return None
+    names = {f.name for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
+    return cls(**{name: data.get(name) for name in names})
+
+
+def build_all(cls: type[T], items: list[dict[str, Any]] | None) -> list[T] | None:
+    if items is None:
+        return None
+    return [obj for obj in (build(cls, d) for d in items) if obj is not None]
+
+
+@strawberry.type
+class AuthorStat:
+    shouts: int | None = None
+    topics: int | None = None
+    authors: int | None = None
+    followers: int | None = None
+    rating: int | None = None
+    rating_shouts: int | None = None
+    rating_comments: int | None = None
+    comments: int | None = None
+    viewed: int | None = None
+
+
+@strawberry.type
+class CommunityStat:
+    shouts: int = 0
+    followers: int = 0
+    authors: int = 0
+
+
+@strawberry.type
+class TopicStat:
+    shouts: int = 0
+    followers: int = 0
+    authors: int = 0
+    comments: int | None = None
+
+
+@strawberry.type
+class Author:
+    id: int
+    slug: str
+    name: str | None = None
+    pic: str | None = None
+    bio: str | None = None
+    about: str | None = None
+    links: list[str | None] | None = None
+    created_at: int | None = None
+    last_seen: int | None = None
+    updated_at: int | None = None
+    deleted_at: int | None = None
+    seo: str | None = None
+    # Private fields of the account: filled only for the author themselves or an admin (auth issue).
+    email: str | None = None
+    roles: list[str] | None = None
+    email_verified: bool | None = None
+    user_id: strawberry.Private[str | None] = None
+    stat_data: strawberry.Private[dict[str, Any] | None] = None
+
+    @classmethod
+    def of(cls, data: dict[str, Any] | None) -> Author | None:
+        if data is None:
+            return None
+        obj = build(cls, data)
+        assert obj is not None
+        obj.user_id = data.get("user")
+        obj.stat_data = data.get("stat")
+        return obj
+
+    @strawberry.field
+    def user(self) -> str:
+        return self.user_id or ""
+
+    @strawberry.field
+    def stat(self) -> AuthorStat | None:
+        return build(AuthorStat, self.stat_data) if self.stat_data is not None else None
+
+    @strawberry.field
+    async def communities(self, info: Info) -> list[Community | None] | None:
+        from resolvers.community import get_communities_by_author
+
+        found = await get_communities_by_author(info.context.deps, author_id=self.id)
+        return [Community.of(c) for c in found]
+
+
+@strawberry.type
+class Community:
+    id: int
+    slug: str
+    name: str
+    desc: str | None = None
+    created_at: int = 0
+    created_by_id: strawberry.Private[int | None] = None
+    pic_value: strawberry.Private[str | None] = None
+    stat_data: strawberry.Private[dict[str, Any] | None] = None
+
+    @classmethod
+    def of(cls, data: dict[str, Any] | None) -> Community | None:
+        if data is None:
+            return None
+        obj = build(cls, data)
+        assert obj is not None
+        obj.created_by_id = data.get("created_by")
+        obj.pic_value = data.get("pic")
+        obj.stat_data = data.get("stat")
+        return obj
+
+    @strawberry.field
+    def pic(self) -> str:
+        return self.pic_value or ""
+
+    @strawberry.field
+    async def created_by(self, info: Info) -> Author:
+        return Author.of(await info.context.loaders.authors.load(self.created_by_id))  # type: ignore[return-value,arg-type]
+
+    @strawberry.field
+    def stat(self) -> CommunityStat | None:
+        return build(CommunityStat, self.stat_data) if self.stat_data is not None else None
+
+
+@strawberry.type
+class Topic:
+    id: int
+    slug: str
+    title: str | None = None
+    body: str | None = None
+    pic: str | None = None
+    oid: str | None = None
+    is_main: bool | None = None
+    stat_data: strawberry.Private[dict[str, Any] | None] = None
+
+    @classmethod
+    def of(cls, data: dict[str, Any] | None, *, is_main: bool | None = None) -> Topic | None:
+        if data is None:
+            return None
+        obj = build(cls, data)
+        assert obj is not None
+        obj.stat_data = data.get("stat")
+        obj.is_main = is_main
+        return obj
+
+    @strawberry.field
+    def stat(self) -> TopicStat | None:
+        return build(TopicStat, self.stat_data) if self.stat_data is not None else None
+
+
+@strawberry.type
+class MediaItem:
+    url: str | None = None
+    title: str | None = None
+    body: str | None = None
+    source: str | None = None
+    pic: str | None = None
+    date: str | None = None
+    genre: str | None = None
+    artist: str | None = None
+    lyrics: str | None = None
+
+
+def _media(items: Any) -> list[MediaItem | None] | None:
+    if not isinstance(items, list):
+        return None
+    return [build(MediaItem, m) if isinstance(m, dict) else None for m in items]
+
+
+@strawberry.type
+class Stat:
+    rating: int | None = None
+    comments_count: int | None = None
+    last_commented_at: int | None = None
+    shout_id: strawberry.Private[int | None] = None
+
+    @strawberry.field
+    async def viewed(self, info: Info) -> int | None:
+        if self.shout_id is None:
+            return None
+        return await info.context.loaders.views.load(self.shout_id)
+
+
+async def _authors(info: Info, ids: list[int]) -> list[Author | None]:
+    found = await info.context.loaders.authors.load_many(ids)
+    return [Author.of(a) for a in found if a is not None]
+
+
+async def _author(info: Info, author_id: int | None) -> Author | None:
+    if author_id is None:
+        return None
+    return Author.of(await info.context.loaders.authors.load(author_id))
+
+
+@strawberry.type
+class Shout:
+    id: int
+    title: str
+    slug: str
+    body: str
+    layout: str
+    lead: str | None = None
+    subtitle: str | None = None
+    lang: str | None = None
+    cover: str | None = None
+    cover_caption: str | None = None
+    created_at: int = 0
+    updated_at: int | None = None
+    published_at: int | None = None
+    featured_at: int | None = None
+    deleted_at: int | None = None
+    seo: str | None = None
+    score: float | None = None
+    data: strawberry.Private[dict[str, Any] | None] = None
+
+    @classmethod
+    def of(cls, data: dict[str, Any] | None) -> Shout | None:
+        if data is None:
+            return None
+        obj = build(cls, data)
+        assert obj is not None
+        obj.data = data
+        return obj
+
+    def _get(self, name: str) -> Any:
+        return (self.data or {}).get(name)
+
+    @strawberry.field
+    async def community(self, info: Info) -> Community:
+        return Community.of(await info.context.loaders.communities.load(self._get("community")))  # type: ignore[return-value]
+
+    @strawberry.field
+    async def main_topic(self, info: Info) -> Topic | None:
+        topic_id = self._get("main_topic_id")
+        if topic_id is None:
+            return None
+        return Topic.of(await info.context.loaders.topics.load(topic_id), is_main=True)
+
+    @strawberry.field
+    async def topics(self, info: Info) -> list[Topic | None] | None:
+        main = self._get("main_topic_id")
+        found = await info.context.loaders.topics.load_many(self._get("topic_ids") or [])
+        return [Topic.of(t, is_main=t["id"] == main) for t in found if t is not None]
+
+    @strawberry.field
+    async def authors(self, info: Info) -> list[Author | None] | None:
+        return await _authors(info, self._get("author_ids") or [])
+
+    @strawberry.field
+    async def created_by(self, info: Info) -> Author:
+        return await _author(info, self._get("created_by"))  # type: ignore[return-value]
+
+    @strawberry.field
+    async def updated_by(self, info: Info) -> Author | None:
+        return await _author(info, self._get("updated_by"))
+
+    @strawberry.field
+    async def deleted_by(self, info: Info) -> Author | None:
+        return await _author(info, self._get("deleted_by"))
+
+    @strawberry.field
+    async def version_of(self, info: Info) -> Shout | None:
+        original = self._get("version_of")
+        return None if original is None else Shout.of(await info.context.loaders.shouts.load(original))
+
+    @strawberry.field
+    def draft(self) -> Draft | None:
+        return None  # a shout's draft is private to its authors; read it through load_drafts
+
+    @strawberry.field
+    def media(self) -> list[MediaItem | None] | None:
+        return _media(self._get("media"))
+
+    @strawberry.field
+    def stat(self) -> Stat | None:
+        stat = self._get("stat") or {}
+        return Stat(rating=stat.get("rating"), comments_count=stat.get("comments_count"),
+                    last_commented_at=stat.get("last_commented_at"), shout_id=self.id)
+
+
+@strawberry.type
+class Reaction:
+    id: int
+    created_at: int
+    kind: ReactionKind
+    updated_at: int | None = None
+    deleted_at: int | None = None
+    range: str | None = None
+    body: str | None = None
+    reply_to: int | None = None
+    oid: str | None = None
+    data: strawberry.Private[dict[str, Any] | None] = None
+
+    @classmethod
+    def of(cls, data: dict[str, Any] | None) -> Reaction | None:
+        if data is None:
+            return None
+        obj = build(cls, {**data, "kind": ReactionKind(data["kind"])})
+        assert obj is not None
+        obj.data = data
+        return obj
+
+    def _get(self, name: str) -> Any:
+        return (self.data or {}).get(name)
+
+    @strawberry.field
+    async def shout(self, info: Info) -> Shout:
+        return Shout.of(await info.context.loaders.shouts.load(self._get("shout")))  # type: ignore[return-value]
+
+    @strawberry.field
+    async def created_by(self, info: Info) -> Author:
+        return await _author(info, self._get("created_by"))  # type: ignore[return-value]
+
+    @strawberry.field
+    async def deleted_by(self, info: Info) -> Author | None:
+        return await _author(info, self._get("deleted_by"))
+
+    @strawberry.field
+    def stat(self) -> Stat | None:
+        stat = self._get("stat") or {}
+        return Stat(rating=stat.get("rating"), comments_count=stat.get("comments_count"))
+
+    @strawberry.field
+    def first_replies(self) -> list[Reaction | None] | None:
+        replies = self._get("first_replies")
+        return None if replies is None else [Reaction.of(r) for r in replies]
+
+
+@strawberry.type
+class ReactionUpdating:
+    error: str | None = None
+    status: ReactionStatus | None = None
+    reaction: Reaction | None = None
+
+
+@strawberry.type
+class Rating:
+    rater: str
+    value: int
+
+
+@strawberry.type
+class PublicationInfo:
+    id: int
+    slug: str
+    published_at: int | None = None
+
+
+@strawberry.type
+class Draft:
+    id: int
+    created_at: int
+    layout: str | None = None
+    slug: str | None = None
+    title: str | None = None
+    subtitle: str | None = None
+    lead: str | None = None
+    body: str | None = None
+    cover: str | None = None
+    cover_caption: str | None = None
+    lang: str | None = None
+    seo: str | None = None
+    updated_at: int | None = None
+    deleted_at: int | None = None
+    publication: PublicationInfo | None = None
+    data: strawberry.Private[dict[str, Any] | None] = None
+
+    @classmethod
+    def of(cls, data: dict[str, Any] | None) -> Draft | None:
+        if data is None:
+            return None
+        obj = build(cls, data)
+        assert obj is not None
+        obj.data = data
+        pub = data.get("publication")
+        obj.publication = build(PublicationInfo, pub) if pub else None
+        return obj
+
+    def _get(self, name: str) -> Any:
+        return (self.data or {}).get(name)
+
+    @strawberry.field
+    async def created_by(self, info: Info) -> Author:
+        return await _author(info, self._get("created_by"))  # type: ignore[return-value]
+
+    @strawberry.field
+    async def community(self, info: Info) -> Community:
+        return Community.of(await info.context.loaders.communities.load(self._get("community")))  # type: ignore[return-value]
+
+    @strawberry.field
+    def media(self) -> list[MediaItem | None] | None:
+        return _media(self._get("media"))
+
+    @strawberry.field
+    async def updated_by(self, info: Info) -> Author | None:
+        return await _author(info, self._get("updated_by"))
+
+    @strawberry.field
+    async def deleted_by(self, info: Info) -> Author | None:
+        return await _author(info, self._get("deleted_by"))
+
+    @strawberry.field
+    async def authors(self, info: Info) -> list[Author | None]:
+        return await _authors(info, self._get("author_ids") or [])
+
+    @strawberry.field
+    async def topics(self, info: Info) -> list[Topic | None]:
+        found = await info.context.loaders.topics.load_many(self._get("topic_ids") or [])
+        return [Topic.of(t) for t in found if t is not None]
+
+
+@strawberry.type
+class Collection:
+    id: int
+    slug: str
+    title: str
+    created_at: int
+    desc: str | None = None
+    amount: int | None = None
+    published_at: int | None = None
+    created_by_id: strawberry.Private[int | None] = None
+
+    @strawberry.field
+    async def created_by(self, info: Info) -> Author:
+        return await _author(info, self.created_by_id)  # type: ignore[return-value]
+
+
+@strawberry.type
+class CommonResult:
+    error: str | None = None
+    drafts: list[Draft | None] | None = None
+    draft: Draft | None = None
+    slugs: list[str | None] | None = None
+    shout: Shout | None = None
+    shouts: list[Shout | None] | None = None
+    author: Author | None = None
+    authors: list[Author | None] | None = None
+    reaction: Reaction | None = None
+    reactions: list[Reaction | None] | None = None
+    topic: Topic | None = None
+    topics: list[Topic | None] | None = None
+    community: Community | None = None
+    communities: list[Community | None] | None = None
+
+
+@strawberry.type
+class SearchResult:
+    slug: str
+    title: str
+    score: float
+    cover: str | None = None
+    created_at: int | None = None
+    shout: strawberry.Private[Shout | None] = None
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> SearchResult:
+        return cls(slug=data["slug"], title=data["title"], score=data.get("score") or 0.0,
+                   cover=data.get("cover"), created_at=data.get("created_at"), shout=Shout.of(data))
+
+    @strawberry.field
+    async def main_topic(self, info: Info) -> Topic | None:
+        return None if self.shout is None else await self.shout.main_topic(info)
+
+    @strawberry.field
+    async def authors(self, info: Info) -> list[Author | None] | None:
+        return None if self.shout is None else await self.shout.authors(info)
+
+    @strawberry.field
+    async def topics(self, info: Info) -> list[Topic | None] | None:
+        return None if self.shout is None else await self.shout.topics(info)
+
+
+@strawberry.type
+class Invite:
+    id: int
+    inviter_id: int
+    author_id: int
+    shout_id: int
+    status: InviteStatus | None = None
+
+
+@strawberry.type
+class AuthorFollowsResult:
+    topics: list[Topic | None] | None = None
+    authors: list[Author | None] | None = None
+    communities: list[Community | None] | None = None
+    error: str | None = None
+
+
+@strawberry.type
+class Notification:
+    id: int
+    action: str
+    entity: str
+    created_at: int
+    payload: str
+    seen: list[Author | None] | None = None
+
+
+@strawberry.type
+class NotificationSeenResult:
+    error: str | None = None
+
+
+@strawberry.type
+class NotificationGroup:
+    thread: str
+    entity: str
+    action: str
+    updated_at: int
+    authors: list[Author | None] | None = None
+    shout: Shout | None = None
+    reactions: list[Reaction | None] | None = None
+    seen: bool | None = None
+
+
+@strawberry.type
+class NotificationsResult:
+    notifications: list[NotificationGroup]
+    unread: int
+    total: int
+    error: str | None = None
+
+
+@strawberry.type
+class MyRateShout:
+    shout_id: int
+    my_rate: ReactionKind | None = None
+
+
+@strawberry.type
+class MyRateComment:
+    comment_id: int
+    shout_id: int | None = None
+    my_rate: ReactionKind | None = None
+
+
+@strawberry.type
+class AuthResult:
+    success: bool
+    error: str | None = None
+    token: str | None = None
+    author: Author | None = None
+
+
+@strawberry.type
+class Permission:
+    resource: str
+    action: str
+    conditions: str | None = None
+
+
+@strawberry.type
+class SessionInfo:
+    token: str
+    author: Author
+
+
+@strawberry.type
+class AuthSuccess:
+    success: bool
+
+
+@strawberry.type
+class OAuthProvider:
+    id: str
+    name: str
+    url: str
+
+
+@strawberry.type
+class RolesInfo:
+    id: str
+    name: str
+    permissions: list[Permission]
+    description: str | None = None
+
+
+@strawberry.type
+class SecurityUpdateResult:
+    success: bool
+    error: str | None = None
+    author: Author | None = None

@@ -1,0 +1,121 @@
+"""Fixtures against real PostgreSQL and Redis (TEST_DATABASE_URL / TEST_REDIS_URL, defaulting to the
+services on 127.0.0.1). The database is migrated with Alembic and seeded once per session; Redis uses
+its own logical database, flushed before each test that asks for a clean cache."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from redis.asyncio import Redis
+from sqlalchemy import event, text
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from alembic import command
+from app.cli import alembic_config
+from app.main import create_app
+from app.seed import SIZES, seed_connection
+from cache.store import Cache
+from orm.engine import make_engine, make_session_factory
+from resolvers.deps import Deps
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("SHARED_DIR", ROOT.parent / "shared"))
+TEST_DATABASE_URL = os.environ.get("TEST_DATABASE_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
+TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
+
+
+@dataclass
+class Counter:
+    """Counts SQL statements sent by an engine (a `before_cursor_execute` listener)."""
+
+    statements: list[str] = field(default_factory=list)
+
+    def __call__(self, _conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        self.statements.append(statement)
+
+    @property
+    def count(self) -> int:
+        return len(self.statements)
+
+    def reset(self) -> None:
+        self.statements.clear()
+
+
+def _migrate_fresh(url: str) -> None:
+    """Empty the test database and run the real migrations on it."""
+    import asyncio
+
+    async def drop() -> None:
+        engine = create_async_engine(url)
+        async with engine.begin() as conn:
+            await conn.execute(text("DROP SCHEMA IF EXISTS public CASCADE"))
+            await conn.execute(text("CREATE SCHEMA public"))
+        await engine.dispose()
+
+    asyncio.run(drop())
+    command.upgrade(alembic_config(url), "head")
+
+
+@pytest.fixture(scope="session")
+def migrated_url() -> str:
+    _migrate_fresh(TEST_DATABASE_URL)
+    return TEST_DATABASE_URL
+
+
+@pytest.fixture(scope="session")
+async def engine(migrated_url: str) -> AsyncIterator[AsyncEngine]:
+    engine = make_engine(migrated_url)
+    async with engine.begin() as conn:
+        await seed_connection(conn, SIZES["test"], seed=7)
+    yield engine
+    await engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def sql_counter(engine: AsyncEngine) -> Iterator[Counter]:
+    counter = Counter()
+    event.listen(engine.sync_engine, "before_cursor_execute", counter)
+    yield counter
+    event.remove(engine.sync_engine, "before_cursor_execute", counter)
+
+
+@pytest.fixture
+async def redis() -> AsyncIterator[Redis]:
+    client = Redis.from_url(TEST_REDIS_URL)
+    await client.flushdb()  # the tests' own logical database; never done outside tests
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+def cache(redis: Redis) -> Cache:
+    return Cache(redis)
+
+
+@pytest.fixture
+def deps(engine: AsyncEngine, cache: Cache) -> Deps:
+    return Deps(cache=cache, db=make_session_factory(engine))
+
+
+@pytest.fixture
+async def client(deps: Deps) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(deps=deps)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+        yield http
+
+
+@pytest.fixture
+def gql(client: httpx.AsyncClient):  # type: ignore[no-untyped-def]
+    async def run(query: str, variables: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+        response = await client.post("/graphql", json={"query": query, "variables": variables or {}, **extra})
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    return run

@@ -1,0 +1,122 @@
+"""The read path through the cache against real Redis: zero SQL on a warm read, the seed's key names,
+TTLs where the seeds give one, and the generation stamp that refuses late (stale) values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from redis.asyncio import Redis
+
+from cache import keys
+from cache.store import Cache
+
+SHOUTS_PAGE = """
+query($options: LoadShoutsOptions) {
+  load_shouts_by(options: $options) {
+    id title slug main_topic { id slug title }
+    authors { id slug name stat { shouts followers } }
+    topics { id slug stat { shouts authors followers } }
+    created_by { id slug } community { id slug }
+    stat { rating comments_count viewed last_commented_at }
+  }
+}
+"""
+
+
+async def test_second_identical_read_costs_no_sql(gql: Any, sql_counter: Any) -> None:
+    variables = {"options": {"limit": 10, "order_by": "rating"}}
+    sql_counter.reset()
+    first = await gql(SHOUTS_PAGE, variables)
+    assert "errors" not in first
+    assert len(first["data"]["load_shouts_by"]) == 10
+    assert sql_counter.count > 0
+    sql_counter.reset()
+    second = await gql(SHOUTS_PAGE, variables)
+    assert second == first
+    assert sql_counter.count == 0, sql_counter.statements
+
+
+async def test_page_of_shouts_costs_constant_sql(gql: Any, sql_counter: Any, redis: Redis) -> None:
+    """A cold page of 5 and a cold page of 25 shouts cost the same number of statements."""
+    costs = []
+    for limit in (5, 25):
+        await redis.flushdb()
+        sql_counter.reset()
+        result = await gql(SHOUTS_PAGE, {"options": {"limit": limit, "offset": 40}})
+        assert len(result["data"]["load_shouts_by"]) == limit
+        costs.append(sql_counter.count)
+    # The list, the shouts (rows, authors, topics, stats), the authors, topics and communities of the page.
+    assert costs[0] == costs[1], costs
+    assert costs[0] <= 12, costs
+
+
+async def test_keys_follow_the_seed_names(gql: Any, redis: Redis) -> None:
+    await gql('{ get_author(slug: "author-1") { id slug } get_topic(slug: "culture") { id } }')
+    await gql("{ load_shouts_by(options: {limit: 3}) { id authors { id } } }")
+    names = {k.decode() async for k in redis.scan_iter(count=1000)}
+    assert "author:slug:author-1" in names
+    assert "author:id:1" in names
+    assert "topic:slug:culture" in names
+    assert any(n.startswith("topic:id:") for n in names)
+    assert any(n.startswith("shouts:by:") for n in names)
+    assert all(len(n) < 64 and " " not in n for n in names), [n for n in names if len(n) >= 64]
+
+
+async def test_ttls_where_the_seeds_give_one(gql: Any, redis: Redis) -> None:
+    await gql('{ load_shouts_by(options: {limit: 3}) { id } get_author(slug: "author-2") { id } }')
+    await gql('{ load_shouts_search(text: "город", options: {limit: 3}) { slug } }')
+    shouts_keys = [k async for k in redis.scan_iter(match="shouts:by:*")]
+    assert shouts_keys
+    for key in shouts_keys:  # seed 000 3.3: 5 minutes, plus at most 10% jitter
+        assert 290 <= await redis.ttl(key) <= 330
+    search_keys = [k async for k in redis.scan_iter(match="search_cache:*")]
+    assert search_keys
+    for key in search_keys:  # seed 000 section 4: 10 minutes
+        assert 590 <= await redis.ttl(key) <= 660
+    # Entities have no TTL (seed 000 3.1: invalidated on change)
+    assert await redis.ttl("author:id:2") == -1
+
+
+async def test_no_private_field_in_cached_authors(gql: Any, redis: Redis) -> None:
+    await gql("{ get_authors_all { id } }")
+    async for key in redis.scan_iter(match="author:id:*"):
+        raw = await redis.get(key)
+        for secret in (b"email", b"password", b"token"):
+            assert secret not in raw
+
+
+async def test_value_computed_before_an_invalidation_is_never_served(cache: Cache) -> None:
+    """The read-compute-write race: the reader saw generation g, a writer bumps it while the reader
+    computes; the reader's late write must not be accepted."""
+    tag = keys.tag_author(999)
+    calls = 0
+
+    async def slow_read() -> dict[str, str]:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            await cache.invalidate_tags([tag])  # a write commits while this read is in flight
+            return {"name": "old"}
+        return {"name": "new"}
+
+    assert await cache.cached_query("author:id:999", slow_read, tags=[tag]) == {"name": "old"}
+    # The late value was stored under the old generation: it reads as a miss and is recomputed.
+    assert await cache.get_cached_data("author:id:999", tags=[tag]) is None
+    assert await cache.cached_query("author:id:999", slow_read, tags=[tag]) == {"name": "new"}
+    assert await cache.get_cached_data("author:id:999", tags=[tag]) == {"name": "new"}
+
+
+async def test_flushed_generations_never_revive_old_values(cache: Cache, redis: Redis) -> None:
+    await cache.cache_data("k:flush", {"v": 1}, tags=["t:flush"])
+    raw = await redis.get("k:flush")
+    await redis.delete(keys.generation("t:flush"))  # e.g. evicted or lost in a restart
+    await redis.set("k:flush", raw)  # the old value is still around
+    assert await cache.get_cached_data("k:flush", tags=["t:flush"]) is None
+
+
+async def test_large_values_are_compressed(cache: Cache, redis: Redis) -> None:
+    big = {"body": "текст " * 5000}
+    await cache.cache_data("k:big", big)
+    raw = await redis.get("k:big")
+    assert len(raw) < 10_240
+    assert await cache.get_cached_data("k:big") == big
