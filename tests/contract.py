@@ -1,0 +1,27 @@
+"""Loading the API contract of ../shared/contract (schema files and client operations)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from graphql import GraphQLSchema, build_schema
+
+from tests.conftest import SHARED
+
+CONTRACT = SHARED / "contract"
+
+
+def contract_sdl() -> str:
+    return "\n".join(p.read_text() for p in sorted((CONTRACT / "schema").glob("*.graphql")))
+
+
+def contract_schema() -> GraphQLSchema:
+    return build_schema(contract_sdl())
+
+
+def operations() -> dict[str, str]:
+    return {p.stem: p.read_text() for p in sorted((CONTRACT / "operations").glob("*.graphql"))}
+
+
+def operation_path(name: str) -> Path:
+    return CONTRACT / "operations" / f"{name}.graphql"

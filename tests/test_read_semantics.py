@@ -1,0 +1,93 @@
+"""What the read side returns: filters, orders and stats are real, checked against SQL on the same data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from orm import AuthorFollower, Reaction, Shout, ShoutAuthor, ShoutTopic, Topic
+from orm.stats import is_listed
+
+LIST = """query($options: LoadShoutsOptions) { load_shouts_by(options: $options) {
+  id published_at featured_at layout stat { rating comments_count last_commented_at }
+  topics { slug } authors { slug } } }"""
+
+
+async def test_default_order_is_newest_published(gql: Any) -> None:
+    shouts = (await gql(LIST, {"options": {"limit": 30}}))["data"]["load_shouts_by"]
+    published = [s["published_at"] for s in shouts]
+    assert published == sorted(published, reverse=True)
+
+
+async def test_orders_by_stats(gql: Any) -> None:
+    for order in ("rating", "comments_count"):
+        shouts = (await gql(LIST, {"options": {"limit": 20, "order_by": order}}))["data"]["load_shouts_by"]
+        values = [s["stat"][order] for s in shouts]
+        assert values == sorted(values, reverse=True)
+        ascending = (await gql(LIST, {"options": {"limit": 20, "order_by": order, "order_by_desc": False}}))
+        values = [s["stat"][order] for s in ascending["data"]["load_shouts_by"]]
+        assert values == sorted(values)
+
+
+async def test_filters(gql: Any, engine: AsyncEngine) -> None:
+    async with engine.connect() as conn:
+        topic = await conn.scalar(select(Topic.slug).order_by(Topic.id).limit(1))
+        expected_in_topic = await conn.scalar(
+            select(func.count()).select_from(Shout).join(ShoutTopic, ShoutTopic.shout == Shout.id)
+            .join(Topic, Topic.id == ShoutTopic.topic).where(Topic.slug == topic, is_listed()))
+    shouts = (await gql(LIST, {"options": {"limit": 100, "filters": {"topic": topic}}}))["data"]["load_shouts_by"]
+    assert len(shouts) == min(100, expected_in_topic)
+    assert all(topic in [t["slug"] for t in s["topics"]] for s in shouts)
+
+    featured = (await gql(LIST, {"options": {"limit": 50, "filters": {"featured": True}}}))["data"]["load_shouts_by"]
+    assert featured and all(s["featured_at"] for s in featured)
+    music = (await gql(LIST, {"options": {"limit": 50, "filters": {"layouts": ["music"]}}}))["data"]["load_shouts_by"]
+    assert music and all(s["layout"] == "music" for s in music)
+    by_author = (await gql(LIST, {"options": {"limit": 50, "filters": {"author": "author-1"}}}))
+    assert all("author-1" in [a["slug"] for a in s["authors"]] for s in by_author["data"]["load_shouts_by"])
+
+
+async def test_stats_are_real_counts(gql: Any, engine: AsyncEngine) -> None:
+    async with engine.connect() as conn:
+        author = await conn.scalar(select(AuthorFollower.author).group_by(AuthorFollower.author)
+                                   .order_by(func.count().desc()).limit(1))
+        followers = await conn.scalar(select(func.count()).where(AuthorFollower.author == author))
+        shouts = await conn.scalar(select(func.count(func.distinct(ShoutAuthor.shout)))
+                                   .join(Shout, Shout.id == ShoutAuthor.shout)
+                                   .where(ShoutAuthor.author == author, is_listed()))
+        comments = await conn.scalar(select(func.count()).where(
+            Reaction.created_by == author, Reaction.kind == "COMMENT", Reaction.deleted_at.is_(None)))
+    result = await gql("query($id: Int) { get_author(author_id: $id) { stat { followers shouts comments } } }",
+                       {"id": author})
+    assert result["data"]["get_author"]["stat"] == {"followers": followers, "shouts": shouts, "comments": comments}
+
+
+async def test_unpublished_and_deleted_shouts_are_not_public(gql: Any, engine: AsyncEngine) -> None:
+    async with engine.connect() as conn:
+        hidden = (await conn.scalars(select(Shout.slug).where(~is_listed()).limit(5))).all()
+    assert hidden
+    for slug in hidden:
+        result = await gql("query($s: String) { get_shout(slug: $s) { id } }", {"s": slug})
+        assert result["data"]["get_shout"] is None
+
+
+async def test_random_top_samples_from_the_top(gql: Any) -> None:
+    query = "query($o: LoadShoutsOptions) { load_shouts_random_top(options: $o) { id stat { rating } } }"
+    top = (await gql(LIST, {"options": {"limit": 10, "order_by": "rating"}}))["data"]["load_shouts_by"]
+    sample = (await gql(query, {"o": {"limit": 4, "random_limit": 10}}))["data"]["load_shouts_random_top"]
+    assert len(sample) == 4
+    assert {s["id"] for s in sample} <= {s["id"] for s in top}
+
+
+async def test_search_ranks_title_matches_first(gql: Any, engine: AsyncEngine) -> None:
+    async with engine.connect() as conn:
+        title = await conn.scalar(select(Shout.title).where(is_listed()).order_by(Shout.id).limit(1))
+    word = title.split()[0].lower()
+    query = "query($t: String!) { load_shouts_search(text: $t, options: {limit: 20}) { slug title score } }"
+    results = (await gql(query, {"t": word}))["data"]["load_shouts_search"]
+    assert results
+    scores = [r["score"] for r in results]
+    assert scores == sorted(scores, reverse=True)
+    assert word in results[0]["title"].lower()
