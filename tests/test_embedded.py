@@ -1,0 +1,68 @@
+"""The embedded default: no DATABASE_URL and no REDIS_URL -> a SQLite file and an in-process Redis,
+through the same code path (migrations, seeder, lifespan, resolvers) as production."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import httpx
+import pytest
+
+from alembic import command
+from app.cli import alembic_config
+from app.main import check_services, create_app, open_deps
+from app.seed import SIZES, seed_database
+from app.settings import Settings, SettingsError, load_settings
+
+
+def test_defaults_are_embedded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert settings.database_url.startswith("sqlite+aiosqlite://")
+    assert settings.redis_url is None
+
+
+@pytest.mark.parametrize("name, value", [
+    ("DATABASE_URL", "mysql://root@localhost/x"),
+    ("REDIS_URL", "http://localhost:6379"),
+    ("PORT", "not-a-port"),
+])
+def test_wrong_setting_names_the_variable(monkeypatch: pytest.MonkeyPatch, name: str, value: str) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(SettingsError, match=name):
+        load_settings()
+
+
+async def test_unreachable_servers_stop_the_start_naming_the_setting() -> None:
+    settings = load_settings(database_url="postgresql://postgres@127.0.0.1:1/nothing")
+    async with open_deps(settings) as deps:
+        with pytest.raises(SettingsError, match="DATABASE_URL"):
+            await check_services(settings, deps)
+    settings = load_settings(database_url="sqlite:///:memory:", redis_url="redis://127.0.0.1:1/0",
+                             redis_breaker_seconds=0)
+    async with open_deps(settings) as deps:
+        with pytest.raises(SettingsError, match="REDIS_URL"):
+            await check_services(settings, deps)
+
+
+async def test_sqlite_and_fakeredis_serve_the_api(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'embedded.db'}"
+    # alembic's env runs its own event loop: give it a thread of its own
+    await asyncio.to_thread(command.upgrade, alembic_config(url), "head")
+    assert await seed_database(url, SIZES["test"], progress=False)
+    assert not await seed_database(url, SIZES["test"], only_if_empty=True, progress=False)
+    settings = load_settings(database_url=url, redis_url=None)
+    async with open_deps(settings) as deps:
+        await check_services(settings, deps)
+        app = create_app(settings, deps=deps)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as http:
+            query = "{ load_shouts_by(options: {limit: 3, order_by: rating}) { slug authors { slug } stat { rating } } }"
+            first = (await http.post("/graphql", json={"query": query})).json()
+            assert "errors" not in first and len(first["data"]["load_shouts_by"]) == 3
+            hits_before = deps.cache.stats.hits
+            assert (await http.post("/graphql", json={"query": query})).json() == first
+            assert deps.cache.stats.hits > hits_before
+            page = await http.get("/graphql", headers={"accept": "text/html"})
+            assert page.status_code == 200 and "graphiql" in page.text.lower()

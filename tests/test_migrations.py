@@ -1,0 +1,72 @@
+"""One Alembic history for PostgreSQL and SQLite: upgrade head matches the models (autogenerate finds
+no difference) and downgrade base removes everything."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import inspect, text
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from app.cli import alembic_config
+from orm import Base
+from tests.conftest import TEST_DATABASE_URL
+
+PG_ADMIN_URL = TEST_DATABASE_URL.rsplit("/", 1)[0] + "/postgres"
+PG_MIGRATIONS_URL = TEST_DATABASE_URL.rsplit("/", 1)[0] + "/discours_migrations_test"
+
+
+def _recreate_pg_database() -> None:
+    async def run() -> None:
+        engine = create_async_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+        async with engine.connect() as conn:
+            await conn.execute(text("DROP DATABASE IF EXISTS discours_migrations_test WITH (FORCE)"))
+            await conn.execute(text("CREATE DATABASE discours_migrations_test"))
+        await engine.dispose()
+
+    asyncio.run(run())
+
+
+def _diff_and_tables(url: str) -> tuple[list[Any], set[str]]:
+    def inspect_sync(conn: Any) -> tuple[list[Any], set[str]]:
+        context = MigrationContext.configure(conn, opts={"compare_type": True})
+        return compare_metadata(context, Base.metadata), set(inspect(conn).get_table_names())
+
+    async def run() -> tuple[list[Any], set[str]]:
+        engine = create_async_engine(url)
+        async with engine.connect() as conn:
+            result = await conn.run_sync(inspect_sync)
+        await engine.dispose()
+        return result
+
+    return asyncio.run(run())
+
+
+@pytest.fixture(params=["postgresql", "sqlite"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "postgresql":
+        _recreate_pg_database()
+        return PG_MIGRATIONS_URL
+    return f"sqlite+aiosqlite:///{tmp_path / 'migrations.db'}"
+
+
+def test_upgrade_matches_models_and_downgrade_removes_all(database_url: str) -> None:
+    config = alembic_config(database_url)
+    command.upgrade(config, "head")
+    diff, tables = _diff_and_tables(database_url)
+    assert diff == [], diff
+    assert set(Base.metadata.tables) <= tables
+
+    command.downgrade(config, "base")
+    _, tables = _diff_and_tables(database_url)
+    assert tables <= {"alembic_version"}
+
+    command.upgrade(config, "head")  # and back up again: the history is repeatable
+    diff, _ = _diff_and_tables(database_url)
+    assert diff == []
