@@ -175,7 +175,9 @@ class Seeder:
     def shouts(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
         author_pick = Zipf(self.size.authors, 1.0, self.rng)
         topic_pick = Zipf(self.size.topics, 0.9, self.rng)
-        shouts, authors, topics = [], [], []
+        shouts: list[dict[str, Any]] = []
+        authors: list[dict[str, Any]] = []
+        topics: list[dict[str, Any]] = []
         for i in range(1, self.size.shouts + 1):
             created = self.now - self.rng.randint(0, 730 * DAY)
             published = None if self.rng.random() < 0.04 else created + self.rng.randint(60, DAY)
@@ -223,7 +225,8 @@ class Seeder:
             elif roll < 0.85:
                 kind, reply_to, body = ("LIKE" if self.rng.random() < 0.8 else "DISLIKE"), None, None
             elif roll < 0.97:
-                kind, reply_to, body = ("LIKE" if self.rng.random() < 0.75 else "DISLIKE"), self.rng.choice(thread), None
+                kind = "LIKE" if self.rng.random() < 0.75 else "DISLIKE"
+                reply_to, body = self.rng.choice(thread), None
             else:
                 kind = self.rng.choice(("AGREE", "DISAGREE", "ASK", "PROPOSE", "PROOF", "QUOTE"))
                 reply_to, body = self.rng.choice(thread), _sentence(self.rng, 8)
@@ -271,7 +274,10 @@ class Seeder:
     def drafts(self, shouts: list[dict[str, Any]], shout_authors: list[dict[str, Any]],
                shout_topics: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], ...]:
         """A draft for every tenth shout (its working copy) and one unpublished draft per 5 authors."""
-        drafts, d_authors, d_topics, links = [], [], [], []
+        drafts: list[dict[str, Any]] = []
+        d_authors: list[dict[str, Any]] = []
+        d_topics: list[dict[str, Any]] = []
+        links: list[dict[str, Any]] = []
         authors_of: dict[int, list[int]] = {}
         for row in shout_authors:
             authors_of.setdefault(row["shout"], []).append(row["author"])

@@ -64,8 +64,8 @@ async def fetch_shouts(session: AsyncSession, ids: Sequence[int]) -> dict[int, d
             .order_by(ShoutAuthor.shout, ShoutAuthor.author)
         ):
             authors[shout].append(author)
-        for shout, topic, main in await session.execute(
-            select(ShoutTopic.shout, ShoutTopic.topic, ShoutTopic.main)
+        for shout, topic in await session.execute(
+            select(ShoutTopic.shout, ShoutTopic.topic)
             .where(ShoutTopic.shout.in_(found))
             .order_by(ShoutTopic.shout, ShoutTopic.main.desc(), ShoutTopic.topic)
         ):

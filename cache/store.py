@@ -25,7 +25,7 @@ import time
 import zlib
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from redis.asyncio import Redis
@@ -133,7 +133,7 @@ class Cache:
                 for tag in missing:
                     pipe.set(keys.generation(tag), random.getrandbits(48), nx=True)
                 await pipe.execute()
-            fetched = await self.redis.mget(keys.generations(missing))
+            fetched = cast("list[bytes | None]", await self.redis.mget(keys.generations(missing)))
             by_tag = dict(zip(missing, fetched, strict=True))
             current = [g if g is not None else by_tag[t] for t, g in zip(tags, current, strict=True)]
         return [g or b"0" for g in current]

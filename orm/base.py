@@ -4,7 +4,7 @@ PostgreSQL and SQLite and autogenerate finds no spurious differences."""
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import JSON, MetaData
 from sqlalchemy.orm import DeclarativeBase
@@ -25,7 +25,7 @@ def now() -> int:
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
-    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
+    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, list[Any]: JSON}
 
     def dict(self) -> dict[str, Any]:
         """Plain column values, the shape cached values are built from (never the ORM instance)."""

@@ -7,7 +7,13 @@ from typing import Any
 from sqlalchemy import Select, distinct, func, select
 
 from cache import keys
-from cache.entities import get_cached_author, get_cached_authors, get_cached_communities, get_cached_topics, id_by_slug
+from cache.entities import (
+    get_cached_author,
+    get_cached_authors,
+    get_cached_communities,
+    get_cached_topics,
+    id_by_slug,
+)
 from cache.follows import get_cached_author_followers, get_cached_follows
 from orm import Author, AuthorFollower, Shout, ShoutAuthor, ShoutTopic, Topic
 from orm.stats import is_listed

@@ -34,5 +34,6 @@ class ErrorMapping(SchemaExtension):
     def on_operation(self) -> Iterator[None]:
         yield
         result = self.execution_context.result
-        if result is not None and getattr(result, "errors", None):
-            result.errors = [_mapped(e) for e in result.errors]
+        errors = getattr(result, "errors", None)
+        if result is not None and errors:
+            result.errors = [_mapped(e) for e in errors]

@@ -7,10 +7,15 @@ from strawberry.schema.config import StrawberryConfig
 
 from schema.errors import ErrorMapping
 from schema.query import Query
-from schema.types import AuthorFollowsResult, Collection, Invite, MyRateComment, MyRateShout, Notification
 from schema.types import (
+    AuthorFollowsResult,
     AuthResult,
     AuthSuccess,
+    Collection,
+    Invite,
+    MyRateComment,
+    MyRateShout,
+    Notification,
     NotificationSeenResult,
     NotificationsResult,
     OAuthProvider,

@@ -202,6 +202,19 @@ async def _authors(info: Info, ids: list[int]) -> list[Author | None]:
     return [Author.of(a) for a in found if a is not None]
 
 
+async def _main_topic(info: Info, shout: dict[str, Any]) -> Topic | None:
+    topic_id = shout.get("main_topic_id")
+    if topic_id is None:
+        return None
+    return Topic.of(await info.context.loaders.topics.load(topic_id), is_main=True)
+
+
+async def _topics_of_shout(info: Info, shout: dict[str, Any]) -> list[Topic | None]:
+    main = shout.get("main_topic_id")
+    found = await info.context.loaders.topics.load_many(shout.get("topic_ids") or [])
+    return [Topic.of(t, is_main=t["id"] == main) for t in found if t is not None]
+
+
 async def _author(info: Info, author_id: int | None) -> Author | None:
     if author_id is None:
         return None
@@ -247,16 +260,11 @@ class Shout:
 
     @strawberry.field
     async def main_topic(self, info: Info) -> Topic | None:
-        topic_id = self._get("main_topic_id")
-        if topic_id is None:
-            return None
-        return Topic.of(await info.context.loaders.topics.load(topic_id), is_main=True)
+        return await _main_topic(info, self.data or {})
 
     @strawberry.field
     async def topics(self, info: Info) -> list[Topic | None] | None:
-        main = self._get("main_topic_id")
-        found = await info.context.loaders.topics.load_many(self._get("topic_ids") or [])
-        return [Topic.of(t, is_main=t["id"] == main) for t in found if t is not None]
+        return await _topics_of_shout(info, self.data or {})
 
     @strawberry.field
     async def authors(self, info: Info) -> list[Author | None] | None:
@@ -466,24 +474,24 @@ class SearchResult:
     score: float
     cover: str | None = None
     created_at: int | None = None
-    shout: strawberry.Private[Shout | None] = None
+    shout: strawberry.Private[dict[str, Any] | None] = None
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> SearchResult:
         return cls(slug=data["slug"], title=data["title"], score=data.get("score") or 0.0,
-                   cover=data.get("cover"), created_at=data.get("created_at"), shout=Shout.of(data))
+                   cover=data.get("cover"), created_at=data.get("created_at"), shout=data)
 
     @strawberry.field
     async def main_topic(self, info: Info) -> Topic | None:
-        return None if self.shout is None else await self.shout.main_topic(info)
+        return await _main_topic(info, self.shout or {})
 
     @strawberry.field
     async def authors(self, info: Info) -> list[Author | None] | None:
-        return None if self.shout is None else await self.shout.authors(info)
+        return await _authors(info, (self.shout or {}).get("author_ids") or [])
 
     @strawberry.field
     async def topics(self, info: Info) -> list[Topic | None] | None:
-        return None if self.shout is None else await self.shout.topics(info)
+        return await _topics_of_shout(info, self.shout or {})
 
 
 @strawberry.type

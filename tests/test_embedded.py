@@ -58,7 +58,8 @@ async def test_sqlite_and_fakeredis_serve_the_api(tmp_path: Path) -> None:
         await check_services(settings, deps)
         app = create_app(settings, deps=deps)
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as http:
-            query = "{ load_shouts_by(options: {limit: 3, order_by: rating}) { slug authors { slug } stat { rating } } }"
+            query = ("{ load_shouts_by(options: {limit: 3, order_by: rating}) "
+                     "{ slug authors { slug } stat { rating } } }")
             first = (await http.post("/graphql", json={"query": query})).json()
             assert "errors" not in first and len(first["data"]["load_shouts_by"]) == 3
             hits_before = deps.cache.stats.hits
