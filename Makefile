@@ -28,6 +28,8 @@ services:
 
 ## The whole suite against real PostgreSQL and Redis on 127.0.0.1 (installed and started if missing).
 test: install services
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/pytest -q
 
 lint: install
