@@ -120,3 +120,47 @@ async def test_large_values_are_compressed(cache: Cache, redis: Redis) -> None:
     raw = await redis.get("k:big")
     assert len(raw) < 10_240
     assert await cache.get_cached_data("k:big") == big
+
+
+async def test_follow_caches_use_the_seed_keys(gql: Any, redis: Redis, engine: Any) -> None:
+    from sqlalchemy import select
+
+    from orm import AuthorFollower, Topic, TopicFollower
+
+    async with engine.connect() as conn:
+        author = await conn.scalar(select(AuthorFollower.author).limit(1))
+        follower, topic, slug = (await conn.execute(
+            select(TopicFollower.follower, Topic.id, Topic.slug).join(Topic, Topic.id == TopicFollower.topic).limit(1)
+        )).one()
+    await gql("query($a: Int, $f: Int) { get_author_followers(author_id: $a) { id } "
+              "get_author_follows(author_id: $f) { authors { id } topics { id } } }", {"a": author, "f": follower})
+    await gql("query($s: String) { get_topic_followers(slug: $s) { id } get_topic_authors(slug: $s) { id } }",
+              {"s": slug})
+    for key in (keys.author_followers(author), keys.author_follows_topics(follower),
+                keys.author_follows_authors(follower), keys.topic_followers(topic), keys.topic_authors(topic)):
+        assert await redis.exists(key), key
+    assert keys.author_followers(author) == f"author:followers:{author}"
+    assert keys.author_follows_topics(follower) == f"author:follows-topics:{follower}"
+
+
+async def test_reads_survive_a_dead_redis(engine: Any) -> None:
+    """Redis is a cache: with no Redis at all every read is answered from the database."""
+    import httpx
+
+    from app.main import create_app
+    from orm.engine import make_session_factory
+    from resolvers.deps import Deps
+
+    dead = Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.2)
+    deps = Deps(cache=Cache(dead, breaker_seconds=30), db=make_session_factory(engine))
+    app = create_app(deps=deps)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as http:
+        for _ in range(2):
+            response = await http.post("/graphql", json={
+                "query": "{ load_shouts_by(options: {limit: 5}) { id authors { slug } stat { viewed rating } } }"})
+            body = response.json()
+            assert "errors" not in body, body
+            assert len(body["data"]["load_shouts_by"]) == 5
+    assert deps.cache.stats.errors >= 1
+    assert not deps.cache.available  # the breaker is open: no Redis round trip per request
+    await dead.aclose()
