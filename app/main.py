@@ -37,12 +37,11 @@ class DiscoursGraphQL(GraphQL[Context, None]):
 
 async def check_services(settings: Settings, deps: Deps) -> None:
     """Fail the start with a message that names the setting when a service does not answer."""
-    engine = deps.db.kw["bind"]
     try:
-        async with engine.connect() as conn:
-            await conn.execute(text("SELECT 1"))
+        async with deps.db() as session:
+            await session.execute(text("SELECT 1"))
     except Exception as exc:
-        raise SettingsError(f"DATABASE_URL: cannot connect to {engine.url!r}: {exc}") from exc
+        raise SettingsError(f"DATABASE_URL: cannot connect to {settings.database_url!r}: {exc}") from exc
     try:
         await deps.cache.redis.ping()
     except Exception as exc:

@@ -349,6 +349,10 @@ async def seed_connection(conn: AsyncConnection, size: Size, *, seed: int = 1, p
     await seeder.insert(conn, AuthorBookmark, [{"author": a, "shout": s, "created_at": seeder.now}
                                                for a, s in sorted(bookmarks)], "bookmarks")
     await _reset_sequences(conn, ["author", "community", "topic", "shout", "reaction", "draft"])
+    if conn.dialect.name == "postgresql":
+        # Fresh bulk-loaded tables have no planner statistics; without them PostgreSQL picks nested
+        # loops over 100k-row joins (measured: 1.5 s instead of 50 ms for topic stats).
+        await conn.execute(text("ANALYZE"))
     if progress:
         print(f"seeded in {time.monotonic() - started:.1f}s", file=sys.stderr)
 

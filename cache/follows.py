@@ -29,12 +29,12 @@ from orm.stats import is_listed
 FOLLOWABLE = ("author", "topic", "shout", "community")
 
 
-async def _ids(cache: Cache, db: SessionFactory, key: str, tag: str, statement: Any) -> list[int]:
+async def _ids(cache: Cache, db: SessionFactory, key: str, tag: str | list[str], statement: Any) -> list[int]:
     async def query() -> list[int]:
         async with db() as session:
             return list((await session.scalars(statement)).all())
 
-    return list(await cache.cached_query(key, query, tags=[tag]))
+    return list(await cache.cached_query(key, query, tags=[tag] if isinstance(tag, str) else tag))
 
 
 async def get_cached_author_followers(author_id: int, *, cache: Cache, db: SessionFactory) -> list[int]:
@@ -77,13 +77,7 @@ async def get_cached_topic_authors(topic_id: int, *, cache: Cache, db: SessionFa
         .group_by(ShoutAuthor.author)
         .order_by(ShoutAuthor.author)
     )
-    async def query() -> list[int]:
-        async with db() as session:
-            return list((await session.scalars(stmt)).all())
-
-    return list(await cache.cached_query(
-        keys.topic_authors(topic_id), query, tags=[keys.tag_topic(topic_id), keys.TAG_SHOUTS]
-    ))
+    return await _ids(cache, db, keys.topic_authors(topic_id), [keys.tag_topic(topic_id), keys.TAG_SHOUTS], stmt)
 
 
 def _follows_query(kind: str, author_id: int) -> Any:

@@ -4,7 +4,6 @@ command, or a test fixture) calls these and owns what they return."""
 from __future__ import annotations
 
 from sqlalchemy import event
-from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 
@@ -30,6 +29,3 @@ def make_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> AsyncEn
 def make_session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False)
 
-
-def sync_engine_of(engine: AsyncEngine) -> Engine:
-    return engine.sync_engine

@@ -17,9 +17,8 @@ from cache.entities import (
 from cache.follows import get_cached_author_followers, get_cached_follows
 from orm import Author, AuthorFollower, Shout, ShoutAuthor, ShoutTopic, Topic
 from orm.stats import is_listed
-from resolvers.deps import Deps, page
+from resolvers.deps import Deps, like_pattern, page
 from resolvers.errors import BadInput
-from resolvers.reader import _like_pattern
 
 DEFAULT_LIMIT = 20
 AUTHOR_ORDERS = ("name", "created_at", "last_seen", "shouts", "followers")
@@ -62,7 +61,7 @@ def _authors_query(by: dict[str, Any]) -> Select[Any]:
     if slug := by.get("slug"):
         query = query.where(Author.slug == slug)
     if name := by.get("name"):
-        query = query.where(func.lower(Author.name).like(_like_pattern(name.lower()), escape="\\"))
+        query = query.where(func.lower(Author.name).like(like_pattern(name.lower()), escape="\\"))
     if topic := by.get("topic"):
         query = query.where(Author.id.in_(
             select(ShoutAuthor.author)
@@ -119,7 +118,7 @@ async def load_authors_search(deps: Deps, text: str, limit: int | None, offset: 
     needle = keys.normalize_query(text)[:100]
     if not needle or limit == 0:
         return []
-    pattern = _like_pattern(needle)
+    pattern = like_pattern(needle)
 
     async def query() -> list[int]:
         stmt = (select(Author.id)

@@ -8,11 +8,9 @@ from sqlalchemy import select
 
 from cache import keys
 from cache.entities import get_cached_communities
-from cache.follows import get_cached_shout_followers
 from orm import DEFAULT_COMMUNITY_ID, Community, CommunityAuthor
-from resolvers.author import authors_of_ids, resolve_author_id
+from resolvers.author import resolve_author_id
 from resolvers.deps import Deps
-from resolvers.reader import get_shout
 
 
 async def communities_of_ids(deps: Deps, ids: list[int]) -> list[dict[str, Any]]:
@@ -50,10 +48,3 @@ async def get_communities_by_author(deps: Deps, slug: str | None = None, user: s
                                         tags=[keys.TAG_COMMUNITIES, keys.tag_author(resolved)])
     return await communities_of_ids(deps, ids)
 
-
-async def get_shout_followers(deps: Deps, slug: str | None = None,
-                              shout_id: int | None = None) -> list[dict[str, Any]]:
-    shout = await get_shout(deps, slug=slug, shout_id=shout_id)
-    if shout is None:
-        return []
-    return await authors_of_ids(deps, await get_cached_shout_followers(shout["id"], cache=deps.cache, db=deps.db))

@@ -18,6 +18,12 @@ class Deps:
     ttl_search: int = 600
 
 
+def like_pattern(text: str) -> str:
+    """`%text%` for LIKE with the user's own wildcards escaped (use with escape="\\")."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
 def page(limit: int | None, offset: int | None, *, default: int, maximum: int) -> tuple[int, int]:
     """Validate paging: a negative value is refused with a clear error, a huge limit is clamped."""
     if limit is None:

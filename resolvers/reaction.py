@@ -17,9 +17,8 @@ from cache.entities import id_by_slug
 from orm import Author, Reaction, Shout, ShoutTopic, Topic
 from orm.reaction import COMMENT_KINDS, RATING_KINDS
 from orm.stats import is_listed, reaction_stats, vote_value
-from resolvers.deps import Deps, page
+from resolvers.deps import Deps, like_pattern, page
 from resolvers.errors import BadInput
-from resolvers.reader import _like_pattern
 
 DEFAULT_LIMIT = 50
 DEFAULT_CHILDREN = 3
@@ -81,7 +80,7 @@ async def load_reactions_by(deps: Deps, by: dict[str, Any], limit: int | None,
     if (reply_to := by.get("reply_to")) is not None:
         query = query.where(Reaction.reply_to == reply_to)
     if search := by.get("search"):
-        query = query.where(func.lower(Reaction.body).like(_like_pattern(search.lower()), escape="\\"))
+        query = query.where(func.lower(Reaction.body).like(like_pattern(search.lower()), escape="\\"))
     if topic := by.get("topic"):
         query = query.where(Reaction.shout.in_(
             select(ShoutTopic.shout).join(Topic, Topic.id == ShoutTopic.topic).where(Topic.slug == topic)))

@@ -16,7 +16,7 @@ from cache.entities import get_cached_shouts, id_by_slug
 from orm import Author, Shout, ShoutAuthor, ShoutTopic, Topic
 from orm.reaction import Reaction
 from orm.stats import is_listed, shout_stat_columns
-from resolvers.deps import Deps, page
+from resolvers.deps import Deps, like_pattern, page
 from resolvers.errors import BadInput
 
 DEFAULT_LIMIT = 10
@@ -140,18 +140,13 @@ async def load_shouts_random_top(deps: Deps, options: dict[str, Any] | None) -> 
     return await _shouts_of_ids(deps, sample)
 
 
-def _like_pattern(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
 async def load_shouts_search(deps: Deps, text: str, options: dict[str, Any] | None) -> list[dict[str, Any]]:
     """Case-insensitive search in title, subtitle, lead and body; a title match weighs most."""
     opts = _normalise_options(options, deps)
     needle = keys.normalize_query(text)[:MAX_SEARCH_TEXT]
     if not needle or opts["limit"] == 0:
         return []
-    pattern = _like_pattern(needle)
+    pattern = like_pattern(needle)
 
     def matches(column: Any) -> Any:
         return func.lower(column).like(pattern, escape="\\")

@@ -6,6 +6,7 @@ import strawberry
 
 from resolvers import author as authors
 from resolvers import community as communities
+from resolvers import follower as followers
 from resolvers import reaction as reactions
 from resolvers import reader
 from resolvers import topic as topics
@@ -14,7 +15,6 @@ from schema.enums import ReactionSort
 from schema.inputs import AuthorsBy, LoadShoutsOptions, ReactionBy, as_dict
 from schema.types import (
     Author,
-    AuthorFollowsResult,
     CommonResult,
     Community,
     Reaction,
@@ -134,7 +134,7 @@ class Query:
     @strawberry.field
     async def get_shout_followers(self, info: Info, slug: str | None = None,
                                   shout_id: int | None = None) -> list[Author | None] | None:
-        return _authors(await communities.get_shout_followers(info.context.deps, slug, shout_id))
+        return _authors(await followers.get_shout_followers(info.context.deps, slug, shout_id))
 
     # --- reactions -------------------------------------------------------------------------------
     @strawberry.field
@@ -204,5 +204,3 @@ class Query:
         found = await reader.load_shouts_search(info.context.deps, text, as_dict(options))
         return [SearchResult.of(s) for s in found]
 
-
-__all__ = ["AuthorFollowsResult", "Query"]
