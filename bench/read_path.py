@@ -52,7 +52,7 @@ async def _measure(http: httpx.AsyncClient, cache: Cache, query: str, variables:
     await http.post("/graphql", json={"query": query, "variables": variables})  # warm the pool and caches
     for _ in range(requests):
         if cold:
-            # Bumping the global epoch turns every cached value into a miss: a cold cache, no FLUSHDB.
+            # Bumping the global epoch turns every cached value into a miss: a cold cache without a flush.
             await cache.invalidate_tags([keys.GLOBAL_TAG])
         started = time.perf_counter()
         response = await http.post("/graphql", json={"query": query, "variables": variables})
