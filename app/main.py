@@ -16,6 +16,7 @@ from starlette.routing import Route
 from strawberry.asgi import GraphQL
 
 from app.settings import Settings, SettingsError, get_settings
+from auth.services import build_auth
 from cache.client import make_redis
 from cache.store import Cache
 from orm.engine import make_engine, make_session_factory
@@ -55,7 +56,8 @@ async def open_deps(settings: Settings) -> AsyncIterator[Deps]:
     redis = make_redis(settings.redis_url, max_connections=settings.redis_max_connections)
     cache = Cache(redis, ttl_jitter=settings.cache_ttl_jitter, breaker_seconds=settings.redis_breaker_seconds)
     deps = Deps(cache=cache, db=make_session_factory(engine), max_page_size=settings.max_page_size,
-                ttl_shouts=settings.cache_ttl_shouts, ttl_search=settings.cache_ttl_search)
+                ttl_shouts=settings.cache_ttl_shouts, ttl_search=settings.cache_ttl_search,
+                auth=build_auth(settings, redis))
     try:
         yield deps
     finally:

@@ -3,13 +3,30 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class SettingsError(RuntimeError):
     """A setting is wrong; the message names the variable."""
+
+
+# Used only with the embedded SQLite default, so a newcomer's first run needs no secret.
+EMBEDDED_JWT_SECRET = "embedded-development-secret-not-for-production"
+
+
+class OAuthProvider(BaseModel):
+    """One OAuth2 provider (authorization code flow with PKCE)."""
+
+    name: str
+    client_id: str
+    client_secret: str = ""
+    authorize_url: str
+    token_url: str
+    userinfo_url: str
+    scope: str = "openid email profile"
 
 
 class Settings(BaseSettings):
@@ -38,6 +55,31 @@ class Settings(BaseSettings):
     redis_breaker_seconds: float = 5.0
     max_page_size: int = 100
 
+    # --- accounts and sessions (seed 000 section 1) ---
+    jwt_secret: str | None = None
+    session_ttl: int = 30 * 24 * 3600
+    session_cookie: str = "session_token"
+    cookie_secure: bool = False
+    verification_ttl: int = 3600
+    login_max_failures: int = 5
+    login_lock_seconds: int = 300
+    # argon2id cost; tests lower it, production keeps the library's defaults
+    password_time_cost: int = 3
+    password_memory_cost: int = 65536
+    admin_emails: list[str] = Field(default_factory=list)
+    public_url: str = "http://127.0.0.1:8000"
+    # OAuth providers by id, as JSON in OAUTH_PROVIDERS: {"github": {"name": ..., "client_id": ...}}
+    oauth_providers: dict[str, OAuthProvider] = Field(default_factory=dict)
+    # Where an OAuth flow may send the browser back to (prefixes); empty: only public_url.
+    oauth_redirect_allowed: list[str] = Field(default_factory=list)
+    # Mail: with no SMTP_HOST, messages are written to the log.
+    smtp_host: str | None = None
+    smtp_port: int = 587
+    smtp_user: str | None = None
+    smtp_password: str | None = None
+    smtp_starttls: bool = True
+    mail_from: str = "Discours <noreply@discours.io>"
+
     @field_validator("database_url")
     @classmethod
     def _normalise_database_url(cls, value: str) -> str:
@@ -62,9 +104,25 @@ class Settings(BaseSettings):
             raise ValueError(f"REDIS_URL must be redis://, rediss:// or unix://, got {value!r}")
         return value
 
+    @model_validator(mode="after")
+    def _require_secret_in_production(self) -> Settings:
+        if self.jwt_secret is None:
+            if not self.is_sqlite:
+                raise ValueError("JWT_SECRET must be set when DATABASE_URL is PostgreSQL")
+            self.jwt_secret = EMBEDDED_JWT_SECRET
+        elif len(self.jwt_secret) < 32:
+            raise ValueError("JWT_SECRET must be at least 32 characters")
+        return self
+
     @property
     def is_sqlite(self) -> bool:
         return self.database_url.startswith("sqlite")
+
+
+def _describe(err: Any) -> str:
+    location = "_".join(str(p) for p in err["loc"]).upper()
+    message = str(err["msg"]).removeprefix("Value error, ")
+    return f"{location}: {message}" if location else message
 
 
 def load_settings(**overrides: object) -> Settings:
@@ -74,9 +132,7 @@ def load_settings(**overrides: object) -> Settings:
     try:
         return Settings(**overrides)  # type: ignore[arg-type]
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'_'.join(str(p) for p in err['loc']).upper()}: {err['msg']}" for err in exc.errors()
-        )
+        problems = "; ".join(_describe(err) for err in exc.errors())
         raise SettingsError(f"invalid settings: {problems}") from exc
 
 

@@ -259,3 +259,52 @@ def generations(tags: Iterable[str]) -> list[str]:
 
 def lock(resource: str) -> str:
     return f"lock:{resource}"
+
+
+# --- accounts and sessions (seed 000 sections 1 and 2) -----------------------------------------------
+# Tokens never appear in keys raw: `token_id` is a hash of the token (auth/tokens.py).
+
+def session(user_id: int, token_id: str) -> str:
+    return f"session:{user_id}:{token_id}"
+
+
+def user_sessions(user_id: int) -> str:
+    return f"user_sessions:{user_id}"
+
+
+def oauth_state(state: str) -> str:
+    return f"oauth_state:{_part(state)}"
+
+
+def oauth_access(user_id: int, provider: str) -> str:
+    return f"oauth_access:{user_id}:{_part(provider)}"
+
+
+def oauth_refresh(user_id: int, provider: str) -> str:
+    return f"oauth_refresh:{user_id}:{_part(provider)}"
+
+
+def verification(user_id: int, kind: str, token_id: str) -> str:
+    return f"verification:{user_id}:{kind}:{token_id}"
+
+
+def pending_verification(user_id: int, kind: str) -> str:
+    """The token id of a user's outstanding verification of one kind (so it can be cancelled)."""
+    return f"verification:{user_id}:{kind}:pending"
+
+
+def login_failures(email_digest: str) -> str:
+    return f"login_failures:{email_digest}"
+
+
+def env_var(name: str) -> str:
+    return f"env_vars:{_part(name)}"
+
+
+def author_account(author: int) -> str:
+    """The private part of an author (email, roles): read only for the author themselves or an admin."""
+    return f"author:account:{author}"
+
+
+def tag_account(author: int) -> str:
+    return f"account:{author}"

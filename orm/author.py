@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from orm.base import Base, now
@@ -27,6 +27,12 @@ class Author(Base):
     last_seen: Mapped[int] = mapped_column(Integer, default=now)
     updated_at: Mapped[int | None] = mapped_column(Integer, default=now)
     deleted_at: Mapped[int | None] = mapped_column(Integer)
+    # The account (private: never in a public cached value). Discours keeps it on the author row.
+    email: Mapped[str | None] = mapped_column(String(255), unique=True)
+    email_verified: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    password: Mapped[str | None] = mapped_column(String(255))  # argon2 hash, never the password
+    # Identities at OAuth providers: {"github": "12345", ...}
+    oauth: Mapped[dict[str, Any] | None] = mapped_column()
 
     __table_args__ = (
         Index("ix_author_created_at", "created_at"),

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from cache.entities import SessionFactory
 from cache.store import Cache
 from resolvers.errors import BadInput
+
+if TYPE_CHECKING:
+    from auth.services import AuthServices
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,6 +20,14 @@ class Deps:
     max_page_size: int = 100
     ttl_shouts: int = 300
     ttl_search: int = 600
+    auth: AuthServices | None = None
+
+    @property
+    def accounts(self) -> AuthServices:
+        """The auth services; a Deps built without them serves only public reads."""
+        if self.auth is None:
+            raise RuntimeError("auth services are not configured")
+        return self.auth
 
 
 def like_pattern(text: str) -> str:

@@ -26,3 +26,11 @@ class Unauthenticated(ApiError):
 
 class Forbidden(ApiError):
     code = "FORBIDDEN"
+
+
+class InvalidTokenError(ApiError):
+    code = "INVALID_TOKEN"
+
+
+class Conflict(ApiError):
+    code = "CONFLICT"

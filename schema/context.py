@@ -3,6 +3,7 @@ shared between requests would serve one request's data to another)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,9 +12,15 @@ from redis.exceptions import RedisError
 from strawberry.dataloader import DataLoader
 from strawberry.types import Info as StrawberryInfo
 
+from auth.permissions import Viewer
+from auth.sessions import Session
 from cache import keys
 from cache.entities import get_cached_authors, get_cached_communities, get_cached_shouts, get_cached_topics
+from resolvers.auth import account_viewer
 from resolvers.deps import Deps
+
+log = logging.getLogger(__name__)
+_UNSET = object()
 
 BatchGetter = Callable[..., Awaitable[list[Any]]]
 
@@ -58,6 +65,18 @@ class Loaders:
         )
 
 
+def bearer_token(request: Any, cookie_name: str) -> str | None:
+    """The session token of a request: `Authorization: Bearer <token>` (or the bare token, as some
+    Discours clients send it), else the httpOnly session cookie."""
+    if request is None:
+        return None
+    header = request.headers.get("authorization", "").strip()
+    if header:
+        scheme, _, value = header.partition(" ")
+        return value.strip() if scheme.lower() == "bearer" and value else header
+    return request.cookies.get(cookie_name) or None
+
+
 @dataclass
 class Context:
     deps: Deps
@@ -65,6 +84,27 @@ class Context:
     request: Any = None
     response: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
+    _session: Any = field(default=_UNSET, repr=False)
+    _viewer: Any = field(default=_UNSET, repr=False)
+
+    async def session(self) -> Session | None:
+        """The request's valid session, checked against Redis once per request."""
+        if self._session is _UNSET:
+            self._session = None
+            auth = self.deps.auth
+            token = bearer_token(self.request, auth.settings.session_cookie) if auth else None
+            if auth and token:
+                try:
+                    self._session = await auth.sessions.validate(token)
+                except RedisError:
+                    log.warning("sessions unavailable: Redis does not answer")
+        return self._session  # type: ignore[no-any-return]
+
+    async def viewer(self) -> Viewer | None:
+        if self._viewer is _UNSET:
+            session = await self.session()
+            self._viewer = None if session is None else await account_viewer(self.deps, session.user_id)
+        return self._viewer  # type: ignore[no-any-return]
 
 
 Info = StrawberryInfo[Context, None]

@@ -6,8 +6,14 @@ import strawberry
 from strawberry.schema.config import StrawberryConfig
 
 from schema import enums, inputs, types
+from schema.auth import AuthMutation
 from schema.errors import ErrorMapping
 from schema.query import Query
+
+
+@strawberry.type
+class Mutation(AuthMutation):
+    """Mutations, by area (auth now; the write side adds its own classes to the bases)."""
 
 # Contract types, inputs and enums that no implemented field uses yet: registered so the schema carries
 # every one of them from the start (the mutation and auth issues put them to work).
@@ -25,6 +31,7 @@ _NOT_YET_REACHABLE = [
 def build_schema() -> strawberry.Schema:
     return strawberry.Schema(
         query=Query,
+        mutation=Mutation,
         types=_NOT_YET_REACHABLE,
         config=StrawberryConfig(auto_camel_case=False),
         extensions=[ErrorMapping],

@@ -8,6 +8,8 @@ from typing import Any, TypeVar
 
 import strawberry
 
+from auth.accounts import get_account
+from auth.permissions import DEFAULT_COMMUNITY
 from schema.context import Info
 from schema.enums import InviteStatus, ReactionKind, ReactionStatus
 
@@ -26,6 +28,14 @@ def build_all(cls: type[T], items: list[dict[str, Any]] | None) -> list[T] | Non
     if items is None:
         return None
     return [obj for obj in (build(cls, d) for d in items) if obj is not None]
+
+
+async def _private_account(info: Info, author_id: int) -> dict[str, Any] | None:
+    viewer = await info.context.viewer()
+    if viewer is None or (viewer.author_id != author_id and not viewer.is_admin):
+        return None
+    deps = info.context.deps
+    return await get_account(author_id, cache=deps.cache, db=deps.db)
 
 
 @strawberry.type
@@ -70,10 +80,6 @@ class Author:
     updated_at: int | None = None
     deleted_at: int | None = None
     seo: str | None = None
-    # Private fields of the account: filled only for the author themselves or an admin (auth issue).
-    email: str | None = None
-    roles: list[str] | None = None
-    email_verified: bool | None = None
     user_id: strawberry.Private[str | None] = None
     stat_data: strawberry.Private[dict[str, Any] | None] = None
 
@@ -94,6 +100,22 @@ class Author:
     @strawberry.field
     def stat(self) -> AuthorStat | None:
         return build(AuthorStat, self.stat_data) if self.stat_data is not None else None
+
+    # The account's private fields: shown to the author themselves and to admins, null to anyone else.
+    @strawberry.field
+    async def email(self, info: Info) -> str | None:
+        account = await _private_account(info, self.id)
+        return None if account is None else account["email"]
+
+    @strawberry.field
+    async def email_verified(self, info: Info) -> bool | None:
+        account = await _private_account(info, self.id)
+        return None if account is None else account["email_verified"]
+
+    @strawberry.field
+    async def roles(self, info: Info) -> list[str] | None:
+        account = await _private_account(info, self.id)
+        return None if account is None else account["roles"].get(str(DEFAULT_COMMUNITY), [])
 
     @strawberry.field
     async def communities(self, info: Info) -> list[Community | None] | None:

@@ -20,6 +20,9 @@ from alembic import command
 from app.cli import alembic_config
 from app.main import create_app
 from app.seed import SIZES, seed_connection
+from app.settings import Settings, load_settings
+from auth.mailer import LogMailer
+from auth.services import build_auth
 from cache.store import Cache
 from orm.engine import make_engine, make_session_factory
 from resolvers.deps import Deps
@@ -99,8 +102,19 @@ def cache(redis: Redis) -> Cache:
 
 
 @pytest.fixture
-def deps(engine: AsyncEngine, cache: Cache) -> Deps:
-    return Deps(cache=cache, db=make_session_factory(engine))
+def settings() -> Settings:
+    return load_settings(database_url=TEST_DATABASE_URL, redis_url=TEST_REDIS_URL, jwt_secret="t" * 40,
+                         password_time_cost=1, password_memory_cost=1024, admin_emails=["root@example.org"])
+
+
+@pytest.fixture
+def mailer() -> LogMailer:
+    return LogMailer()
+
+
+@pytest.fixture
+def deps(engine: AsyncEngine, cache: Cache, redis: Redis, settings: Settings, mailer: LogMailer) -> Deps:
+    return Deps(cache=cache, db=make_session_factory(engine), auth=build_auth(settings, redis, mailer=mailer))
 
 
 @pytest.fixture

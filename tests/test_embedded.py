@@ -36,7 +36,7 @@ def test_wrong_setting_names_the_variable(monkeypatch: pytest.MonkeyPatch, name:
 
 
 async def test_unreachable_servers_stop_the_start_naming_the_setting() -> None:
-    settings = load_settings(database_url="postgresql://postgres@127.0.0.1:1/nothing")
+    settings = load_settings(database_url="postgresql://postgres@127.0.0.1:1/nothing", jwt_secret="x" * 32)
     async with open_deps(settings) as deps:
         with pytest.raises(SettingsError, match="DATABASE_URL"):
             await check_services(settings, deps)

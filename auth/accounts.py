@@ -1,0 +1,47 @@
+"""The private part of an author (email, verification, roles), cached per author under
+`author:account:{id}` and readable only through the checks in `schema` (the author or an admin)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+
+from auth.permissions import Viewer
+from cache import keys
+from cache.entities import SessionFactory
+from cache.store import Cache
+from orm import Author, CommunityAuthor
+
+
+async def fetch_account(db: SessionFactory, author_id: int) -> dict[str, Any] | None:
+    async with db() as session:
+        author = await session.get(Author, author_id)
+        if author is None or author.deleted_at is not None:
+            return None
+        memberships = (await session.execute(
+            select(CommunityAuthor.community, CommunityAuthor.roles).where(CommunityAuthor.author == author_id)
+        )).all()
+    return {
+        "id": author.id,
+        "slug": author.slug,
+        "name": author.name,
+        "email": author.email,
+        "email_verified": bool(author.email_verified),
+        "roles": {str(c): [r for r in roles.split(",") if r] for c, roles in memberships},
+    }
+
+
+async def get_account(author_id: int, *, cache: Cache, db: SessionFactory) -> dict[str, Any] | None:
+    async def query() -> dict[str, Any] | None:
+        return await fetch_account(db, author_id)
+
+    return await cache.cached_query(keys.author_account(author_id), query,
+                                    tags=[keys.tag_author(author_id), keys.tag_account(author_id)])
+
+
+def viewer_of(account: dict[str, Any], admin_emails: list[str]) -> Viewer:
+    roles = {int(c): frozenset(r) for c, r in account.get("roles", {}).items()}
+    email = (account.get("email") or "").lower()
+    return Viewer(author_id=account["id"], roles=roles,
+                  system_admin=bool(email) and email in {e.lower() for e in admin_emails})

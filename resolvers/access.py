@@ -1,0 +1,22 @@
+"""How resolvers ask the one permission module (auth/permissions.py) and turn its answer into errors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from auth.permissions import DEFAULT_COMMUNITY, Viewer, can
+from resolvers.errors import Forbidden, Unauthenticated
+
+
+def require_viewer(viewer: Viewer | None) -> Viewer:
+    if viewer is None:
+        raise Unauthenticated("this operation needs a signed-in user")
+    return viewer
+
+
+def require(viewer: Viewer | None, permission: str, *, community_id: int = DEFAULT_COMMUNITY,
+            owners: Iterable[int] = ()) -> Viewer:
+    signed_in = require_viewer(viewer)
+    if not can(signed_in, permission, community_id=community_id, owners=owners):
+        raise Forbidden(f"not allowed: {permission}")
+    return signed_in

@@ -1,0 +1,324 @@
+"""Accounts and sessions: registration, sign-in, sessions, email confirmation, password and email
+changes. Messages never tell whether an address is registered (only `isEmailUsed` does)."""
+
+from __future__ import annotations
+
+import re
+import time
+import unicodedata
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+
+from auth import tokens, verification
+from auth.accounts import get_account, viewer_of
+from auth.mailer import Message
+from auth.permissions import PERMISSIONS, ROLES, Viewer
+from auth.sessions import Session
+from cache import keys
+from cache.entities import get_cached_author, id_by_slug
+from orm import Author, CommunityAuthor
+from resolvers.deps import Deps
+from resolvers.errors import BadInput, Conflict, InvalidTokenError, Unauthenticated
+
+EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]{1,255}\.[^@\s]{1,63}$")
+BAD_CREDENTIALS = "Invalid email or password"
+LOCKED = "Too many failed attempts; try again in a few minutes"
+
+
+def normalize_email(email: str | None) -> str:
+    value = (email or "").strip().lower()
+    if not EMAIL.match(value):
+        raise BadInput("a valid email address is needed", field="email")
+    return value
+
+
+def _slugify(text: str) -> str:
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
+    return slug[:40] or "author"
+
+
+async def _free_slug(deps: Deps, base: str) -> str:
+    async with deps.db() as session:
+        taken = set((await session.scalars(
+            select(Author.slug).where((Author.slug == base) | Author.slug.like(f"{base}-%")))).all())
+    if base not in taken:
+        return base
+    n = 2
+    while f"{base}-{n}" in taken:
+        n += 1
+    return f"{base}-{n}"
+
+
+async def _forget_author(deps: Deps, author_id: int, *slugs: str, new: bool = False) -> None:
+    """After a committed change to an author row: what caches must stop serving."""
+    tags = [keys.tag_author(author_id), keys.tag_account(author_id)]
+    tags += [keys.tag_slug("author", s) for s in slugs]
+    if new:
+        tags.append(keys.TAG_AUTHORS)
+    await deps.cache.invalidate_tags(tags)
+
+
+async def _author_by_email(deps: Deps, email: str) -> Author | None:
+    async with deps.db() as session:
+        return await session.scalar(select(Author).where(func.lower(Author.email) == email,
+                                                         Author.deleted_at.is_(None)))
+
+
+async def account_viewer(deps: Deps, author_id: int) -> Viewer | None:
+    account = await get_account(author_id, cache=deps.cache, db=deps.db)
+    return None if account is None else viewer_of(account, deps.accounts.settings.admin_emails)
+
+
+async def _signed_in(deps: Deps, author: Author, device_info: dict[str, Any] | None = None,
+                     method: str = "password") -> dict[str, Any]:
+    session = await deps.accounts.sessions.create(author.id, author.slug, auth_data={"method": method},
+                                                  device_info=device_info)
+    return {"success": True, "error": None, "token": session.token,
+            "author": await get_cached_author(author.id, cache=deps.cache, db=deps.db)}
+
+
+def _link(deps: Deps, path: str, token: str) -> str:
+    return f"{deps.accounts.settings.public_url.rstrip('/')}/{path}?token={token}"
+
+
+async def _send_confirmation(deps: Deps, author_id: int, email: str) -> None:
+    token = await deps.accounts.verifications.issue(author_id, verification.EMAIL_VERIFICATION, {"email": email})
+    await deps.accounts.mailer.send(Message(email, "Confirm your email", _link(deps, "confirm", token)))
+
+
+# --- registration and sign-in -----------------------------------------------------------------------
+
+async def register_user(deps: Deps, email: str, password: str | None, name: str | None) -> dict[str, Any]:
+    address = normalize_email(email)
+    if password is not None and (problem := deps.accounts.passwords.problem(password)):
+        return {"success": False, "error": problem, "token": None, "author": None}
+    display = (name or address.split("@")[0]).strip()[:255]
+    slug = await _free_slug(deps, _slugify(display))
+    now = int(time.time())
+    author = Author(email=address, name=display, slug=slug, created_at=now, last_seen=now, updated_at=now,
+                    password=deps.accounts.passwords.hash(password) if password else None)
+    try:
+        async with deps.db() as session, session.begin():
+            session.add(author)
+            await session.flush()
+            session.add(CommunityAuthor(community=1, author=author.id, joined_at=now, roles="reader,author"))
+    except IntegrityError:
+        # The address is taken. Say what a new registration would say, and tell the owner by mail.
+        await deps.accounts.mailer.send(Message(address, "Someone tried to register with your email",
+                                                "If it was you, sign in or reset your password."))
+        return {"success": True, "error": None, "token": None, "author": None}
+    await _forget_author(deps, author.id, slug, new=True)
+    await _send_confirmation(deps, author.id, address)
+    return {"success": True, "error": None, "token": None,
+            "author": await get_cached_author(author.id, cache=deps.cache, db=deps.db)}
+
+
+async def login(deps: Deps, email: str, password: str, device_info: dict[str, Any] | None = None) -> dict[str, Any]:
+    failure = {"success": False, "error": BAD_CREDENTIALS, "token": None, "author": None}
+    try:
+        address = normalize_email(email)
+    except BadInput:
+        return failure
+    if await deps.accounts.throttle.locked(address):
+        return {**failure, "error": LOCKED}
+    author = await _author_by_email(deps, address)
+    if not deps.accounts.passwords.verify(author.password if author else None, password or ""):
+        await deps.accounts.throttle.failed(address)
+        return failure
+    assert author is not None
+    await deps.accounts.throttle.succeeded(address)
+    return await _signed_in(deps, author, device_info)
+
+
+async def logout(deps: Deps, session: Session | None) -> bool:
+    if session is None:
+        raise Unauthenticated("no session to end")
+    await deps.accounts.sessions.revoke(session.user_id, session.token_id)
+    return True
+
+
+async def refresh_token(deps: Deps, session: Session | None) -> dict[str, Any]:
+    """Rotate: a new session replaces the current one, which stops working at once."""
+    if session is None:
+        raise Unauthenticated("no session to refresh")
+    account = await get_account(session.user_id, cache=deps.cache, db=deps.db)
+    if account is None:
+        raise Unauthenticated("the account no longer exists")
+    new = await deps.accounts.sessions.create(session.user_id, account["slug"], auth_data={"method": "refresh"})
+    await deps.accounts.sessions.revoke(session.user_id, session.token_id)
+    return {"success": True, "error": None, "token": new.token,
+            "author": await get_cached_author(session.user_id, cache=deps.cache, db=deps.db)}
+
+
+async def current(deps: Deps, session: Session | None) -> dict[str, Any]:
+    """`getSession` and `me`: the token and its author, from Redis and the cache (no SQL when warm)."""
+    if session is None:
+        raise Unauthenticated("not signed in")
+    author = await get_cached_author(session.user_id, cache=deps.cache, db=deps.db)
+    if author is None:
+        raise Unauthenticated("the account no longer exists")
+    return {"success": True, "error": None, "token": session.token, "author": author}
+
+
+# --- email confirmation, links --------------------------------------------------------------------
+
+async def send_link(deps: Deps, email: str) -> dict[str, Any]:
+    """Send a confirmation link. The contract returns the Author, so an unknown address is an error;
+    the message matches any other failure to send."""
+    address = normalize_email(email)
+    author = await _author_by_email(deps, address)
+    if author is None:
+        raise BadInput("could not send a link to this address", field="email")
+    await _send_confirmation(deps, author.id, address)
+    found = await get_cached_author(author.id, cache=deps.cache, db=deps.db)
+    assert found is not None
+    return found
+
+
+async def confirm_email(deps: Deps, token: str) -> dict[str, Any]:
+    user_id, data = await _consume(deps, token, verification.EMAIL_VERIFICATION)
+    async with deps.db() as session, session.begin():
+        author = await session.get(Author, user_id)
+        if author is None or (author.email or "").lower() != data.get("email"):
+            raise InvalidTokenError("this link is no longer valid")
+        author.email_verified = True
+    await _forget_author(deps, user_id)
+    return await _signed_in(deps, author, method="email")
+
+
+async def _consume(deps: Deps, token: str, kind: str) -> tuple[int, dict[str, Any]]:
+    try:
+        return await deps.accounts.verifications.consume(token, kind)
+    except tokens.InvalidToken as exc:
+        raise InvalidTokenError("the token is invalid, expired or already used") from exc
+
+
+# --- passwords ----------------------------------------------------------------------------------------
+
+async def _set_password(deps: Deps, author_id: int, password: str) -> None:
+    if problem := deps.accounts.passwords.problem(password):
+        raise BadInput(problem, field="password")
+    async with deps.db() as session, session.begin():
+        author = await session.get(Author, author_id)
+        if author is None:
+            raise Unauthenticated("the account no longer exists")
+        author.password = deps.accounts.passwords.hash(password)
+
+
+async def change_password(deps: Deps, session: Session | None, old: str, new: str) -> bool:
+    """Changes the password and ends every other session of the account."""
+    if session is None:
+        raise Unauthenticated("not signed in")
+    async with deps.db() as db_session:
+        stored = await db_session.scalar(select(Author.password).where(Author.id == session.user_id))
+    if not deps.accounts.passwords.verify(stored, old or ""):
+        raise BadInput("the current password is wrong", field="oldPassword")
+    await _set_password(deps, session.user_id, new)
+    await deps.accounts.sessions.revoke_all(session.user_id, keep=session.token_id)
+    return True
+
+
+async def request_password_reset(deps: Deps, email: str) -> bool:
+    """Always succeeds; a reset link goes out only when the address belongs to an account."""
+    try:
+        address = normalize_email(email)
+    except BadInput:
+        return True
+    author = await _author_by_email(deps, address)
+    if author is not None:
+        token = await deps.accounts.verifications.issue(author.id, verification.PASSWORD_RESET)
+        await deps.accounts.mailer.send(Message(address, "Reset your password", _link(deps, "reset", token)))
+    return True
+
+
+async def reset_password(deps: Deps, token: str, new: str) -> bool:
+    if problem := deps.accounts.passwords.problem(new):
+        raise BadInput(problem, field="newPassword")
+    user_id, _ = await _consume(deps, token, verification.PASSWORD_RESET)
+    await _set_password(deps, user_id, new)
+    await deps.accounts.sessions.revoke_all(user_id)  # whoever had the old password is out
+    return True
+
+
+# --- email change -------------------------------------------------------------------------------------
+
+async def update_security(deps: Deps, session: Session | None, email: str | None, old_password: str | None,
+                          new_password: str | None) -> dict[str, Any]:
+    if session is None:
+        raise Unauthenticated("not signed in")
+    async with deps.db() as db_session:
+        author = await db_session.get(Author, session.user_id)
+    if author is None:
+        raise Unauthenticated("the account no longer exists")
+    if not deps.accounts.passwords.verify(author.password, old_password or ""):
+        return {"success": False, "error": "the current password is wrong", "author": None}
+    if new_password:
+        await _set_password(deps, author.id, new_password)
+        await deps.accounts.sessions.revoke_all(author.id, keep=session.token_id)
+    if email:
+        address = normalize_email(email)
+        if address != (author.email or "").lower():
+            token = await deps.accounts.verifications.issue(author.id, verification.EMAIL_CHANGE, {"email": address})
+            await deps.accounts.mailer.send(Message(address, "Confirm your new email",
+                                                    _link(deps, "confirm-email-change", token)))
+    return {"success": True, "error": None,
+            "author": await get_cached_author(author.id, cache=deps.cache, db=deps.db)}
+
+
+async def confirm_email_change(deps: Deps, token: str) -> dict[str, Any]:
+    user_id, data = await _consume(deps, token, verification.EMAIL_CHANGE)
+    try:
+        async with deps.db() as session, session.begin():
+            author = await session.get(Author, user_id)
+            if author is None:
+                raise InvalidTokenError("this link is no longer valid")
+            author.email, author.email_verified = data["email"], True
+    except IntegrityError as exc:
+        raise Conflict("this address belongs to another account", field="email") from exc
+    await _forget_author(deps, user_id)
+    return {"success": True, "error": None, "author": await get_cached_author(user_id, cache=deps.cache, db=deps.db)}
+
+
+async def cancel_email_change(deps: Deps, session: Session | None) -> dict[str, Any]:
+    if session is None:
+        raise Unauthenticated("not signed in")
+    cancelled = await deps.accounts.verifications.cancel(session.user_id, verification.EMAIL_CHANGE)
+    return {"success": cancelled, "error": None if cancelled else "no email change is pending",
+            "author": await get_cached_author(session.user_id, cache=deps.cache, db=deps.db)}
+
+
+# --- questions ----------------------------------------------------------------------------------------
+
+async def is_email_used(deps: Deps, email: str) -> bool:
+    try:
+        address = normalize_email(email)
+    except BadInput:
+        return False
+    return await _author_by_email(deps, address) is not None
+
+
+def roles_info() -> list[dict[str, Any]]:
+    result = []
+    for role in ROLES.values():
+        permissions = []
+        for permission in sorted(PERMISSIONS[role.id]):
+            resource, _, action = permission.partition(":")
+            permissions.append({"resource": resource, "action": action, "conditions": None})
+        result.append({"id": role.id, "name": role.name, "description": role.description,
+                       "permissions": permissions})
+    return result
+
+
+def oauth_providers(deps: Deps) -> list[dict[str, str]]:
+    base = deps.accounts.settings.public_url.rstrip("/")
+    return [{"id": pid, "name": p.name, "url": f"{base}/oauth/{pid}"}
+            for pid, p in sorted(deps.accounts.settings.oauth_providers.items())]
+
+
+async def get_author_id(deps: Deps, user: str) -> dict[str, Any] | None:
+    author_id = await id_by_slug("author_user", user, cache=deps.cache, db=deps.db) if user else None
+    return None if author_id is None else await get_cached_author(author_id, cache=deps.cache, db=deps.db)
+
