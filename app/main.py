@@ -15,6 +15,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 from strawberry.asgi import GraphQL
 
+from app import oauth_routes
 from app.settings import Settings, SettingsError, get_settings
 from auth.services import build_auth
 from cache.client import make_redis
@@ -93,6 +94,7 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
             Route("/", root),
             Route("/health", health),
             Route("/graphql", graphql, methods=["GET", "POST"]),
+            *oauth_routes.routes,
         ],
         lifespan=lifespan,
     )

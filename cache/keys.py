@@ -308,3 +308,8 @@ def author_account(author: int) -> str:
 
 def tag_account(author: int) -> str:
     return f"account:{author}"
+
+
+def env_index() -> str:
+    """The names of all stored variables (variable names are upper case, so this never collides)."""
+    return "env_vars:index"

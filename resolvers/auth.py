@@ -14,6 +14,7 @@ from sqlalchemy.exc import IntegrityError
 from auth import tokens, verification
 from auth.accounts import get_account, viewer_of
 from auth.mailer import Message
+from auth.oauth import Identity, store_provider_tokens
 from auth.permissions import PERMISSIONS, ROLES, Viewer
 from auth.sessions import Session
 from cache import keys
@@ -322,3 +323,30 @@ async def get_author_id(deps: Deps, user: str) -> dict[str, Any] | None:
     author_id = await id_by_slug("author_user", user, cache=deps.cache, db=deps.db) if user else None
     return None if author_id is None else await get_cached_author(author_id, cache=deps.cache, db=deps.db)
 
+
+
+# --- OAuth ---------------------------------------------------------------------------------------------
+
+async def oauth_sign_in(deps: Deps, identity: Identity) -> str:
+    """The author behind a provider identity (found by email, or created), signed in; returns the token."""
+    author = await _author_by_email(deps, identity.email)
+    if author is None:
+        display = (identity.name or identity.email.split("@")[0])[:255]
+        slug = await _free_slug(deps, _slugify(display))
+        now = int(time.time())
+        author = Author(email=identity.email, email_verified=True, name=display, slug=slug, pic=identity.picture,
+                        created_at=now, last_seen=now, updated_at=now, oauth={identity.provider: identity.subject})
+        async with deps.db() as session, session.begin():
+            session.add(author)
+            await session.flush()
+            session.add(CommunityAuthor(community=1, author=author.id, joined_at=now, roles="reader,author"))
+        await _forget_author(deps, author.id, slug, new=True)
+    elif (author.oauth or {}).get(identity.provider) != identity.subject:
+        async with deps.db() as session, session.begin():
+            row = await session.get(Author, author.id)
+            assert row is not None
+            row.oauth = {**(row.oauth or {}), identity.provider: identity.subject}
+        await _forget_author(deps, author.id)
+    await store_provider_tokens(deps.cache.redis, author.id, identity)
+    session_ = await deps.accounts.sessions.create(author.id, author.slug, auth_data={"method": identity.provider})
+    return session_.token

@@ -6,6 +6,7 @@ from typing import Any
 
 import strawberry
 
+from auth.cookies import clear_session_cookie, set_session_cookie
 from resolvers import auth
 from schema.context import Info
 from schema.types import (
@@ -25,10 +26,9 @@ def _set_cookie(info: Info, token: str | None) -> None:
     if response is None:
         return
     if token:
-        response.set_cookie(settings.session_cookie, token, max_age=settings.session_ttl, httponly=True,
-                            secure=settings.cookie_secure, samesite="lax", path="/")
+        set_session_cookie(response, settings, token)
     else:
-        response.delete_cookie(settings.session_cookie, path="/")
+        clear_session_cookie(response, settings)
 
 
 def _device(info: Info) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from resolvers import follower as followers
 from resolvers import reaction as reactions
 from resolvers import reader
 from resolvers import topic as topics
+from schema.admin import AdminQuery
 from schema.auth import AuthQuery
 from schema.context import Info
 from schema.enums import ReactionSort
@@ -46,7 +47,7 @@ def _communities(items: list[dict]) -> list[Community | None]:
 
 
 @strawberry.type
-class Query(AuthQuery):
+class Query(AuthQuery, AdminQuery):
     # --- authors ---------------------------------------------------------------------------------
     @strawberry.field
     async def get_author(self, info: Info, slug: str | None = None, author_id: int | None = None) -> Author | None:

@@ -6,13 +6,14 @@ import strawberry
 from strawberry.schema.config import StrawberryConfig
 
 from schema import enums, inputs, types
+from schema.admin import AdminMutation
 from schema.auth import AuthMutation
 from schema.errors import ErrorMapping
 from schema.query import Query
 
 
 @strawberry.type
-class Mutation(AuthMutation):
+class Mutation(AuthMutation, AdminMutation):
     """Mutations, by area (auth now; the write side adds its own classes to the bases)."""
 
 # Contract types, inputs and enums that no implemented field uses yet: registered so the schema carries

@@ -1,0 +1,17 @@
+"""The session cookie: one definition for the GraphQL operations and the OAuth callback."""
+
+from __future__ import annotations
+
+from starlette.responses import Response
+
+from app.settings import Settings
+
+
+def set_session_cookie(response: Response, settings: Settings, token: str) -> None:
+    response.set_cookie(settings.session_cookie, token, max_age=settings.session_ttl, httponly=True,
+                        secure=settings.cookie_secure, samesite="lax", path="/")
+
+
+def clear_session_cookie(response: Response, settings: Settings) -> None:
+    response.delete_cookie(settings.session_cookie, path="/", httponly=True, secure=settings.cookie_secure,
+                           samesite="lax")
