@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -17,13 +18,17 @@ from strawberry.asgi import GraphQL
 
 from app import oauth_routes
 from app.settings import Settings, SettingsError, get_settings
-from auth.services import build_auth
+from auth.services import AuthServices, build_auth
 from cache.client import make_redis
+from cache.precache import precache_data
+from cache.revalidator import CacheRevalidationManager
 from cache.store import Cache
 from orm.engine import make_engine, make_session_factory
 from resolvers.deps import Deps
 from schema.context import Context, Loaders
 from schema.schema import build_schema
+from triggers.listeners import register as register_triggers
+from triggers.sink import CacheSink
 
 log = logging.getLogger(__name__)
 
@@ -56,14 +61,24 @@ async def open_deps(settings: Settings) -> AsyncIterator[Deps]:
     engine = make_engine(settings.database_url, pool_size=settings.db_pool_size)
     redis = make_redis(settings.redis_url, max_connections=settings.redis_max_connections)
     cache = Cache(redis, ttl_jitter=settings.cache_ttl_jitter, breaker_seconds=settings.redis_breaker_seconds)
-    deps = Deps(cache=cache, db=make_session_factory(engine), max_page_size=settings.max_page_size,
-                ttl_shouts=settings.cache_ttl_shouts, ttl_search=settings.cache_ttl_search,
-                auth=build_auth(settings, redis))
+    deps = wire(settings, engine, cache, auth=build_auth(settings, redis))
     try:
         yield deps
     finally:
+        if deps.revalidator is not None:
+            await deps.revalidator.stop()
         await redis.aclose()
         await engine.dispose()
+
+
+def wire(settings: Settings, engine: AsyncEngine, cache: Cache, *, auth: AuthServices | None) -> Deps:
+    """Sessions whose commits invalidate the cache (triggers) and the revalidation manager behind them."""
+    register_triggers()
+    revalidator = CacheRevalidationManager(cache, make_session_factory(engine),
+                                           interval=settings.cache_revalidation_interval)
+    db = make_session_factory(engine, sink=CacheSink(cache, revalidator))
+    return Deps(cache=cache, db=db, max_page_size=settings.max_page_size, ttl_shouts=settings.cache_ttl_shouts,
+                ttl_search=settings.cache_ttl_search, auth=auth, revalidator=revalidator)
 
 
 def create_app(settings: Settings | None = None, deps: Deps | None = None) -> Starlette:
@@ -79,6 +94,10 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
         async with open_deps(settings) as own:
             await check_services(settings, own)
             app.state.deps = own
+            if settings.precache_on_start:
+                await precache_data(own.cache, own.db)
+            if own.revalidator is not None:
+                await own.revalidator.start()
             yield
 
     async def root(_request: Request) -> Response:

@@ -46,6 +46,7 @@ class Settings(BaseSettings):
 
     # Background revalidation loop period, seconds (seed 002: 5 minutes).
     cache_revalidation_interval: int = 300
+    precache_on_start: bool = True
     # Time-limited collections (seed 000 section 3.3: 5 minutes; search: 10 minutes).
     cache_ttl_shouts: int = 300
     cache_ttl_search: int = 600

@@ -8,6 +8,7 @@ Cached values are plain dicts of public fields only: no email, password hash, to
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
@@ -88,48 +89,56 @@ async def fetch_shouts(session: AsyncSession, ids: Sequence[int]) -> dict[int, d
 Fetcher = Callable[[AsyncSession, Sequence[int]], Awaitable[dict[int, dict[str, Any]]]]
 
 
-async def _cached_by_ids(
-    ids: Sequence[int],
-    *,
-    cache: Cache,
-    db: SessionFactory,
-    key_of: Callable[[int], str],
-    tag_of: Callable[[int], str],
-    fetch: Fetcher,
-) -> list[dict[str, Any] | None]:
+@dataclass(frozen=True, slots=True)
+class EntityKind:
+    """How one kind of entity is keyed, tagged and loaded."""
+
+    name: str
+    key_of: Callable[[int], str]
+    tag_of: Callable[[int], str]
+    fetch: Fetcher
+
+    def tags(self, entity_id: int) -> list[str]:
+        return [self.tag_of(entity_id), keys.tag_entities(self.name)]
+
+
+ENTITY_KINDS: dict[str, EntityKind] = {k.name: k for k in (
+    EntityKind("author", keys.author_id, keys.tag_author, fetch_authors),
+    EntityKind("topic", keys.topic_id, keys.tag_topic, fetch_topics),
+    EntityKind("community", keys.community_id, keys.tag_community, fetch_communities),
+    EntityKind("shout", keys.shout_id, keys.tag_shout, fetch_shouts),
+)}
+
+
+async def get_cached_entities(kind: str, ids: Sequence[int], *, cache: Cache, db: SessionFactory,
+                              force: bool = False) -> list[dict[str, Any] | None]:
+    """Entities by id in one Redis round trip; misses (or all, with `force`) loaded in one batch."""
+    entity = ENTITY_KINDS[kind]
+
     async def fetch_missing(indexes: list[int]) -> list[Any]:
         wanted = [ids[i] for i in indexes]
         async with db() as session:
-            found = await fetch(session, wanted)
+            found = await entity.fetch(session, wanted)
         return [found.get(i) for i in wanted]
 
-    return await cache.cached_many(
-        [key_of(i) for i in ids], [[tag_of(i)] for i in ids], fetch_missing
-    )
+    return await cache.cached_many([entity.key_of(i) for i in ids], [entity.tags(i) for i in ids],
+                                   fetch_missing, force=force)
 
 
 async def get_cached_authors(ids: Sequence[int], *, cache: Cache, db: SessionFactory) -> list[Any]:
-    return await _cached_by_ids(
-        ids, cache=cache, db=db, key_of=keys.author_id, tag_of=keys.tag_author, fetch=fetch_authors
-    )
+    return await get_cached_entities("author", ids, cache=cache, db=db)
 
 
 async def get_cached_topics(ids: Sequence[int], *, cache: Cache, db: SessionFactory) -> list[Any]:
-    return await _cached_by_ids(
-        ids, cache=cache, db=db, key_of=keys.topic_id, tag_of=keys.tag_topic, fetch=fetch_topics
-    )
+    return await get_cached_entities("topic", ids, cache=cache, db=db)
 
 
 async def get_cached_communities(ids: Sequence[int], *, cache: Cache, db: SessionFactory) -> list[Any]:
-    return await _cached_by_ids(
-        ids, cache=cache, db=db, key_of=keys.community_id, tag_of=keys.tag_community, fetch=fetch_communities
-    )
+    return await get_cached_entities("community", ids, cache=cache, db=db)
 
 
 async def get_cached_shouts(ids: Sequence[int], *, cache: Cache, db: SessionFactory) -> list[Any]:
-    return await _cached_by_ids(
-        ids, cache=cache, db=db, key_of=keys.shout_id, tag_of=keys.tag_shout, fetch=fetch_shouts
-    )
+    return await get_cached_entities("shout", ids, cache=cache, db=db)
 
 
 async def get_cached_author(author_id: int, *, cache: Cache, db: SessionFactory) -> dict[str, Any] | None:
@@ -142,11 +151,11 @@ async def get_cached_topic(topic_id: int, *, cache: Cache, db: SessionFactory) -
 
 async def cache_author(author: dict[str, Any], *, cache: Cache) -> None:
     """Store an author dict computed now (write-through after a committed change)."""
-    await cache.cache_data(keys.author_id(author["id"]), author, tags=[keys.tag_author(author["id"])])
+    await cache.cache_data(keys.author_id(author["id"]), author, tags=ENTITY_KINDS["author"].tags(author["id"]))
 
 
 async def cache_topic(topic: dict[str, Any], *, cache: Cache) -> None:
-    await cache.cache_data(keys.topic_id(topic["id"]), topic, tags=[keys.tag_topic(topic["id"])])
+    await cache.cache_data(keys.topic_id(topic["id"]), topic, tags=ENTITY_KINDS["topic"].tags(topic["id"]))
 
 
 # --- slug -> id (seed 000: `author:slug:{slug}` holds the author's id) ------------------------------

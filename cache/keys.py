@@ -239,12 +239,41 @@ def tag_followers_of(kind: str, entity: int) -> str:
     return f"followers:{kind}:{entity}"
 
 
+def tag_draft(draft: int) -> str:
+    return f"draft:{draft}"
+
+
+def tag_drafts_of(author: int) -> str:
+    return f"drafts:author:{author}"
+
+
+def tag_bookmarks_of(author: int) -> str:
+    return f"bookmarks:author:{author}"
+
+
+def tag_reactions_by(author: int) -> str:
+    """Lists that depend on what one author reacted to (their rates, discussed, unrated)."""
+    return f"reactions:author:{author}"
+
+
+def tag_notifications_of(author: int) -> str:
+    return f"notifications:author:{author}"
+
+
+def tag_entities(kind: str) -> str:
+    """Every cached entity of a kind (the revalidator's `all`)."""
+    return f"entities:{kind}"
+
+
 # Families: a change in membership or order of any list of that kind.
 TAG_SHOUTS = "shouts"
 TAG_AUTHORS = "authors"
 TAG_TOPICS = "topics"
 TAG_COMMUNITIES = "communities"
 TAG_REACTIONS = "reactions"
+TAG_COLLECTIONS = "collections"
+TAG_INVITES = "invites"
+TAG_NOTIFICATIONS = "notifications"
 
 
 def generation(tag: str) -> str:
@@ -259,6 +288,21 @@ def generations(tags: Iterable[str]) -> list[str]:
 
 def lock(resource: str) -> str:
     return f"lock:{resource}"
+
+
+def fill_lock(cache_key: str) -> str:
+    """Held by the one worker computing a missing value, so the others wait instead of piling on."""
+    return f"lock:fill:{digest(cache_key)}"
+
+
+def revalidation_batch(entity_type: str) -> str:
+    """Seed 002 `revalidation:batch:{entity_type}`: the SET of ids marked for revalidation. The braces
+    are a Redis Cluster hash tag, so the batch and its processing copy live in one slot."""
+    return f"revalidation:batch:{{{entity_type}}}"
+
+
+def revalidation_processing(entity_type: str) -> str:
+    return f"revalidation:processing:{{{entity_type}}}"
 
 
 # --- accounts and sessions (seed 000 sections 1 and 2) -----------------------------------------------

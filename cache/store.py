@@ -78,6 +78,8 @@ class Cache:
         *,
         ttl_jitter: float = 0.1,
         breaker_seconds: float = 5.0,
+        fill_lock_ms: int = 5000,
+        fill_wait_ms: int = 1000,
     ) -> None:
         self.redis = redis
         self.ttl_jitter = ttl_jitter
@@ -86,6 +88,8 @@ class Cache:
         self._open_until = 0.0
         self._lost_invalidations = False
         self._inflight: dict[str, asyncio.Future[Any]] = {}
+        self.fill_lock_ms = fill_lock_ms
+        self.fill_wait_ms = fill_wait_ms
 
     # --- availability -----------------------------------------------------------------------------
 
@@ -233,8 +237,7 @@ class Cache:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._inflight[flight_key] = future
         try:
-            data = await query_func(**query_params)
-            await self.set_many([(cache_key, data, stamps[0], ttl)])
+            data = await self._fill(cache_key, tags, stamps[0], ttl, query_func, query_params, force_refresh)
             future.set_result(data)
             return data
         except BaseException as exc:
@@ -244,17 +247,56 @@ class Cache:
         finally:
             self._inflight.pop(flight_key, None)
 
+    async def _fill(self, cache_key: str, tags: Sequence[str], stamp: bytes | None, ttl: int | None,
+                    query_func: Callable[..., Awaitable[Any]], query_params: dict[str, Any],
+                    force_refresh: bool) -> Any:
+        """Compute a missing value, one worker at a time: the holder of the key's fill lock computes,
+        the others wait briefly for its result (stampede protection across processes)."""
+        owner = await self._take_fill_lock(cache_key) if stamp is not None and not force_refresh else None
+        if owner is False:
+            deadline = time.monotonic() + self.fill_wait_ms / 1000
+            while time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+                values, stamps = await self.get_many([cache_key], [tags])
+                if values[0] is not _MISSING:
+                    return values[0]
+                stamp = stamps[0]
+        try:
+            data = await query_func(**query_params)
+            await self.set_many([(cache_key, data, stamp, ttl)])
+            return data
+        finally:
+            if owner:
+                await self._release_fill_lock(cache_key)
+
+    async def _take_fill_lock(self, cache_key: str) -> bool | None:
+        """True: ours; False: another worker computes; None: Redis unavailable (just compute)."""
+        try:
+            return bool(await self.redis.set(keys.fill_lock(cache_key), b"1", nx=True, px=self.fill_lock_ms))
+        except RedisError as exc:
+            self._trip(exc, "fill lock")
+            return None
+
+    async def _release_fill_lock(self, cache_key: str) -> None:
+        try:
+            await self.redis.delete(keys.fill_lock(cache_key))
+        except RedisError as exc:
+            self._trip(exc, "fill lock release")
+
     async def cached_many(
         self,
         cache_keys: Sequence[str],
         tags_of: Sequence[Sequence[str]],
         fetch_missing: Callable[[list[int]], Awaitable[list[Any]]],
         ttl: int | None = None,
+        *,
+        force: bool = False,
     ) -> list[Any]:
         """Batch read-through: one Redis round trip for all keys, one `fetch_missing(indexes)` call
-        for the misses (it returns their values in the same order), one pipeline to store them."""
+        for the misses (it returns their values in the same order), one pipeline to store them.
+        `force` recomputes every key (the revalidator), still stamped before the query runs."""
         values, stamps = await self.get_many(cache_keys, tags_of)
-        missing = [i for i, v in enumerate(values) if v is _MISSING]
+        missing = list(range(len(values))) if force else [i for i, v in enumerate(values) if v is _MISSING]
         if missing:
             fetched = await fetch_missing(missing)
             for i, data in zip(missing, fetched, strict=True):

@@ -26,6 +26,23 @@ def make_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> AsyncEn
     )
 
 
-def make_session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
-    return async_sessionmaker(engine, expire_on_commit=False)
+def make_session_factory(engine: AsyncEngine, *, sink: object | None = None) -> async_sessionmaker[AsyncSession]:
+    """`sink` receives what each commit changed (triggers/); without one, sessions record nothing."""
+    info = {INFO_SINK: sink} if sink is not None else {}
+    return async_sessionmaker(engine, expire_on_commit=False, info=info)
 
+
+
+# session.info keys shared with triggers/: the sink that receives committed changes, and the tasks
+# (one per commit) that deliver them; `settle` awaits those before a response goes out.
+INFO_SINK = "cache_sink"
+INFO_TASKS = "cache_tasks"
+
+
+async def settle(session: AsyncSession) -> None:
+    """Wait until what this session's commits changed has been invalidated in the cache."""
+    import asyncio
+
+    tasks = session.sync_session.info.pop(INFO_TASKS, [])
+    if tasks:
+        await asyncio.gather(*tasks)

@@ -17,11 +17,11 @@ from auth.mailer import Message
 from auth.oauth import Identity, store_provider_tokens
 from auth.permissions import PERMISSIONS, ROLES, Viewer
 from auth.sessions import Session
-from cache import keys
 from cache.entities import get_cached_author, id_by_slug
 from orm import Author, CommunityAuthor
 from resolvers.deps import Deps
 from resolvers.errors import BadInput, Conflict, InvalidTokenError, Unauthenticated
+from resolvers.writes import transaction
 
 EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]{1,255}\.[^@\s]{1,63}$")
 BAD_CREDENTIALS = "Invalid email or password"
@@ -51,15 +51,6 @@ async def _free_slug(deps: Deps, base: str) -> str:
     while f"{base}-{n}" in taken:
         n += 1
     return f"{base}-{n}"
-
-
-async def _forget_author(deps: Deps, author_id: int, *slugs: str, new: bool = False) -> None:
-    """After a committed change to an author row: what caches must stop serving."""
-    tags = [keys.tag_author(author_id), keys.tag_account(author_id)]
-    tags += [keys.tag_slug("author", s) for s in slugs]
-    if new:
-        tags.append(keys.TAG_AUTHORS)
-    await deps.cache.invalidate_tags(tags)
 
 
 async def _author_by_email(deps: Deps, email: str) -> Author | None:
@@ -102,7 +93,7 @@ async def register_user(deps: Deps, email: str, password: str | None, name: str 
     author = Author(email=address, name=display, slug=slug, created_at=now, last_seen=now, updated_at=now,
                     password=deps.accounts.passwords.hash(password) if password else None)
     try:
-        async with deps.db() as session, session.begin():
+        async with transaction(deps) as session:
             session.add(author)
             await session.flush()
             session.add(CommunityAuthor(community=1, author=author.id, joined_at=now, roles="reader,author"))
@@ -111,7 +102,6 @@ async def register_user(deps: Deps, email: str, password: str | None, name: str 
         await deps.accounts.mailer.send(Message(address, "Someone tried to register with your email",
                                                 "If it was you, sign in or reset your password."))
         return {"success": True, "error": None, "token": None, "author": None}
-    await _forget_author(deps, author.id, slug, new=True)
     await _send_confirmation(deps, author.id, address)
     return {"success": True, "error": None, "token": None,
             "author": await get_cached_author(author.id, cache=deps.cache, db=deps.db)}
@@ -181,12 +171,11 @@ async def send_link(deps: Deps, email: str) -> dict[str, Any]:
 
 async def confirm_email(deps: Deps, token: str) -> dict[str, Any]:
     user_id, data = await _consume(deps, token, verification.EMAIL_VERIFICATION)
-    async with deps.db() as session, session.begin():
+    async with transaction(deps) as session:
         author = await session.get(Author, user_id)
         if author is None or (author.email or "").lower() != data.get("email"):
             raise InvalidTokenError("this link is no longer valid")
         author.email_verified = True
-    await _forget_author(deps, user_id)
     return await _signed_in(deps, author, method="email")
 
 
@@ -202,7 +191,7 @@ async def _consume(deps: Deps, token: str, kind: str) -> tuple[int, dict[str, An
 async def _set_password(deps: Deps, author_id: int, password: str) -> None:
     if problem := deps.accounts.passwords.problem(password):
         raise BadInput(problem, field="password")
-    async with deps.db() as session, session.begin():
+    async with transaction(deps) as session:
         author = await session.get(Author, author_id)
         if author is None:
             raise Unauthenticated("the account no longer exists")
@@ -272,14 +261,13 @@ async def update_security(deps: Deps, session: Session | None, email: str | None
 async def confirm_email_change(deps: Deps, token: str) -> dict[str, Any]:
     user_id, data = await _consume(deps, token, verification.EMAIL_CHANGE)
     try:
-        async with deps.db() as session, session.begin():
+        async with transaction(deps) as session:
             author = await session.get(Author, user_id)
             if author is None:
                 raise InvalidTokenError("this link is no longer valid")
             author.email, author.email_verified = data["email"], True
     except IntegrityError as exc:
         raise Conflict("this address belongs to another account", field="email") from exc
-    await _forget_author(deps, user_id)
     return {"success": True, "error": None, "author": await get_cached_author(user_id, cache=deps.cache, db=deps.db)}
 
 
@@ -336,17 +324,15 @@ async def oauth_sign_in(deps: Deps, identity: Identity) -> str:
         now = int(time.time())
         author = Author(email=identity.email, email_verified=True, name=display, slug=slug, pic=identity.picture,
                         created_at=now, last_seen=now, updated_at=now, oauth={identity.provider: identity.subject})
-        async with deps.db() as session, session.begin():
+        async with transaction(deps) as session:
             session.add(author)
             await session.flush()
             session.add(CommunityAuthor(community=1, author=author.id, joined_at=now, roles="reader,author"))
-        await _forget_author(deps, author.id, slug, new=True)
     elif (author.oauth or {}).get(identity.provider) != identity.subject:
-        async with deps.db() as session, session.begin():
+        async with transaction(deps) as session:
             row = await session.get(Author, author.id)
             assert row is not None
             row.oauth = {**(row.oauth or {}), identity.provider: identity.subject}
-        await _forget_author(deps, author.id)
     await store_provider_tokens(deps.cache.redis, author.id, identity)
     session_ = await deps.accounts.sessions.create(author.id, author.slug, auth_data={"method": identity.provider})
     return session_.token

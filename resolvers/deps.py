@@ -11,6 +11,7 @@ from resolvers.errors import BadInput
 
 if TYPE_CHECKING:
     from auth.services import AuthServices
+    from cache.revalidator import CacheRevalidationManager
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +22,7 @@ class Deps:
     ttl_shouts: int = 300
     ttl_search: int = 600
     auth: AuthServices | None = None
+    revalidator: CacheRevalidationManager | None = None
 
     @property
     def accounts(self) -> AuthServices:

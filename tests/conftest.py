@@ -18,13 +18,13 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from alembic import command
 from app.cli import alembic_config
-from app.main import create_app
+from app.main import create_app, wire
 from app.seed import SIZES, seed_connection
 from app.settings import Settings, load_settings
 from auth.mailer import LogMailer
 from auth.services import build_auth
 from cache.store import Cache
-from orm.engine import make_engine, make_session_factory
+from orm.engine import make_engine
 from resolvers.deps import Deps
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -114,7 +114,9 @@ def mailer() -> LogMailer:
 
 @pytest.fixture
 def deps(engine: AsyncEngine, cache: Cache, redis: Redis, settings: Settings, mailer: LogMailer) -> Deps:
-    return Deps(cache=cache, db=make_session_factory(engine), auth=build_auth(settings, redis, mailer=mailer))
+    """Wired like the app: sessions whose commits invalidate the cache, and a revalidation manager
+    whose loop is not started (tests run `process_revalidation` themselves)."""
+    return wire(settings, engine, cache, auth=build_auth(settings, redis, mailer=mailer))
 
 
 @pytest.fixture

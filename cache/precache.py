@@ -1,0 +1,47 @@
+"""Warm the hot entries at start (seed 002 precache.py), under `lock:precache` so that of several
+workers starting together only one does it. It only adds values through the normal read path: it
+never flushes Redis and never touches session or auth keys."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from redis.exceptions import RedisError
+from sqlalchemy import select
+
+from cache.entities import SessionFactory, get_cached_entities
+from cache.locks import RedisLock
+from cache.store import Cache
+from orm import Author, Community, Topic
+
+log = logging.getLogger(__name__)
+
+
+async def _ids(db: SessionFactory, column: Any, limit: int) -> list[int]:
+    async with db() as session:
+        return list((await session.scalars(select(column).order_by(column).limit(limit))).all())
+
+
+async def precache_data(cache: Cache, db: SessionFactory, *, authors: int = 500) -> bool:
+    """Returns True if this worker did the warming, False if another one holds the lock."""
+    lock = RedisLock(cache.redis, "precache", ttl_ms=60_000)
+    try:
+        if not await lock.acquire():
+            return False
+    except RedisError as exc:
+        log.warning("precache skipped: Redis unavailable (%s)", exc)
+        return False
+    try:
+        for kind, column, limit in (("topic", Topic.id, 10_000), ("community", Community.id, 1000),
+                                    ("author", Author.id, authors)):
+            ids = await _ids(db, column, limit)
+            for start in range(0, len(ids), 100):  # seed 004: batches of at most 100
+                await get_cached_entities(kind, ids[start:start + 100], cache=cache, db=db)
+        log.info("precache done")
+        return True
+    finally:
+        await lock.release()
+
+
+__all__ = ["precache_data"]

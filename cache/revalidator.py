@@ -1,0 +1,173 @@
+"""CacheRevalidationManager (seed 002): counters that change constantly are brought up to date in
+batches instead of on every write.
+
+Every worker marks entities in Redis (`revalidation:batch:{entity_type}` sets, so the queue is shared);
+every `interval` seconds one worker, holding `lock:revalidation`, takes each batch atomically and:
+
+- authors, topics, communities: recomputes and re-caches each marked entity (hot entries never go cold);
+- shouts and reactions: up to `threshold` marked items one by one, past it the collections are
+  invalidated instead;
+- the id `all` invalidates every cached entity of the type.
+
+Marks that arrive while a batch runs go to a fresh set and wait for the next round. A batch that a
+crashed worker left half done is picked up again. Redis errors are logged and retried on the next
+round: the loop never dies of one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterable
+
+from redis.exceptions import RedisError
+from sqlalchemy import select
+
+from cache import keys
+from cache.entities import ENTITY_KINDS, SessionFactory, get_cached_entities
+from cache.locks import RedisLock
+from cache.store import Cache
+from orm import Reaction
+
+log = logging.getLogger(__name__)
+
+CACHE_REVALIDATION_INTERVAL = 300
+BATCH_THRESHOLD = 10
+ENTITY_TYPES = ("author", "topic", "community", "shout", "reaction")
+ONE_BY_ONE = ("author", "topic", "community")
+FAMILY = {"shout": keys.TAG_SHOUTS, "reaction": keys.TAG_REACTIONS, "author": keys.TAG_AUTHORS,
+          "topic": keys.TAG_TOPICS, "community": keys.TAG_COMMUNITIES}
+
+# Move the waiting marks into the processing set (joining a batch a crashed worker left behind).
+_TAKE_BATCH = """
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('SUNIONSTORE', KEYS[2], KEYS[2], KEYS[1])
+  redis.call('DEL', KEYS[1])
+end
+return redis.call('SMEMBERS', KEYS[2])
+"""
+
+
+class CacheRevalidationManager:
+    def __init__(self, cache: Cache, db: SessionFactory, *, interval: float = CACHE_REVALIDATION_INTERVAL,
+                 threshold: int = BATCH_THRESHOLD, lock_ttl_ms: int = 120_000) -> None:
+        self.cache = cache
+        self._redis = cache.redis
+        self.db = db
+        self.interval = interval
+        self.threshold = threshold
+        self.lock_ttl_ms = lock_ttl_ms
+        self._task: asyncio.Task[None] | None = None
+        self.rounds = 0
+
+    # --- marking (any worker) -----------------------------------------------------------------------
+
+    async def mark_for_revalidation(self, entity_id: int | str, entity_type: str) -> None:
+        await self.mark_many([(entity_type, str(entity_id))])
+
+    async def mark_many(self, marks: Iterable[tuple[str, str]]) -> None:
+        by_type: dict[str, set[str]] = {}
+        for entity_type, entity_id in marks:
+            if entity_type in ENTITY_TYPES:
+                by_type.setdefault(entity_type, set()).add(entity_id)
+        if not by_type:
+            return
+        try:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for entity_type, ids in by_type.items():
+                    pipe.sadd(keys.revalidation_batch(entity_type), *ids)
+                await pipe.execute()
+        except RedisError as exc:
+            # Counters then lag until their entity is next invalidated; the write itself stands.
+            log.warning("could not mark %s for revalidation: %s", by_type, exc)
+
+    # --- processing (one worker at a time) ----------------------------------------------------------
+
+    async def process_revalidation(self) -> dict[str, int]:
+        """One round: returns how many ids of each type were handled ({} if another worker holds the lock)."""
+        lock = RedisLock(self._redis, "revalidation", ttl_ms=self.lock_ttl_ms)
+        if not await lock.acquire():
+            return {}
+        handled: dict[str, int] = {}
+        try:
+            for entity_type in ENTITY_TYPES:
+                ids = await self._take(entity_type)
+                if ids:
+                    await self._revalidate(entity_type, ids)
+                    await self._redis.delete(keys.revalidation_processing(entity_type))
+                    handled[entity_type] = len(ids)
+        finally:
+            with contextlib.suppress(RedisError):
+                await lock.release()
+        self.rounds += 1
+        return handled
+
+    async def _take(self, entity_type: str) -> list[str]:
+        members = await self._redis.eval(_TAKE_BATCH, 2, keys.revalidation_batch(entity_type),
+                                         keys.revalidation_processing(entity_type))
+        return sorted(m.decode() if isinstance(m, bytes) else m for m in members)
+
+    async def _revalidate(self, entity_type: str, ids: list[str]) -> None:
+        if "all" in ids:
+            await self.cache.invalidate_tags([keys.tag_entities(entity_type), FAMILY[entity_type]])
+            return
+        numeric = [int(i) for i in ids if i.isdigit()]
+        if entity_type in ONE_BY_ONE:
+            for entity_id in numeric:  # one by one: a slow entity does not hold up a whole batch query
+                await get_cached_entities(entity_type, [entity_id], cache=self.cache, db=self.db, force=True)
+        elif len(numeric) > self.threshold:
+            tags = [FAMILY[entity_type]]
+            if entity_type == "shout":
+                tags += [ENTITY_KINDS["shout"].tag_of(i) for i in numeric]
+            else:
+                tags.append(keys.tag_entities("reaction"))
+            await self.cache.invalidate_tags(tags)
+        elif entity_type == "shout":
+            for entity_id in numeric:
+                await get_cached_entities("shout", [entity_id], cache=self.cache, db=self.db, force=True)
+        else:
+            await self._revalidate_reactions(numeric)
+
+    async def _revalidate_reactions(self, ids: list[int]) -> None:
+        """A reaction's numbers live in its shout's reaction lists: refresh those lists."""
+        async with self.db() as session:
+            shouts = set((await session.scalars(select(Reaction.shout).where(Reaction.id.in_(ids)))).all())
+        await self.cache.invalidate_tags([keys.tag_shout_reactions(s) for s in shouts])
+
+    # --- the loop -------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Check Redis and start the background loop."""
+        try:
+            await self._redis.ping()
+        except RedisError as exc:
+            log.warning("revalidation starts without Redis (%s); it will retry every round", exc)
+        if self._task is None:
+            self._task = asyncio.create_task(self._loop(), name="cache-revalidation")
+
+    async def _loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval)
+            try:
+                handled = await self.process_revalidation()
+                if handled:
+                    log.info("revalidated %s", handled)
+            except (RedisError, OSError) as exc:
+                log.warning("revalidation round failed, retrying next round: %s", exc)
+            except Exception:
+                log.exception("revalidation round failed")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+
+__all__ = ["BATCH_THRESHOLD", "CACHE_REVALIDATION_INTERVAL", "CacheRevalidationManager"]

@@ -1,0 +1,21 @@
+"""The one way resolvers write: a transaction whose exit means committed *and* invalidated."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from orm.engine import settle
+from resolvers.deps import Deps
+
+
+@asynccontextmanager
+async def transaction(deps: Deps) -> AsyncIterator[AsyncSession]:
+    """Commits on success, rolls back on error. After a commit it waits until the triggers' invalidation
+    has reached Redis, so a response sent after this block never lets a reader see the old data."""
+    async with deps.db() as session:
+        async with session.begin():
+            yield session
+        await settle(session)

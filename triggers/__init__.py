@@ -1,0 +1,1 @@
+"""SQLAlchemy event listeners that turn committed writes into cache invalidations (see listeners.py)."""

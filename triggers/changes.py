@@ -1,0 +1,25 @@
+"""What a flush changed, in cache terms: tags to invalidate at once, entities whose counters to revalidate."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Changes:
+    tags: set[str] = field(default_factory=set)
+    # (entity_type, entity_id): counters recomputed by the CacheRevalidationManager
+    marks: set[tuple[str, str]] = field(default_factory=set)
+
+    def tag(self, *tags: str) -> None:
+        self.tags.update(tags)
+
+    def mark(self, entity_type: str, *ids: int | str | None) -> None:
+        self.marks.update((entity_type, str(i)) for i in ids if i is not None)
+
+    def merge(self, other: Changes) -> None:
+        self.tags |= other.tags
+        self.marks |= other.marks
+
+    def __bool__(self) -> bool:
+        return bool(self.tags or self.marks)
