@@ -1,0 +1,189 @@
+"""CacheRevalidationManager against real Redis: the two batch paths around the threshold, `all`,
+marks arriving during processing, one processor at a time, and a Redis that stops and comes back."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+from sqlalchemy import select
+
+from cache import keys
+from cache.revalidator import CacheRevalidationManager
+from cache.store import Cache
+from orm import Shout
+from orm.stats import is_listed
+from resolvers.deps import Deps
+
+
+async def _listed_shouts(deps: Deps, count: int) -> list[int]:
+    async with deps.db() as session:
+        return list((await session.scalars(select(Shout.id).where(is_listed()).order_by(Shout.id).limit(count))).all())
+
+
+async def _gen(redis: Redis, tag: str) -> bytes | None:
+    return await redis.get(keys.generation(tag))
+
+
+@pytest.mark.parametrize("count, collections_invalidated", [(9, False), (11, True)])
+async def test_threshold_chooses_the_path(deps: Deps, redis: Redis, sql_counter: Any, count: int,
+                                          collections_invalidated: bool) -> None:
+    manager = deps.revalidator
+    assert manager is not None
+    await deps.cache.get_cached_data("warm", tags=[keys.TAG_SHOUTS])  # the family's generation exists
+    family_before = await _gen(redis, keys.TAG_SHOUTS)
+    ids = await _listed_shouts(deps, count)
+    for shout_id in ids:
+        await manager.mark_for_revalidation(shout_id, "shout")
+    sql_counter.reset()
+    assert await manager.process_revalidation() == {"shout": count}
+    family_after = await _gen(redis, keys.TAG_SHOUTS)
+    if collections_invalidated:
+        assert family_after != family_before and sql_counter.count == 0
+    else:  # one by one: each shout recomputed and re-cached, the collections left alone
+        assert family_after == family_before and sql_counter.count > 0
+        for shout_id in ids:
+            assert await redis.exists(keys.shout_id(shout_id))
+    assert not await redis.exists(keys.revalidation_batch("shout"))
+    assert not await redis.exists(keys.revalidation_processing("shout"))
+
+
+async def test_authors_are_recomputed_one_by_one(deps: Deps, redis: Redis) -> None:
+    manager = deps.revalidator
+    assert manager is not None
+    await manager.mark_many([("author", "3"), ("author", "4")])
+    assert await manager.process_revalidation() == {"author": 2}
+    assert await redis.exists(keys.author_id(3)) and await redis.exists(keys.author_id(4))
+
+
+async def test_all_invalidates_every_entry_of_a_type(deps: Deps, redis: Redis) -> None:
+    manager = deps.revalidator
+    assert manager is not None
+    await deps.cache.get_cached_data("warm", tags=[keys.tag_entities("topic")])
+    before = await _gen(redis, keys.tag_entities("topic"))
+    await manager.mark_for_revalidation("all", "topic")
+    await manager.process_revalidation()
+    assert await _gen(redis, keys.tag_entities("topic")) != before
+
+
+async def test_marks_during_processing_wait_for_the_next_round(deps: Deps, redis: Redis,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    manager = deps.revalidator
+    assert manager is not None
+    await manager.mark_for_revalidation(1, "topic")
+    original = manager._revalidate
+
+    async def revalidate_and_meanwhile_mark(entity_type: str, ids: list[str]) -> None:
+        await manager.mark_for_revalidation(2, "topic")  # arrives while the batch runs
+        await original(entity_type, ids)
+
+    monkeypatch.setattr(manager, "_revalidate", revalidate_and_meanwhile_mark)
+    assert await manager.process_revalidation() == {"topic": 1}
+    assert await redis.smembers(keys.revalidation_batch("topic")) == {b"2"}
+    monkeypatch.setattr(manager, "_revalidate", original)
+    assert await manager.process_revalidation() == {"topic": 1}
+
+
+async def test_two_workers_never_process_the_same_batch(deps: Deps, cache: Cache) -> None:
+    first = deps.revalidator
+    assert first is not None
+    second = CacheRevalidationManager(cache, deps.db)
+    await first.mark_many([("author", str(i)) for i in range(1, 31)])
+    results = await asyncio.gather(first.process_revalidation(), second.process_revalidation())
+    handled = [r.get("author", 0) for r in results]
+    assert sorted(handled) == [0, 30]  # one took the lock and the whole batch, the other nothing
+
+
+async def test_a_crashed_batch_is_picked_up_again(deps: Deps, redis: Redis) -> None:
+    manager = deps.revalidator
+    assert manager is not None
+    await redis.sadd(keys.revalidation_processing("author"), "9")  # left by a worker that died
+    await manager.mark_for_revalidation(10, "author")
+    assert await manager.process_revalidation() == {"author": 2}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def own_redis() -> Iterator[tuple[int, Any]]:
+    """A Redis server of this test's own, which it can stop and start again."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server is not installed")
+    port = _free_port()
+    workdir = tempfile.mkdtemp()
+    processes: list[subprocess.Popen[bytes]] = []
+
+    def start() -> None:
+        processes.append(subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                                           "--appendonly", "no", "--dir", workdir],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
+    def stop() -> None:
+        processes[-1].terminate()
+        processes[-1].wait(5)
+
+    start()
+    yield port, (start, stop)
+    for process in processes:
+        if process.poll() is None:
+            process.terminate()
+            process.wait(5)
+
+
+async def _wait_for(redis: Redis) -> None:
+    for _ in range(100):
+        try:
+            await redis.ping()
+            return
+        except Exception:
+            await asyncio.sleep(0.05)
+
+
+async def test_the_loop_survives_redis_stopping_and_coming_back(deps: Deps, own_redis: Any) -> None:
+    port, (start, stop) = own_redis
+    redis = Redis.from_url(f"redis://127.0.0.1:{port}/0", socket_connect_timeout=0.5, socket_timeout=0.5)
+    await _wait_for(redis)
+    manager = CacheRevalidationManager(Cache(redis, breaker_seconds=0), deps.db, interval=0.05)
+    await manager.start()
+    await manager.mark_for_revalidation(2, "author")
+    for _ in range(100):
+        if manager.rounds >= 1 and not await redis.exists(keys.revalidation_batch("author")):
+            break
+        await asyncio.sleep(0.05)
+    assert await redis.exists(keys.author_id(2))
+    stop()
+    await asyncio.sleep(0.3)  # several rounds fail while Redis is gone
+    assert manager.running
+    start()
+    await _wait_for(redis)
+    rounds = manager.rounds
+    await manager.mark_for_revalidation(3, "author")
+    for _ in range(100):
+        if manager.rounds > rounds and await redis.exists(keys.author_id(3)):
+            break
+        await asyncio.sleep(0.05)
+    assert await redis.exists(keys.author_id(3)), "the loop reconnected by itself"
+    await manager.stop()
+    await redis.aclose()
+
+
+async def test_precache_runs_once_among_workers(deps: Deps, cache: Cache, redis: Redis) -> None:
+    from cache.precache import precache_data
+
+    await redis.hset("session:1:abc", "user_id", "1")
+    results = await asyncio.gather(precache_data(deps.cache, deps.db), precache_data(Cache(redis), deps.db))
+    assert sorted(results) == [False, True]
+    assert await redis.exists(keys.topic_id(1)) and await redis.exists(keys.community_id(1))
+    assert await redis.hgetall("session:1:abc") == {b"user_id": b"1"}  # session keys untouched
