@@ -51,9 +51,12 @@ async def fetch_communities(session: AsyncSession, ids: Sequence[int]) -> dict[i
     return {c.id: {**c.dict(), "stat": stats[c.id]} for c in rows}
 
 
-async def fetch_shouts(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-    """Listed shouts only: an unpublished or deleted shout is not public data."""
-    rows = (await session.scalars(select(Shout).where(Shout.id.in_(ids), is_listed()))).all()
+async def fetch_shouts(session: AsyncSession, ids: Sequence[int], *, listed_only: bool = True
+                       ) -> dict[int, dict[str, Any]]:
+    """Listed shouts only, unless asked otherwise: an unpublished or deleted shout is not public data
+    (the cache only ever holds listed ones; authors read their own unpublished shouts uncached)."""
+    query = select(Shout).where(Shout.id.in_(ids))
+    rows = (await session.scalars(query.where(is_listed()) if listed_only else query)).all()
     found = [s.id for s in rows]
     authors: dict[int, list[int]] = {i: [] for i in found}
     topics: dict[int, list[int]] = {i: [] for i in found}

@@ -126,6 +126,11 @@ def drafts_by_author(author: int) -> str:
     return f"drafts:author:{author}"
 
 
+def viewer_list(viewer: int, name: str, params_digest: str = "") -> str:
+    """A list that depends on who asks (feed, bookmarks, rates): keyed by the viewer, never shared."""
+    return f"viewer:{viewer}:{name}" + (f":{params_digest}" if params_digest else "")
+
+
 def viewed(shout: int) -> str:
     """Seed 000 section 5: the view counter of a shout."""
     return f"viewed:{shout}"

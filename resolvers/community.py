@@ -1,16 +1,23 @@
-"""Community reads."""
+"""Communities: reads, and founding, editing, deleting, joining and leaving them."""
 
 from __future__ import annotations
 
+import re
+import time
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from auth.permissions import Viewer
 from cache import keys
 from cache.entities import get_cached_communities
-from orm import DEFAULT_COMMUNITY_ID, Community, CommunityAuthor
+from orm import COMMUNITY_ROLES, DEFAULT_COMMUNITY_ID, Community, CommunityAuthor, CommunityFollower, Shout
+from resolvers.access import require
 from resolvers.author import resolve_author_id
 from resolvers.deps import Deps
+from resolvers.errors import BadInput, Conflict, NotFound
+from resolvers.writes import transaction
 
 
 async def communities_of_ids(deps: Deps, ids: list[int]) -> list[dict[str, Any]]:
@@ -48,3 +55,88 @@ async def get_communities_by_author(deps: Deps, slug: str | None = None, user: s
                                         tags=[keys.TAG_COMMUNITIES, keys.tag_author(resolved)])
     return await communities_of_ids(deps, ids)
 
+
+
+# --- writes ---------------------------------------------------------------------------------------------
+
+SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{1,63}$")
+
+
+def _check(community_input: dict[str, Any]) -> None:
+    if not SLUG.match(community_input.get("slug") or ""):
+        raise BadInput("slug: lower-case latin letters, digits and hyphens", field="slug")
+    if len(community_input.get("name") or "") > 255:
+        raise BadInput("name is too long", field="name")
+
+
+async def _community(session: AsyncSession, slug: str | None) -> Community:
+    found = await session.scalar(select(Community).where(Community.slug == slug))
+    if found is None:
+        raise NotFound("no such community", field="slug")
+    return found
+
+
+async def create_community(deps: Deps, viewer: Viewer | None, community_input: dict[str, Any]) -> dict[str, Any]:
+    """Any author may found a community; its founder is its admin."""
+    signed_in = require(viewer, "draft:create")
+    _check(community_input)
+    now = int(time.time())
+    async with transaction(deps) as session:
+        if await session.scalar(select(Community.id).where(Community.slug == community_input["slug"])):
+            raise Conflict("this slug is taken", field="slug")
+        community = Community(slug=community_input["slug"], name=community_input.get("name") or community_input["slug"],
+                              desc=community_input.get("desc"), pic=community_input.get("pic") or "",
+                              created_at=now, created_by=signed_in.author_id)
+        session.add(community)
+        await session.flush()
+        session.add(CommunityAuthor(community=community.id, author=signed_in.author_id, joined_at=now,
+                                    roles=",".join(COMMUNITY_ROLES)))
+        session.add(CommunityFollower(community=community.id, follower=signed_in.author_id, created_at=now))
+    return {"community": (await communities_of_ids(deps, [community.id]))[0], "error": None}
+
+
+async def update_community(deps: Deps, viewer: Viewer | None, community_input: dict[str, Any]) -> dict[str, Any]:
+    _check(community_input)
+    async with transaction(deps) as session:
+        community = await _community(session, community_input["slug"])
+        require(viewer, "community:update", community_id=community.id)
+        for name in ("name", "desc", "pic"):
+            if community_input.get(name) is not None:
+                setattr(community, name, community_input[name])
+    return {"community": (await communities_of_ids(deps, [community.id]))[0], "error": None}
+
+
+async def delete_community(deps: Deps, viewer: Viewer | None, slug: str) -> dict[str, Any]:
+    async with transaction(deps) as session:
+        community = await _community(session, slug)
+        if community.id == DEFAULT_COMMUNITY_ID:
+            raise BadInput("the default community cannot be deleted", field="slug")
+        require(viewer, "community:delete", community_id=community.id)
+        if await session.scalar(select(Shout.id).where(Shout.community == community.id).limit(1)) is not None:
+            raise Conflict("the community still has shouts", field="slug")
+        await session.execute(delete(CommunityAuthor).where(CommunityAuthor.community == community.id))
+        await session.execute(delete(CommunityFollower).where(CommunityFollower.community == community.id))
+        await session.delete(community)
+    return {"error": None}
+
+
+async def join_community(deps: Deps, viewer: Viewer | None, slug: str, *, join: bool) -> dict[str, Any]:
+    signed_in = require(viewer, "community:join")
+    now = int(time.time())
+    async with transaction(deps) as session:
+        community = await _community(session, slug)
+        member = await session.get(CommunityAuthor, (community.id, signed_in.author_id))
+        follower = await session.get(CommunityFollower, (signed_in.author_id, community.id))
+        if join:
+            if member is None:
+                session.add(CommunityAuthor(community=community.id, author=signed_in.author_id, joined_at=now,
+                                            roles="reader"))
+            if follower is None:
+                session.add(CommunityFollower(community=community.id, follower=signed_in.author_id, created_at=now))
+        else:
+            if community.id == DEFAULT_COMMUNITY_ID:
+                raise BadInput("everyone belongs to the default community", field="slug")
+            for row in (member, follower):
+                if row is not None:
+                    await session.delete(row)
+    return {"community": (await communities_of_ids(deps, [community.id]))[0], "error": None}

@@ -1,13 +1,33 @@
-"""Who follows a shout (its reaction followers)."""
+"""Following: who follows a shout, and follow / unfollow of topics, authors, shouts and communities."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from auth.permissions import Viewer
 from cache.follows import get_cached_shout_followers
-from resolvers.author import authors_of_ids
+from orm import (
+    Author,
+    AuthorFollower,
+    Community,
+    CommunityFollower,
+    Shout,
+    ShoutReactionsFollower,
+    Topic,
+    TopicFollower,
+)
+from orm.stats import is_listed
+from resolvers.access import require
+from resolvers.author import authors_of_ids, get_author_follows
 from resolvers.deps import Deps
+from resolvers.errors import BadInput, NotFound
+from resolvers.notifier import notify_follow
 from resolvers.reader import get_shout
+from resolvers.writes import transaction
 
 
 async def get_shout_followers(deps: Deps, slug: str | None = None,
@@ -16,3 +36,49 @@ async def get_shout_followers(deps: Deps, slug: str | None = None,
     if shout is None:
         return []
     return await authors_of_ids(deps, await get_cached_shout_followers(shout["id"], cache=deps.cache, db=deps.db))
+
+
+# --- follow / unfollow ------------------------------------------------------------------------------------
+
+_TARGETS: dict[str, tuple[Any, Any, str]] = {
+    # what -> (model with a slug, follower model, the follower model's column naming the target)
+    "TOPIC": (Topic, TopicFollower, "topic"),
+    "AUTHOR": (Author, AuthorFollower, "author"),
+    "SHOUT": (Shout, ShoutReactionsFollower, "shout"),
+    "COMMUNITY": (Community, CommunityFollower, "community"),
+}
+
+
+async def _target_id(session: AsyncSession, what: str, slug: str) -> int:
+    model = _TARGETS[what][0]
+    query = select(model.id).where(model.slug == slug)
+    if model is Shout:
+        query = query.where(is_listed())
+    target = await session.scalar(query)
+    if target is None:
+        raise NotFound(f"no {what.lower()} with this slug", field="slug")
+    return int(target)
+
+
+async def follow(deps: Deps, viewer: Viewer | None, what: str, slug: str, *, on: bool) -> dict[str, Any]:
+    """Follow (on=True) or unfollow; idempotent. Returns what the viewer follows afterwards."""
+    signed_in = require(viewer, "follow:manage", owners=[viewer.author_id] if viewer else [])
+    _, follower_model, column = _TARGETS[what]
+    async with transaction(deps) as session:
+        target = await _target_id(session, what, slug)
+        if what == "AUTHOR" and target == signed_in.author_id:
+            raise BadInput("you cannot follow yourself", field="slug")
+        row = await session.get(follower_model, (signed_in.author_id, target))
+        if on and row is None:
+            session.add(follower_model(follower=signed_in.author_id, **{column: target}, created_at=int(time.time())))
+            if what == "AUTHOR":
+                notify_follow(session, signed_in.author_id, target)
+        elif on and row is not None and getattr(row, "deleted_at", None) is not None:
+            row.deleted_at = None  # a shout follow that was switched off
+        elif not on and row is not None:
+            await session.delete(row)
+    return await follows_of(deps, signed_in.author_id)
+
+
+async def follows_of(deps: Deps, author_id: int) -> dict[str, Any]:
+    return await get_author_follows(deps, author_id=author_id)

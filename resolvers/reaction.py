@@ -177,3 +177,11 @@ async def _first_replies(session: AsyncSession, parents: list[int], limit: int,
     for reply in await _with_stats(session, list(rows)):
         result.setdefault(reply["reply_to"], []).append(reply)
     return result
+
+
+async def reactions_by_ids(deps: Deps, ids: list[int]) -> list[dict[str, Any] | None]:
+    """Live reactions by id, in the order asked (a batch for DataLoaders; notifications use it)."""
+    async with deps.db() as session:
+        rows = list((await session.scalars(_live_on_listed_shouts().where(Reaction.id.in_(ids)))).all())
+        found = {r["id"]: r for r in await _with_stats(session, rows)}
+    return [found.get(i) for i in ids]

@@ -34,7 +34,7 @@ async def get_shout(deps: Deps, slug: str | None = None, shout_id: int | None = 
     return (await get_cached_shouts([shout_id], cache=deps.cache, db=deps.db))[0]
 
 
-def _normalise_options(options: dict[str, Any] | None, deps: Deps) -> dict[str, Any]:
+def normalise_options(options: dict[str, Any] | None, deps: Deps) -> dict[str, Any]:
     options = dict(options or {})
     limit, offset = page(options.get("limit"), options.get("offset"),
                          default=DEFAULT_LIMIT, maximum=deps.max_page_size)
@@ -55,7 +55,7 @@ def _normalise_options(options: dict[str, Any] | None, deps: Deps) -> dict[str, 
     }
 
 
-def _filtered(query: Select[Any], filters: dict[str, Any]) -> Select[Any]:
+def filtered(query: Select[Any], filters: dict[str, Any]) -> Select[Any]:
     query = query.where(is_listed())
     if topic := filters.get("topic"):
         query = query.where(
@@ -76,7 +76,7 @@ def _filtered(query: Select[Any], filters: dict[str, Any]) -> Select[Any]:
     return query
 
 
-def _ordered(query: Select[Any], order_by: str | None, desc: bool) -> Select[Any]:
+def ordered(query: Select[Any], order_by: str | None, desc: bool) -> Select[Any]:
     if order_by is None:
         column: Any = Shout.published_at
     else:
@@ -87,25 +87,25 @@ def _ordered(query: Select[Any], order_by: str | None, desc: bool) -> Select[Any
     return query.order_by(primary.nulls_last(), Shout.id.desc() if desc else Shout.id.asc())
 
 
-async def _shouts_of_ids(deps: Deps, ids: list[int]) -> list[dict[str, Any]]:
+async def shouts_of_ids(deps: Deps, ids: list[int]) -> list[dict[str, Any]]:
     shouts = await get_cached_shouts(ids, cache=deps.cache, db=deps.db)
     return [s for s in shouts if s is not None]
 
 
 async def load_shouts_by(deps: Deps, options: dict[str, Any] | None) -> list[dict[str, Any]]:
-    opts = _normalise_options(options, deps)
+    opts = normalise_options(options, deps)
     if opts["limit"] == 0:
         return []
 
     async def query() -> list[int]:
-        stmt = _ordered(_filtered(select(Shout.id), opts["filters"]), opts["order_by"], opts["order_by_desc"])
+        stmt = ordered(filtered(select(Shout.id), opts["filters"]), opts["order_by"], opts["order_by_desc"])
         async with deps.db() as session:
             return list((await session.scalars(stmt.limit(opts["limit"]).offset(opts["offset"]))).all())
 
     key = keys.shouts_by(keys.digest(sorted(opts["filters"].items()), opts["order_by"],
                                      opts["order_by_desc"], opts["limit"], opts["offset"]))
     ids = await deps.cache.cached_query(key, query, ttl=deps.ttl_shouts, tags=[keys.TAG_SHOUTS])
-    return await _shouts_of_ids(deps, ids)
+    return await shouts_of_ids(deps, ids)
 
 
 async def load_shouts_with_topic(deps: Deps, slug: str | None, options: dict[str, Any] | None) -> list[Any]:
@@ -123,26 +123,26 @@ async def load_shouts_authored_by(deps: Deps, slug: str | None, options: dict[st
 async def load_shouts_random_top(deps: Deps, options: dict[str, Any] | None) -> list[dict[str, Any]]:
     """A random sample of the best-rated shouts: the pool of the top `random_limit` is cached, the
     sample is drawn per request."""
-    opts = _normalise_options(options, deps)
+    opts = normalise_options(options, deps)
     pool_size = opts["random_limit"] or RANDOM_TOP_POOL
     if pool_size < 0:
         raise BadInput("random_limit must be positive", field="random_limit")
     pool_size = min(pool_size, MAX_RANDOM_TOP_POOL)
 
     async def query() -> list[int]:
-        stmt = _ordered(_filtered(select(Shout.id), opts["filters"]), "rating", True).limit(pool_size)
+        stmt = ordered(filtered(select(Shout.id), opts["filters"]), "rating", True).limit(pool_size)
         async with deps.db() as session:
             return list((await session.scalars(stmt)).all())
 
     key = keys.shouts_random_top(pool_size, keys.digest(sorted(opts["filters"].items())))
     pool = await deps.cache.cached_query(key, query, ttl=deps.ttl_shouts, tags=[keys.TAG_SHOUTS])
     sample = random.sample(pool, min(opts["limit"], len(pool)))
-    return await _shouts_of_ids(deps, sample)
+    return await shouts_of_ids(deps, sample)
 
 
 async def load_shouts_search(deps: Deps, text: str, options: dict[str, Any] | None) -> list[dict[str, Any]]:
     """Case-insensitive search in title, subtitle, lead and body; a title match weighs most."""
-    opts = _normalise_options(options, deps)
+    opts = normalise_options(options, deps)
     needle = keys.normalize_query(text)[:MAX_SEARCH_TEXT]
     if not needle or opts["limit"] == 0:
         return []
@@ -157,7 +157,7 @@ async def load_shouts_search(deps: Deps, text: str, options: dict[str, Any] | No
     async def query() -> list[list[Any]]:
         score = (hit(Shout.title, 3.0) + hit(Shout.subtitle, 2.0) + hit(Shout.lead, 2.0)
                  + hit(Shout.body, 1.0)).label("score")
-        stmt = _filtered(select(Shout.id, score), opts["filters"]).where(
+        stmt = filtered(select(Shout.id, score), opts["filters"]).where(
             or_(*(matches(c) for c in (Shout.title, Shout.subtitle, Shout.lead, Shout.body)))
         ).order_by(score.desc(), Shout.published_at.desc(), Shout.id.desc())
         async with deps.db() as session:

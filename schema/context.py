@@ -18,6 +18,7 @@ from cache import keys
 from cache.entities import get_cached_authors, get_cached_communities, get_cached_shouts, get_cached_topics
 from resolvers.auth import account_viewer
 from resolvers.deps import Deps
+from resolvers.reaction import reactions_by_ids
 
 log = logging.getLogger(__name__)
 _UNSET = object()
@@ -46,6 +47,13 @@ def _views_loader(deps: Deps) -> DataLoader[int, int]:
     return DataLoader(load_fn=load)
 
 
+def _reactions_loader(deps: Deps) -> DataLoader[int, Any]:
+    async def load(ids: Sequence[int]) -> list[Any]:
+        return await reactions_by_ids(deps, list(ids))
+
+    return DataLoader(load_fn=load)
+
+
 @dataclass
 class Loaders:
     authors: DataLoader[int, Any]
@@ -53,6 +61,7 @@ class Loaders:
     communities: DataLoader[int, Any]
     shouts: DataLoader[int, Any]
     views: DataLoader[int, int]
+    reactions: DataLoader[int, Any]
 
     @classmethod
     def create(cls, deps: Deps) -> Loaders:
@@ -62,6 +71,7 @@ class Loaders:
             communities=_entity_loader(deps, get_cached_communities),
             shouts=_entity_loader(deps, get_cached_shouts),
             views=_views_loader(deps),
+            reactions=_reactions_loader(deps),
         )
 
 

@@ -5,15 +5,12 @@ traceback and reaches the client only as "Internal server error" (no internals l
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 
 from graphql import GraphQLError
 from strawberry.extensions import SchemaExtension
 
 from resolvers.errors import ApiError
-
-log = logging.getLogger(__name__)
 
 
 def _mapped(error: GraphQLError) -> GraphQLError:
@@ -24,10 +21,11 @@ def _mapped(error: GraphQLError) -> GraphQLError:
         extensions = {**(error.extensions or {}), "code": original.code}
         if original.field:
             extensions["field"] = original.field
-        return GraphQLError(str(original), nodes=error.nodes, path=error.path, extensions=extensions)
-    log.error("unexpected error at %s", error.path, exc_info=original)
+        return GraphQLError(str(original), nodes=error.nodes, path=error.path, extensions=extensions,
+                            original_error=original)
+    # Logged with its traceback by the schema's process_errors; the client sees no internals.
     return GraphQLError("Internal server error", nodes=error.nodes, path=error.path,
-                        extensions={"code": "INTERNAL_SERVER_ERROR"})
+                        extensions={"code": "INTERNAL_SERVER_ERROR"}, original_error=original)
 
 
 class ErrorMapping(SchemaExtension):

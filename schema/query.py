@@ -24,6 +24,7 @@ from schema.types import (
     Shout,
     Topic,
 )
+from schema.viewer_query import ViewerQuery
 
 
 def _authors(items: list[dict]) -> list[Author | None]:
@@ -47,7 +48,7 @@ def _communities(items: list[dict]) -> list[Community | None]:
 
 
 @strawberry.type
-class Query(AuthQuery, AdminQuery):
+class Query(AuthQuery, AdminQuery, ViewerQuery):
     # --- authors ---------------------------------------------------------------------------------
     @strawberry.field
     async def get_author(self, info: Info, slug: str | None = None, author_id: int | None = None) -> Author | None:

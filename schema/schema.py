@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import strawberry
+from graphql import GraphQLError
 from strawberry.schema.config import StrawberryConfig
+from strawberry.types import ExecutionContext
 
+from resolvers.errors import ApiError
 from schema import enums, inputs, types
 from schema.admin import AdminMutation
 from schema.auth import AuthMutation
 from schema.errors import ErrorMapping
+from schema.mutation import WriteMutation
 from schema.query import Query
 
 
 @strawberry.type
-class Mutation(AuthMutation, AdminMutation):
+class Mutation(AuthMutation, AdminMutation, WriteMutation):
     """Mutations, by area (auth now; the write side adds its own classes to the bases)."""
 
 # Contract types, inputs and enums that no implemented field uses yet: registered so the schema carries
@@ -29,8 +33,16 @@ _NOT_YET_REACHABLE = [
 ]
 
 
+class DiscoursSchema(strawberry.Schema):
+    def process_errors(self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None) -> None:
+        """Log only what is not the client's doing; an ApiError is an answer, not an incident."""
+        unexpected = [e for e in errors if not isinstance(e.original_error, ApiError)]
+        if unexpected:
+            super().process_errors(unexpected, execution_context)
+
+
 def build_schema() -> strawberry.Schema:
-    return strawberry.Schema(
+    return DiscoursSchema(
         query=Query,
         mutation=Mutation,
         types=_NOT_YET_REACHABLE,

@@ -554,10 +554,23 @@ class NotificationGroup:
     entity: str
     action: str
     updated_at: int
-    authors: list[Author | None] | None = None
-    shout: Shout | None = None
-    reactions: list[Reaction | None] | None = None
     seen: bool | None = None
+    author_ids: strawberry.Private[list[int] | None] = None
+    shout_id: strawberry.Private[int | None] = None
+    reaction_ids: strawberry.Private[list[int] | None] = None
+
+    @strawberry.field
+    async def authors(self, info: Info) -> list[Author | None] | None:
+        return await _authors(info, self.author_ids or [])
+
+    @strawberry.field
+    async def shout(self, info: Info) -> Shout | None:
+        return None if self.shout_id is None else Shout.of(await info.context.loaders.shouts.load(self.shout_id))
+
+    @strawberry.field
+    async def reactions(self, info: Info) -> list[Reaction | None] | None:
+        found = await info.context.loaders.reactions.load_many(self.reaction_ids or [])
+        return [Reaction.of(r) for r in found if r is not None]
 
 
 @strawberry.type
@@ -627,3 +640,21 @@ class SecurityUpdateResult:
     success: bool
     error: str | None = None
     author: Author | None = None
+
+
+_COMMON_ONE = {"draft": Draft, "shout": Shout, "author": Author, "reaction": Reaction, "topic": Topic,
+               "community": Community}
+_COMMON_MANY = {"drafts": Draft, "shouts": Shout, "authors": Author, "reactions": Reaction, "topics": Topic,
+                "communities": Community}
+
+
+def common(result: dict[str, Any]) -> CommonResult:
+    """A resolver's result dict as the contract's CommonResult (only the keys it has)."""
+    values: dict[str, Any] = {"error": result.get("error"), "slugs": result.get("slugs")}
+    for name, cls in _COMMON_ONE.items():
+        if name in result:
+            values[name] = cls.of(result[name])  # type: ignore[attr-defined]
+    for name, cls in _COMMON_MANY.items():
+        if name in result:
+            values[name] = [cls.of(item) for item in result[name] or []]  # type: ignore[attr-defined]
+    return CommonResult(**values)

@@ -1,0 +1,52 @@
+"""Bookmarks: a viewer's private list of shouts."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from sqlalchemy import select
+
+from auth.permissions import Viewer
+from cache import keys
+from cache.entities import get_cached_shouts, id_by_slug
+from orm import AuthorBookmark, Shout
+from orm.stats import is_listed
+from resolvers.access import require_viewer
+from resolvers.deps import Deps, page
+from resolvers.errors import NotFound
+from resolvers.writes import transaction
+
+
+async def toggle_bookmark_shout(deps: Deps, viewer: Viewer | None, slug: str) -> dict[str, Any]:
+    author_id = require_viewer(viewer).author_id
+    shout_id = await id_by_slug("shout", slug, cache=deps.cache, db=deps.db)
+    shout = (await get_cached_shouts([shout_id], cache=deps.cache, db=deps.db))[0] if shout_id else None
+    if shout is None:
+        raise NotFound("no such shout", field="slug")
+    async with transaction(deps) as session:
+        row = await session.get(AuthorBookmark, (author_id, shout["id"]))
+        if row is None:
+            session.add(AuthorBookmark(author=author_id, shout=shout["id"], created_at=int(time.time())))
+        else:
+            await session.delete(row)
+    return {"shout": shout, "error": None}
+
+
+async def load_shouts_bookmarked(deps: Deps, viewer: Viewer | None, options: dict[str, Any] | None) -> list[Any]:
+    author_id = require_viewer(viewer).author_id
+    limit, offset = page((options or {}).get("limit"), (options or {}).get("offset"), default=10,
+                         maximum=deps.max_page_size)
+
+    async def query() -> list[int]:
+        async with deps.db() as session:
+            return list((await session.scalars(
+                select(Shout.id).join(AuthorBookmark, AuthorBookmark.shout == Shout.id)
+                .where(AuthorBookmark.author == author_id, is_listed())
+                .order_by(AuthorBookmark.created_at.desc(), Shout.id.desc()).limit(limit).offset(offset))).all())
+
+    key = keys.viewer_list(author_id, "bookmarks", keys.digest(limit, offset))
+    ids = await deps.cache.cached_query(key, query, ttl=deps.ttl_shouts,
+                                        tags=[keys.tag_bookmarks_of(author_id), keys.TAG_SHOUTS,
+                                              keys.tag_entities("bookmark")])
+    return [s for s in await get_cached_shouts(ids, cache=deps.cache, db=deps.db) if s is not None]

@@ -1,0 +1,262 @@
+"""Drafts and publishing: a draft is the editable working copy; publishing copies it into its shout.
+
+Who may do what is asked of auth/permissions.py through `require`: a draft's or shout's authors act on
+their own, editors on anyone's."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from sqlalchemy import delete, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from auth.permissions import Viewer
+from cache import keys
+from cache.entities import fetch_shouts
+from orm import Draft, DraftAuthor, DraftTopic, Shout, ShoutAuthor, ShoutTopic, Topic
+from resolvers.access import require, require_viewer
+from resolvers.deps import Deps
+from resolvers.errors import BadInput, Conflict, NotFound
+from resolvers.writes import transaction
+
+DRAFT_FIELDS = ("layout", "lead", "subtitle", "lang", "seo", "body", "title", "slug", "cover", "cover_caption")
+SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,250}$")
+MAX_TITLE = 1024
+MAX_BODY = 1_000_000
+
+
+def _check(values: dict[str, Any]) -> None:
+    if (slug := values.get("slug")) is not None and not SLUG.match(slug):
+        raise BadInput("slug: lower-case latin letters, digits and hyphens", field="slug")
+    if len(values.get("title") or "") > MAX_TITLE:
+        raise BadInput("title is too long", field="title")
+    if len(values.get("body") or "") > MAX_BODY:
+        raise BadInput("body is too long", field="body")
+
+
+async def _draft_authors(session: AsyncSession, draft_id: int) -> list[int]:
+    return list((await session.scalars(
+        select(DraftAuthor.author).where(DraftAuthor.draft == draft_id).order_by(DraftAuthor.author))).all())
+
+
+async def _shout_authors(session: AsyncSession, shout_id: int) -> list[int]:
+    return list((await session.scalars(
+        select(ShoutAuthor.author).where(ShoutAuthor.shout == shout_id).order_by(ShoutAuthor.author))).all())
+
+
+async def draft_dicts(session: AsyncSession, drafts: list[Draft]) -> list[dict[str, Any]]:
+    """Drafts with their authors, topics and publication: three statements for any number of drafts."""
+    ids = [d.id for d in drafts]
+    authors: dict[int, list[int]] = {i: [] for i in ids}
+    topics: dict[int, list[int]] = {i: [] for i in ids}
+    published: dict[int | None, dict[str, Any]] = {}
+    if ids:
+        for draft_id, author in await session.execute(
+                select(DraftAuthor.draft, DraftAuthor.author).where(DraftAuthor.draft.in_(ids))
+                .order_by(DraftAuthor.author)):
+            authors[draft_id].append(author)
+        for draft_id, topic in await session.execute(
+                select(DraftTopic.draft, DraftTopic.topic).where(DraftTopic.draft.in_(ids))
+                .order_by(DraftTopic.main.desc(), DraftTopic.topic)):
+            topics[draft_id].append(topic)
+        for shout_id, slug, published_at, of_draft in await session.execute(
+                select(Shout.id, Shout.slug, Shout.published_at, Shout.draft)
+                .where(Shout.draft.in_(ids), Shout.deleted_at.is_(None))):
+            published[of_draft] = {"id": shout_id, "slug": slug, "published_at": published_at}
+    return [{**d.dict(), "author_ids": authors[d.id], "topic_ids": topics[d.id],
+             "publication": published.get(d.id)} for d in drafts]
+
+
+async def _set_relations(session: AsyncSession, draft: Draft, author_ids: list[int] | None,
+                         topic_ids: list[int] | None, main_topic: int | None) -> None:
+    if author_ids is not None:
+        wanted = set(author_ids) | {draft.created_by}
+        await session.execute(delete(DraftAuthor).where(DraftAuthor.draft == draft.id,
+                                                        DraftAuthor.author.not_in(wanted)))
+        present = set(await _draft_authors(session, draft.id))
+        session.add_all(DraftAuthor(draft=draft.id, author=a) for a in sorted(wanted - present))
+    if topic_ids is not None:
+        known = set((await session.scalars(select(Topic.id).where(Topic.id.in_(topic_ids)))).all())
+        if unknown := set(topic_ids) - known:
+            raise BadInput(f"unknown topics {sorted(unknown)}", field="topic_ids")
+        await session.execute(delete(DraftTopic).where(DraftTopic.draft == draft.id))
+        main = main_topic if main_topic in known else (topic_ids[0] if topic_ids else None)
+        session.add_all(DraftTopic(draft=draft.id, topic=t, main=t == main) for t in dict.fromkeys(topic_ids))
+
+
+async def create_draft(deps: Deps, viewer: Viewer | None, draft_input: dict[str, Any]) -> dict[str, Any]:
+    signed_in = require(viewer, "draft:create")
+    values = {k: draft_input.get(k) for k in DRAFT_FIELDS if draft_input.get(k) is not None}
+    _check(values)
+    now = int(time.time())
+    async with transaction(deps) as session:
+        draft = Draft(created_by=signed_in.author_id, created_at=now, updated_at=now, community=1,
+                      media=draft_input.get("media"), **values)
+        session.add(draft)
+        await session.flush()
+        session.add(DraftAuthor(draft=draft.id, author=signed_in.author_id))
+        await session.flush()
+        await _set_relations(session, draft, draft_input.get("author_ids"), draft_input.get("topic_ids"),
+                             draft_input.get("main_topic_id"))
+    return {"draft": await get_draft(deps, draft.id)}
+
+
+async def _editable_draft(session: AsyncSession, viewer: Viewer | None, draft_id: int, action: str) -> Draft:
+    draft = await session.get(Draft, draft_id)
+    if draft is None or draft.deleted_at is not None:
+        raise NotFound("no such draft", field="draft_id")
+    require(viewer, f"draft:{action}", community_id=draft.community, owners=await _draft_authors(session, draft.id))
+    return draft
+
+
+async def update_draft(deps: Deps, viewer: Viewer | None, draft_id: int, draft_input: dict[str, Any]) -> dict[str, Any]:
+    values = {k: draft_input[k] for k in DRAFT_FIELDS if k in draft_input}
+    _check(values)
+    async with transaction(deps) as session:
+        draft = await _editable_draft(session, viewer, draft_id, "update")
+        for name, value in values.items():
+            setattr(draft, name, value)
+        if "media" in draft_input:
+            draft.media = draft_input["media"]
+        draft.updated_at = int(time.time())
+        draft.updated_by = viewer.author_id if viewer else None
+        await _set_relations(session, draft, draft_input.get("author_ids"), draft_input.get("topic_ids"),
+                             draft_input.get("main_topic_id"))
+    return {"draft": await get_draft(deps, draft_id)}
+
+
+async def delete_draft(deps: Deps, viewer: Viewer | None, draft_id: int) -> dict[str, Any]:
+    async with transaction(deps) as session:
+        draft = await _editable_draft(session, viewer, draft_id, "delete")
+        draft.deleted_at = int(time.time())
+        draft.deleted_by = viewer.author_id if viewer else None
+    return {"draft": (await draft_dicts_of(deps, [draft_id]))[0]}
+
+
+async def publish_draft(deps: Deps, viewer: Viewer | None, draft_id: int) -> dict[str, Any]:
+    """Create or update the draft's shout from the draft and publish it."""
+    now = int(time.time())
+    async with transaction(deps) as session:
+        draft = await session.get(Draft, draft_id)
+        if draft is None or draft.deleted_at is not None:
+            raise NotFound("no such draft", field="draft_id")
+        authors = await _draft_authors(session, draft.id)
+        require(viewer, "shout:publish", community_id=draft.community, owners=authors)
+        if not (draft.title or "").strip() or not (draft.body or "").strip():
+            raise BadInput("a draft needs a title and a body to be published", field="draft_id")
+        shout = await session.scalar(select(Shout).where(Shout.draft == draft.id))
+        slug = draft.slug or f"draft-{draft.id}"
+        clash = await session.scalar(select(Shout.id).where(Shout.slug == slug,
+                                                            Shout.id != (shout.id if shout else -1)))
+        if clash is not None:
+            raise Conflict(f"the slug {slug!r} is taken by another shout", field="slug")
+        if shout is None:
+            shout = Shout(created_at=now, created_by=draft.created_by, community=draft.community, draft=draft.id,
+                          slug=slug, title=draft.title or "")
+            session.add(shout)
+        for name in ("title", "subtitle", "lead", "body", "cover", "cover_caption", "lang", "seo", "media"):
+            setattr(shout, name, getattr(draft, name))
+        shout.slug, shout.layout = slug, draft.layout or "article"
+        shout.updated_at, shout.updated_by = now, viewer.author_id if viewer else None
+        shout.published_at, shout.deleted_at = shout.published_at or now, None
+        await session.flush()
+        await session.execute(delete(ShoutAuthor).where(ShoutAuthor.shout == shout.id))
+        session.add_all(ShoutAuthor(shout=shout.id, author=a) for a in authors)
+        topics = (await session.execute(select(DraftTopic.topic, DraftTopic.main)
+                                        .where(DraftTopic.draft == draft.id))).all()
+        await session.execute(delete(ShoutTopic).where(ShoutTopic.shout == shout.id))
+        session.add_all(ShoutTopic(shout=shout.id, topic=t, main=m) for t, m in topics)
+    return {"draft": await get_draft(deps, draft_id), "shout": await own_shout(deps, shout.id)}
+
+
+async def unpublish_draft(deps: Deps, viewer: Viewer | None, draft_id: int) -> dict[str, Any]:
+    async with deps.db() as session:
+        shout_id = await session.scalar(select(Shout.id).where(Shout.draft == draft_id))
+        exists = await session.get(Draft, draft_id)
+    if exists is None:
+        raise NotFound("no such draft", field="draft_id")
+    if shout_id is not None:
+        await _set_published(deps, viewer, shout_id, publish=False)
+    return {"draft": await get_draft(deps, draft_id)}
+
+
+async def _set_published(deps: Deps, viewer: Viewer | None, shout_id: int, *, publish: bool) -> None:
+    async with transaction(deps) as session:
+        shout = await session.get(Shout, shout_id)
+        if shout is None or shout.deleted_at is not None:
+            raise NotFound("no such shout", field="shout_id")
+        require(viewer, "shout:publish" if publish else "shout:unpublish", community_id=shout.community,
+                owners=await _shout_authors(session, shout.id))
+        now = int(time.time())
+        shout.published_at = (shout.published_at or now) if publish else None
+        shout.updated_at, shout.updated_by = now, viewer.author_id if viewer else None
+
+
+async def publish_shout(deps: Deps, viewer: Viewer | None, shout_id: int) -> dict[str, Any]:
+    await _set_published(deps, viewer, shout_id, publish=True)
+    return {"shout": await own_shout(deps, shout_id)}
+
+
+async def unpublish_shout(deps: Deps, viewer: Viewer | None, shout_id: int) -> dict[str, Any]:
+    await _set_published(deps, viewer, shout_id, publish=False)
+    return {"shout": await own_shout(deps, shout_id)}
+
+
+# --- reads of one's own work (per viewer, never in a shared key) -----------------------------------------
+
+async def draft_dicts_of(deps: Deps, ids: list[int]) -> list[dict[str, Any]]:
+    async with deps.db() as session:
+        drafts = list((await session.scalars(select(Draft).where(Draft.id.in_(ids)))).all())
+        return await draft_dicts(session, drafts)
+
+
+async def get_draft(deps: Deps, draft_id: int) -> dict[str, Any] | None:
+    found = await draft_dicts_of(deps, [draft_id])
+    return found[0] if found else None
+
+
+async def own_shout(deps: Deps, shout_id: int) -> dict[str, Any] | None:
+    async with deps.db() as session:
+        return (await fetch_shouts(session, [shout_id], listed_only=False)).get(shout_id)
+
+
+async def load_drafts(deps: Deps, viewer: Viewer | None) -> dict[str, Any]:
+    author_id = require_viewer(viewer).author_id  # one's own drafts: no permission beyond signing in
+
+    async def query() -> list[dict[str, Any]]:
+        async with deps.db() as session:
+            drafts = list((await session.scalars(
+                select(Draft).where(Draft.deleted_at.is_(None), or_(
+                    Draft.created_by == author_id,
+                    Draft.id.in_(select(DraftAuthor.draft).where(DraftAuthor.author == author_id))))
+                .order_by(Draft.updated_at.desc().nulls_last(), Draft.id.desc()))).all())
+            return await draft_dicts(session, drafts)
+
+    drafts = await deps.cache.cached_query(keys.drafts_by_author(author_id), query,
+                                           tags=[keys.tag_drafts_of(author_id), keys.tag_entities("draft")])
+    return {"drafts": drafts}
+
+
+async def get_shouts_drafts(deps: Deps, viewer: Viewer | None) -> dict[str, Any]:
+    """The viewer's shouts that are not published (Discours' "shouts drafts")."""
+    signed_in = require_viewer(viewer)
+    async with deps.db() as session:
+        ids = list((await session.scalars(
+            select(Shout.id).join(ShoutAuthor, ShoutAuthor.shout == Shout.id)
+            .where(ShoutAuthor.author == signed_in.author_id, Shout.published_at.is_(None),
+                   Shout.deleted_at.is_(None)).order_by(Shout.updated_at.desc().nulls_last(), Shout.id.desc()))).all())
+        shouts = await fetch_shouts(session, ids, listed_only=False)
+    return {"shouts": [shouts[i] for i in ids if i in shouts]}
+
+
+async def get_my_shout(deps: Deps, viewer: Viewer | None, shout_id: int) -> dict[str, Any]:
+    async with deps.db() as session:
+        shout = await session.get(Shout, shout_id)
+        if shout is None or shout.deleted_at is not None:
+            return {"error": "no such shout"}
+        require(viewer, "shout:update", community_id=shout.community, owners=await _shout_authors(session, shout_id))
+    return {"shout": await own_shout(deps, shout_id), "error": None}
+
+

@@ -1,0 +1,130 @@
+"""Creating, editing and deleting reactions: comments in threads, LIKE/DISLIKE votes on shouts and on
+comments (one vote per author and target; the opposite vote replaces it), and the argument kinds."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from auth.permissions import Viewer
+from orm import Reaction, Shout, ShoutAuthor, ShoutReactionsFollower
+from orm.reaction import RATING_KINDS, ReactionKind
+from orm.stats import is_listed, reaction_stats
+from resolvers.access import require
+from resolvers.deps import Deps
+from resolvers.errors import BadInput, Conflict, NotFound
+from resolvers.notifier import notify_reaction
+from resolvers.writes import transaction
+
+MAX_BODY = 10_000
+PROOF_KINDS = (ReactionKind.PROOF.value, ReactionKind.DISPROOF.value)
+NEEDS_BODY = (ReactionKind.COMMENT.value, ReactionKind.QUOTE.value, ReactionKind.PROPOSE.value,
+              ReactionKind.ASK.value)
+
+
+async def _reaction_dict(session: AsyncSession, reaction: Reaction) -> dict[str, Any]:
+    stats = await reaction_stats(session, [reaction.id])
+    return {**reaction.dict(), "stat": stats[reaction.id]}
+
+
+async def _listed_shout(session: AsyncSession, shout_id: int) -> Shout:
+    shout = await session.scalar(select(Shout).where(Shout.id == shout_id, is_listed()))
+    if shout is None:
+        raise NotFound("no such shout", field="shout")
+    return shout
+
+
+async def create_reaction(deps: Deps, viewer: Viewer | None, reaction: dict[str, Any]) -> dict[str, Any]:
+    kind = str(reaction["kind"])
+    signed_in = require(viewer, "reaction:create_proof" if kind in PROOF_KINDS else "reaction:create")
+    body = (reaction.get("body") or "").strip() or None
+    if kind in NEEDS_BODY and not body:
+        raise BadInput(f"a {kind} needs a body", field="body")
+    if body and len(body) > MAX_BODY:
+        raise BadInput("the body is too long", field="body")
+    now = int(time.time())
+    async with transaction(deps) as session:
+        shout = await _listed_shout(session, reaction["shout"])
+        reply_to = reaction.get("reply_to")
+        if reply_to is not None:
+            parent = await session.get(Reaction, reply_to)
+            if parent is None or parent.shout != shout.id or parent.deleted_at is not None:
+                raise BadInput("reply_to is not a reaction of this shout", field="reply_to")
+        if kind in RATING_KINDS:
+            await _check_vote(session, signed_in, shout.id, reply_to, kind)
+        created = Reaction(kind=kind, shout=shout.id, reply_to=reply_to, body=body, quote=reaction.get("quote"),
+                           created_by=signed_in.author_id, created_at=now)
+        session.add(created)
+        if kind not in RATING_KINDS:
+            # Discours: whoever joins a discussion follows it (its notifications reach them).
+            follows = await session.get(ShoutReactionsFollower, (signed_in.author_id, shout.id))
+            if follows is None:
+                session.add(ShoutReactionsFollower(follower=signed_in.author_id, shout=shout.id, auto=True,
+                                                   created_at=now))
+            elif follows.deleted_at is not None:
+                follows.deleted_at = None
+        await session.flush()
+        notify_reaction(session, created)
+        result = await _reaction_dict(session, created)
+    return {"reaction": result, "error": None}
+
+
+async def _check_vote(session: AsyncSession, viewer: Viewer, shout_id: int, reply_to: int | None, kind: str) -> None:
+    """One vote per author and target: the same vote twice is refused, the opposite one replaces it;
+    nobody votes on their own shout or comment."""
+    if reply_to is None:
+        owners = set((await session.scalars(select(ShoutAuthor.author).where(ShoutAuthor.shout == shout_id))).all())
+    else:
+        owners = set((await session.scalars(select(Reaction.created_by).where(Reaction.id == reply_to))).all())
+    if viewer.author_id in owners:
+        raise BadInput("you cannot rate your own work", field="kind")
+    target = Reaction.reply_to == reply_to if reply_to is not None else Reaction.reply_to.is_(None)
+    previous = (await session.scalars(select(Reaction).where(
+        Reaction.shout == shout_id, target, Reaction.created_by == viewer.author_id,
+        Reaction.kind.in_(RATING_KINDS), Reaction.deleted_at.is_(None)))).all()
+    for vote in previous:
+        if vote.kind == kind:
+            raise Conflict("you have already rated this", field="kind")
+        vote.deleted_at, vote.deleted_by = int(time.time()), viewer.author_id
+
+
+async def _own_reaction(session: AsyncSession, viewer: Viewer | None, reaction_id: int, action: str) -> Reaction:
+    found = await session.get(Reaction, reaction_id)
+    if found is None or found.deleted_at is not None:
+        raise NotFound("no such reaction", field="id")
+    require(viewer, f"reaction:{action}", owners=[found.created_by])
+    return found
+
+
+async def update_reaction(deps: Deps, viewer: Viewer | None, reaction: dict[str, Any]) -> dict[str, Any]:
+    if reaction.get("id") is None:
+        raise BadInput("the reaction id is needed", field="id")
+    body = (reaction.get("body") or "").strip()
+    if len(body) > MAX_BODY:
+        raise BadInput("the body is too long", field="body")
+    async with transaction(deps) as session:
+        found = await _own_reaction(session, viewer, reaction["id"], "update")
+        if found.kind in RATING_KINDS:
+            raise BadInput("a vote has no body to edit", field="kind")
+        if not body and found.kind in NEEDS_BODY:
+            raise BadInput(f"a {found.kind} needs a body", field="body")
+        found.body, found.updated_at = body or None, int(time.time())
+        if reaction.get("quote") is not None:
+            found.quote = reaction["quote"]
+        await session.flush()
+        result = await _reaction_dict(session, found)
+    return {"reaction": result, "error": None}
+
+
+async def delete_reaction(deps: Deps, viewer: Viewer | None, reaction_id: int) -> dict[str, Any]:
+    """Soft delete: the row stays (threads keep their shape), readers stop seeing it."""
+    async with transaction(deps) as session:
+        found = await _own_reaction(session, viewer, reaction_id, "delete")
+        found.deleted_at = int(time.time())
+        found.deleted_by = viewer.author_id if viewer else None
+        await session.flush()
+        result = await _reaction_dict(session, found)
+    return {"reaction": result, "error": None}

@@ -1,0 +1,90 @@
+"""Queries that need a signed-in viewer: feeds, bookmarks, one's own votes, drafts and notifications."""
+
+from __future__ import annotations
+
+import strawberry
+
+from resolvers import bookmark, draft, feed, notifier, rating
+from schema.context import Info
+from schema.enums import ReactionKind
+from schema.inputs import LoadShoutsOptions, as_dict
+from schema.types import CommonResult, MyRateComment, MyRateShout, NotificationGroup, NotificationsResult, Shout, common
+
+
+def _shouts(items: list[dict]) -> list[Shout | None]:
+    return [Shout.of(s) for s in items]
+
+
+def _rate(kind: str | None) -> ReactionKind | None:
+    return None if kind is None else ReactionKind(kind)
+
+
+@strawberry.type
+class ViewerQuery:
+    @strawberry.field
+    async def load_shouts_feed(self, info: Info, options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
+        return _shouts(await feed.load_shouts_feed(info.context.deps, await info.context.viewer(), as_dict(options)))
+
+    @strawberry.field
+    async def load_shouts_followed_by(self, info: Info, slug: str | None = None,
+                                      options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
+        viewer = await info.context.viewer()
+        return _shouts(await feed.load_shouts_followed_by(info.context.deps, viewer, slug, as_dict(options)))
+
+    @strawberry.field
+    async def load_shouts_unrated(self, info: Info,
+                                  options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
+        viewer = await info.context.viewer()
+        return _shouts(await feed.load_shouts_unrated(info.context.deps, viewer, as_dict(options)))
+
+    @strawberry.field
+    async def load_shouts_coauthored(self, info: Info,
+                                     options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
+        viewer = await info.context.viewer()
+        return _shouts(await feed.load_shouts_coauthored(info.context.deps, viewer, as_dict(options)))
+
+    @strawberry.field
+    async def load_shouts_discussed(self, info: Info,
+                                    options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
+        viewer = await info.context.viewer()
+        return _shouts(await feed.load_shouts_discussed(info.context.deps, viewer, as_dict(options)))
+
+    @strawberry.field
+    async def load_shouts_bookmarked(self, info: Info,
+                                     options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
+        viewer = await info.context.viewer()
+        return _shouts(await bookmark.load_shouts_bookmarked(info.context.deps, viewer, as_dict(options)))
+
+    @strawberry.field
+    async def get_my_rates_shouts(self, info: Info, shouts: list[int]) -> list[MyRateShout | None] | None:
+        found = await rating.get_my_rates_shouts(info.context.deps, await info.context.viewer(), shouts)
+        return [MyRateShout(shout_id=r["shout_id"], my_rate=_rate(r["my_rate"])) for r in found]
+
+    @strawberry.field
+    async def get_my_rates_comments(self, info: Info, comments: list[int]) -> list[MyRateComment | None] | None:
+        found = await rating.get_my_rates_comments(info.context.deps, await info.context.viewer(), comments)
+        return [MyRateComment(comment_id=r["comment_id"], shout_id=r["shout_id"], my_rate=_rate(r["my_rate"]))
+                for r in found]
+
+    @strawberry.field
+    async def get_my_shout(self, info: Info, shout_id: int) -> CommonResult:
+        return common(await draft.get_my_shout(info.context.deps, await info.context.viewer(), shout_id))
+
+    @strawberry.field
+    async def get_shouts_drafts(self, info: Info) -> CommonResult:
+        return common(await draft.get_shouts_drafts(info.context.deps, await info.context.viewer()))
+
+    @strawberry.field
+    async def load_drafts(self, info: Info) -> CommonResult:
+        return common(await draft.load_drafts(info.context.deps, await info.context.viewer()))
+
+    @strawberry.field
+    async def load_notifications(self, info: Info, after: int, limit: int | None = None,
+                                 offset: int | None = None) -> NotificationsResult:
+        found = await notifier.load_notifications(info.context.deps, await info.context.viewer(), after, limit, offset)
+        groups = [NotificationGroup(thread=g["thread"], entity=g["entity"], action=g["action"],
+                                    updated_at=g["updated_at"], seen=g["seen"], author_ids=g["author_ids"],
+                                    shout_id=g["shout_id"], reaction_ids=g["reaction_ids"])
+                  for g in found["notifications"]]
+        return NotificationsResult(notifications=groups, unread=found["unread"], total=found["total"],
+                                   error=found["error"])
