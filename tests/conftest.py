@@ -135,3 +135,10 @@ def gql(client: httpx.AsyncClient):  # type: ignore[no-untyped-def]
         return response.json()
 
     return run
+
+
+@pytest.fixture
+def api(client: httpx.AsyncClient, deps: Deps):  # type: ignore[no-untyped-def]
+    from tests.helpers import Api
+
+    return Api(client, deps)

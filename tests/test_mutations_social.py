@@ -1,0 +1,207 @@
+"""Reactions, votes, follows, bookmarks, ratings and profiles through GraphQL: read (warming the cache),
+mutate, read again."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from orm import Shout, ShoutAuthor
+from orm.stats import is_listed
+from tests.helpers import Api
+
+BRANCH = "query($s: Int!) { load_comments_branch(shout: $s, limit: 100, sort: newest) { id body created_by { id } } }"
+CREATE = "mutation($r: ReactionInput!) { create_reaction(reaction: $r) { error reaction { id kind body } } }"
+FOLLOWS = "query($id: Int) { get_author_follows(author_id: $id) { authors { slug } topics { slug } communities { slug } } }"
+
+
+async def _shout(api: Api, offset: int = 3) -> tuple[int, str, list[int]]:
+    async with api.deps.db() as session:
+        shout_id, slug = (await session.execute(select(Shout.id, Shout.slug).where(is_listed())
+                                                .order_by(Shout.id).offset(offset).limit(1))).one()
+        authors = list((await session.scalars(select(ShoutAuthor.author).where(ShoutAuthor.shout == shout_id))).all())
+    return shout_id, slug, authors
+
+
+async def test_comment_edit_delete(api: Api) -> None:
+    user = await api.user()
+    shout_id, _, _ = await _shout(api)
+    before = await api(BRANCH, {"s": shout_id})
+    created = await api(CREATE, {"r": {"kind": "COMMENT", "shout": shout_id, "body": "Первый комментарий"}}, user)
+    comment = created["reaction"]["id"]
+    after = await api(BRANCH, {"s": shout_id})
+    assert after[0]["id"] == comment and len(after) == len(before) + 1
+
+    reply = await api(CREATE, {"r": {"kind": "COMMENT", "shout": shout_id, "body": "ответ", "reply_to": comment}}, user)
+    replies = await api("query($s: Int!, $p: Int) { load_comments_branch(shout: $s, parent_id: $p) { id } }",
+                        {"s": shout_id, "p": comment})
+    assert [r["id"] for r in replies] == [reply["reaction"]["id"]]
+
+    update = "mutation($r: ReactionInput!) { update_reaction(reaction: $r) { reaction { body } } }"
+    await api(update, {"r": {"id": comment, "kind": "COMMENT", "shout": shout_id, "body": "Исправлено"}}, user)
+    assert next(c for c in await api(BRANCH, {"s": shout_id}) if c["id"] == comment)["body"] == "Исправлено"
+
+    stranger = await api.user()
+    delete = "mutation($id: Int!) { delete_reaction(reaction_id: $id) { reaction { id deleted_at } } }"
+    assert await api.error(delete, {"id": comment}, stranger) == "FORBIDDEN"
+    assert await api.error(update, {"r": {"id": comment, "kind": "COMMENT", "shout": shout_id, "body": "x"}},
+                           stranger) == "FORBIDDEN"
+    assert (await api(delete, {"id": comment}, user))["reaction"]["deleted_at"]
+    assert comment not in [c["id"] for c in await api(BRANCH, {"s": shout_id})]
+    by = "query($s: String) { load_reactions_by(by: {shout: $s, kinds: [COMMENT]}, limit: 100) { id } }"
+    assert comment not in [r["id"] for r in await api(by, {"s": (await _shout(api))[1]})]
+
+
+async def test_bad_reactions_are_refused(api: Api) -> None:
+    user = await api.user()
+    shout_id, _, _authors = await _shout(api)
+    assert await api.error(CREATE, {"r": {"kind": "COMMENT", "shout": shout_id, "body": "  "}}, user) == "BAD_USER_INPUT"
+    assert await api.error(CREATE, {"r": {"kind": "COMMENT", "shout": 99999999, "body": "x"}}, user) == "NOT_FOUND"
+    assert await api.error(CREATE, {"r": {"kind": "COMMENT", "shout": shout_id, "body": "x", "reply_to": 1}},
+                           user) in ("BAD_USER_INPUT",)
+    assert await api.error(CREATE, {"r": {"kind": "PROOF", "shout": shout_id, "body": "x"}}, user) == "FORBIDDEN"
+    assert await api.error(CREATE, {"r": {"kind": "COMMENT", "shout": shout_id, "body": "x"}}) == "UNAUTHENTICATED"
+
+
+async def test_votes_on_shouts_one_per_author(api: Api) -> None:
+    user = await api.user()
+    shout_id, _, _ = await _shout(api, offset=4)
+    rates = "query($s: [Int!]!) { get_my_rates_shouts(shouts: $s) { shout_id my_rate } }"
+    assert await api(rates, {"s": [shout_id]}, user) == [{"shout_id": shout_id, "my_rate": None}]
+    await api(CREATE, {"r": {"kind": "LIKE", "shout": shout_id}}, user)
+    assert await api(rates, {"s": [shout_id]}, user) == [{"shout_id": shout_id, "my_rate": "LIKE"}]
+    assert await api.error(CREATE, {"r": {"kind": "LIKE", "shout": shout_id}}, user) == "CONFLICT"
+    await api(CREATE, {"r": {"kind": "DISLIKE", "shout": shout_id}}, user)  # the opposite vote replaces it
+    assert await api(rates, {"s": [shout_id]}, user) == [{"shout_id": shout_id, "my_rate": "DISLIKE"}]
+    ratings = await api("query($s: Int!) { load_shout_ratings(shout: $s, limit: 100) { kind created_by { id } } }",
+                        {"s": shout_id})
+    assert [r["kind"] for r in ratings if r["created_by"]["id"] == user.id] == ["DISLIKE"]
+
+
+async def test_shout_rating_counter_catches_up_on_revalidation(api: Api) -> None:
+    user = await api.user()
+    shout_id, slug, _ = await _shout(api, offset=5)
+    stat = "query($s: String) { get_shout(slug: $s) { stat { rating } } }"
+    before = (await api(stat, {"s": slug}))["stat"]["rating"]
+    await api(CREATE, {"r": {"kind": "LIKE", "shout": shout_id}}, user)
+    assert api.deps.revalidator is not None
+    handled = await api.deps.revalidator.process_revalidation()
+    assert handled.get("shout", 0) >= 1
+    assert (await api(stat, {"s": slug}))["stat"]["rating"] == before + 1
+
+
+async def test_nobody_votes_on_their_own_work(api: Api) -> None:
+    user = await api.user()
+    shout_id, _, _ = await _shout(api)
+    mine = await api(CREATE, {"r": {"kind": "COMMENT", "shout": shout_id, "body": "мой"}}, user)
+    assert await api.error(CREATE, {"r": {"kind": "LIKE", "shout": shout_id, "reply_to": mine["reaction"]["id"]}},
+                           user) == "BAD_USER_INPUT"
+
+
+async def test_follow_and_unfollow_each_kind(api: Api) -> None:
+    user = await api.user()
+    _, shout_slug, _ = await _shout(api)
+    assert await api(FOLLOWS, {"id": user.id}) == {"authors": [], "topics": [], "communities": []}
+    followers = "query($s: String) { get_author_followers(slug: $s) { id } }"
+    topic_followers = "query($s: String) { get_topic_followers(slug: $s) { id } }"
+    shout_followers = "query($s: String) { get_shout_followers(slug: $s) { id } }"
+    assert user.id not in [a["id"] for a in await api(followers, {"s": "author-2"})]
+    assert user.id not in [a["id"] for a in await api(topic_followers, {"s": "music"})]
+    assert user.id not in [a["id"] for a in await api(shout_followers, {"s": shout_slug})]
+
+    follow = "mutation($w: FollowingEntity!, $s: String!) { follow(what: $w, slug: $s) { error authors { slug } } }"
+    for what, slug in (("AUTHOR", "author-2"), ("TOPIC", "music"), ("SHOUT", shout_slug), ("COMMUNITY", "poetry-club")):
+        await api(follow, {"w": what, "s": slug}, user)
+    follows = await api(FOLLOWS, {"id": user.id})
+    assert [a["slug"] for a in follows["authors"]] == ["author-2"]
+    assert [t["slug"] for t in follows["topics"]] == ["music"]
+    assert [c["slug"] for c in follows["communities"]] == ["poetry-club"]
+    assert user.id in [a["id"] for a in await api(followers, {"s": "author-2"})]
+    assert user.id in [a["id"] for a in await api(topic_followers, {"s": "music"})]
+    assert user.id in [a["id"] for a in await api(shout_followers, {"s": shout_slug})]
+    followed_shouts = await api("query { load_shouts_followed_by(options: {limit: 50}) { slug } }", user=user)
+    assert shout_slug in [s["slug"] for s in followed_shouts]
+
+    unfollow = "mutation($w: FollowingEntity!, $s: String!) { unfollow(what: $w, slug: $s) { error } }"
+    for what, slug in (("AUTHOR", "author-2"), ("TOPIC", "music"), ("SHOUT", shout_slug), ("COMMUNITY", "poetry-club")):
+        await api(unfollow, {"w": what, "s": slug}, user)
+    assert await api(FOLLOWS, {"id": user.id}) == {"authors": [], "topics": [], "communities": []}
+    assert user.id not in [a["id"] for a in await api(followers, {"s": "author-2"})]
+    assert user.id not in [a["id"] for a in await api(topic_followers, {"s": "music"})]
+    assert await api.error(follow, {"w": "AUTHOR", "s": user.slug}, user) == "BAD_USER_INPUT"
+    assert await api.error(follow, {"w": "TOPIC", "s": "no-such-topic"}, user) == "NOT_FOUND"
+
+
+async def test_follower_counter_catches_up_on_revalidation(api: Api) -> None:
+    user = await api.user()
+    stat = 'query { get_author(slug: "author-3") { stat { followers } } }'
+    before = (await api(stat))["stat"]["followers"]
+    await api('mutation { follow(what: AUTHOR, slug: "author-3") { error } }', user=user)
+    assert api.deps.revalidator is not None
+    await api.deps.revalidator.process_revalidation()
+    assert (await api(stat))["stat"]["followers"] == before + 1
+
+
+async def test_feed_follows_the_follows(api: Api) -> None:
+    user = await api.user()
+    feed = "query { load_shouts_feed(options: {limit: 50}) { id authors { slug } topics { slug } } }"
+    assert await api(feed, user=user) == []
+    _, _, authors = await _shout(api)
+    author_slug = f"author-{authors[0]}"
+    await api("mutation($s: String!) { follow(what: AUTHOR, slug: $s) { error } }", {"s": author_slug}, user)
+    shouts = await api(feed, user=user)
+    assert shouts and all(author_slug in [a["slug"] for a in s["authors"]] for s in shouts)
+
+
+async def test_bookmarks(api: Api) -> None:
+    user = await api.user()
+    _, slug, _ = await _shout(api)
+    bookmarks = "query { load_shouts_bookmarked(options: {limit: 10}) { slug } }"
+    assert await api(bookmarks, user=user) == []
+    toggle = "mutation($s: String!) { toggle_bookmark_shout(slug: $s) { error shout { slug } } }"
+    await api(toggle, {"s": slug}, user)
+    assert await api(bookmarks, user=user) == [{"slug": slug}]
+    await api(toggle, {"s": slug}, user)
+    assert await api(bookmarks, user=user) == []
+
+
+async def test_rate_author(api: Api) -> None:
+    user = await api.user()
+    stat = 'query { get_author(slug: "author-4") { stat { rating } } }'
+    before = (await api(stat))["stat"]["rating"]
+    await api('mutation { rate_author(rated_slug: "author-4", value: 1) { error } }', user=user)
+    assert api.deps.revalidator is not None
+    await api.deps.revalidator.process_revalidation()
+    assert (await api(stat))["stat"]["rating"] == before + 1
+    assert await api.error(f'mutation {{ rate_author(rated_slug: "{user.slug}", value: 1) {{ error }} }}',
+                           user=user) == "BAD_USER_INPUT"
+
+
+async def test_update_author(api: Api) -> None:
+    user = await api.user()
+    by_slug = "query($s: String) { get_author(slug: $s) { id name bio links } }"
+    assert (await api(by_slug, {"s": user.slug}))["id"] == user.id
+    new_slug = f"renamed-{user.id}"
+    update = "mutation($p: ProfileInput!) { update_author(profile: $p) { error author { slug name } } }"
+    result = await api(update, {"p": {"slug": new_slug, "name": "Новое Имя", "bio": "био", "links": ["https://a.b"]}},
+                       user)
+    assert result["author"] == {"slug": new_slug, "name": "Новое Имя"}
+    assert await api(by_slug, {"s": new_slug}) == {"id": user.id, "name": "Новое Имя", "bio": "био",
+                                                  "links": ["https://a.b"]}
+    assert await api(by_slug, {"s": user.slug}) is None  # the old slug is free again
+    assert await api.error(update, {"p": {"slug": "author-1"}}, user) == "CONFLICT"
+    assert await api.error(update, {"p": {"slug": "Bad Slug!"}}, user) == "BAD_USER_INPUT"
+
+
+async def test_discussed_and_unrated(api: Api) -> None:
+    user = await api.user()
+    shout_id, _, _ = await _shout(api, offset=6)
+    discussed = "query { load_shouts_discussed(options: {limit: 10}) { id } }"
+    unrated = "query { load_shouts_unrated(options: {limit: 100}) { id } }"
+    assert await api(discussed, user=user) == []
+    await api(CREATE, {"r": {"kind": "COMMENT", "shout": shout_id, "body": "обсудим"}}, user)
+    assert [s["id"] for s in await api(discussed, user=user)] == [shout_id]
+    newest = (await api(unrated, user=user))[0]["id"]
+    await api(CREATE, {"r": {"kind": "LIKE", "shout": newest}}, user)
+    assert newest not in [s["id"] for s in await api(unrated, user=user)]
+
+
