@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -105,7 +106,7 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
 
     async def health(request: Request) -> Response:
         cache: Cache = request.app.state.deps.cache
-        return JSONResponse({"status": "ok", "redis": cache.available})
+        return JSONResponse({"status": "ok", "redis": cache.available, "worker": os.getpid()})
 
     app = Starlette(
         debug=settings.debug,

@@ -1,0 +1,219 @@
+"""No stale reads across worker processes.
+
+Two uvicorn worker processes on the test PostgreSQL and a Redis database of their own; writers change
+author names, comment threads and follows; readers read them through the cache at the same time. A
+read is checked when no write of the same user overlaps it: it must then show the state of the last
+write whose response had arrived before the read started. Counters are not checked (they may lag).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from redis.asyncio import Redis
+
+from tests.conftest import TEST_DATABASE_URL, TEST_REDIS_URL
+
+ROOT = Path(__file__).resolve().parent.parent
+USERS = 6
+READERS_PER_USER = 2
+OPERATIONS = 2400
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Writes:
+    """One user's writes: their intervals and the state each one leaves."""
+
+    intervals: list[tuple[float, float]] = field(default_factory=list)
+    states: list[Any] = field(default_factory=list)
+    in_flight_since: float | None = None
+
+    def expected(self, started: float, ended: float) -> tuple[bool, Any]:
+        """(checkable, state): not checkable when a write overlaps the read."""
+        if self.in_flight_since is not None and self.in_flight_since <= ended:
+            return False, None
+        state = None
+        for (sent, acked), value in zip(self.intervals, self.states, strict=True):
+            if sent <= ended and acked >= started:
+                return False, None
+            if acked < started:
+                state = value
+        return True, state
+
+
+@dataclass
+class Tally:
+    operations: int = 0
+    checked: int = 0
+    stale: list[str] = field(default_factory=list)
+
+
+@pytest.fixture
+async def server(engine: Any) -> Any:
+    port = _free_port()
+    redis_url = TEST_REDIS_URL.rsplit("/", 1)[0] + "/10"
+    redis = Redis.from_url(redis_url)
+    await redis.flushdb()  # the servers' own logical database, emptied before they start
+    env = {**os.environ, "DATABASE_URL": TEST_DATABASE_URL, "REDIS_URL": redis_url, "JWT_SECRET": "c" * 40,
+           "PASSWORD_TIME_COST": "1", "PASSWORD_MEMORY_COST": "1024", "CACHE_REVALIDATION_INTERVAL": "3600"}
+    process = subprocess.Popen(  # noqa: ASYNC220 - starting, not waiting: the servers run beside the test
+        [sys.executable, "-m", "uvicorn", "app.asgi:app", "--host", "127.0.0.1", "--port", str(port),
+         "--workers", "2", "--log-level", "warning"], cwd=ROOT, env=env)
+    base = f"http://127.0.0.1:{port}"
+    pids: set[int] = set()
+    for _ in range(100):  # until both workers have answered
+        try:
+            pids |= await _worker_pids(base)
+        except httpx.TransportError:
+            pass
+        if len(pids) >= 2:
+            break
+        await asyncio.sleep(0.2)
+    yield base, pids
+    process.terminate()
+    process.wait(10)
+    await redis.aclose()
+
+
+async def _worker_pids(base: str) -> set[int]:
+    """Which processes answer: many fresh connections at once, which the kernel spreads over the workers."""
+    async def probe() -> int:
+        async with httpx.AsyncClient(base_url=base) as client:
+            return int((await client.get("/health")).json()["worker"])
+
+    return set(await asyncio.gather(*(probe() for _ in range(40))))
+
+
+async def _gql(http: httpx.AsyncClient, query: str, variables: dict[str, Any], token: str | None = None) -> Any:
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+    response = await http.post("/graphql", json={"query": query, "variables": variables}, headers=headers)
+    body = response.json()
+    assert "errors" not in body, body
+    return body["data"]
+
+
+async def test_no_stale_reads_across_two_workers(server: tuple[str, set[int]]) -> None:
+    server_url, pids = server
+    rng = random.Random(5)
+    tally = Tally()
+    limits = httpx.Limits(max_connections=40, max_keepalive_connections=40)
+    async with httpx.AsyncClient(base_url=server_url, limits=limits, timeout=30) as http:
+        users = []
+        for n in range(USERS):
+            email = f"conc-{n}-{time.time_ns()}@example.org"
+            await _gql(http, "mutation($e: String!) { registerUser(email: $e, password: \"long password\") "
+                             "{ success } }", {"e": email})
+            login = await _gql(http, "mutation($e: String!) { login(email: $e, password: \"long password\") "
+                                     "{ token author { id } } }", {"e": email})
+            token, author_id = login["login"]["token"], login["login"]["author"]["id"]
+            shout = await _gql(http, "query($o: Int) { load_shouts_by(options: {limit: 1, offset: $o}) { id } }",
+                               {"o": n})
+            users.append({"token": token, "id": author_id, "shout": shout["load_shouts_by"][0]["id"],
+                          "target": f"author-{n + 2}", "names": Writes(), "comments": Writes(),
+                          "follows": Writes()})
+        budget = {"left": OPERATIONS}
+
+        def take() -> bool:
+            if budget["left"] <= 0:
+                return False
+            budget["left"] -= 1
+            tally.operations += 1
+            return True
+
+        async def write(own: httpx.AsyncClient, user: dict[str, Any], kind: str, query: str,
+                        variables: dict[str, Any], state: Any) -> None:
+            log: Writes = user[kind]
+            sent = time.monotonic()
+            log.in_flight_since = sent
+            await _gql(own, query, variables, user["token"])
+            log.intervals.append((sent, time.monotonic()))
+            log.states.append(state)
+            log.in_flight_since = None
+
+        async def writer(user: dict[str, Any]) -> None:
+            # each task has its own connection, so writers and readers land on different workers
+            async with httpx.AsyncClient(base_url=server_url, timeout=30) as own:
+                await writes_of(own, user)
+
+        async def writes_of(own: httpx.AsyncClient, user: dict[str, Any]) -> None:
+            seq, following, comments = 0, False, []
+            while take():
+                seq += 1
+                choice = rng.random()
+                if choice < 0.4:
+                    await write(own, user, "names", "mutation($n: String) { update_author(profile: {name: $n}) "
+                                "{ error } }", {"n": f"name-{seq}"}, f"name-{seq}")
+                elif choice < 0.7:
+                    body = f"comment-{user['id']}-{seq}"
+                    comments.append(body)
+                    await write(own, user, "comments", "mutation($s: Int!, $b: String) { create_reaction(reaction: "
+                                "{kind: COMMENT, shout: $s, body: $b}) { error } }",
+                                {"s": user["shout"], "b": body}, tuple(comments))
+                else:
+                    following = not following
+                    mutation = "follow" if following else "unfollow"
+                    await write(own, user, "follows", f"mutation($t: String!) {{ {mutation}(what: AUTHOR, slug: $t) "
+                                "{ error } }", {"t": user["target"]}, following)
+
+        async def reader(user: dict[str, Any]) -> None:
+            async with httpx.AsyncClient(base_url=server_url, timeout=30) as own:
+                await reads_of(own, user)
+
+        async def reads_of(http: httpx.AsyncClient, user: dict[str, Any]) -> None:
+            while take():
+                choice = rng.random()
+                started = time.monotonic()
+                if choice < 0.4:
+                    data = await _gql(http, "query($id: Int) { get_author(author_id: $id) { name } }",
+                                      {"id": user["id"]})
+                    seen: Any = data["get_author"]["name"]
+                    kind = "names"
+                elif choice < 0.7:
+                    data = await _gql(http, "query($s: Int!) { load_comments_branch(shout: $s, limit: 100) "
+                                      "{ body } }", {"s": user["shout"]})
+                    seen = {c["body"] for c in data["load_comments_branch"]}
+                    kind = "comments"
+                else:
+                    data = await _gql(http, "query($id: Int) { get_author_follows_authors(author_id: $id) "
+                                      "{ slug } }", {"id": user["id"]})
+                    seen = user["target"] in [a["slug"] for a in data["get_author_follows_authors"]]
+                    kind = "follows"
+                checkable, expected = user[kind].expected(started, time.monotonic())
+                if not checkable or expected is None:
+                    continue
+                tally.checked += 1
+                if kind == "comments":
+                    fresh = set(expected[-100:]) <= seen if isinstance(seen, set) else False
+                    stale = not fresh
+                else:
+                    stale = seen != expected
+                if stale:
+                    tally.stale.append(f"{kind} of user {user['id']}: read {seen!r}, expected {expected!r}")
+
+        tasks = [writer(u) for u in users] + [reader(u) for u in users for _ in range(READERS_PER_USER)]
+        started = time.monotonic()
+        await asyncio.gather(*tasks)
+        elapsed = time.monotonic() - started
+    print(f"\nconcurrency: {tally.operations} operations on {len(pids)} worker processes in {elapsed:.1f}s; "
+          f"{tally.checked} reads checked, {len(tally.stale)} stale reads")
+    assert len(pids) >= 2, "both worker processes served requests"
+    assert tally.operations >= 2000
+    assert tally.checked >= 300
+    assert tally.stale == [], tally.stale[:5]
