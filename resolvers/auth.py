@@ -3,11 +3,13 @@ changes. Messages never tell whether an address is registered (only `isEmailUsed
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 import unicodedata
 from typing import Any
 
+from redis.exceptions import RedisError
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
@@ -23,6 +25,7 @@ from resolvers.deps import Deps
 from resolvers.errors import BadInput, Conflict, InvalidTokenError, Unauthenticated
 from resolvers.writes import transaction
 
+log = logging.getLogger(__name__)
 EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]{1,255}\.[^@\s]{1,63}$")
 BAD_CREDENTIALS = "Invalid email or password"
 LOCKED = "Too many failed attempts; try again in a few minutes"
@@ -102,7 +105,10 @@ async def register_user(deps: Deps, email: str, password: str | None, name: str 
         await deps.accounts.mailer.send(Message(address, "Someone tried to register with your email",
                                                 "If it was you, sign in or reset your password."))
         return {"success": True, "error": None, "token": None, "author": None}
-    await _send_confirmation(deps, author.id, address)
+    try:
+        await _send_confirmation(deps, author.id, address)
+    except RedisError as exc:  # the account stands; `sendLink` sends the confirmation again later
+        log.warning("confirmation for author %s not sent: %s", author.id, exc)
     return {"success": True, "error": None, "token": None,
             "author": await get_cached_author(author.id, cache=deps.cache, db=deps.db)}
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from graphql import GraphQLError
+from redis.exceptions import RedisError
 from strawberry.extensions import SchemaExtension
 
 from resolvers.errors import ApiError
@@ -23,6 +24,9 @@ def _mapped(error: GraphQLError) -> GraphQLError:
             extensions["field"] = original.field
         return GraphQLError(str(original), nodes=error.nodes, path=error.path, extensions=extensions,
                             original_error=original)
+    if isinstance(original, RedisError):  # only what truly lives in Redis (sessions, tokens) gets here
+        return GraphQLError("Service temporarily unavailable, try again shortly", nodes=error.nodes,
+                            path=error.path, extensions={"code": "SERVICE_UNAVAILABLE"}, original_error=original)
     # Logged with its traceback by the schema's process_errors; the client sees no internals.
     return GraphQLError("Internal server error", nodes=error.nodes, path=error.path,
                         extensions={"code": "INTERNAL_SERVER_ERROR"}, original_error=original)

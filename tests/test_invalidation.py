@@ -133,3 +133,24 @@ async def test_shout_lists_follow_publication_state(deps: Deps, gql: Any) -> Non
     async with transaction(deps) as session:  # published again: back in the lists at once
         (await session.get(Shout, shout.id)).published_at = published_at  # type: ignore[union-attr]
     assert (await gql(query, {"s": slug}))["data"]["get_shout"] == {"id": shout.id}
+
+
+async def test_graphql_writes_with_redis_down(engine: Any, settings: Any) -> None:
+    """Registration stands without Redis; sign-in, which lives in Redis, says so clearly."""
+    import httpx
+
+    from app.main import create_app
+    from auth.services import build_auth
+
+    dead = Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.2)
+    broken = wire(settings, engine, Cache(dead, breaker_seconds=30), auth=build_auth(settings, dead))
+    app = create_app(settings, deps=broken)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as http:
+        email = "redis-down@example.org"
+        registered = (await http.post("/graphql", json={"query": 'mutation { registerUser(email: "%s", '
+                                      'password: "long password") { success author { id } } }' % email})).json()
+        assert registered["data"]["registerUser"]["success"] and registered["data"]["registerUser"]["author"]
+        login = (await http.post("/graphql", json={"query": 'mutation { login(email: "%s", password: '
+                                 '"long password") { token } }' % email})).json()
+        assert login["errors"][0]["extensions"]["code"] == "SERVICE_UNAVAILABLE"
+    await dead.aclose()
