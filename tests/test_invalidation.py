@@ -146,11 +146,12 @@ async def test_graphql_writes_with_redis_down(engine: Any, settings: Any) -> Non
     broken = wire(settings, engine, Cache(dead, breaker_seconds=30), auth=build_auth(settings, dead))
     app = create_app(settings, deps=broken)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as http:
-        email = "redis-down@example.org"
-        registered = (await http.post("/graphql", json={"query": 'mutation { registerUser(email: "%s", '
-                                      'password: "long password") { success author { id } } }' % email})).json()
+        variables = {"e": "redis-down@example.org", "p": "long password"}
+        registered = (await http.post("/graphql", json={"variables": variables, "query": "mutation($e: String!, "
+                                      "$p: String) { registerUser(email: $e, password: $p) { success author { id } } }"}
+                                      )).json()
         assert registered["data"]["registerUser"]["success"] and registered["data"]["registerUser"]["author"]
-        login = (await http.post("/graphql", json={"query": 'mutation { login(email: "%s", password: '
-                                 '"long password") { token } }' % email})).json()
+        login = (await http.post("/graphql", json={"variables": variables, "query": "mutation($e: String!, "
+                                 "$p: String!) { login(email: $e, password: $p) { token } }"})).json()
         assert login["errors"][0]["extensions"]["code"] == "SERVICE_UNAVAILABLE"
     await dead.aclose()
