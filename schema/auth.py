@@ -9,8 +9,7 @@ import strawberry
 from auth.cookies import clear_session_cookie, set_session_cookie
 from resolvers import auth
 from schema.context import Info
-from schema.types import (
-    Author,
+from schema.results import (
     AuthResult,
     AuthSuccess,
     OAuthProvider,
@@ -19,6 +18,7 @@ from schema.types import (
     SecurityUpdateResult,
     SessionInfo,
 )
+from schema.types import Author
 
 
 def _set_cookie(info: Info, token: str | None) -> None:

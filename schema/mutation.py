@@ -20,7 +20,8 @@ from resolvers import profile as profiles
 from schema.context import Info
 from schema.enums import FollowingEntity
 from schema.inputs import CollectionInput, CommunityInput, DraftInput, ProfileInput, ReactionInput, TopicInput, as_dict
-from schema.types import Author, AuthorFollowsResult, CommonResult, Community, Topic, common
+from schema.results import AuthorFollowsResult, CommonResult, common
+from schema.types import Author, Community, Topic
 
 
 def _follows(result: dict) -> AuthorFollowsResult:

@@ -15,15 +15,8 @@ from schema.auth import AuthQuery
 from schema.context import Info
 from schema.enums import ReactionSort
 from schema.inputs import AuthorsBy, LoadShoutsOptions, ReactionBy, as_dict
-from schema.types import (
-    Author,
-    CommonResult,
-    Community,
-    Reaction,
-    SearchResult,
-    Shout,
-    Topic,
-)
+from schema.results import CommonResult, SearchResult
+from schema.types import Author, Community, Reaction, Shout, Topic
 from schema.viewer_query import ViewerQuery
 
 

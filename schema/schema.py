@@ -8,7 +8,7 @@ from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext
 
 from resolvers.errors import ApiError
-from schema import enums, inputs, types
+from schema import enums, inputs, results
 from schema.admin import AdminMutation
 from schema.auth import AuthMutation
 from schema.errors import ErrorMapping
@@ -23,10 +23,10 @@ class Mutation(AuthMutation, AdminMutation, WriteMutation):
 # Contract types, inputs and enums that no implemented field uses yet: registered so the schema carries
 # every one of them from the start (the mutation and auth issues put them to work).
 _NOT_YET_REACHABLE = [
-    types.AuthorFollowsResult, types.Collection, types.Invite, types.MyRateComment, types.MyRateShout,
-    types.Notification, types.AuthResult, types.AuthSuccess, types.NotificationSeenResult,
-    types.NotificationsResult, types.OAuthProvider, types.Rating, types.ReactionUpdating, types.RolesInfo,
-    types.SecurityUpdateResult, types.SessionInfo,
+    results.AuthorFollowsResult, results.Collection, results.Invite, results.MyRateComment, results.MyRateShout,
+    results.Notification, results.AuthResult, results.AuthSuccess, results.NotificationSeenResult,
+    results.NotificationsResult, results.OAuthProvider, results.Rating, results.ReactionUpdating, results.RolesInfo,
+    results.SecurityUpdateResult, results.SessionInfo,
     inputs.MediaItemInput, inputs.AuthorInput, inputs.TopicInput, inputs.DraftInput, inputs.ProfileInput,
     inputs.ReactionInput, inputs.NotificationSeenInput, inputs.CommunityInput, inputs.CollectionInput,
     enums.FollowingEntity, enums.InviteStatus, enums.AuthAction, enums.RoleType, enums.ReactionStatus,

@@ -4,14 +4,17 @@ relations resolve through the request's DataLoaders, so a page costs a constant 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import strawberry
 
 from auth.accounts import get_account
 from auth.permissions import DEFAULT_COMMUNITY
 from schema.context import Info
-from schema.enums import InviteStatus, ReactionKind, ReactionStatus
+from schema.enums import ReactionKind
+
+if TYPE_CHECKING:
+    from schema.results import Draft
 
 T = TypeVar("T")
 
@@ -199,7 +202,7 @@ class MediaItem:
     lyrics: str | None = None
 
 
-def _media(items: Any) -> list[MediaItem | None] | None:
+def media_items(items: Any) -> list[MediaItem | None] | None:
     if not isinstance(items, list):
         return None
     return [build(MediaItem, m) if isinstance(m, dict) else None for m in items]
@@ -219,25 +222,25 @@ class Stat:
         return await info.context.loaders.views.load(self.shout_id)
 
 
-async def _authors(info: Info, ids: list[int]) -> list[Author | None]:
+async def load_authors(info: Info, ids: list[int]) -> list[Author | None]:
     found = await info.context.loaders.authors.load_many(ids)
     return [Author.of(a) for a in found if a is not None]
 
 
-async def _main_topic(info: Info, shout: dict[str, Any]) -> Topic | None:
+async def main_topic_of(info: Info, shout: dict[str, Any]) -> Topic | None:
     topic_id = shout.get("main_topic_id")
     if topic_id is None:
         return None
     return Topic.of(await info.context.loaders.topics.load(topic_id), is_main=True)
 
 
-async def _topics_of_shout(info: Info, shout: dict[str, Any]) -> list[Topic | None]:
+async def topics_of_shout(info: Info, shout: dict[str, Any]) -> list[Topic | None]:
     main = shout.get("main_topic_id")
     found = await info.context.loaders.topics.load_many(shout.get("topic_ids") or [])
     return [Topic.of(t, is_main=t["id"] == main) for t in found if t is not None]
 
 
-async def _author(info: Info, author_id: int | None) -> Author | None:
+async def load_author(info: Info, author_id: int | None) -> Author | None:
     if author_id is None:
         return None
     return Author.of(await info.context.loaders.authors.load(author_id))
@@ -282,27 +285,27 @@ class Shout:
 
     @strawberry.field
     async def main_topic(self, info: Info) -> Topic | None:
-        return await _main_topic(info, self.data or {})
+        return await main_topic_of(info, self.data or {})
 
     @strawberry.field
     async def topics(self, info: Info) -> list[Topic | None] | None:
-        return await _topics_of_shout(info, self.data or {})
+        return await topics_of_shout(info, self.data or {})
 
     @strawberry.field
     async def authors(self, info: Info) -> list[Author | None] | None:
-        return await _authors(info, self._get("author_ids") or [])
+        return await load_authors(info, self._get("author_ids") or [])
 
     @strawberry.field
     async def created_by(self, info: Info) -> Author:
-        return await _author(info, self._get("created_by"))  # type: ignore[return-value]
+        return await load_author(info, self._get("created_by"))  # type: ignore[return-value]
 
     @strawberry.field
     async def updated_by(self, info: Info) -> Author | None:
-        return await _author(info, self._get("updated_by"))
+        return await load_author(info, self._get("updated_by"))
 
     @strawberry.field
     async def deleted_by(self, info: Info) -> Author | None:
-        return await _author(info, self._get("deleted_by"))
+        return await load_author(info, self._get("deleted_by"))
 
     @strawberry.field
     async def version_of(self, info: Info) -> Shout | None:
@@ -310,12 +313,12 @@ class Shout:
         return None if original is None else Shout.of(await info.context.loaders.shouts.load(original))
 
     @strawberry.field
-    def draft(self) -> Draft | None:
+    def draft(self) -> Annotated[Draft, strawberry.lazy("schema.results")] | None:
         return None  # a shout's draft is private to its authors; read it through load_drafts
 
     @strawberry.field
     def media(self) -> list[MediaItem | None] | None:
-        return _media(self._get("media"))
+        return media_items(self._get("media"))
 
     @strawberry.field
     def stat(self) -> Stat | None:
@@ -355,11 +358,11 @@ class Reaction:
 
     @strawberry.field
     async def created_by(self, info: Info) -> Author:
-        return await _author(info, self._get("created_by"))  # type: ignore[return-value]
+        return await load_author(info, self._get("created_by"))  # type: ignore[return-value]
 
     @strawberry.field
     async def deleted_by(self, info: Info) -> Author | None:
-        return await _author(info, self._get("deleted_by"))
+        return await load_author(info, self._get("deleted_by"))
 
     @strawberry.field
     def stat(self) -> Stat | None:
@@ -370,291 +373,3 @@ class Reaction:
     def first_replies(self) -> list[Reaction | None] | None:
         replies = self._get("first_replies")
         return None if replies is None else [Reaction.of(r) for r in replies]
-
-
-@strawberry.type
-class ReactionUpdating:
-    error: str | None = None
-    status: ReactionStatus | None = None
-    reaction: Reaction | None = None
-
-
-@strawberry.type
-class Rating:
-    rater: str
-    value: int
-
-
-@strawberry.type
-class PublicationInfo:
-    id: int
-    slug: str
-    published_at: int | None = None
-
-
-@strawberry.type
-class Draft:
-    id: int
-    created_at: int
-    layout: str | None = None
-    slug: str | None = None
-    title: str | None = None
-    subtitle: str | None = None
-    lead: str | None = None
-    body: str | None = None
-    cover: str | None = None
-    cover_caption: str | None = None
-    lang: str | None = None
-    seo: str | None = None
-    updated_at: int | None = None
-    deleted_at: int | None = None
-    publication: PublicationInfo | None = None
-    data: strawberry.Private[dict[str, Any] | None] = None
-
-    @classmethod
-    def of(cls, data: dict[str, Any] | None) -> Draft | None:
-        if data is None:
-            return None
-        obj = build(cls, data)
-        assert obj is not None
-        obj.data = data
-        pub = data.get("publication")
-        obj.publication = build(PublicationInfo, pub) if pub else None
-        return obj
-
-    def _get(self, name: str) -> Any:
-        return (self.data or {}).get(name)
-
-    @strawberry.field
-    async def created_by(self, info: Info) -> Author:
-        return await _author(info, self._get("created_by"))  # type: ignore[return-value]
-
-    @strawberry.field
-    async def community(self, info: Info) -> Community:
-        return Community.of(await info.context.loaders.communities.load(self._get("community")))  # type: ignore[return-value]
-
-    @strawberry.field
-    def media(self) -> list[MediaItem | None] | None:
-        return _media(self._get("media"))
-
-    @strawberry.field
-    async def updated_by(self, info: Info) -> Author | None:
-        return await _author(info, self._get("updated_by"))
-
-    @strawberry.field
-    async def deleted_by(self, info: Info) -> Author | None:
-        return await _author(info, self._get("deleted_by"))
-
-    @strawberry.field
-    async def authors(self, info: Info) -> list[Author | None]:
-        return await _authors(info, self._get("author_ids") or [])
-
-    @strawberry.field
-    async def topics(self, info: Info) -> list[Topic | None]:
-        found = await info.context.loaders.topics.load_many(self._get("topic_ids") or [])
-        return [Topic.of(t) for t in found if t is not None]
-
-
-@strawberry.type
-class Collection:
-    id: int
-    slug: str
-    title: str
-    created_at: int
-    desc: str | None = None
-    amount: int | None = None
-    published_at: int | None = None
-    created_by_id: strawberry.Private[int | None] = None
-
-    @strawberry.field
-    async def created_by(self, info: Info) -> Author:
-        return await _author(info, self.created_by_id)  # type: ignore[return-value]
-
-
-@strawberry.type
-class CommonResult:
-    error: str | None = None
-    drafts: list[Draft | None] | None = None
-    draft: Draft | None = None
-    slugs: list[str | None] | None = None
-    shout: Shout | None = None
-    shouts: list[Shout | None] | None = None
-    author: Author | None = None
-    authors: list[Author | None] | None = None
-    reaction: Reaction | None = None
-    reactions: list[Reaction | None] | None = None
-    topic: Topic | None = None
-    topics: list[Topic | None] | None = None
-    community: Community | None = None
-    communities: list[Community | None] | None = None
-
-
-@strawberry.type
-class SearchResult:
-    slug: str
-    title: str
-    score: float
-    cover: str | None = None
-    created_at: int | None = None
-    shout: strawberry.Private[dict[str, Any] | None] = None
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> SearchResult:
-        return cls(slug=data["slug"], title=data["title"], score=data.get("score") or 0.0,
-                   cover=data.get("cover"), created_at=data.get("created_at"), shout=data)
-
-    @strawberry.field
-    async def main_topic(self, info: Info) -> Topic | None:
-        return await _main_topic(info, self.shout or {})
-
-    @strawberry.field
-    async def authors(self, info: Info) -> list[Author | None] | None:
-        return await _authors(info, (self.shout or {}).get("author_ids") or [])
-
-    @strawberry.field
-    async def topics(self, info: Info) -> list[Topic | None] | None:
-        return await _topics_of_shout(info, self.shout or {})
-
-
-@strawberry.type
-class Invite:
-    id: int
-    inviter_id: int
-    author_id: int
-    shout_id: int
-    status: InviteStatus | None = None
-
-
-@strawberry.type
-class AuthorFollowsResult:
-    topics: list[Topic | None] | None = None
-    authors: list[Author | None] | None = None
-    communities: list[Community | None] | None = None
-    error: str | None = None
-
-
-@strawberry.type
-class Notification:
-    id: int
-    action: str
-    entity: str
-    created_at: int
-    payload: str
-    seen: list[Author | None] | None = None
-
-
-@strawberry.type
-class NotificationSeenResult:
-    error: str | None = None
-
-
-@strawberry.type
-class NotificationGroup:
-    thread: str
-    entity: str
-    action: str
-    updated_at: int
-    seen: bool | None = None
-    author_ids: strawberry.Private[list[int] | None] = None
-    shout_id: strawberry.Private[int | None] = None
-    reaction_ids: strawberry.Private[list[int] | None] = None
-
-    @strawberry.field
-    async def authors(self, info: Info) -> list[Author | None] | None:
-        return await _authors(info, self.author_ids or [])
-
-    @strawberry.field
-    async def shout(self, info: Info) -> Shout | None:
-        return None if self.shout_id is None else Shout.of(await info.context.loaders.shouts.load(self.shout_id))
-
-    @strawberry.field
-    async def reactions(self, info: Info) -> list[Reaction | None] | None:
-        found = await info.context.loaders.reactions.load_many(self.reaction_ids or [])
-        return [Reaction.of(r) for r in found if r is not None]
-
-
-@strawberry.type
-class NotificationsResult:
-    notifications: list[NotificationGroup]
-    unread: int
-    total: int
-    error: str | None = None
-
-
-@strawberry.type
-class MyRateShout:
-    shout_id: int
-    my_rate: ReactionKind | None = None
-
-
-@strawberry.type
-class MyRateComment:
-    comment_id: int
-    shout_id: int | None = None
-    my_rate: ReactionKind | None = None
-
-
-@strawberry.type
-class AuthResult:
-    success: bool
-    error: str | None = None
-    token: str | None = None
-    author: Author | None = None
-
-
-@strawberry.type
-class Permission:
-    resource: str
-    action: str
-    conditions: str | None = None
-
-
-@strawberry.type
-class SessionInfo:
-    token: str
-    author: Author
-
-
-@strawberry.type
-class AuthSuccess:
-    success: bool
-
-
-@strawberry.type
-class OAuthProvider:
-    id: str
-    name: str
-    url: str
-
-
-@strawberry.type
-class RolesInfo:
-    id: str
-    name: str
-    permissions: list[Permission]
-    description: str | None = None
-
-
-@strawberry.type
-class SecurityUpdateResult:
-    success: bool
-    error: str | None = None
-    author: Author | None = None
-
-
-_COMMON_ONE = {"draft": Draft, "shout": Shout, "author": Author, "reaction": Reaction, "topic": Topic,
-               "community": Community}
-_COMMON_MANY = {"drafts": Draft, "shouts": Shout, "authors": Author, "reactions": Reaction, "topics": Topic,
-                "communities": Community}
-
-
-def common(result: dict[str, Any]) -> CommonResult:
-    """A resolver's result dict as the contract's CommonResult (only the keys it has)."""
-    values: dict[str, Any] = {"error": result.get("error"), "slugs": result.get("slugs")}
-    for name, cls in _COMMON_ONE.items():
-        if name in result:
-            values[name] = cls.of(result[name])  # type: ignore[attr-defined]
-    for name, cls in _COMMON_MANY.items():
-        if name in result:
-            values[name] = [cls.of(item) for item in result[name] or []]  # type: ignore[attr-defined]
-    return CommonResult(**values)

@@ -8,7 +8,8 @@ from resolvers import bookmark, draft, feed, notifier, rating
 from schema.context import Info
 from schema.enums import ReactionKind
 from schema.inputs import LoadShoutsOptions, as_dict
-from schema.types import CommonResult, MyRateComment, MyRateShout, NotificationGroup, NotificationsResult, Shout, common
+from schema.results import CommonResult, MyRateComment, MyRateShout, NotificationGroup, NotificationsResult, common
+from schema.types import Shout
 
 
 def _shouts(items: list[dict]) -> list[Shout | None]:

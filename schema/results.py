@@ -1,0 +1,313 @@
+"""Result and auxiliary types of the contract: drafts, CommonResult and the other operation results,
+search results, notifications, auth results. Entities live in schema/types.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import strawberry
+
+from schema.context import Info
+from schema.enums import InviteStatus, ReactionKind, ReactionStatus
+from schema.types import (
+    Author,
+    Community,
+    MediaItem,
+    Reaction,
+    Shout,
+    Topic,
+    build,
+    load_author,
+    load_authors,
+    main_topic_of,
+    media_items,
+    topics_of_shout,
+)
+
+
+@strawberry.type
+class ReactionUpdating:
+    error: str | None = None
+    status: ReactionStatus | None = None
+    reaction: Reaction | None = None
+
+
+@strawberry.type
+class Rating:
+    rater: str
+    value: int
+
+
+@strawberry.type
+class PublicationInfo:
+    id: int
+    slug: str
+    published_at: int | None = None
+
+
+@strawberry.type
+class Draft:
+    id: int
+    created_at: int
+    layout: str | None = None
+    slug: str | None = None
+    title: str | None = None
+    subtitle: str | None = None
+    lead: str | None = None
+    body: str | None = None
+    cover: str | None = None
+    cover_caption: str | None = None
+    lang: str | None = None
+    seo: str | None = None
+    updated_at: int | None = None
+    deleted_at: int | None = None
+    publication: PublicationInfo | None = None
+    data: strawberry.Private[dict[str, Any] | None] = None
+
+    @classmethod
+    def of(cls, data: dict[str, Any] | None) -> Draft | None:
+        if data is None:
+            return None
+        obj = build(cls, data)
+        assert obj is not None
+        obj.data = data
+        pub = data.get("publication")
+        obj.publication = build(PublicationInfo, pub) if pub else None
+        return obj
+
+    def _get(self, name: str) -> Any:
+        return (self.data or {}).get(name)
+
+    @strawberry.field
+    async def created_by(self, info: Info) -> Author:
+        return await load_author(info, self._get("created_by"))  # type: ignore[return-value]
+
+    @strawberry.field
+    async def community(self, info: Info) -> Community:
+        return Community.of(await info.context.loaders.communities.load(self._get("community")))  # type: ignore[return-value]
+
+    @strawberry.field
+    def media(self) -> list[MediaItem | None] | None:
+        return media_items(self._get("media"))
+
+    @strawberry.field
+    async def updated_by(self, info: Info) -> Author | None:
+        return await load_author(info, self._get("updated_by"))
+
+    @strawberry.field
+    async def deleted_by(self, info: Info) -> Author | None:
+        return await load_author(info, self._get("deleted_by"))
+
+    @strawberry.field
+    async def authors(self, info: Info) -> list[Author | None]:
+        return await load_authors(info, self._get("author_ids") or [])
+
+    @strawberry.field
+    async def topics(self, info: Info) -> list[Topic | None]:
+        found = await info.context.loaders.topics.load_many(self._get("topic_ids") or [])
+        return [Topic.of(t) for t in found if t is not None]
+
+
+@strawberry.type
+class Collection:
+    id: int
+    slug: str
+    title: str
+    created_at: int
+    desc: str | None = None
+    amount: int | None = None
+    published_at: int | None = None
+    created_by_id: strawberry.Private[int | None] = None
+
+    @strawberry.field
+    async def created_by(self, info: Info) -> Author:
+        return await load_author(info, self.created_by_id)  # type: ignore[return-value]
+
+
+@strawberry.type
+class CommonResult:
+    error: str | None = None
+    drafts: list[Draft | None] | None = None
+    draft: Draft | None = None
+    slugs: list[str | None] | None = None
+    shout: Shout | None = None
+    shouts: list[Shout | None] | None = None
+    author: Author | None = None
+    authors: list[Author | None] | None = None
+    reaction: Reaction | None = None
+    reactions: list[Reaction | None] | None = None
+    topic: Topic | None = None
+    topics: list[Topic | None] | None = None
+    community: Community | None = None
+    communities: list[Community | None] | None = None
+
+
+@strawberry.type
+class SearchResult:
+    slug: str
+    title: str
+    score: float
+    cover: str | None = None
+    created_at: int | None = None
+    shout: strawberry.Private[dict[str, Any] | None] = None
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> SearchResult:
+        return cls(slug=data["slug"], title=data["title"], score=data.get("score") or 0.0,
+                   cover=data.get("cover"), created_at=data.get("created_at"), shout=data)
+
+    @strawberry.field
+    async def main_topic(self, info: Info) -> Topic | None:
+        return await main_topic_of(info, self.shout or {})
+
+    @strawberry.field
+    async def authors(self, info: Info) -> list[Author | None] | None:
+        return await load_authors(info, (self.shout or {}).get("author_ids") or [])
+
+    @strawberry.field
+    async def topics(self, info: Info) -> list[Topic | None] | None:
+        return await topics_of_shout(info, self.shout or {})
+
+
+@strawberry.type
+class Invite:
+    id: int
+    inviter_id: int
+    author_id: int
+    shout_id: int
+    status: InviteStatus | None = None
+
+
+@strawberry.type
+class AuthorFollowsResult:
+    topics: list[Topic | None] | None = None
+    authors: list[Author | None] | None = None
+    communities: list[Community | None] | None = None
+    error: str | None = None
+
+
+@strawberry.type
+class Notification:
+    id: int
+    action: str
+    entity: str
+    created_at: int
+    payload: str
+    seen: list[Author | None] | None = None
+
+
+@strawberry.type
+class NotificationSeenResult:
+    error: str | None = None
+
+
+@strawberry.type
+class NotificationGroup:
+    thread: str
+    entity: str
+    action: str
+    updated_at: int
+    seen: bool | None = None
+    author_ids: strawberry.Private[list[int] | None] = None
+    shout_id: strawberry.Private[int | None] = None
+    reaction_ids: strawberry.Private[list[int] | None] = None
+
+    @strawberry.field
+    async def authors(self, info: Info) -> list[Author | None] | None:
+        return await load_authors(info, self.author_ids or [])
+
+    @strawberry.field
+    async def shout(self, info: Info) -> Shout | None:
+        return None if self.shout_id is None else Shout.of(await info.context.loaders.shouts.load(self.shout_id))
+
+    @strawberry.field
+    async def reactions(self, info: Info) -> list[Reaction | None] | None:
+        found = await info.context.loaders.reactions.load_many(self.reaction_ids or [])
+        return [Reaction.of(r) for r in found if r is not None]
+
+
+@strawberry.type
+class NotificationsResult:
+    notifications: list[NotificationGroup]
+    unread: int
+    total: int
+    error: str | None = None
+
+
+@strawberry.type
+class MyRateShout:
+    shout_id: int
+    my_rate: ReactionKind | None = None
+
+
+@strawberry.type
+class MyRateComment:
+    comment_id: int
+    shout_id: int | None = None
+    my_rate: ReactionKind | None = None
+
+
+@strawberry.type
+class AuthResult:
+    success: bool
+    error: str | None = None
+    token: str | None = None
+    author: Author | None = None
+
+
+@strawberry.type
+class Permission:
+    resource: str
+    action: str
+    conditions: str | None = None
+
+
+@strawberry.type
+class SessionInfo:
+    token: str
+    author: Author
+
+
+@strawberry.type
+class AuthSuccess:
+    success: bool
+
+
+@strawberry.type
+class OAuthProvider:
+    id: str
+    name: str
+    url: str
+
+
+@strawberry.type
+class RolesInfo:
+    id: str
+    name: str
+    permissions: list[Permission]
+    description: str | None = None
+
+
+@strawberry.type
+class SecurityUpdateResult:
+    success: bool
+    error: str | None = None
+    author: Author | None = None
+
+
+_COMMON_ONE = {"draft": Draft, "shout": Shout, "author": Author, "reaction": Reaction, "topic": Topic,
+               "community": Community}
+_COMMON_MANY = {"drafts": Draft, "shouts": Shout, "authors": Author, "reactions": Reaction, "topics": Topic,
+                "communities": Community}
+
+
+def common(result: dict[str, Any]) -> CommonResult:
+    """A resolver's result dict as the contract's CommonResult (only the keys it has)."""
+    values: dict[str, Any] = {"error": result.get("error"), "slugs": result.get("slugs")}
+    for name, cls in _COMMON_ONE.items():
+        if name in result:
+            values[name] = cls.of(result[name])  # type: ignore[attr-defined]
+    for name, cls in _COMMON_MANY.items():
+        if name in result:
+            values[name] = [cls.of(item) for item in result[name] or []]  # type: ignore[attr-defined]
+    return CommonResult(**values)
