@@ -331,5 +331,3 @@ class Cache:
         except RedisError as exc:
             self._trip(exc, "delete")
 
-
-MISSING = _MISSING

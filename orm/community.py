@@ -45,7 +45,3 @@ class CommunityAuthor(Base):
     roles: Mapped[str] = mapped_column(String(255), default="reader")
 
     __table_args__ = (Index("ix_community_author_author", "author"),)
-
-    @property
-    def role_list(self) -> list[str]:
-        return [r for r in self.roles.split(",") if r]
