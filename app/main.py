@@ -16,6 +16,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 from strawberry.asgi import GraphQL
+from strawberry.http import GraphQLHTTPResponse
+from strawberry.types import ExecutionResult
 
 from app import oauth_routes
 from app.settings import Settings, SettingsError, get_settings
@@ -34,9 +36,40 @@ from triggers.sink import CacheSink
 log = logging.getLogger(__name__)
 
 
+GRAPHQL_RESPONSE = "application/graphql-response+json"
+
+
 class DiscoursGraphQL(GraphQL[Context, None]):
+    """Strawberry's ASGI view, speaking `application/graphql-response+json` when the client asks for it
+    (GraphQL over HTTP): then a request that never executed (parse, validation or variable errors) is a
+    400 with no `data`. Clients that accept only `application/json` get the classic 200."""
+
     def encode_json(self, data: object) -> bytes:  # type: ignore[override]
         return orjson.dumps(data)
+
+    async def get_sub_response(self, request: Any) -> Response:
+        sub_response = await super().get_sub_response(request)
+        request.state.sub_response = sub_response
+        return sub_response
+
+    async def process_result(self, request: Any, result: ExecutionResult) -> GraphQLHTTPResponse:
+        data = await super().process_result(request, result)
+        if GRAPHQL_RESPONSE not in request.headers.get("accept", ""):
+            return data
+        sub_response = request.state.sub_response
+        sub_response.graphql_response = True
+        errors = result.errors or []
+        never_executed = result.data is None and bool(errors) and all(e.path is None for e in errors)
+        if never_executed:
+            sub_response.status_code = 400
+            data.pop("data", None)
+        return data
+
+    def create_response(self, response_data: Any, sub_response: Response) -> Response:
+        response = super().create_response(response_data, sub_response)
+        if getattr(sub_response, "graphql_response", False):
+            response.headers["content-type"] = f"{GRAPHQL_RESPONSE}; charset=utf-8"
+        return response
 
     async def get_context(self, request: Any, response: Any) -> Context:
         deps: Deps = request.app.state.deps
