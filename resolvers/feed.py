@@ -87,3 +87,12 @@ async def load_shouts_discussed(deps: Deps, viewer: Viewer | None, options: dict
     options = dict(options or {"limit": 10})
     options.setdefault("order_by", "last_commented_at")
     return await _viewer_list(deps, me, "discussed", options, Shout.id.in_(commented), [keys.tag_reactions_by(me)])
+
+
+async def load_shouts_reacted(deps: Deps, viewer: Viewer | None, options: dict[str, Any] | None) -> list[Any]:
+    """`load_shouts_by` with `filters.reacted`: shouts the viewer has reacted to (nothing for a guest)."""
+    if viewer is None:
+        return []
+    me = viewer.author_id
+    reacted = select(Reaction.shout).where(Reaction.created_by == me, Reaction.deleted_at.is_(None))
+    return await _viewer_list(deps, me, "reacted", options, Shout.id.in_(reacted), [keys.tag_reactions_by(me)])

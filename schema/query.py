@@ -6,9 +6,9 @@ import strawberry
 
 from resolvers import author as authors
 from resolvers import community as communities
+from resolvers import feed, reader
 from resolvers import follower as followers
 from resolvers import reaction as reactions
-from resolvers import reader
 from resolvers import topic as topics
 from schema.admin import AdminQuery
 from schema.auth import AuthQuery
@@ -177,7 +177,11 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
     @strawberry.field
     async def load_shouts_by(self, info: Info,
                              options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
-        return _shouts(await reader.load_shouts_by(info.context.deps, as_dict(options)))
+        values = as_dict(options)
+        if (values or {}).get("filters", {}).get("reacted"):
+            viewer = await info.context.viewer()
+            return _shouts(await feed.load_shouts_reacted(info.context.deps, viewer, values))
+        return _shouts(await reader.load_shouts_by(info.context.deps, values))
 
     @strawberry.field
     async def load_shouts_with_topic(self, info: Info, slug: str | None = None,

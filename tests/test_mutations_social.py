@@ -205,3 +205,13 @@ async def test_discussed_and_unrated(api: Api) -> None:
     assert newest not in [s["id"] for s in await api(unrated, user=user)]
 
 
+
+
+async def test_reacted_filter_is_per_viewer(api: Api) -> None:
+    user = await api.user()
+    shout_id, _, _ = await _shout(api, offset=7)
+    reacted = "query { load_shouts_by(options: {limit: 10, filters: {reacted: true}}) { id } }"
+    assert await api(reacted, user=user) == [] and await api(reacted) == []
+    await api(CREATE, {"r": {"kind": "COMMENT", "shout": shout_id, "body": "был здесь"}}, user)
+    assert await api(reacted, user=user) == [{"id": shout_id}]
+    assert await api(reacted) == []
