@@ -6,20 +6,16 @@ import contextlib
 import logging
 import os
 from collections.abc import AsyncIterator
-from typing import Any
 
-import orjson
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
-from strawberry.asgi import GraphQL
-from strawberry.http import GraphQLHTTPResponse
-from strawberry.types import ExecutionResult
 
 from app import oauth_routes
+from app.graphql_view import DiscoursGraphQL
 from app.settings import Settings, SettingsError, get_settings
 from auth.services import AuthServices, build_auth
 from cache.client import make_redis
@@ -28,52 +24,11 @@ from cache.revalidator import CacheRevalidationManager
 from cache.store import Cache
 from orm.engine import make_engine, make_session_factory
 from resolvers.deps import Deps
-from schema.context import Context, Loaders
 from schema.schema import build_schema
 from triggers.listeners import register as register_triggers
 from triggers.sink import CacheSink
 
 log = logging.getLogger(__name__)
-
-
-GRAPHQL_RESPONSE = "application/graphql-response+json"
-
-
-class DiscoursGraphQL(GraphQL[Context, None]):
-    """Strawberry's ASGI view, speaking `application/graphql-response+json` when the client asks for it
-    (GraphQL over HTTP): then a request that never executed (parse, validation or variable errors) is a
-    400 with no `data`. Clients that accept only `application/json` get the classic 200."""
-
-    def encode_json(self, data: object) -> bytes:  # type: ignore[override]
-        return orjson.dumps(data)
-
-    async def get_sub_response(self, request: Any) -> Response:
-        sub_response = await super().get_sub_response(request)
-        request.state.sub_response = sub_response
-        return sub_response
-
-    async def process_result(self, request: Any, result: ExecutionResult) -> GraphQLHTTPResponse:
-        data = await super().process_result(request, result)
-        if GRAPHQL_RESPONSE not in request.headers.get("accept", ""):
-            return data
-        sub_response = request.state.sub_response
-        sub_response.graphql_response = True
-        errors = result.errors or []
-        never_executed = result.data is None and bool(errors) and all(e.path is None for e in errors)
-        if never_executed:
-            sub_response.status_code = 400
-            data.pop("data", None)
-        return data
-
-    def create_response(self, response_data: Any, sub_response: Response) -> Response:
-        response = super().create_response(response_data, sub_response)
-        if getattr(sub_response, "graphql_response", False):
-            response.headers["content-type"] = f"{GRAPHQL_RESPONSE}; charset=utf-8"
-        return response
-
-    async def get_context(self, request: Any, response: Any) -> Context:
-        deps: Deps = request.app.state.deps
-        return Context(deps=deps, loaders=Loaders.create(deps), request=request, response=response)
 
 
 async def check_services(settings: Settings, deps: Deps) -> None:
@@ -118,7 +73,7 @@ def wire(settings: Settings, engine: AsyncEngine, cache: Cache, *, auth: AuthSer
 def create_app(settings: Settings | None = None, deps: Deps | None = None) -> Starlette:
     """`deps` lets a test hand in its own engine and Redis; otherwise the lifespan creates them."""
     settings = settings or get_settings()
-    graphql = DiscoursGraphQL(build_schema(), graphql_ide="graphiql")
+    graphql = DiscoursGraphQL(build_schema(), graphql_ide="graphiql", response_cache_ttl=settings.response_cache_ttl)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

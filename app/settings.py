@@ -47,6 +47,8 @@ class Settings(BaseSettings):
     # Background revalidation loop period, seconds (seed 002: 5 minutes).
     cache_revalidation_interval: int = 300
     precache_on_start: bool = True
+    # Whole anonymous responses of public queries, seconds; 0 switches the response cache off.
+    response_cache_ttl: int = 60
     # Time-limited collections (seed 000 section 3.3: 5 minutes; search: 10 minutes).
     cache_ttl_shouts: int = 300
     cache_ttl_search: int = 600

@@ -1,5 +1,6 @@
-"""Read-path benchmark: the same GraphQL operations served cold (cache emptied before every request)
-and warm (cache filled), side by side in one run, printed as requests per second and their ratio.
+"""Read-path benchmark: the same GraphQL operations served cold (every cached value a miss), warm through
+the entity and list caches (response cache off), and warm through the response cache, side by side in
+one run, printed as requests per second and ratios.
 
     python -m bench.read_path [--database-url URL] [--redis-url URL] [--size test|demo|bench] [--requests N]
 
@@ -22,6 +23,7 @@ from alembic import command
 from app.cli import alembic_config
 from app.main import create_app
 from app.seed import SIZES, seed_database
+from app.settings import load_settings
 from cache import keys
 from cache.store import Cache
 from orm.engine import make_engine, make_session_factory
@@ -90,13 +92,17 @@ async def main() -> None:
     engine = make_engine(args.database_url)
     redis = Redis.from_url(args.redis_url)
     deps = Deps(cache=Cache(redis), db=make_session_factory(engine))
-    app = create_app(deps=deps)
-    print(f"{'operation':<22}{'cold req/s':>12}{'warm req/s':>12}{'warm/cold':>11}")
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench") as http:
+    settings = load_settings(database_url=args.database_url, jwt_secret="bench" * 8)
+    entity_level = create_app(settings.model_copy(update={"response_cache_ttl": 0}), deps=deps)
+    whole = create_app(settings, deps=deps)
+    print(f"{'operation':<22}{'cold':>9}{'warm':>9}{'response':>10}{'warm/cold':>11}{'resp/cold':>11}  (req/s)")
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=entity_level), base_url="http://b") as http, \
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=whole), base_url="http://b") as cached:
         for name, (query, variables) in OPERATIONS.items():
             cold = await _measure(http, deps.cache, query, variables, args.requests, cold=True)
             warm = await _measure(http, deps.cache, query, variables, args.requests, cold=False)
-            print(f"{name:<22}{cold:>12.1f}{warm:>12.1f}{warm / cold:>10.1f}x")
+            response = await _measure(cached, deps.cache, query, variables, args.requests, cold=False)
+            print(f"{name:<22}{cold:>9.1f}{warm:>9.1f}{response:>10.1f}{warm / cold:>10.1f}x{response / cold:>10.1f}x")
     await redis.aclose()
     await engine.dispose()
 

@@ -291,6 +291,11 @@ def generations(tags: Iterable[str]) -> list[str]:
 
 # --- service keys (seed 002) -----------------------------------------------------------------------
 
+def response(request_digest: str) -> str:
+    """A whole GraphQL response (the response cache)."""
+    return f"response:{request_digest}"
+
+
 def lock(resource: str) -> str:
     return f"lock:{resource}"
 

@@ -115,7 +115,7 @@ class CacheRevalidationManager:
         numeric = [int(i) for i in ids if i.isdigit()]
         if entity_type in ONE_BY_ONE:
             for entity_id in numeric:  # one by one: a slow entity does not hold up a whole batch query
-                await get_cached_entities(entity_type, [entity_id], cache=self.cache, db=self.db, force=True)
+                await self._recompute(entity_type, entity_id)
         elif len(numeric) > self.threshold:
             tags = [FAMILY[entity_type]]
             if entity_type == "shout":
@@ -125,9 +125,15 @@ class CacheRevalidationManager:
             await self.cache.invalidate_tags(tags)
         elif entity_type == "shout":
             for entity_id in numeric:
-                await get_cached_entities("shout", [entity_id], cache=self.cache, db=self.db, force=True)
+                await self._recompute("shout", entity_id)
         else:
             await self._revalidate_reactions(numeric)
+
+    async def _recompute(self, entity_type: str, entity_id: int) -> None:
+        """New counters for one entity: its tag moves (so whole responses built on the old numbers are
+        refreshed too), then it is recomputed and re-cached at once, so a hot entry never goes cold."""
+        await self.cache.invalidate_tags([ENTITY_KINDS[entity_type].tag_of(entity_id)])
+        await get_cached_entities(entity_type, [entity_id], cache=self.cache, db=self.db, force=True)
 
     async def _revalidate_reactions(self, ids: list[int]) -> None:
         """A reaction's numbers live in its shout's reaction lists: refresh those lists."""

@@ -31,7 +31,7 @@ import orjson
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from cache import keys
+from cache import keys, response_capture
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +157,10 @@ class Cache:
         computed now must carry (None when Redis is unavailable: then nothing is stored).
         """
         count = len(cache_keys)
-        if not count or not self.available:
+        if not count:
+            return [], []
+        if not self.available:
+            response_capture.report(None)
             return [_MISSING] * count, [None] * count
         all_tags = [self._all_tags(t) for t in tags_of]
         distinct = list(dict.fromkeys(tag for group in all_tags for tag in group))
@@ -170,7 +173,9 @@ class Cache:
             gens = dict(zip(distinct, await self._ensure_generations(distinct, raw_gens), strict=True))
         except RedisError as exc:
             self._trip(exc, "read")
+            response_capture.report(None)
             return [_MISSING] * count, [None] * count
+        response_capture.report(gens)
         values: list[Any] = []
         stamps: list[bytes | None] = []
         for raw, group in zip(raw_values, all_tags, strict=True):

@@ -120,8 +120,12 @@ def deps(engine: AsyncEngine, cache: Cache, redis: Redis, settings: Settings, ma
 
 
 @pytest.fixture
-async def client(deps: Deps) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(deps=deps)
+def app(deps: Deps) -> Any:
+    return create_app(deps=deps)
+
+
+@pytest.fixture
+async def client(app: Any) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
         yield http

@@ -1,0 +1,144 @@
+"""The GraphQL HTTP view: Strawberry's ASGI app with the response cache in front and GraphQL-over-HTTP
+media types."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from graphql import GraphQLError, parse
+from starlette.requests import Request
+from starlette.responses import Response
+from strawberry.asgi import GraphQL
+from strawberry.http import GraphQLHTTPResponse
+from strawberry.types import ExecutionResult
+
+from cache import response_capture
+from cache.response import ResponseCache, request_key, root_fields_allowed
+from resolvers.deps import Deps
+from schema.context import Context, Loaders
+
+# Public queries whose answers depend only on data read through the cache (and on nothing about the
+# viewer): their anonymous responses may be served from the response cache.
+RESPONSE_CACHEABLE = frozenset({
+    "__typename", "get_author", "get_authors_all", "load_authors_by", "load_authors_search", "get_author_id",
+    "get_author_followers", "get_author_follows", "get_author_follows_topics", "get_author_follows_authors",
+    "get_community", "get_communities_all", "get_communities_by_author", "get_topic", "get_topics_all",
+    "get_topics_by_author", "get_topics_by_community", "get_topic_followers", "get_topic_authors",
+    "get_shout_followers", "load_reactions_by", "load_shout_comments", "load_shout_ratings",
+    "load_comment_ratings", "load_comments_branch", "get_shout", "load_shouts_by", "load_shouts_with_topic",
+    "load_shouts_authored_by", "load_shouts_search",
+})
+
+
+GRAPHQL_RESPONSE = "application/graphql-response+json"
+
+
+class DiscoursGraphQL(GraphQL[Context, None]):
+    """Strawberry's ASGI view, with:
+
+    - the response cache first: an anonymous request for a public query is looked up by a hash of its
+      document, operation and variables before anything is parsed; a valid hit is the stored bytes;
+    - `application/graphql-response+json` when the client asks for it (GraphQL over HTTP): then a request
+      that never executed (parse, validation or variable errors) is a 400 with no `data`. Clients that
+      accept only `application/json` get the classic 200.
+    """
+
+    def __init__(self, *args: Any, response_cache_ttl: int = 60, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.response_cache_ttl = response_cache_ttl
+
+    async def run(self, request: Any, context: Any = None, root_value: Any = None) -> Any:
+        params = await _cacheable_params(request, self.response_cache_ttl)
+        if params is None:
+            return await super().run(request)
+        responses = _responses(request, self.response_cache_ttl)
+        key = request_key(*params)
+        hit = await responses.get(key)
+        if hit is not None:
+            return Response(hit, media_type=_media_type(request))
+        capture, token = response_capture.begin()
+        try:
+            response = await super().run(request)
+        finally:
+            response_capture.end(token)
+        if response.status_code == 200 and _storable(response.body, params[0], params[1]):
+            await responses.store(key, response.body, capture)
+        return response
+
+    def encode_json(self, data: object) -> bytes:  # type: ignore[override]
+        return orjson.dumps(data)
+
+    async def get_sub_response(self, request: Any) -> Response:
+        sub_response = await super().get_sub_response(request)
+        request.state.sub_response = sub_response
+        return sub_response
+
+    async def process_result(self, request: Any, result: ExecutionResult) -> GraphQLHTTPResponse:
+        data = await super().process_result(request, result)
+        if GRAPHQL_RESPONSE not in request.headers.get("accept", ""):
+            return data
+        sub_response = request.state.sub_response
+        sub_response.graphql_response = True
+        errors = result.errors or []
+        never_executed = result.data is None and bool(errors) and all(e.path is None for e in errors)
+        if never_executed:
+            sub_response.status_code = 400
+            data.pop("data", None)
+        return data
+
+    def create_response(self, response_data: Any, sub_response: Response) -> Response:
+        response = super().create_response(response_data, sub_response)
+        if getattr(sub_response, "graphql_response", False):
+            response.headers["content-type"] = f"{GRAPHQL_RESPONSE}; charset=utf-8"
+        return response
+
+    async def get_context(self, request: Any, response: Any) -> Context:
+        deps: Deps = request.app.state.deps
+        return Context(deps=deps, loaders=Loaders.create(deps), request=request, response=response)
+
+
+def _media_type(request: Request) -> str:
+    if GRAPHQL_RESPONSE in request.headers.get("accept", ""):
+        return f"{GRAPHQL_RESPONSE}; charset=utf-8"
+    return "application/json"
+
+
+def _responses(request: Request, ttl: int) -> ResponseCache:
+    state = request.app.state
+    if getattr(state, "responses", None) is None:
+        state.responses = ResponseCache(state.deps.cache, ttl=ttl)
+    return state.responses  # type: ignore[no-any-return]
+
+
+async def _cacheable_params(request: Any, ttl: int) -> tuple[str, str | None, Any] | None:
+    """(document, operation name, variables) of an anonymous GraphQL query request, else None."""
+    if ttl <= 0 or not isinstance(request, Request) or request.headers.get("authorization"):
+        return None
+    deps: Deps = request.app.state.deps
+    cookie = deps.auth.settings.session_cookie if deps.auth else "session_token"
+    if request.cookies.get(cookie):
+        return None
+    if request.method == "POST" and request.headers.get("content-type", "").startswith("application/json"):
+        try:
+            body = orjson.loads(await request.body())
+        except orjson.JSONDecodeError:
+            return None
+        if not isinstance(body, dict) or not isinstance(body.get("query"), str):
+            return None
+        return body["query"], body.get("operationName"), body.get("variables")
+    if request.method == "GET" and "query" in request.query_params and "text/html" not in request.headers.get(
+            "accept", ""):
+        variables = request.query_params.get("variables")
+        return request.query_params["query"], request.query_params.get("operationName"), variables
+    return None
+
+
+def _storable(body: bytes, document: str, operation: str | None) -> bool:
+    """Error-free answers to allowlisted public queries only (parsing here costs a miss, never a hit)."""
+    try:
+        if orjson.loads(body).get("errors"):
+            return False
+        return root_fields_allowed(parse(document), operation, RESPONSE_CACHEABLE)
+    except (orjson.JSONDecodeError, GraphQLError, AttributeError):
+        return False

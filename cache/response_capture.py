@@ -1,0 +1,48 @@
+"""What one request's cache reads depended on: the response cache stores a response only with every tag
+generation its computation saw (see cache/response.py). `Cache.get_many` reports here."""
+
+from __future__ import annotations
+
+import contextvars
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Capture:
+    generations: dict[str, bytes] = field(default_factory=dict)
+    storable: bool = True
+
+    def saw(self, generations: dict[str, bytes]) -> None:
+        for tag, generation in generations.items():
+            if self.generations.setdefault(tag, generation) != generation:
+                self.storable = False  # one request saw a tag move: do not store what it computed
+
+
+_current: contextvars.ContextVar[Capture | None] = contextvars.ContextVar("response_capture", default=None)
+
+
+def report(generations: dict[str, bytes] | None) -> None:
+    """Called by the cache on every validated read; `None` means the read did not go through Redis."""
+    capture = _current.get()
+    if capture is None:
+        return
+    if generations is None:
+        capture.storable = False
+    else:
+        capture.saw(generations)
+
+
+def uncacheable() -> None:
+    """A resolver read around the cache: the response it builds must not be stored."""
+    capture = _current.get()
+    if capture is not None:
+        capture.storable = False
+
+
+def begin() -> tuple[Capture, contextvars.Token[Capture | None]]:
+    capture = Capture()
+    return capture, _current.set(capture)
+
+
+def end(token: contextvars.Token[Capture | None]) -> None:
+    _current.reset(token)
