@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from auth.permissions import DEFAULT_COMMUNITY, Viewer, can
+from auth.sessions import Session
 from resolvers.errors import Forbidden, Unauthenticated
 
 
@@ -12,6 +13,12 @@ def require_viewer(viewer: Viewer | None) -> Viewer:
     if viewer is None:
         raise Unauthenticated("this operation needs a signed-in user")
     return viewer
+
+
+def require_session(session: Session | None) -> Session:
+    if session is None:
+        raise Unauthenticated("this operation needs a signed-in user")
+    return session
 
 
 def require(viewer: Viewer | None, permission: str, *, community_id: int = DEFAULT_COMMUNITY,

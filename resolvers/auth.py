@@ -21,6 +21,7 @@ from auth.permissions import PERMISSIONS, ROLES, Viewer
 from auth.sessions import Session
 from cache.entities import get_cached_author, id_by_slug
 from orm import Author, CommunityAuthor
+from resolvers.access import require_session
 from resolvers.deps import Deps
 from resolvers.errors import BadInput, Conflict, InvalidTokenError, Unauthenticated
 from resolvers.writes import transaction
@@ -131,16 +132,14 @@ async def login(deps: Deps, email: str, password: str, device_info: dict[str, An
 
 
 async def logout(deps: Deps, session: Session | None) -> bool:
-    if session is None:
-        raise Unauthenticated("no session to end")
+    session = require_session(session)
     await deps.accounts.sessions.revoke(session.user_id, session.token_id)
     return True
 
 
 async def refresh_token(deps: Deps, session: Session | None) -> dict[str, Any]:
     """Rotate: a new session replaces the current one, which stops working at once."""
-    if session is None:
-        raise Unauthenticated("no session to refresh")
+    session = require_session(session)
     account = await get_account(session.user_id, cache=deps.cache, db=deps.db)
     if account is None:
         raise Unauthenticated("the account no longer exists")
@@ -152,8 +151,7 @@ async def refresh_token(deps: Deps, session: Session | None) -> dict[str, Any]:
 
 async def current(deps: Deps, session: Session | None) -> dict[str, Any]:
     """`getSession` and `me`: the token and its author, from Redis and the cache (no SQL when warm)."""
-    if session is None:
-        raise Unauthenticated("not signed in")
+    session = require_session(session)
     author = await get_cached_author(session.user_id, cache=deps.cache, db=deps.db)
     if author is None:
         raise Unauthenticated("the account no longer exists")
@@ -206,8 +204,7 @@ async def _set_password(deps: Deps, author_id: int, password: str) -> None:
 
 async def change_password(deps: Deps, session: Session | None, old: str, new: str) -> bool:
     """Changes the password and ends every other session of the account."""
-    if session is None:
-        raise Unauthenticated("not signed in")
+    session = require_session(session)
     async with deps.db() as db_session:
         stored = await db_session.scalar(select(Author.password).where(Author.id == session.user_id))
     if not deps.accounts.passwords.verify(stored, old or ""):
@@ -243,8 +240,7 @@ async def reset_password(deps: Deps, token: str, new: str) -> bool:
 
 async def update_security(deps: Deps, session: Session | None, email: str | None, old_password: str | None,
                           new_password: str | None) -> dict[str, Any]:
-    if session is None:
-        raise Unauthenticated("not signed in")
+    session = require_session(session)
     async with deps.db() as db_session:
         author = await db_session.get(Author, session.user_id)
     if author is None:
@@ -278,8 +274,7 @@ async def confirm_email_change(deps: Deps, token: str) -> dict[str, Any]:
 
 
 async def cancel_email_change(deps: Deps, session: Session | None) -> dict[str, Any]:
-    if session is None:
-        raise Unauthenticated("not signed in")
+    session = require_session(session)
     cancelled = await deps.accounts.verifications.cancel(session.user_id, verification.EMAIL_CHANGE)
     return {"success": cancelled, "error": None if cancelled else "no email change is pending",
             "author": await get_cached_author(session.user_id, cache=deps.cache, db=deps.db)}

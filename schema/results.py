@@ -12,6 +12,7 @@ from schema.enums import InviteStatus, ReactionKind, ReactionStatus
 from schema.types import (
     Author,
     Community,
+    FromData,
     MediaItem,
     Reaction,
     Shout,
@@ -46,7 +47,7 @@ class PublicationInfo:
 
 
 @strawberry.type
-class Draft:
+class Draft(FromData):
     id: int
     created_at: int
     layout: str | None = None
@@ -61,22 +62,11 @@ class Draft:
     seo: str | None = None
     updated_at: int | None = None
     deleted_at: int | None = None
-    publication: PublicationInfo | None = None
     data: strawberry.Private[dict[str, Any] | None] = None
 
-    @classmethod
-    def of(cls, data: dict[str, Any] | None) -> Draft | None:
-        if data is None:
-            return None
-        obj = build(cls, data)
-        assert obj is not None
-        obj.data = data
-        pub = data.get("publication")
-        obj.publication = build(PublicationInfo, pub) if pub else None
-        return obj
-
-    def _get(self, name: str) -> Any:
-        return (self.data or {}).get(name)
+    @strawberry.field
+    def publication(self) -> PublicationInfo | None:
+        return build(PublicationInfo, self._get("publication"))
 
     @strawberry.field
     async def created_by(self, info: Info) -> Author:

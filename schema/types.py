@@ -27,10 +27,20 @@ def build(cls: type[T], data: dict[str, Any] | None) -> T | None:
     return cls(**{name: data.get(name) for name in names})
 
 
-def build_all(cls: type[T], items: list[dict[str, Any]] | None) -> list[T] | None:
-    if items is None:
-        return None
-    return [obj for obj in (build(cls, d) for d in items) if obj is not None]
+class FromData:
+    """Types built from a cached dict keep it whole: relation and derived fields read it through `_get`."""
+
+    data: Any
+
+    @classmethod
+    def of(cls, data: dict[str, Any] | None) -> Any:
+        obj = build(cls, data)
+        if obj is not None:
+            obj.data = data  # type: ignore[attr-defined]
+        return obj
+
+    def _get(self, name: str) -> Any:
+        return (self.data or {}).get(name)
 
 
 async def _private_account(info: Info, author_id: int) -> dict[str, Any] | None:
@@ -70,7 +80,7 @@ class TopicStat:
 
 
 @strawberry.type
-class Author:
+class Author(FromData):
     id: int
     slug: str
     name: str | None = None
@@ -83,26 +93,15 @@ class Author:
     updated_at: int | None = None
     deleted_at: int | None = None
     seo: str | None = None
-    user_id: strawberry.Private[str | None] = None
-    stat_data: strawberry.Private[dict[str, Any] | None] = None
-
-    @classmethod
-    def of(cls, data: dict[str, Any] | None) -> Author | None:
-        if data is None:
-            return None
-        obj = build(cls, data)
-        assert obj is not None
-        obj.user_id = data.get("user")
-        obj.stat_data = data.get("stat")
-        return obj
+    data: strawberry.Private[dict[str, Any] | None] = None
 
     @strawberry.field
     def user(self) -> str:
-        return self.user_id or ""
+        return self._get("user") or ""
 
     @strawberry.field
     def stat(self) -> AuthorStat | None:
-        return build(AuthorStat, self.stat_data) if self.stat_data is not None else None
+        return build(AuthorStat, self._get("stat"))
 
     # The account's private fields: shown to the author themselves and to admins, null to anyone else.
     @strawberry.field
@@ -129,42 +128,29 @@ class Author:
 
 
 @strawberry.type
-class Community:
+class Community(FromData):
     id: int
     slug: str
     name: str
     desc: str | None = None
     created_at: int = 0
-    created_by_id: strawberry.Private[int | None] = None
-    pic_value: strawberry.Private[str | None] = None
-    stat_data: strawberry.Private[dict[str, Any] | None] = None
-
-    @classmethod
-    def of(cls, data: dict[str, Any] | None) -> Community | None:
-        if data is None:
-            return None
-        obj = build(cls, data)
-        assert obj is not None
-        obj.created_by_id = data.get("created_by")
-        obj.pic_value = data.get("pic")
-        obj.stat_data = data.get("stat")
-        return obj
+    data: strawberry.Private[dict[str, Any] | None] = None
 
     @strawberry.field
     def pic(self) -> str:
-        return self.pic_value or ""
+        return self._get("pic") or ""
 
     @strawberry.field
     async def created_by(self, info: Info) -> Author:
-        return Author.of(await info.context.loaders.authors.load(self.created_by_id))  # type: ignore[return-value,arg-type]
+        return await load_author(info, self._get("created_by"))  # type: ignore[return-value]
 
     @strawberry.field
     def stat(self) -> CommunityStat | None:
-        return build(CommunityStat, self.stat_data) if self.stat_data is not None else None
+        return build(CommunityStat, self._get("stat"))
 
 
 @strawberry.type
-class Topic:
+class Topic(FromData):
     id: int
     slug: str
     title: str | None = None
@@ -172,21 +158,18 @@ class Topic:
     pic: str | None = None
     oid: str | None = None
     is_main: bool | None = None
-    stat_data: strawberry.Private[dict[str, Any] | None] = None
+    data: strawberry.Private[dict[str, Any] | None] = None
 
     @classmethod
     def of(cls, data: dict[str, Any] | None, *, is_main: bool | None = None) -> Topic | None:
-        if data is None:
-            return None
-        obj = build(cls, data)
-        assert obj is not None
-        obj.stat_data = data.get("stat")
-        obj.is_main = is_main
+        obj: Topic | None = super().of(data)
+        if obj is not None:
+            obj.is_main = is_main
         return obj
 
     @strawberry.field
     def stat(self) -> TopicStat | None:
-        return build(TopicStat, self.stat_data) if self.stat_data is not None else None
+        return build(TopicStat, self._get("stat"))
 
 
 @strawberry.type
@@ -247,7 +230,7 @@ async def load_author(info: Info, author_id: int | None) -> Author | None:
 
 
 @strawberry.type
-class Shout:
+class Shout(FromData):
     id: int
     title: str
     slug: str
@@ -266,18 +249,6 @@ class Shout:
     seo: str | None = None
     score: float | None = None
     data: strawberry.Private[dict[str, Any] | None] = None
-
-    @classmethod
-    def of(cls, data: dict[str, Any] | None) -> Shout | None:
-        if data is None:
-            return None
-        obj = build(cls, data)
-        assert obj is not None
-        obj.data = data
-        return obj
-
-    def _get(self, name: str) -> Any:
-        return (self.data or {}).get(name)
 
     @strawberry.field
     async def community(self, info: Info) -> Community:
@@ -328,7 +299,7 @@ class Shout:
 
 
 @strawberry.type
-class Reaction:
+class Reaction(FromData):
     id: int
     created_at: int
     kind: ReactionKind
@@ -342,15 +313,10 @@ class Reaction:
 
     @classmethod
     def of(cls, data: dict[str, Any] | None) -> Reaction | None:
-        if data is None:
-            return None
-        obj = build(cls, {**data, "kind": ReactionKind(data["kind"])})
-        assert obj is not None
-        obj.data = data
+        obj: Reaction | None = super().of(None if data is None else {**data, "kind": ReactionKind(data["kind"])})
+        if obj is not None:
+            obj.data = data
         return obj
-
-    def _get(self, name: str) -> Any:
-        return (self.data or {}).get(name)
 
     @strawberry.field
     async def shout(self, info: Info) -> Shout:

@@ -88,7 +88,7 @@ async def test_read_operation(name: str, gql: Any, engine: AsyncEngine) -> None:
 async def test_comment_branch_carries_first_replies(gql: Any, engine: AsyncEngine) -> None:
     facts = await _seed_facts(engine)
     result = await gql(operations()["07_load_comments_branch"],
-                       {"shout": facts["shout_id"], "limit": 50, "childrenLimit": 2})
+                       {"shout": facts["shout_id"], "limit": 50, "childrenLimit": 2, "sort": "oldest"})
     comments = result["data"]["load_comments_branch"]
     assert all(c["reply_to"] is None for c in comments)
     with_replies = [c for c in comments if c["first_replies"]]
