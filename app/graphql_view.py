@@ -9,6 +9,7 @@ import orjson
 from graphql import GraphQLError, parse
 from starlette.requests import Request
 from starlette.responses import Response
+from strawberry import UNSET
 from strawberry.asgi import GraphQL
 from strawberry.http import GraphQLHTTPResponse
 from strawberry.types import ExecutionResult
@@ -48,10 +49,10 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         super().__init__(*args, **kwargs)
         self.response_cache_ttl = response_cache_ttl
 
-    async def run(self, request: Any, context: Any = None, root_value: Any = None) -> Any:
+    async def run(self, request: Any, context: Any = UNSET, root_value: Any = UNSET) -> Any:
         params = await _cacheable_params(request, self.response_cache_ttl)
         if params is None:
-            return await super().run(request)
+            return await super().run(request, context, root_value)
         responses = _responses(request, self.response_cache_ttl)
         key = request_key(*params)
         hit = await responses.get(key)
@@ -59,7 +60,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
             return Response(hit, media_type=_media_type(request))
         capture, token = response_capture.begin()
         try:
-            response = await super().run(request)
+            response = await super().run(request, context, root_value)
         finally:
             response_capture.end(token)
         if response.status_code == 200 and _storable(response.body, params[0], params[1]):

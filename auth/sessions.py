@@ -89,17 +89,3 @@ class SessionStore:
             pipe.srem(keys.user_sessions(user_id), *doomed)
             await pipe.execute()
         return len(doomed)
-
-    async def active(self, user_id: int) -> list[str]:
-        """Token ids of live sessions (dropping ids whose hash has expired)."""
-        members = [tokens.as_text(m) for m in await self.redis.smembers(keys.user_sessions(user_id))]
-        if not members:
-            return []
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for member in members:
-                pipe.exists(keys.session(user_id, member))
-            alive = await pipe.execute()
-        dead = [m for m, ok in zip(members, alive, strict=True) if not ok]
-        if dead:
-            await self.redis.srem(keys.user_sessions(user_id), *dead)
-        return [m for m, ok in zip(members, alive, strict=True) if ok]

@@ -61,10 +61,3 @@ class VerificationStore:
         await self.redis.delete(keys.verification(user_id, kind, tokens.as_text(pending)),
                                 keys.pending_verification(user_id, kind))
         return True
-
-    async def pending_data(self, user_id: int, kind: str) -> dict[str, Any] | None:
-        pending = await self.redis.get(keys.pending_verification(user_id, kind))
-        if not pending:
-            return None
-        raw = await self.redis.hget(keys.verification(user_id, kind, tokens.as_text(pending)), "data")
-        return None if raw is None else orjson.loads(raw)

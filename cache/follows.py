@@ -26,8 +26,6 @@ from orm import (
 )
 from orm.stats import is_listed
 
-FOLLOWABLE = ("author", "topic", "shout", "community")
-
 
 async def _ids(cache: Cache, db: SessionFactory, key: str, tag: str | list[str], statement: Any) -> list[int]:
     async def query() -> list[int]:

@@ -5,8 +5,9 @@ every tag generation the cache reads saw while computing it (captured through a 
 `Cache.get_many` reports to), so any later invalidation of any of them makes the stored response a miss:
 the same correctness argument as for each cached value, applied to the whole response.
 
-Only anonymous, error-free responses of allowlisted public queries are stored; anything that read data
-around the cache (or read while Redis was unavailable) marks the capture as not storable.
+Only anonymous, error-free responses of an allowlist of public queries are stored (their resolvers read
+only through the cache: app/graphql_view.py keeps the list), and a request that read while Redis was
+unavailable, or saw a tag move while it ran, is not stored.
 """
 
 from __future__ import annotations

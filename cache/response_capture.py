@@ -32,13 +32,6 @@ def report(generations: dict[str, bytes] | None) -> None:
         capture.saw(generations)
 
 
-def uncacheable() -> None:
-    """A resolver read around the cache: the response it builds must not be stored."""
-    capture = _current.get()
-    if capture is not None:
-        capture.storable = False
-
-
 def begin() -> tuple[Capture, contextvars.Token[Capture | None]]:
     capture = Capture()
     return capture, _current.set(capture)

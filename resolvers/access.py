@@ -21,6 +21,12 @@ def require_session(session: Session | None) -> Session:
     return session
 
 
+def require_own(viewer: Viewer | None, permission: str) -> Viewer:
+    """An action on the viewer's own things (their profile, their follows): the `_own` permission."""
+    signed_in = require_viewer(viewer)
+    return require(signed_in, permission, owners=[signed_in.author_id])
+
+
 def require(viewer: Viewer | None, permission: str, *, community_id: int = DEFAULT_COMMUNITY,
             owners: Iterable[int] = ()) -> Viewer:
     signed_in = require_viewer(viewer)

@@ -21,7 +21,7 @@ from orm import (
     TopicFollower,
 )
 from orm.stats import is_listed
-from resolvers.access import require
+from resolvers.access import require_own
 from resolvers.author import authors_of_ids, get_author_follows
 from resolvers.deps import Deps
 from resolvers.errors import BadInput, NotFound
@@ -62,7 +62,7 @@ async def _target_id(session: AsyncSession, what: str, slug: str) -> int:
 
 async def follow(deps: Deps, viewer: Viewer | None, what: str, slug: str, *, on: bool) -> dict[str, Any]:
     """Follow (on=True) or unfollow; idempotent. Returns what the viewer follows afterwards."""
-    signed_in = require(viewer, "follow:manage", owners=[viewer.author_id] if viewer else [])
+    signed_in = require_own(viewer, "follow:manage")
     _, follower_model, column = _TARGETS[what]
     async with transaction(deps) as session:
         target = await _target_id(session, what, slug)

@@ -11,7 +11,7 @@ from sqlalchemy import select
 from auth.permissions import Viewer
 from cache.entities import get_cached_author
 from orm import Author
-from resolvers.access import require
+from resolvers.access import require_own
 from resolvers.deps import Deps
 from resolvers.errors import BadInput, Conflict
 from resolvers.writes import transaction
@@ -21,7 +21,7 @@ LIMITS = {"name": 255, "pic": 1024, "bio": 1000, "about": 20_000}
 
 
 async def update_author(deps: Deps, viewer: Viewer | None, profile: dict[str, Any]) -> dict[str, Any]:
-    signed_in = require(viewer, "author:update", owners=[viewer.author_id] if viewer else [])
+    signed_in = require_own(viewer, "author:update")
     for name, limit in LIMITS.items():
         if len(profile.get(name) or "") > limit:
             raise BadInput(f"{name} is too long", field=name)
