@@ -19,6 +19,7 @@ from app.graphql_view import DiscoursGraphQL
 from app.settings import Settings, SettingsError, get_settings
 from auth.services import AuthServices, build_auth
 from cache.client import make_redis
+from cache.live import LiveStore
 from cache.precache import precache_data
 from cache.revalidator import CacheRevalidationManager
 from cache.store import Cache
@@ -63,11 +64,12 @@ async def open_deps(settings: Settings) -> AsyncIterator[Deps]:
 def wire(settings: Settings, engine: AsyncEngine, cache: Cache, *, auth: AuthServices | None) -> Deps:
     """Sessions whose commits invalidate the cache (triggers) and the revalidation manager behind them."""
     register_triggers()
-    revalidator = CacheRevalidationManager(cache, make_session_factory(engine),
+    live = LiveStore(cache, ttl=settings.live_ttl, set_cap=settings.live_set_cap)
+    revalidator = CacheRevalidationManager(cache, make_session_factory(engine), live,
                                            interval=settings.cache_revalidation_interval)
-    db = make_session_factory(engine, sink=CacheSink(cache, revalidator))
+    db = make_session_factory(engine, sink=CacheSink(cache, revalidator, live))
     return Deps(cache=cache, db=db, max_page_size=settings.max_page_size, ttl_shouts=settings.cache_ttl_shouts,
-                ttl_search=settings.cache_ttl_search, auth=auth, revalidator=revalidator)
+                ttl_search=settings.cache_ttl_search, auth=auth, revalidator=revalidator, live=live)
 
 
 def create_app(settings: Settings | None = None, deps: Deps | None = None) -> Starlette:

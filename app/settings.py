@@ -56,6 +56,10 @@ class Settings(BaseSettings):
     cache_ttl_jitter: float = 0.1
     # After a Redis error, go straight to the database for this long before trying Redis again.
     redis_breaker_seconds: float = 5.0
+    # Live structures (counters, follow sets, threads): idle ones expire after this many seconds and are
+    # rebuilt from SQL when next read; follower sets keep the newest this many members (seed 004: 5,000).
+    live_ttl: int = 7 * 86_400
+    live_set_cap: int = 5000
     max_page_size: int = 100
 
     # --- accounts and sessions (seed 000 section 1) ---

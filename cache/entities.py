@@ -2,7 +2,8 @@
 by slug, read through the cache in batches so a page of N entities is one Redis round trip and, on
 misses, a constant number of SQL statements.
 
-Cached values are plain dicts of public fields only: no email, password hash, token or draft.
+Cached values are plain dicts of public fields only: no email, password hash, token or draft. They hold
+no statistics either: counts are live counters (cache/counters.py), read only when a `stat` is asked for.
 """
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import literal, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cache import keys
 from cache.store import Cache
 from orm import Author, Community, Shout, ShoutAuthor, ShoutTopic, Topic
-from orm.stats import author_stats, community_stats, is_listed, shout_stats, topic_stats
+from orm.stats import is_listed
 
 SessionFactory = async_sessionmaker[AsyncSession]
 
@@ -27,28 +28,19 @@ AUTHOR_PUBLIC_FIELDS = (
 )
 
 
-def author_dict(author: Author, stat: dict[str, int] | None = None) -> dict[str, Any]:
-    data = {name: getattr(author, name) for name in AUTHOR_PUBLIC_FIELDS}
-    data["stat"] = stat or {}
-    return data
-
-
 async def fetch_authors(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
     rows = (await session.scalars(select(Author).where(Author.id.in_(ids)))).all()
-    stats = await author_stats(session, [a.id for a in rows])
-    return {a.id: author_dict(a, stats[a.id]) for a in rows}
+    return {a.id: {name: getattr(a, name) for name in AUTHOR_PUBLIC_FIELDS} for a in rows}
 
 
 async def fetch_topics(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
     rows = (await session.scalars(select(Topic).where(Topic.id.in_(ids)))).all()
-    stats = await topic_stats(session, [t.id for t in rows])
-    return {t.id: {**t.dict(), "stat": stats[t.id]} for t in rows}
+    return {t.id: t.dict() for t in rows}
 
 
 async def fetch_communities(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
     rows = (await session.scalars(select(Community).where(Community.id.in_(ids)))).all()
-    stats = await community_stats(session, [c.id for c in rows])
-    return {c.id: {**c.dict(), "stat": stats[c.id]} for c in rows}
+    return {c.id: c.dict() for c in rows}
 
 
 async def fetch_shouts(session: AsyncSession, ids: Sequence[int], *, listed_only: bool = True
@@ -62,21 +54,24 @@ async def fetch_shouts(session: AsyncSession, ids: Sequence[int], *, listed_only
     topics: dict[int, list[int]] = {i: [] for i in found}
     main_topic: dict[int, int | None] = dict.fromkeys(found)
     if found:
-        for shout, author in await session.execute(
-            select(ShoutAuthor.shout, ShoutAuthor.author)
-            .where(ShoutAuthor.shout.in_(found))
-            .order_by(ShoutAuthor.shout, ShoutAuthor.author)
-        ):
-            authors[shout].append(author)
-        for shout, topic in await session.execute(
-            select(ShoutTopic.shout, ShoutTopic.topic)
-            .where(ShoutTopic.shout.in_(found))
-            .order_by(ShoutTopic.shout, ShoutTopic.main.desc(), ShoutTopic.topic)
-        ):
-            topics[shout].append(topic)
-            if main_topic[shout] is None:  # rows come main-first, so this is the main topic
-                main_topic[shout] = topic
-    stats = await shout_stats(session, found)
+        # Authors and topics of the page in one statement: (shout, 'a', author) and (shout, 't', topic)
+        # rows, topics main-first.
+        related = union_all(
+            select(ShoutAuthor.shout, literal("a").label("rel"), ShoutAuthor.author.label("other"),
+                   literal(False).label("main")).where(ShoutAuthor.shout.in_(found)),
+            select(ShoutTopic.shout, literal("t"), ShoutTopic.topic, ShoutTopic.main)
+            .where(ShoutTopic.shout.in_(found)),
+        ).subquery()
+        rows_related = await session.execute(
+            select(related.c.shout, related.c.rel, related.c.other)
+            .order_by(related.c.shout, related.c.rel, related.c.main.desc(), related.c.other))
+        for shout, rel, other in rows_related:
+            if rel == "a":
+                authors[shout].append(other)
+            else:
+                topics[shout].append(other)
+                if main_topic[shout] is None:  # rows come main-first, so this is the main topic
+                    main_topic[shout] = other
     result: dict[int, dict[str, Any]] = {}
     for shout_row in rows:
         data = shout_row.dict()
@@ -84,7 +79,6 @@ async def fetch_shouts(session: AsyncSession, ids: Sequence[int], *, listed_only
         data["author_ids"] = authors[shout_row.id]
         data["topic_ids"] = topics[shout_row.id]
         data["main_topic_id"] = main_topic[shout_row.id]
-        data["stat"] = stats[shout_row.id]
         result[shout_row.id] = data
     return result
 

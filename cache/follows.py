@@ -1,19 +1,25 @@
-"""Follow caches of seed 002 ("Работа со связями"): id arrays under the seed's keys.
+"""The follow graph (seed 003): who follows an author, topic, community or shout (`user:{id}:fans`,
+`topic:{id}:fans`, ...) and what an author follows (`user:{id}:following`, `user:{id}:following:topics`,
+...): sorted sets of ids scored by follow time, kept current by the write side (triggers/live_rules.py).
 
-`author:followers:{id}`, `author:follows-topics|follows-authors|follows-shouts:{id}`,
-`topic:followers:{id}`, `topic:authors:{id}` hold JSON arrays of ids; callers turn them into entities
-through the batch entity caches, so the entity data itself is stored once.
+A follow is one ZADD, O(log n) whatever the popularity, and no key holds an unbounded array: a set keeps
+the newest `set_cap` members (seed 004), and a page that reaches past a full set is read from SQL.
+Pages come newest first (ZREVRANGE; members are zero-padded ids, so equal times order by id as in SQL).
+Counts come from the counters (`followers`, `authors`, `topics`), exact whatever the cap.
+
+`topic:authors:{id}` (authors who published in a topic) is a cached list, not a follow.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Select, select
 
 from cache import keys
 from cache.entities import SessionFactory
+from cache.live import LiveStore
 from cache.store import Cache
 from orm import (
     AuthorFollower,
@@ -27,42 +33,78 @@ from orm import (
 from orm.stats import is_listed
 
 
-async def _ids(cache: Cache, db: SessionFactory, key: str, tag: str | list[str], statement: Any) -> list[int]:
-    async def query() -> list[int]:
-        async with db() as session:
-            return list((await session.scalars(statement)).all())
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """One follow table: who follows (`follower`) what (`target`), since when."""
 
-    return list(await cache.cached_query(key, query, tags=[tag] if isinstance(tag, str) else tag))
+    model: Any
+    target: Any
+    soft_delete: bool = False
 
-
-async def get_cached_author_followers(author_id: int, *, cache: Cache, db: SessionFactory) -> list[int]:
-    stmt = (
-        select(AuthorFollower.follower)
-        .where(AuthorFollower.author == author_id)
-        .order_by(AuthorFollower.created_at.desc(), AuthorFollower.follower)
-    )
-    return await _ids(cache, db, keys.author_followers(author_id),
-                      keys.tag_followers_of("author", author_id), stmt)
+    def live(self) -> Any:
+        return self.model.deleted_at.is_(None) if self.soft_delete else True
 
 
-async def get_cached_topic_followers(topic_id: int, *, cache: Cache, db: SessionFactory) -> list[int]:
-    stmt = (
-        select(TopicFollower.follower)
-        .where(TopicFollower.topic == topic_id)
-        .order_by(TopicFollower.created_at.desc(), TopicFollower.follower)
-    )
-    return await _ids(cache, db, keys.topic_followers(topic_id),
-                      keys.tag_followers_of("topic", topic_id), stmt)
+EDGES: dict[str, Edge] = {
+    "author": Edge(AuthorFollower, AuthorFollower.author),
+    "topic": Edge(TopicFollower, TopicFollower.topic),
+    "community": Edge(CommunityFollower, CommunityFollower.community),
+    "shout": Edge(ShoutReactionsFollower, ShoutReactionsFollower.shout, soft_delete=True),
+}
 
 
-async def get_cached_shout_followers(shout_id: int, *, cache: Cache, db: SessionFactory) -> list[int]:
-    stmt = (
-        select(ShoutReactionsFollower.follower)
-        .where(ShoutReactionsFollower.shout == shout_id, ShoutReactionsFollower.deleted_at.is_(None))
-        .order_by(ShoutReactionsFollower.created_at.desc(), ShoutReactionsFollower.follower)
-    )
-    return await _ids(cache, db, keys.shout_followers(shout_id),
-                      keys.tag_followers_of("shout", shout_id), stmt)
+def _fans_query(kind: str, entity_id: int) -> Select[Any]:
+    edge = EDGES[kind]
+    return (select(edge.model.follower, edge.model.created_at)
+            .where(edge.target == entity_id, edge.live())
+            .order_by(edge.model.created_at.desc(), edge.model.follower.desc()))
+
+
+def _following_query(kind: str, author_id: int) -> Select[Any]:
+    edge = EDGES[kind]
+    return (select(edge.target, edge.model.created_at)
+            .where(edge.model.follower == author_id, edge.live())
+            .order_by(edge.model.created_at.desc(), edge.target.desc()))
+
+
+async def _ids(live: LiveStore, db: SessionFactory, kind: str, entity_id: int, name: str,
+               query: Select[Any], offset: int, limit: int | None) -> list[int]:
+    """A page of a follow set: from Redis when the set is built and holds the page, else from SQL (and
+    the set is built from the newest `set_cap` rows for the next reader)."""
+    stop = -1 if limit is None else offset + limit - 1
+    found, noted = await live.read(kind, name, [entity_id],
+                                   lambda pipe, key: (pipe.zrevrange(key, offset, stop), pipe.zcard(key)),
+                                   per_key=2)
+    cap = live.set_cap
+    if found[0] is not None:
+        members, size = found[0]
+        if size < cap or (limit is not None and offset + limit <= size):
+            return [int(m) for m in members]
+    async with db() as session:
+        if entity_id in noted:  # not built: build the newest `cap` for the next reader
+            rows = (await session.execute(query.limit(cap))).all()
+            await live.build(kind, name, [(entity_id, [x for target, at in rows for x in (at, keys.member(target))])],
+                             noted, structure="zset")
+            if len(rows) < cap or (limit is not None and offset + limit <= len(rows)):
+                newest = [target for target, _ in rows]
+                return newest[offset:] if limit is None else newest[offset:offset + limit]
+        page = query.offset(offset) if limit is None else query.offset(offset).limit(limit)
+        return [target for target, _ in (await session.execute(page)).all()]
+
+
+async def fan_ids(kind: str, entity_id: int, *, live: LiveStore, db: SessionFactory, cache: Cache,
+                  offset: int = 0, limit: int | None = None) -> list[int]:
+    """Who follows an author / topic / community / shout, newest first."""
+    await cache.observe([keys.tag_followers_of(kind, entity_id)])
+    return await _ids(live, db, kind, entity_id, "fans", _fans_query(kind, entity_id), offset, limit)
+
+
+async def following_ids(kind: str, author_id: int, *, live: LiveStore, db: SessionFactory, cache: Cache,
+                        offset: int = 0, limit: int | None = None) -> list[int]:
+    """The authors / topics / communities / shouts an author follows, newest first."""
+    await cache.observe([keys.tag_author_follows(author_id)])
+    return await _ids(live, db, "author", author_id, f"following:{kind}", _following_query(kind, author_id),
+                      offset, limit)
 
 
 async def get_cached_topic_authors(topic_id: int, *, cache: Cache, db: SessionFactory) -> list[int]:
@@ -75,55 +117,10 @@ async def get_cached_topic_authors(topic_id: int, *, cache: Cache, db: SessionFa
         .group_by(ShoutAuthor.author)
         .order_by(ShoutAuthor.author)
     )
-    return await _ids(cache, db, keys.topic_authors(topic_id), [keys.tag_topic(topic_id), keys.TAG_SHOUTS], stmt)
 
+    async def query() -> list[int]:
+        async with db() as session:
+            return list((await session.scalars(stmt)).all())
 
-def _follows_query(kind: str, author_id: int) -> Any:
-    if kind == "topic":
-        return (select(TopicFollower.topic).where(TopicFollower.follower == author_id)
-                .order_by(TopicFollower.topic))
-    if kind == "author":
-        return (select(AuthorFollower.author).where(AuthorFollower.follower == author_id)
-                .order_by(AuthorFollower.author))
-    if kind == "shout":
-        return (select(ShoutReactionsFollower.shout)
-                .where(ShoutReactionsFollower.follower == author_id,
-                       ShoutReactionsFollower.deleted_at.is_(None))
-                .order_by(ShoutReactionsFollower.shout))
-    return (select(CommunityFollower.community).where(CommunityFollower.follower == author_id)
-            .order_by(CommunityFollower.community))
-
-
-_FOLLOWS_KEYS: dict[str, Callable[[int], str]] = {
-    "topic": keys.author_follows_topics,
-    "author": keys.author_follows_authors,
-    "shout": keys.author_follows_shouts,
-    "community": keys.author_follows_communities,
-}
-
-
-async def get_cached_follows(kind: str, author_id: int, *, cache: Cache, db: SessionFactory) -> list[int]:
-    """Ids of the topics / authors / shouts / communities an author follows."""
-    return await _ids(cache, db, _FOLLOWS_KEYS[kind](author_id),
-                      keys.tag_author_follows(author_id), _follows_query(kind, author_id))
-
-
-async def get_cached_follower_topics(author_id: int, *, cache: Cache, db: SessionFactory) -> list[int]:
-    return await get_cached_follows("topic", author_id, cache=cache, db=db)
-
-
-async def get_cached_follower_authors(author_id: int, *, cache: Cache, db: SessionFactory) -> list[int]:
-    return await get_cached_follows("author", author_id, cache=cache, db=db)
-
-
-async def cache_follows(follower_id: int, entity_type: str, entity_id: int, is_insert: bool = True,
-                        *, cache: Cache) -> None:
-    """A follow was added or removed (after its commit): both sides' lists and the counters in the
-    two entities' stats become misses. Invalidation, not an in-place list edit, so that concurrent
-    follows can never overwrite each other's update."""
-    del is_insert  # both directions invalidate the same things
-    await cache.invalidate_tags([
-        keys.tag_author_follows(follower_id),
-        keys.tag_followers_of(entity_type, entity_id),
-        keys.tag_author(follower_id),
-    ])
+    return list(await cache.cached_query(keys.topic_authors(topic_id), query,
+                                         tags=[keys.tag_topic(topic_id), keys.TAG_SHOUTS]))

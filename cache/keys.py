@@ -53,24 +53,9 @@ def author_user(user: str) -> str:
     return f"author:user_id:{_part(user)}"
 
 
-def author_followers(author: int) -> str:
-    return f"author:followers:{author}"
 
 
-def author_follows_topics(author: int) -> str:
-    return f"author:follows-topics:{author}"
 
-
-def author_follows_authors(author: int) -> str:
-    return f"author:follows-authors:{author}"
-
-
-def author_follows_shouts(author: int) -> str:
-    return f"author:follows-shouts:{author}"
-
-
-def author_follows_communities(author: int) -> str:
-    return f"author:follows-communities:{author}"
 
 
 def topic_id(topic: int) -> str:
@@ -84,9 +69,6 @@ def topic_slug(slug: str) -> str:
 def topic_authors(topic: int) -> str:
     return f"topic:authors:{topic}"
 
-
-def topic_followers(topic: int) -> str:
-    return f"topic:followers:{topic}"
 
 
 def topic_shouts_legacy(topic: int) -> str:
@@ -114,9 +96,6 @@ def shout_slug(slug: str) -> str:
     return f"shout:slug:{_part(slug)}"
 
 
-def shout_followers(shout: int) -> str:
-    return f"shout:followers:{shout}"
-
 
 def draft_id(draft: int) -> str:
     return f"draft:id:{draft}"
@@ -134,6 +113,44 @@ def viewer_list(viewer: int, name: str, params_digest: str = "") -> str:
 def viewed(shout: int) -> str:
     """Seed 000 section 5: the view counter of a shout."""
     return f"viewed:{shout}"
+
+
+# --- live structures (seeds 001 and 003) ----------------------------------------------------------
+# Kept current by the write side after each commit instead of being recomputed (cache/live.py). Sorted
+# sets of ids hold zero-padded members, so that equal scores order by id exactly as SQL does.
+
+LIVE_KINDS = ("shout", "author", "topic", "community")
+
+
+def member(entity_id: int) -> str:
+    return f"{entity_id:010d}"
+
+
+def live_meta(kind: str, entity_id: int) -> str:
+    """Per entity: the write version, writes under way, and the epoch each structure was built under."""
+    return f"live:{kind}:{entity_id}"
+
+
+def live_epoch(kind: str) -> str:
+    """Bumped when writes of a kind could not be applied (Redis was down, a bulk statement): every
+    structure of the kind is then rebuilt from SQL on its next read."""
+    return f"gen:live:{kind}"
+
+
+def counters(kind: str, entity_id: int) -> str:
+    """Seed 003 `count:*`: the counters of one entity (a HASH of metric -> value)."""
+    return f"count:{kind}:{entity_id}"
+
+
+def fans(kind: str, entity_id: int) -> str:
+    """Seed 003 `user:{id}:fans`: who follows an author (and the same for topics, communities, shouts),
+    scored by follow time."""
+    return f"user:{entity_id}:fans" if kind == "author" else f"{kind}:{entity_id}:fans"
+
+
+def following(author: int, kind: str = "author") -> str:
+    """Seed 003 `user:{id}:following`: what an author follows, scored by follow time."""
+    return f"user:{author}:following" if kind == "author" else f"user:{author}:following:{kind}s"
 
 
 # --- collections (seed 002) ------------------------------------------------------------------------

@@ -32,6 +32,11 @@ def report(generations: dict[str, bytes] | None) -> None:
         capture.saw(generations)
 
 
+def active() -> bool:
+    """Whether a response being computed now may be stored (so reads should report what they saw)."""
+    return _current.get() is not None
+
+
 def begin() -> tuple[Capture, contextvars.Token[Capture | None]]:
     capture = Capture()
     return capture, _current.set(capture)

@@ -4,9 +4,10 @@ batches instead of on every write.
 Every worker marks entities in Redis (`revalidation:batch:{entity_type}` sets, so the queue is shared);
 every `interval` seconds one worker, holding `lock:revalidation`, takes each batch atomically and:
 
-- authors, topics, communities: recomputes and re-caches each marked entity (hot entries never go cold);
+- authors, topics, communities: recomputes and re-caches each marked entity (hot entries never go cold)
+  and recounts its live counters from SQL, which corrects any drift;
 - shouts and reactions: up to `threshold` marked items one by one, past it the collections are
-  invalidated instead;
+  invalidated instead; the marked shouts' counters are recounted in one statement either way;
 - the id `all` invalidates every cached entity of the type.
 
 Marks that arrive while a batch runs go to a fresh set and wait for the next round. A batch that a
@@ -25,7 +26,9 @@ from redis.exceptions import RedisError
 from sqlalchemy import select
 
 from cache import keys
+from cache.counters import get_counters
 from cache.entities import ENTITY_KINDS, SessionFactory, get_cached_entities
+from cache.live import LiveStore
 from cache.locks import RedisLock
 from cache.store import Cache
 from orm import Reaction
@@ -50,11 +53,13 @@ return redis.call('SMEMBERS', KEYS[2])
 
 
 class CacheRevalidationManager:
-    def __init__(self, cache: Cache, db: SessionFactory, *, interval: float = CACHE_REVALIDATION_INTERVAL,
-                 threshold: int = BATCH_THRESHOLD, lock_ttl_ms: int = 120_000) -> None:
+    def __init__(self, cache: Cache, db: SessionFactory, live: LiveStore, *,
+                 interval: float = CACHE_REVALIDATION_INTERVAL, threshold: int = BATCH_THRESHOLD,
+                 lock_ttl_ms: int = 120_000) -> None:
         self.cache = cache
         self._redis = cache.redis
         self.db = db
+        self.live = live
         self.interval = interval
         self.threshold = threshold
         self.lock_ttl_ms = lock_ttl_ms
@@ -116,7 +121,11 @@ class CacheRevalidationManager:
         if entity_type in ONE_BY_ONE:
             for entity_id in numeric:  # one by one: a slow entity does not hold up a whole batch query
                 await self._recompute(entity_type, entity_id)
-        elif len(numeric) > self.threshold:
+            return
+        if entity_type == "shout":
+            for start in range(0, len(numeric), 100):  # seed 004: batches of at most 100
+                await get_counters("shout", numeric[start:start + 100], live=self.live, db=self.db, refresh=True)
+        if len(numeric) > self.threshold:
             tags = [FAMILY[entity_type]]
             if entity_type == "shout":
                 tags += [ENTITY_KINDS["shout"].tag_of(i) for i in numeric]
@@ -134,6 +143,8 @@ class CacheRevalidationManager:
         refreshed too), then it is recomputed and re-cached at once, so a hot entry never goes cold."""
         await self.cache.invalidate_tags([ENTITY_KINDS[entity_type].tag_of(entity_id)])
         await get_cached_entities(entity_type, [entity_id], cache=self.cache, db=self.db, force=True)
+        if entity_type != "shout":  # marked shouts are recounted in one batch
+            await get_counters(entity_type, [entity_id], live=self.live, db=self.db, refresh=True)
 
     async def _revalidate_reactions(self, ids: list[int]) -> None:
         """A reaction's numbers live in its shout's reaction lists: refresh those lists."""

@@ -29,6 +29,7 @@ from typing import Any, cast
 
 import orjson
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
 from cache import keys, response_capture
@@ -97,20 +98,30 @@ class Cache:
     def available(self) -> bool:
         return time.monotonic() >= self._open_until
 
-    def _trip(self, exc: BaseException, what: str) -> None:
+    def trip(self, exc: BaseException, what: str) -> None:
         self.stats.errors += 1
         if self.available:
             log.warning("redis unavailable during %s, using the database for %.0fs: %s",
                         what, self.breaker_seconds, exc)
         self._open_until = time.monotonic() + self.breaker_seconds
 
-    async def _recover_if_needed(self) -> None:
-        """After an invalidation was lost, bump the global epoch before trusting the cache again."""
+    def lose(self, exc: BaseException, what: str) -> None:
+        """A write's invalidation or live update did not reach Redis: trust nothing until it is back."""
+        self._lost_invalidations = True
+        self.trip(exc, what)
+
+    async def recover_if_needed(self) -> None:
+        """After an invalidation or a live update was lost, bump the global epoch and the epochs of the
+        live structures before trusting Redis again: everything computed before is then a miss."""
         if not self._lost_invalidations:
             return
-        await self.redis.incr(keys.generation(keys.GLOBAL_TAG))
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.incr(keys.generation(keys.GLOBAL_TAG))
+            for kind in keys.LIVE_KINDS:
+                pipe.incr(keys.live_epoch(kind))
+            await pipe.execute()
         self._lost_invalidations = False
-        log.warning("redis is back; global cache epoch bumped after lost invalidations")
+        log.warning("redis is back; cache and live epochs bumped after lost writes")
 
     def jittered(self, ttl: int | None) -> int | None:
         """Seed 004: spread the expiry of keys written together."""
@@ -165,14 +176,14 @@ class Cache:
         all_tags = [self._all_tags(t) for t in tags_of]
         distinct = list(dict.fromkeys(tag for group in all_tags for tag in group))
         try:
-            await self._recover_if_needed()
+            await self.recover_if_needed()
             async with self.redis.pipeline(transaction=False) as pipe:
                 pipe.mget(list(cache_keys))
                 pipe.mget(keys.generations(distinct))
                 raw_values, raw_gens = await pipe.execute()
             gens = dict(zip(distinct, await self._ensure_generations(distinct, raw_gens), strict=True))
         except RedisError as exc:
-            self._trip(exc, "read")
+            self.trip(exc, "read")
             response_capture.report(None)
             return [_MISSING] * count, [None] * count
         response_capture.report(gens)
@@ -194,6 +205,24 @@ class Cache:
             values.append(data)
         return values, stamps
 
+    async def observe(self, tags: Sequence[str]) -> None:
+        """Let a response being stored depend on `tags` (for data read outside the stamped values, such
+        as live follow sets): their generations join its stamp. Free when no response is being stored."""
+        if not response_capture.active():
+            return
+        if not self.available:
+            response_capture.report(None)
+            return
+        distinct = self._all_tags(tags)
+        try:
+            raw = cast("list[bytes | None]", await self.redis.mget(keys.generations(distinct)))
+            gens = dict(zip(distinct, await self._ensure_generations(distinct, raw), strict=True))
+        except RedisError as exc:
+            self.trip(exc, "read")
+            response_capture.report(None)
+            return
+        response_capture.report(gens)
+
     async def set_many(self, items: Sequence[tuple[str, Any, bytes | None, int | None]]) -> None:
         """Store (key, data, stamp, ttl) items in one pipeline; items without a stamp are skipped."""
         items = [item for item in items if item[2] is not None]
@@ -206,7 +235,7 @@ class Cache:
                     pipe.set(key, encode(stamp, data), ex=self.jittered(ttl))
                 await pipe.execute()
         except RedisError as exc:
-            self._trip(exc, "write")
+            self.trip(exc, "write")
 
     async def get_cached_data(self, key: str, tags: Sequence[str] = ()) -> Any | None:
         values, _ = await self.get_many([key], [tags])
@@ -279,14 +308,14 @@ class Cache:
         try:
             return bool(await self.redis.set(keys.fill_lock(cache_key), b"1", nx=True, px=self.fill_lock_ms))
         except RedisError as exc:
-            self._trip(exc, "fill lock")
+            self.trip(exc, "fill lock")
             return None
 
     async def _release_fill_lock(self, cache_key: str) -> None:
         try:
             await self.redis.delete(keys.fill_lock(cache_key))
         except RedisError as exc:
-            self._trip(exc, "fill lock release")
+            self.trip(exc, "fill lock release")
 
     async def cached_many(
         self,
@@ -313,20 +342,23 @@ class Cache:
 
     # --- invalidation ------------------------------------------------------------------------------
 
-    async def invalidate_tags(self, tags: Iterable[str]) -> None:
-        """Make every value that depends on any of `tags` a miss. Never raises: a lost invalidation
-        is remembered and answered with a global epoch bump when Redis is back."""
+    async def invalidate_tags(self, tags: Iterable[str], *,
+                              also: Callable[[Pipeline], Awaitable[None]] | None = None) -> None:
+        """Make every value that depends on any of `tags` a miss; `also` adds the commit's other commands
+        (live structure updates) to the same pipeline. Never raises: a lost invalidation is remembered
+        and answered with epoch bumps when Redis is back."""
         tag_list = list(dict.fromkeys(tags))
-        if not tag_list:
+        if not tag_list and also is None:
             return
         try:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for tag in tag_list:
                     pipe.incr(keys.generation(tag))
+                if also is not None:
+                    await also(pipe)
                 await pipe.execute()
         except RedisError as exc:
-            self._lost_invalidations = True
-            self._trip(exc, "invalidation")
+            self.lose(exc, "invalidation")
 
     async def delete(self, *cache_keys: str) -> None:
         if not cache_keys:
@@ -334,5 +366,5 @@ class Cache:
         try:
             await self.redis.unlink(*cache_keys)
         except RedisError as exc:
-            self._trip(exc, "delete")
+            self.trip(exc, "delete")
 

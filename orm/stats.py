@@ -1,7 +1,9 @@
 """Batch statistics: real counts for a set of entity ids in one statement each.
 
 Each function returns `{id: {metric: value}}` for exactly the ids asked, zeros filled in, built from one
-UNION ALL query so a page of N entities costs one statement for its stats whatever N is.
+UNION ALL query so a page of N entities costs one statement for its stats whatever N is. These are the
+definitions the live counters (cache/counters.py, triggers/live_rules.py) keep current: a change here
+needs the same change there.
 """
 
 from __future__ import annotations
@@ -13,15 +15,14 @@ from sqlalchemy import Select, case, distinct, func, literal, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from orm.author import AuthorFollower, AuthorRating
+from orm.author import AuthorBookmark, AuthorFollower, AuthorRating
 from orm.community import CommunityAuthor, CommunityFollower
-from orm.reaction import Reaction, ReactionKind
+from orm.reaction import COMMENT_KINDS, Reaction, ReactionKind
 from orm.shout import Shout, ShoutAuthor, ShoutTopic
 from orm.topic import TopicFollower
 
 LIKE = ReactionKind.LIKE.value
 DISLIKE = ReactionKind.DISLIKE.value
-COMMENT = ReactionKind.COMMENT.value
 
 
 def is_listed() -> Any:
@@ -67,7 +68,7 @@ async def author_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int, d
         .where(TopicFollower.follower.in_(ids))
         .group_by(TopicFollower.follower),
         _metric("comments", Reaction.created_by, func.count())
-        .where(Reaction.created_by.in_(ids), Reaction.kind == COMMENT, Reaction.deleted_at.is_(None))
+        .where(Reaction.created_by.in_(ids), Reaction.kind.in_(COMMENT_KINDS), Reaction.deleted_at.is_(None))
         .group_by(Reaction.created_by),
         _metric("rating_shouts", ShoutAuthor.author, func.sum(vote_value()))
         .join(Reaction, Reaction.shout == ShoutAuthor.shout)
@@ -112,7 +113,7 @@ async def topic_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int, di
         .group_by(ShoutTopic.topic),
         _metric("comments", ShoutTopic.topic, func.count(Reaction.id))
         .join(Reaction, Reaction.shout == ShoutTopic.shout)
-        .where(ShoutTopic.topic.in_(ids), Reaction.kind == COMMENT, Reaction.deleted_at.is_(None))
+        .where(ShoutTopic.topic.in_(ids), Reaction.kind.in_(COMMENT_KINDS), Reaction.deleted_at.is_(None))
         .group_by(ShoutTopic.topic),
     ]
     return await _collect(session, ids, parts, ("shouts", "followers", "authors", "comments"))
@@ -137,32 +138,38 @@ async def community_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int
 def shout_stat_columns() -> list[Any]:
     """Aggregates over `reaction` for one shout, used by shout stats and by ordering."""
     live = Reaction.deleted_at.is_(None)
-    on_shout = Reaction.reply_to.is_(None)
+    vote = live & Reaction.reply_to.is_(None) & Reaction.kind.in_((LIKE, DISLIKE))
+    comment = live & Reaction.kind.in_(COMMENT_KINDS)
     return [
-        func.coalesce(func.sum(case((live & on_shout, vote_value()), else_=0)), 0).label("rating"),
-        func.coalesce(func.sum(case((live & (Reaction.kind == COMMENT), 1), else_=0)), 0).label(
-            "comments_count"
-        ),
-        func.max(case((live & (Reaction.kind == COMMENT), Reaction.created_at))).label("last_commented_at"),
+        func.coalesce(func.sum(case((vote, vote_value()), else_=0)), 0).label("rating"),
+        func.coalesce(func.sum(case((comment, 1), else_=0)), 0).label("comments_count"),
+        func.max(case((comment, Reaction.created_at))).label("last_commented_at"),
+        func.coalesce(func.sum(case((vote & (Reaction.kind == LIKE), 1), else_=0)), 0).label("likes"),
+        func.coalesce(func.sum(case((vote & (Reaction.kind == DISLIKE), 1), else_=0)), 0).label("dislikes"),
     ]
 
 
+SHOUT_METRICS = ("rating", "likes", "dislikes", "comments", "bookmarks", "last_commented_at")
+
+
 async def shout_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    """Votes, comments, the last comment's time and bookmarks of each shout (`last_commented_at` is
+    None for a shout without comments)."""
     ids = list(ids)
-    result: dict[int, dict[str, Any]] = {
-        i: {"rating": 0, "comments_count": 0, "last_commented_at": None} for i in ids
-    }
+    result: dict[int, dict[str, Any]] = {i: {**dict.fromkeys(SHOUT_METRICS, 0), "last_commented_at": None}
+                                         for i in ids}
     if not ids:
         return result
     rows = await session.execute(
         select(Reaction.shout, *shout_stat_columns()).where(Reaction.shout.in_(ids)).group_by(Reaction.shout)
     )
-    for shout_id, rating, comments_count, last_commented_at in rows:
-        result[shout_id] = {
-            "rating": int(rating or 0),
-            "comments_count": int(comments_count or 0),
-            "last_commented_at": last_commented_at,
-        }
+    for shout_id, rating, comments, last_commented_at, likes, dislikes in rows:
+        result[shout_id].update(rating=int(rating or 0), comments=int(comments or 0), likes=int(likes or 0),
+                                dislikes=int(dislikes or 0), last_commented_at=last_commented_at)
+    bookmarks = await session.execute(
+        select(AuthorBookmark.shout, func.count()).where(AuthorBookmark.shout.in_(ids)).group_by(AuthorBookmark.shout))
+    for shout_id, count in bookmarks:
+        result[shout_id]["bookmarks"] = int(count)
     return result
 
 
@@ -177,7 +184,7 @@ async def reaction_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int,
         select(
             Reaction.reply_to,
             func.coalesce(func.sum(vote_value()), 0),
-            func.coalesce(func.sum(case((Reaction.kind == COMMENT, 1), else_=0)), 0),
+            func.coalesce(func.sum(case((Reaction.kind.in_(COMMENT_KINDS), 1), else_=0)), 0),
         )
         .where(Reaction.reply_to.in_(ids), live)
         .group_by(Reaction.reply_to)
@@ -188,6 +195,7 @@ async def reaction_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int,
 
 
 __all__ = [
+    "SHOUT_METRICS",
     "author_stats",
     "community_stats",
     "is_listed",

@@ -14,7 +14,7 @@ from cache.entities import (
     get_cached_topics,
     id_by_slug,
 )
-from cache.follows import get_cached_author_followers, get_cached_follows
+from cache.follows import fan_ids, following_ids
 from orm import Author, AuthorFollower, Shout, ShoutAuthor, ShoutTopic, Topic
 from orm.stats import is_listed
 from resolvers.deps import Deps, like_pattern, page
@@ -141,8 +141,7 @@ async def get_author_followers(deps: Deps, slug: str | None = None, user: str | 
     resolved = await resolve_author_id(deps, slug, user, author_id)
     if resolved is None:
         return []
-    ids = await get_cached_author_followers(resolved, cache=deps.cache, db=deps.db)
-    return await authors_of_ids(deps, ids)
+    return await authors_of_ids(deps, await fan_ids("author", resolved, live=deps.live, db=deps.db, cache=deps.cache))
 
 
 async def get_author_follows_of_kind(deps: Deps, kind: str, slug: str | None = None, user: str | None = None,
@@ -150,7 +149,7 @@ async def get_author_follows_of_kind(deps: Deps, kind: str, slug: str | None = N
     resolved = await resolve_author_id(deps, slug, user, author_id)
     if resolved is None:
         return []
-    ids = await get_cached_follows(kind, resolved, cache=deps.cache, db=deps.db)
+    ids = await following_ids(kind, resolved, live=deps.live, db=deps.db, cache=deps.cache)
     getter = {"author": get_cached_authors, "topic": get_cached_topics,
               "community": get_cached_communities}[kind]
     return [e for e in await getter(ids, cache=deps.cache, db=deps.db) if e is not None]

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cache.entities import SessionFactory
+from cache.live import LiveStore
 from cache.store import Cache
 from resolvers.errors import BadInput
 
@@ -23,6 +24,12 @@ class Deps:
     ttl_search: int = 600
     auth: AuthServices | None = None
     revalidator: CacheRevalidationManager | None = None
+    # Counters, follow graphs and threads kept current by the write side (cache/live.py).
+    live: LiveStore = None  # type: ignore[assignment]  # built from `cache` when not given
+
+    def __post_init__(self) -> None:
+        if self.live is None:
+            object.__setattr__(self, "live", LiveStore(self.cache))
 
     @property
     def accounts(self) -> AuthServices:

@@ -162,13 +162,27 @@ async def publish_draft(deps: Deps, viewer: Viewer | None, draft_id: int) -> dic
         shout.updated_at, shout.updated_by = now, viewer.author_id if viewer else None
         shout.published_at, shout.deleted_at = shout.published_at or now, None
         await session.flush()
-        await session.execute(delete(ShoutAuthor).where(ShoutAuthor.shout == shout.id))
-        session.add_all(ShoutAuthor(shout=shout.id, author=a) for a in authors)
-        topics = (await session.execute(select(DraftTopic.topic, DraftTopic.main)
-                                        .where(DraftTopic.draft == draft.id))).all()
-        await session.execute(delete(ShoutTopic).where(ShoutTopic.shout == shout.id))
-        session.add_all(ShoutTopic(shout=shout.id, topic=t, main=m) for t, m in topics)
+        topics = dict((await session.execute(select(DraftTopic.topic, DraftTopic.main)
+                                             .where(DraftTopic.draft == draft.id))).all())
+        await _sync_rows(session, ShoutAuthor, shout.id, {a: {} for a in authors}, "author")
+        await _sync_rows(session, ShoutTopic, shout.id, {t: {"main": m} for t, m in topics.items()}, "topic")
     return {"draft": await get_draft(deps, draft_id), "shout": await own_shout(deps, shout.id)}
+
+
+async def _sync_rows(session: AsyncSession, model: Any, shout_id: int, wanted: dict[int, dict[str, Any]],
+                     column: str) -> None:
+    """Make a shout's author or topic rows exactly `wanted`, row by row: the triggers then know which
+    authors and topics changed (a bulk DELETE would not say)."""
+    existing = {getattr(row, column): row for row in
+                (await session.scalars(select(model).where(model.shout == shout_id))).all()}
+    for other, row in existing.items():
+        if other not in wanted:
+            await session.delete(row)
+        else:
+            for name, value in wanted[other].items():
+                setattr(row, name, value)
+    session.add_all(model(shout=shout_id, **{column: other}, **values)
+                    for other, values in wanted.items() if other not in existing)
 
 
 async def unpublish_draft(deps: Deps, viewer: Viewer | None, draft_id: int) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from auth.permissions import Viewer
-from cache.follows import get_cached_shout_followers
+from cache.follows import fan_ids
 from orm import (
     Author,
     AuthorFollower,
@@ -35,7 +35,7 @@ async def get_shout_followers(deps: Deps, slug: str | None = None,
     shout = await get_shout(deps, slug=slug, shout_id=shout_id)
     if shout is None:
         return []
-    return await authors_of_ids(deps, await get_cached_shout_followers(shout["id"], cache=deps.cache, db=deps.db))
+    return await authors_of_ids(deps, await fan_ids("shout", shout["id"], live=deps.live, db=deps.db, cache=deps.cache))
 
 
 # --- follow / unfollow ------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from cache import keys
 from cache.entities import get_cached_topic_by_slug, get_cached_topics, id_by_slug
-from cache.follows import get_cached_topic_authors, get_cached_topic_followers
+from cache.follows import fan_ids, get_cached_topic_authors
 from orm import Shout, ShoutAuthor, ShoutTopic, Topic
 from orm.stats import is_listed
 from resolvers.author import authors_of_ids, resolve_author_id
@@ -74,7 +74,7 @@ async def get_topic_followers(deps: Deps, slug: str | None) -> list[dict[str, An
     topic_id = await id_by_slug("topic", slug, cache=deps.cache, db=deps.db) if slug else None
     if topic_id is None:
         return []
-    return await authors_of_ids(deps, await get_cached_topic_followers(topic_id, cache=deps.cache, db=deps.db))
+    return await authors_of_ids(deps, await fan_ids("topic", topic_id, live=deps.live, db=deps.db, cache=deps.cache))
 
 
 async def get_topic_authors(deps: Deps, slug: str | None) -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ from strawberry.types import Info as StrawberryInfo
 from auth.permissions import Viewer
 from auth.sessions import Session
 from cache import keys
+from cache.counters import get_counters
 from cache.entities import get_cached_authors, get_cached_communities, get_cached_shouts, get_cached_topics
 from resolvers.auth import account_viewer
 from resolvers.deps import Deps
@@ -47,6 +48,14 @@ def _views_loader(deps: Deps) -> DataLoader[int, int]:
     return DataLoader(load_fn=load)
 
 
+def _counters_loader(deps: Deps, kind: str) -> DataLoader[int, dict[str, Any]]:
+    """The live counters of the entities whose `stat` a request asks for, one round trip per kind."""
+    async def load(ids: Sequence[int]) -> list[dict[str, Any]]:
+        return await get_counters(kind, list(ids), live=deps.live, db=deps.db)
+
+    return DataLoader(load_fn=load)
+
+
 def _reactions_loader(deps: Deps) -> DataLoader[int, Any]:
     async def load(ids: Sequence[int]) -> list[Any]:
         return await reactions_by_ids(deps, list(ids))
@@ -62,6 +71,7 @@ class Loaders:
     shouts: DataLoader[int, Any]
     views: DataLoader[int, int]
     reactions: DataLoader[int, Any]
+    counters: dict[str, DataLoader[int, dict[str, Any]]]
 
     @classmethod
     def create(cls, deps: Deps) -> Loaders:
@@ -72,6 +82,7 @@ class Loaders:
             shouts=_entity_loader(deps, get_cached_shouts),
             views=_views_loader(deps),
             reactions=_reactions_loader(deps),
+            counters={kind: _counters_loader(deps, kind) for kind in ("shout", "author", "topic", "community")},
         )
 
 

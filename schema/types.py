@@ -100,8 +100,8 @@ class Author(FromData):
         return self._get("user") or ""
 
     @strawberry.field
-    def stat(self) -> AuthorStat | None:
-        return build(AuthorStat, self._get("stat"))
+    async def stat(self, info: Info) -> AuthorStat | None:
+        return build(AuthorStat, await info.context.loaders.counters["author"].load(self.id))
 
     # The account's private fields: shown to the author themselves and to admins, null to anyone else.
     @strawberry.field
@@ -145,8 +145,8 @@ class Community(FromData):
         return await load_author(info, self._get("created_by"))  # type: ignore[return-value]
 
     @strawberry.field
-    def stat(self) -> CommunityStat | None:
-        return build(CommunityStat, self._get("stat"))
+    async def stat(self, info: Info) -> CommunityStat | None:
+        return build(CommunityStat, await info.context.loaders.counters["community"].load(self.id))
 
 
 @strawberry.type
@@ -168,8 +168,8 @@ class Topic(FromData):
         return obj
 
     @strawberry.field
-    def stat(self) -> TopicStat | None:
-        return build(TopicStat, self._get("stat"))
+    async def stat(self, info: Info) -> TopicStat | None:
+        return build(TopicStat, await info.context.loaders.counters["topic"].load(self.id))
 
 
 @strawberry.type
@@ -292,10 +292,10 @@ class Shout(FromData):
         return media_items(self._get("media"))
 
     @strawberry.field
-    def stat(self) -> Stat | None:
-        stat = self._get("stat") or {}
-        return Stat(rating=stat.get("rating"), comments_count=stat.get("comments_count"),
-                    last_commented_at=stat.get("last_commented_at"), shout_id=self.id)
+    async def stat(self, info: Info) -> Stat | None:
+        counts = await info.context.loaders.counters["shout"].load(self.id)
+        return Stat(rating=counts["rating"], comments_count=counts["comments"],
+                    last_commented_at=counts["last_commented_at"], shout_id=self.id)
 
 
 @strawberry.type

@@ -122,7 +122,9 @@ async def test_large_values_are_compressed(cache: Cache, redis: Redis) -> None:
     assert await cache.get_cached_data("k:big") == big
 
 
-async def test_follow_caches_use_the_seed_keys(gql: Any, redis: Redis, engine: Any) -> None:
+async def test_follow_graph_uses_the_seed_keys(gql: Any, redis: Redis, engine: Any) -> None:
+    """Seed 003: `user:{id}:fans` and `user:{id}:following` sorted sets scored by follow time (and the
+    same shape for topics); seed 002: `topic:authors:{id}`."""
     from sqlalchemy import select
 
     from orm import AuthorFollower, Topic, TopicFollower
@@ -136,11 +138,14 @@ async def test_follow_caches_use_the_seed_keys(gql: Any, redis: Redis, engine: A
               "get_author_follows(author_id: $f) { authors { id } topics { id } } }", {"a": author, "f": follower})
     await gql("query($s: String) { get_topic_followers(slug: $s) { id } get_topic_authors(slug: $s) { id } }",
               {"s": slug})
-    for key in (keys.author_followers(author), keys.author_follows_topics(follower),
-                keys.author_follows_authors(follower), keys.topic_followers(topic), keys.topic_authors(topic)):
-        assert await redis.exists(key), key
-    assert keys.author_followers(author) == f"author:followers:{author}"
-    assert keys.author_follows_topics(follower) == f"author:follows-topics:{follower}"
+    for key in (keys.fans("author", author), keys.following(follower, "topic"), keys.fans("topic", topic)):
+        assert await redis.type(key) == b"zset", key
+        members = await redis.zrange(key, 0, -1, withscores=True)
+        assert members and all(score > 1_000_000_000 for _, score in members)  # follow times
+    assert await redis.exists(keys.topic_authors(topic))
+    assert keys.fans("author", author) == f"user:{author}:fans"
+    assert keys.following(follower, "topic") == f"user:{follower}:following:topics"
+    assert keys.following(follower) == f"user:{follower}:following"
 
 
 async def test_reads_survive_a_dead_redis(engine: Any) -> None:

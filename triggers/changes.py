@@ -1,8 +1,11 @@
-"""What a flush changed, in cache terms: tags to invalidate at once, entities whose counters to revalidate."""
+"""What a flush changed, in cache terms: tags to invalidate at once, entities whose counters to revalidate,
+and operations on live structures (cache/live.py) to apply after the commit."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from cache.live import LiveOps
 
 
 @dataclass
@@ -10,6 +13,7 @@ class Changes:
     tags: set[str] = field(default_factory=set)
     # (entity_type, entity_id): counters recomputed by the CacheRevalidationManager
     marks: set[tuple[str, str]] = field(default_factory=set)
+    live: LiveOps = field(default_factory=LiveOps)
 
     def tag(self, *tags: str) -> None:
         self.tags.update(tags)
@@ -20,6 +24,7 @@ class Changes:
     def merge(self, other: Changes) -> None:
         self.tags |= other.tags
         self.marks |= other.marks
+        self.live.merge(other.live)
 
     def __bool__(self) -> bool:
-        return bool(self.tags or self.marks)
+        return bool(self.tags or self.marks or self.live)

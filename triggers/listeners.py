@@ -1,10 +1,12 @@
 """The listeners: record during the flush, act after the commit, forget on rollback.
 
 Mapper events (`after_insert`, `after_update`, `after_delete`) and bulk statements (`do_orm_execute`)
-only *record* into `session.info` what the rules say a change touches. `after_commit` hands the record
-to the session's sink, which invalidates at once and marks counters for revalidation; the writer awaits
-that (`orm.engine.settle`) before answering. A rollback drops the record: the cache is never touched by
-a write that did not happen.
+only *record* into `session.info` what the rules say a change touches. Just before the commit the writer
+announces the entities whose live structures it will change (`announce`), so that no reader stores a
+structure built from a snapshot that may hold this write. `after_commit` hands the record to the
+session's sink, which invalidates at once, applies the live changes and marks counters for
+revalidation; the writer awaits that (`orm.engine.settle`) before answering. A rollback drops the
+record: the cache is never touched by a write that did not happen.
 """
 
 from __future__ import annotations
@@ -15,18 +17,27 @@ from typing import Any, Protocol
 
 from sqlalchemy import event
 from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapper, ORMExecuteState, Session, SessionTransaction, object_session
 
 from orm.engine import INFO_SINK, INFO_TASKS
 from triggers.changes import Changes
+from triggers.live_rules import LIVE_BULK, LIVE_RULES, Event
 from triggers.rules import BULK, BULK_MARKS, RULES
 
 log = logging.getLogger(__name__)
 INFO_PENDING = "cache_changes"
 
 
+INFO_ANNOUNCED = "live_announced"
+
+
 class Sink(Protocol):
-    def schedule(self, changes: Changes) -> asyncio.Task[None] | None: ...
+    def schedule(self, changes: Changes, *, announced: bool) -> asyncio.Task[None] | None: ...
+
+    async def announce(self, changes: Changes) -> bool: ...
+
+    def withdraw(self, changes: Changes) -> None: ...
 
 
 def _pending(session: Session) -> Changes:
@@ -36,13 +47,28 @@ def _pending(session: Session) -> Changes:
     return changes  # type: ignore[no-any-return]
 
 
-def _record_row(_mapper: Mapper[Any], connection: Connection, target: Any) -> None:
+def _record(event_name: Event, connection: Connection, target: Any) -> None:
     session = object_session(target)
     if session is None or session.info.get(INFO_SINK) is None:
         return
     rule = RULES.get(type(target))
     if rule is not None:
         rule(target, connection, _pending(session))
+    live_rule = LIVE_RULES.get(type(target))
+    if live_rule is not None:
+        live_rule(target, connection, _pending(session).live, event_name)
+
+
+def _record_insert(_mapper: Mapper[Any], connection: Connection, target: Any) -> None:
+    _record("insert", connection, target)
+
+
+def _record_update(_mapper: Mapper[Any], connection: Connection, target: Any) -> None:
+    _record("update", connection, target)
+
+
+def _record_delete(_mapper: Mapper[Any], connection: Connection, target: Any) -> None:
+    _record("delete", connection, target)
 
 
 def _record_bulk(state: ORMExecuteState) -> None:
@@ -56,35 +82,52 @@ def _record_bulk(state: ORMExecuteState) -> None:
     changes.tag(*BULK[model])
     for kind in BULK_MARKS.get(model, ()):
         changes.mark(kind, "all")
+    changes.live.lose(*LIVE_BULK.get(model, ()))
+
+
+async def announce(session: AsyncSession) -> None:
+    """Before the commit: flush, then tell Redis which entities' live structures this write will change.
+    Called by the one writing path (resolvers/writes.transaction); a commit that was not announced still
+    works, its live changes are then applied as drops (see cache/live.py)."""
+    await session.flush()
+    sync = session.sync_session
+    changes, sink = sync.info.get(INFO_PENDING), sync.info.get(INFO_SINK)
+    if changes and sink is not None and changes.live.by_entity:
+        sync.info[INFO_ANNOUNCED] = await sink.announce(changes)
 
 
 def _after_commit(session: Session) -> None:
     changes = session.info.pop(INFO_PENDING, None)
+    announced = bool(session.info.pop(INFO_ANNOUNCED, False))
     sink = session.info.get(INFO_SINK)
     if not changes or sink is None:
         return
-    task = sink.schedule(changes)
+    task = sink.schedule(changes, announced=announced)
     if task is not None:
         session.info.setdefault(INFO_TASKS, []).append(task)
 
 
 def _after_rollback(session: Session) -> None:
-    session.info.pop(INFO_PENDING, None)
+    changes = session.info.pop(INFO_PENDING, None)
+    sink = session.info.get(INFO_SINK)
+    if session.info.pop(INFO_ANNOUNCED, False) and changes and sink is not None:
+        sink.withdraw(changes)  # the announced write will never be applied: let readers build again
 
 
 def _after_soft_rollback(session: Session, previous: SessionTransaction) -> None:
     # A savepoint's rollback keeps the record: invalidating too much is safe, too little is not.
     if not previous.nested:
-        session.info.pop(INFO_PENDING, None)
+        _after_rollback(session)
 
 
 def register() -> None:
     """Install the listeners (idempotent). Only the app factory (and tests) call this."""
     if event.contains(Session, "after_commit", _after_commit):
         return
-    for model in RULES:
-        for name in ("after_insert", "after_update", "after_delete"):
-            event.listen(model, name, _record_row)
+    for model in dict.fromkeys([*RULES, *LIVE_RULES]):
+        event.listen(model, "after_insert", _record_insert)
+        event.listen(model, "after_update", _record_update)
+        event.listen(model, "after_delete", _record_delete)
     event.listen(Session, "do_orm_execute", _record_bulk)
     event.listen(Session, "after_commit", _after_commit)
     event.listen(Session, "after_rollback", _after_rollback)

@@ -1,11 +1,17 @@
-"""Where committed changes go: tags invalidated at once, counters marked for the revalidator.
-Nothing here raises into the writer: a Redis failure never fails a mutation."""
+"""Where committed changes go: tags invalidated and live structures updated at once (one pipeline),
+counters marked for the revalidator. Nothing here raises into the writer: a Redis failure never fails a
+mutation."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Coroutine
+from typing import Any
 
+from redis.asyncio.client import Pipeline
+
+from cache.live import LiveOps, LiveStore
 from cache.revalidator import CacheRevalidationManager
 from cache.store import Cache
 from triggers.changes import Changes
@@ -14,23 +20,39 @@ log = logging.getLogger(__name__)
 
 
 class CacheSink:
-    def __init__(self, cache: Cache, revalidator: CacheRevalidationManager | None) -> None:
+    def __init__(self, cache: Cache, revalidator: CacheRevalidationManager | None, live: LiveStore) -> None:
         self.cache = cache
         self.revalidator = revalidator
+        self.live = live
         self._running: set[asyncio.Task[None]] = set()
 
-    def schedule(self, changes: Changes) -> asyncio.Task[None] | None:
+    def _spawn(self, work: Coroutine[Any, Any, None], what: str) -> asyncio.Task[None] | None:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # a synchronous script committed: nothing is cached in its process
-            log.warning("commit outside an event loop; cache tags not invalidated: %s", sorted(changes.tags))
+            log.warning("commit outside an event loop; %s skipped", what)
+            work.close()
             return None
-        task = loop.create_task(self.apply(changes))
+        task = loop.create_task(work)
         self._running.add(task)  # keep a reference until done (asyncio keeps only weak ones)
         task.add_done_callback(self._running.discard)
         return task
 
-    async def apply(self, changes: Changes) -> None:
-        await self.cache.invalidate_tags(changes.tags)
+    async def announce(self, changes: Changes) -> bool:
+        return await self.live.announce(changes.live.by_entity)
+
+    def schedule(self, changes: Changes, *, announced: bool) -> asyncio.Task[None] | None:
+        return self._spawn(self.apply(changes, announced=announced), f"invalidation of {sorted(changes.tags)}")
+
+    def withdraw(self, changes: Changes) -> None:
+        """A write announced before a commit that failed: nothing to apply, readers may build again."""
+        nothing = LiveOps(by_entity={entity: [] for entity in changes.live.by_entity})
+        self._spawn(self.live.apply(nothing, announced=True), "withdrawal of an announced write")
+
+    async def apply(self, changes: Changes, *, announced: bool) -> None:
+        async def live_changes(pipe: Pipeline) -> None:
+            await self.live.queue_apply(pipe, changes.live, announced=announced)
+
+        await self.cache.invalidate_tags(changes.tags, also=live_changes if changes.live else None)
         if self.revalidator is not None and changes.marks:
             await self.revalidator.mark_many(changes.marks)

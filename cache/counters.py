@@ -1,0 +1,65 @@
+"""Counters (seed 003 `count:*`): one HASH per entity, `count:{kind}:{id}`, metric -> value, kept current
+by the write side (triggers/live_rules.py) and read by every `stat` field.
+
+A page reads the counters of its entities in one round trip. Counters that are missing are computed from
+SQL for exactly those ids (orm/stats.py holds the definitions) and stored under the rules of
+cache/live.py. View counts live apart, in `viewed:{shout_id}` (cache/views.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cache.entities import SessionFactory
+from cache.live import LiveStore
+from orm.stats import SHOUT_METRICS, author_stats, community_stats, shout_stats, topic_stats
+
+Counts = dict[str, Any]
+StatsQuery = Callable[[AsyncSession, Sequence[int]], Awaitable[dict[int, Counts]]]
+
+METRICS: dict[str, tuple[str, ...]] = {
+    "shout": SHOUT_METRICS,
+    "author": ("shouts", "followers", "authors", "topics", "comments", "rating", "rating_shouts",
+               "rating_comments"),
+    "topic": ("shouts", "followers", "authors", "comments"),
+    "community": ("shouts", "followers", "authors"),
+}
+# Metrics that are a time rather than a count: absent (None) until there is one.
+NULLABLE = frozenset({"last_commented_at"})
+QUERIES: dict[str, StatsQuery] = {
+    "shout": shout_stats, "author": author_stats, "topic": topic_stats, "community": community_stats,
+}
+
+
+def _decode(kind: str, raw: dict[bytes, bytes]) -> Counts:
+    stored = {k.decode(): int(v) for k, v in raw.items()}
+    return {m: stored.get(m, None if m in NULLABLE else 0) for m in METRICS[kind]}
+
+
+def _flat(counts: Counts) -> list[Any]:
+    """HSET arguments; a None time is simply absent."""
+    return [x for metric, value in counts.items() if value is not None for x in (metric, value)]
+
+
+async def get_counters(kind: str, ids: Sequence[int], *, live: LiveStore, db: SessionFactory,
+                       refresh: bool = False) -> list[Counts]:
+    """The counters of each id, in order. `refresh` recomputes them all from SQL and stores the result
+    (the revalidator's reconciliation), still under the rules of cache/live.py."""
+    ids = list(ids)
+    found, noted = await live.read(kind, "count", ids, lambda pipe, key: pipe.hgetall(key), note_all=refresh)
+    result: dict[int, Counts] = {}
+    missing: list[int] = []
+    for entity_id, raw in zip(ids, found, strict=True):
+        if raw is None or refresh:
+            missing.append(entity_id)
+        else:
+            result[entity_id] = _decode(kind, raw[0])
+    if missing:
+        async with db() as session:
+            computed = await QUERIES[kind](session, missing)
+        result.update(computed)
+        await live.build(kind, "count", [(i, _flat(computed[i])) for i in missing], noted, structure="hash")
+    return [result[i] for i in ids]

@@ -1,0 +1,324 @@
+"""Live structures (seeds 001 and 003): counters, follow graphs, comment threads and boards that the
+write side keeps current in Redis after each commit (HINCRBY, ZADD, ZREM), instead of recomputing them.
+
+Unlike cached values they carry no generation stamp, so three rules keep them equal to what SQL says:
+
+- Each entity (`shout 5`, `author 7`) has a meta hash `live:{kind}:{id}`: `v` counts the writes that
+  touched it, `p` the writes announced before their commit and not yet applied, and one field per built
+  structure naming the epoch of its kind (`gen:live:{kind}`) it was built under.
+- A structure that is missing is built from SQL for the ids being read only. The reader notes the meta
+  *before* its query and stores what it built only if no write was announced or applied since
+  (`v` unchanged) and none is under way (`p` == 0). A count taken from a snapshot that may or may not
+  hold a write is therefore never stored beside that write's delta: no lost and no doubled update.
+- A write changes only structures that are built; one it cannot apply (Redis down, a bulk statement that
+  does not say which rows it touched) bumps the epoch of the kinds involved, which turns all their
+  structures into misses, rebuilt from SQL on their next read: late, never wrong.
+
+Sorted sets of followers are capped (seed 004: no collection over 5,000 members): a capped set holds
+the newest `set_cap` members exactly, and readers that need more go to SQL.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from string import Template
+from typing import Any
+
+from redis.asyncio.client import Pipeline
+from redis.exceptions import RedisError
+
+from cache import keys
+from cache.store import Cache
+
+# How long an announced write may stay unapplied before readers stop waiting for it (a worker that died
+# between its commit and its apply): after that, builds are stored again.
+PENDING_TIMEOUT = 60
+# Structure keys outlive their meta hash by this much, so a structure is never read as built while its
+# key has already expired.
+KEY_MARGIN = 600
+CHUNK = 100  # seed 004: at most 100 elements per command
+
+# Apply one committed write's operations to one entity's structures.
+# KEYS: meta, epoch, structure keys...; ARGV: ttl, announced, cap, then ops:
+#   incr  <key#> <name> <field> <delta>       HINCRBY
+#   max   <key#> <name> <field> <value>       HSET if greater (a maximum such as a last comment time)
+#   drop  <key#> <name>                       UNLINK: rebuilt from SQL on the next read
+#   zadd  <key#> <name> <score> <member>      ZADD, trimmed to the newest `cap`
+#   zrem  <key#> <name> <member>              ZREM; a capped set that loses a member is dropped
+_APPLY = Template("""
+local meta = KEYS[1]
+local epoch = redis.call('GET', KEYS[2]) or ''
+local ttl, cap = tonumber(ARGV[1]), tonumber(ARGV[3])
+redis.call('HINCRBY', meta, 'v', 1)
+if ARGV[2] == '1' and redis.call('HINCRBY', meta, 'p', -1) < 0 then redis.call('HSET', meta, 'p', 0) end
+local arity = {incr = 5, max = 5, drop = 3, zadd = 5, zrem = 4}
+local i = 4
+while i <= #ARGV do
+  local verb, key, name = ARGV[i], KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2]
+  if redis.call('HGET', meta, name) ~= epoch or verb == 'drop' then
+    redis.call('UNLINK', key)
+    redis.call('HDEL', meta, name)
+  elseif verb == 'incr' then
+    redis.call('HINCRBY', key, ARGV[i + 3], ARGV[i + 4])
+  elseif verb == 'max' then
+    local current = redis.call('HGET', key, ARGV[i + 3])
+    if (not current) or tonumber(current) < tonumber(ARGV[i + 4]) then
+      redis.call('HSET', key, ARGV[i + 3], ARGV[i + 4])
+    end
+  elseif verb == 'zadd' then
+    redis.call('ZADD', key, ARGV[i + 3], ARGV[i + 4])
+    local size = redis.call('ZCARD', key)
+    if cap > 0 and size > cap then redis.call('ZREMRANGEBYRANK', key, 0, size - cap - 1) end
+  elseif verb == 'zrem' then
+    if redis.call('ZSCORE', key, ARGV[i + 3]) then
+      if cap > 0 and redis.call('ZCARD', key) >= cap then
+        redis.call('UNLINK', key)
+        redis.call('HDEL', meta, name)
+      else
+        redis.call('ZREM', key, ARGV[i + 3])
+      end
+    end
+  end
+  if redis.call('EXISTS', key) == 1 then redis.call('EXPIRE', key, ttl + $margin) end
+  i = i + arity[verb]
+end
+redis.call('EXPIRE', meta, ttl)
+return 1
+""").substitute(margin=KEY_MARGIN)
+
+# Store a structure built from SQL, unless a write was announced or applied since the reader noted the
+# meta. KEYS: meta, epoch, structure; ARGV: noted version, noted epoch, now, ttl, name, type, data...
+_BUILD = Template("""
+local meta = KEYS[1]
+if (redis.call('GET', KEYS[2]) or '') ~= ARGV[2] then return 0 end
+if (redis.call('HGET', meta, 'v') or '') ~= ARGV[1] then return 0 end
+local pending = tonumber(redis.call('HGET', meta, 'p') or '0')
+if pending > 0 then
+  if tonumber(ARGV[3]) - tonumber(redis.call('HGET', meta, 'pt') or '0') < $timeout then return 0 end
+  redis.call('HSET', meta, 'p', 0)
+end
+local key, ttl = KEYS[3], tonumber(ARGV[4])
+redis.call('UNLINK', key)
+local verb = ARGV[6] == 'hash' and 'HSET' or 'ZADD'
+local i = 7
+while i <= #ARGV do
+  local last = math.min(i + $chunk * 2 - 1, #ARGV)
+  redis.call(verb, key, unpack(ARGV, i, last))
+  i = last + 1
+end
+if #ARGV >= 7 then redis.call('EXPIRE', key, ttl + $margin) end
+redis.call('HSET', meta, ARGV[5], ARGV[2])
+redis.call('EXPIRE', meta, ttl)
+return 1
+""").substitute(timeout=PENDING_TIMEOUT, chunk=CHUNK, margin=KEY_MARGIN)
+
+
+def structure_key(kind: str, entity_id: int, name: str) -> str:
+    """The Redis key of one structure of an entity (see cache/keys.py for the names)."""
+    if name == "count":
+        return keys.counters(kind, entity_id)
+    if name == "fans":
+        return keys.fans(kind, entity_id)
+    if name.startswith("following:"):
+        return keys.following(entity_id, name.split(":", 1)[1])
+    raise ValueError(f"unknown live structure {name!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Op:
+    verb: str
+    name: str
+    args: tuple[str, ...] = ()
+
+
+@dataclass
+class LiveOps:
+    """What one transaction does to live structures, recorded during its flush (triggers/) and applied
+    after its commit. Plain data: recording never touches Redis."""
+
+    by_entity: dict[tuple[str, int], list[Op]] = field(default_factory=dict)
+    # Kinds whose structures a bulk statement may have changed in rows nobody can name.
+    lost_kinds: set[str] = field(default_factory=set)
+
+    def _add(self, kind: str, entity_id: int | None, op: Op) -> None:
+        if entity_id is not None:
+            self.by_entity.setdefault((kind, int(entity_id)), []).append(op)
+
+    def incr(self, kind: str, entity_id: int | None, **deltas: int) -> None:
+        for metric, delta in deltas.items():
+            if delta:
+                self._add(kind, entity_id, Op("incr", "count", (metric, str(delta))))
+
+    def maximum(self, kind: str, entity_id: int | None, metric: str, value: int) -> None:
+        self._add(kind, entity_id, Op("max", "count", (metric, str(value))))
+
+    def drop(self, kind: str, entity_id: int | None, name: str = "count") -> None:
+        self._add(kind, entity_id, Op("drop", name))
+
+    def zadd(self, kind: str, entity_id: int | None, name: str, score: int, member_id: int) -> None:
+        self._add(kind, entity_id, Op("zadd", name, (str(score), keys.member(member_id))))
+
+    def zrem(self, kind: str, entity_id: int | None, name: str, member_id: int) -> None:
+        self._add(kind, entity_id, Op("zrem", name, (keys.member(member_id),)))
+
+    def lose(self, *kinds: str) -> None:
+        self.lost_kinds.update(kinds)
+
+    def merge(self, other: LiveOps) -> None:
+        for entity, ops in other.by_entity.items():
+            self.by_entity.setdefault(entity, []).extend(ops)
+        self.lost_kinds |= other.lost_kinds
+
+    def __bool__(self) -> bool:
+        return bool(self.by_entity or self.lost_kinds)
+
+
+@dataclass(frozen=True, slots=True)
+class Noted:
+    """What a reader saw of one entity's meta before its query: the condition for storing its build."""
+
+    version: str
+    epoch: str
+
+
+_NOTHING_NOTED = Noted("", "")
+
+
+class LiveStore:
+    """Reads, builds and updates live structures through the cache's Redis client and circuit breaker."""
+
+    def __init__(self, cache: Cache, *, ttl: int = 7 * 86_400, set_cap: int = 5000) -> None:
+        self.cache = cache
+        self.redis = cache.redis
+        self.ttl = ttl
+        self.set_cap = set_cap
+        self._apply = cache.redis.register_script(_APPLY)
+        self._build = cache.redis.register_script(_BUILD)
+
+    # --- the write side ------------------------------------------------------------------------------
+
+    async def announce(self, entities: Iterable[tuple[str, int]]) -> bool:
+        """Before a commit: readers must not store builds of these entities until the write is applied.
+        Returns False if Redis did not take it (the caller then treats the write's changes as lost)."""
+        entities = list(dict.fromkeys(entities))
+        if not entities:
+            return True
+        if not self.cache.available:
+            return False
+        now = int(time.time())
+        try:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for kind, entity_id in entities:
+                    meta = keys.live_meta(kind, entity_id)
+                    pipe.hincrby(meta, "v", 1)
+                    pipe.hincrby(meta, "p", 1)
+                    pipe.hset(meta, "pt", now)
+                    pipe.expire(meta, self.ttl)
+                await pipe.execute()
+        except RedisError as exc:
+            self.cache.trip(exc, "live announce")
+            return False
+        return True
+
+    async def queue_apply(self, pipe: Pipeline, ops: LiveOps, *, announced: bool) -> None:
+        """Add one script call per entity to `pipe` (the commit's invalidation pipeline). A write that
+        was not announced before its commit may race a build, so its structures are dropped instead of
+        changed in place (a drop is right whatever a concurrent build stores)."""
+        for kind in sorted(ops.lost_kinds):
+            pipe.incr(keys.live_epoch(kind))
+        for (kind, entity_id), entity_ops in ops.by_entity.items():
+            key_list = [keys.live_meta(kind, entity_id), keys.live_epoch(kind)]
+            args: list[str] = [str(self.ttl), "1" if announced else "0", str(self.set_cap)]
+            for op in entity_ops if announced else [Op("drop", o.name) for o in entity_ops]:
+                key = structure_key(kind, entity_id, op.name)
+                if key not in key_list:
+                    key_list.append(key)
+                args += [op.verb, str(key_list.index(key) + 1), op.name, *op.args]
+            await self._apply(keys=key_list, args=args, client=pipe)
+
+    # --- the read side --------------------------------------------------------------------------------
+
+    async def read(self, kind: str, name: str, ids: Sequence[int], commands: Callable[[Pipeline, str], object],
+                   per_key: int = 1, *, note_all: bool = False) -> tuple[list[list[Any] | None], dict[int, Noted]]:
+        """One round trip: for each id the results of `commands(pipe, key)` (`per_key` of them) if the
+        structure is built under the current epoch, else None; and what was noted for building misses
+        (for every id with `note_all`, to rebuild what is there). With Redis unavailable every entry is
+        None and nothing is noted (nothing will be stored)."""
+        if not ids:
+            return [], {}
+        if not self.cache.available:
+            return [None] * len(ids), {}
+        try:
+            await self.cache.recover_if_needed()
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.get(keys.live_epoch(kind))
+                for entity_id in ids:
+                    pipe.hmget(keys.live_meta(kind, entity_id), "v", name)
+                    commands(pipe, structure_key(kind, entity_id, name))
+                raw = await pipe.execute()
+            epoch_text = raw[0].decode() if raw[0] is not None else await self._create_epoch(kind)
+        except RedisError as exc:
+            self.cache.trip(exc, "live read")
+            return [None] * len(ids), {}
+        results: list[list[Any] | None] = []
+        noted: dict[int, Noted] = {}
+        step = 1 + per_key
+        for index, entity_id in enumerate(ids):
+            start = 1 + index * step
+            version, built = raw[start]
+            fresh = built is not None and built.decode() == epoch_text
+            results.append(raw[start + 1:start + step] if fresh else None)
+            if note_all or not fresh:
+                noted[entity_id] = Noted(version.decode() if version is not None else "", epoch_text)
+        return results, noted
+
+    async def _create_epoch(self, kind: str) -> str:
+        """A missing epoch (a flushed or new Redis) starts at a random value, so that no structure left
+        from an earlier life of this Redis can match it."""
+        await self.redis.set(keys.live_epoch(kind), random.getrandbits(48), nx=True)
+        value = await self.redis.get(keys.live_epoch(kind))
+        return value.decode() if isinstance(value, bytes) else str(value or "")
+
+    async def build(self, kind: str, name: str, items: Iterable[tuple[int, Sequence[Any]]],
+                    noted: dict[int, Noted], *, structure: str) -> None:
+        """Store structures built from SQL (`items`: id and flat field/value or score/member data), each
+        only if its entity saw no write since it was noted. `structure` is 'hash' or 'zset'."""
+        todo = [(i, data) for i, data in items if i in noted]
+        if not todo or not self.cache.available:
+            return
+        now = str(int(time.time()))
+        try:
+            for start in range(0, len(todo), CHUNK):
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for entity_id, data in todo[start:start + CHUNK]:
+                        seen = noted.get(entity_id, _NOTHING_NOTED)
+                        await self._build(
+                            keys=[keys.live_meta(kind, entity_id), keys.live_epoch(kind),
+                                  structure_key(kind, entity_id, name)],
+                            args=[seen.version, seen.epoch, now, str(self.ttl), name, structure,
+                                  *(str(v) for v in data)],
+                            client=pipe)
+                    await pipe.execute()
+        except RedisError as exc:
+            self.cache.trip(exc, "live build")
+
+    async def forget(self, kind: str, ids: Iterable[int], name: str = "count") -> None:
+        """Drop structures so that their next read rebuilds them (the revalidator's reconciliation)."""
+        ops = LiveOps()
+        for entity_id in ids:
+            ops.drop(kind, entity_id, name)
+        await self.apply(ops, announced=False)
+
+    async def apply(self, ops: LiveOps, *, announced: bool) -> None:
+        """Apply `ops` on their own (the commit path queues them into its invalidation pipeline)."""
+        if not ops:
+            return
+        try:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                await self.queue_apply(pipe, ops, announced=announced)
+                await pipe.execute()
+        except RedisError as exc:
+            self.cache.lose(exc, "live apply")

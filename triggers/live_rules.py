@@ -1,0 +1,234 @@
+"""For each model: what a change of one row does to the live structures (cache/live.py): counter deltas,
+follow-set members, and drops of structures whose new value is no simple delta (rebuilt on next read).
+
+A rule compares the row's contribution before and after the change and records the difference, so an
+insert, an update (a soft delete, an undelete, a flipped vote) and a delete are one piece of code. The
+contributions are the definitions of orm/stats.py, written the other way round: change them together.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import Any, Literal
+
+from sqlalchemy import inspect, select
+from sqlalchemy.engine import Connection
+
+from cache.live import LiveOps
+from orm import (
+    Author,
+    AuthorBookmark,
+    AuthorFollower,
+    AuthorRating,
+    Community,
+    CommunityAuthor,
+    CommunityFollower,
+    Reaction,
+    Shout,
+    ShoutAuthor,
+    ShoutReactionsFollower,
+    ShoutTopic,
+    Topic,
+    TopicFollower,
+)
+from orm.reaction import COMMENT_KINDS, RATING_KINDS, ReactionKind
+
+Event = Literal["insert", "update", "delete"]
+LiveRule = Callable[[Any, Connection, LiveOps, Event], None]
+Key = tuple[str, int, str]  # (entity kind, entity id, metric)
+
+
+def _states(target: Any, attributes: tuple[str, ...], event: Event) -> tuple[dict[str, Any] | None,
+                                                                              dict[str, Any] | None]:
+    """The row's relevant values before and after this flush (None where the row does not exist)."""
+    now = {name: getattr(target, name) for name in attributes}
+    if event == "insert":
+        return None, now
+    if event == "delete":
+        return now, None
+    before = {}
+    for name in attributes:
+        history = inspect(target).attrs[name].history
+        before[name] = history.deleted[0] if history.deleted else now[name]
+    return before, now
+
+
+def _record_difference(ops: LiveOps, before: Counter[Key], after: Counter[Key]) -> None:
+    for kind, entity_id, metric in dict.fromkeys([*before, *after]):
+        delta = after[(kind, entity_id, metric)] - before[(kind, entity_id, metric)]
+        ops.incr(kind, entity_id, **{metric: delta})
+
+
+# --- reactions: votes and comments --------------------------------------------------------------------
+
+_REACTION = ("kind", "shout", "reply_to", "created_by", "created_at", "deleted_at")
+
+
+def _reaction_contribution(state: dict[str, Any] | None, conn: Connection) -> Counter[Key]:
+    out: Counter[Key] = Counter()
+    if state is None or state["deleted_at"] is not None:
+        return out
+    kind, shout = state["kind"], state["shout"]
+    if kind in RATING_KINDS:
+        sign = 1 if kind == ReactionKind.LIKE.value else -1
+        if state["reply_to"] is None:
+            out[("shout", shout, "rating")] += sign
+            out[("shout", shout, "likes" if sign > 0 else "dislikes")] += 1
+            for author in conn.scalars(select(ShoutAuthor.author).where(ShoutAuthor.shout == shout)):
+                out[("author", author, "rating_shouts")] += sign
+        else:
+            owner = conn.scalar(select(Reaction.created_by).where(Reaction.id == state["reply_to"]))
+            if owner is not None:
+                out[("author", owner, "rating_comments")] += sign
+    elif kind in COMMENT_KINDS:
+        out[("shout", shout, "comments")] += 1
+        out[("author", state["created_by"], "comments")] += 1
+        for topic in conn.scalars(select(ShoutTopic.topic).where(ShoutTopic.shout == shout)):
+            out[("topic", topic, "comments")] += 1
+    return out
+
+
+def _is_live_comment(state: dict[str, Any] | None) -> bool:
+    return state is not None and state["deleted_at"] is None and state["kind"] in COMMENT_KINDS
+
+
+def reaction(r: Reaction, conn: Connection, ops: LiveOps, event: Event) -> None:
+    before, after = _states(r, _REACTION, event)
+    if before == after:
+        return  # an edited body: no number moves
+    _record_difference(ops, _reaction_contribution(before, conn), _reaction_contribution(after, conn))
+    if _is_live_comment(before) and not _is_live_comment(after):
+        ops.drop("shout", r.shout)  # the last comment time may go back: recount
+    elif _is_live_comment(after) and not _is_live_comment(before):
+        ops.maximum("shout", r.shout, "last_commented_at", r.created_at)
+
+
+# --- follows: counters on both sides and the follow graph ---------------------------------------------
+
+def _follow_rule(target_kind: str, column: str, target_metric: str | None, follower_metric: str | None,
+                 *, soft_delete: bool = False) -> LiveRule:
+    """`follower` follows the row's `column`: the target's fans set and the follower's following set
+    (scored by follow time), and the counters named on each side."""
+    attributes = ("deleted_at",) if soft_delete else ()
+
+    def present(state: dict[str, Any] | None) -> bool:
+        return state is not None and (not soft_delete or state["deleted_at"] is None)
+
+    def rule(f: Any, _conn: Connection, ops: LiveOps, event: Event) -> None:
+        before, after = _states(f, attributes, event)
+        was, now = present(before), present(after)
+        if was == now:
+            return
+        target, follower, sign = getattr(f, column), f.follower, 1 if now else -1
+        if target_metric:
+            ops.incr(target_kind, target, **{target_metric: sign})
+        if follower_metric:
+            ops.incr("author", follower, **{follower_metric: sign})
+        if now:
+            ops.zadd(target_kind, target, "fans", f.created_at, follower)
+            ops.zadd("author", follower, f"following:{target_kind}", f.created_at, target)
+        else:
+            ops.zrem(target_kind, target, "fans", follower)
+            ops.zrem("author", follower, f"following:{target_kind}", target)
+
+    return rule
+
+
+# --- simple counters ----------------------------------------------------------------------------------
+
+def author_rating(r: AuthorRating, _conn: Connection, ops: LiveOps, event: Event) -> None:
+    before, after = _states(r, ("plus",), event)
+
+    def karma(state: dict[str, Any] | None) -> Counter[Key]:
+        return Counter() if state is None else Counter({("author", r.author, "rating"): 1 if state["plus"] else -1})
+
+    _record_difference(ops, karma(before), karma(after))
+
+
+def _presence_rule(kind: str, column: str, metric: str) -> LiveRule:
+    """A row whose existence adds one to `metric` of the entity its `column` names."""
+    def rule(row: Any, _conn: Connection, ops: LiveOps, event: Event) -> None:
+        if event != "update":
+            ops.incr(kind, getattr(row, column), **{metric: 1 if event == "insert" else -1})
+
+    return rule
+
+
+# --- publication: counts that are no simple delta are dropped and recounted on their next read ----------
+
+_SHOUT = ("published_at", "deleted_at", "community")
+
+
+def _listed(state: dict[str, Any] | None) -> bool:
+    return state is not None and state["published_at"] is not None and state["deleted_at"] is None
+
+
+def shout(s: Shout, conn: Connection, ops: LiveOps, event: Event) -> None:
+    before, after = _states(s, _SHOUT, event)
+    if _listed(before) == _listed(after) and (before or {}).get("community") == (after or {}).get("community"):
+        return
+    for state in (before, after):
+        if state is not None:
+            ops.drop("community", state["community"])
+    for author in conn.scalars(select(ShoutAuthor.author).where(ShoutAuthor.shout == s.id)):
+        ops.drop("author", author)
+    for topic in conn.scalars(select(ShoutTopic.topic).where(ShoutTopic.shout == s.id)):
+        ops.drop("topic", topic)
+    if event == "delete":
+        ops.drop("shout", s.id)
+
+
+def shout_author(sa: ShoutAuthor, conn: Connection, ops: LiveOps, event: Event) -> None:
+    if event == "update":
+        return
+    ops.drop("author", sa.author)  # its shouts and the rating of its shouts
+    for topic in conn.scalars(select(ShoutTopic.topic).where(ShoutTopic.shout == sa.shout)):
+        ops.drop("topic", topic)  # its distinct authors
+
+
+def shout_topic(st: ShoutTopic, _conn: Connection, ops: LiveOps, event: Event) -> None:
+    if event != "update":
+        ops.drop("topic", st.topic)
+
+
+def _gone(kind: str, *names: str) -> LiveRule:
+    def rule(row: Any, _conn: Connection, ops: LiveOps, event: Event) -> None:
+        if event == "delete":
+            for name in ("count", "fans", *names):
+                ops.drop(kind, row.id, name)
+
+    return rule
+
+
+LIVE_RULES: dict[type, LiveRule] = {
+    Reaction: reaction,
+    AuthorFollower: _follow_rule("author", "author", "followers", "authors"),
+    TopicFollower: _follow_rule("topic", "topic", "followers", "topics"),
+    CommunityFollower: _follow_rule("community", "community", "followers", None),
+    ShoutReactionsFollower: _follow_rule("shout", "shout", None, None, soft_delete=True),
+    AuthorRating: author_rating,
+    AuthorBookmark: _presence_rule("shout", "shout", "bookmarks"),
+    CommunityAuthor: _presence_rule("community", "community", "authors"),
+    Shout: shout,
+    ShoutAuthor: shout_author,
+    ShoutTopic: shout_topic,
+    Author: _gone("author", "following:author", "following:topic", "following:community", "following:shout"),
+    Topic: _gone("topic"),
+    Community: _gone("community"),
+}
+
+# A bulk UPDATE or DELETE does not say which rows it touched: every structure of these kinds is rebuilt.
+LIVE_BULK: dict[type, tuple[str, ...]] = {
+    Reaction: ("shout", "author", "topic"),
+    Shout: ("shout", "author", "topic", "community"),
+    ShoutAuthor: ("author", "topic"),
+    ShoutTopic: ("topic",),
+    AuthorFollower: ("author",),
+    TopicFollower: ("topic", "author"),
+    CommunityFollower: ("community", "author"),
+    ShoutReactionsFollower: ("shout", "author"),
+    CommunityAuthor: ("community",),
+    AuthorBookmark: ("shout",),
+    AuthorRating: ("author",),
+}
