@@ -1,11 +1,17 @@
-"""Read-path benchmark: the same GraphQL operations served cold (every cached value a miss), warm through
-the entity and list caches (response cache off), and warm through the response cache, side by side in
-one run, printed as requests per second and ratios.
+"""Read-path benchmark, everything measured side by side in one run:
+
+1. the same GraphQL operations served cold (every cached value a miss), warm through the entity and list
+   caches (response cache off) and warm through the response cache: requests per second and ratios;
+2. the SQL statements of a cold shouts page of 20 and of 100 (and whether any of them aggregates);
+3. with `--size bench`: the same cold page at 5,000 shouts and at 50,000 (a second database seeded at a
+   tenth of the size), interleaved.
 
     python -m bench.read_path [--database-url URL] [--redis-url URL] [--size test|demo|bench] [--requests N]
 
-It migrates and seeds the database when it is empty. Cold requests bump the cache's global epoch (every
-value becomes a miss); the Redis database defaults to redis://127.0.0.1:6379/14.
+It migrates and seeds the databases when they are empty. Cold requests bump the cache's global epoch
+(every cached value becomes a miss); the live counters and follow sets are not cached values but
+structures the writes keep current (cache/live.py), so they stay. The Redis database defaults to
+redis://127.0.0.1:6379/14 (and 13 for the small database).
 """
 
 from __future__ import annotations
@@ -18,11 +24,13 @@ from typing import Any
 
 import httpx
 from redis.asyncio import Redis
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from alembic import command
 from app.cli import alembic_config
 from app.main import create_app
-from app.seed import SIZES, seed_database
+from app.seed import SIZES, Size, seed_database
 from app.settings import load_settings
 from cache import keys
 from cache.store import Cache
@@ -45,7 +53,13 @@ OPERATIONS: dict[str, tuple[str, dict[str, Any]]] = {
         {},
     ),
     "topics all": ("query { get_topics_all { id slug title stat { shouts authors followers } } }", {}),
+    "reactions (20)": (
+        """query { load_reactions_by(by: {}, limit: 20) { id kind body created_at created_by { id name }
+        shout { id slug } stat { rating comments_count } } }""",
+        {},
+    ),
 }
+PAGE = OPERATIONS["shouts page (20)"][0]
 
 
 async def _measure(http: httpx.AsyncClient, cache: Cache, query: str, variables: dict[str, Any],
@@ -61,6 +75,47 @@ async def _measure(http: httpx.AsyncClient, cache: Cache, query: str, variables:
         timings.append(time.perf_counter() - started)
         assert response.status_code == 200 and "errors" not in response.json(), response.text
     return 1.0 / statistics.median(timings)
+
+
+async def _cold_statements(http: httpx.AsyncClient, cache: Cache, engine: AsyncEngine, limit: int) -> list[str]:
+    statements: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        statements.append(statement)
+
+    variables = {"o": {"limit": limit, "offset": 20}}
+    await http.post("/graphql", json={"query": PAGE, "variables": variables})
+    await cache.invalidate_tags([keys.GLOBAL_TAG])
+    event.listen(engine.sync_engine, "before_cursor_execute", count)
+    try:
+        response = await http.post("/graphql", json={"query": PAGE, "variables": variables})
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", count)
+    assert response.status_code == 200 and "errors" not in response.json(), response.text
+    return statements
+
+
+async def _scaling(big: httpx.AsyncClient, big_cache: Cache, small: httpx.AsyncClient, small_cache: Cache,
+                   requests: int) -> tuple[float, float]:
+    """Median seconds of the same cold page on each database, measured alternately."""
+    timings: dict[str, list[float]] = {"big": [], "small": []}
+    variables = {"o": {"limit": 20, "offset": 20}}
+    for http in (big, small):
+        await http.post("/graphql", json={"query": PAGE, "variables": variables})
+    for _ in range(requests):
+        for name, http, cache in (("small", small, small_cache), ("big", big, big_cache)):
+            await cache.invalidate_tags([keys.GLOBAL_TAG])
+            started = time.perf_counter()
+            response = await http.post("/graphql", json={"query": PAGE, "variables": variables})
+            timings[name].append(time.perf_counter() - started)
+            assert response.status_code == 200 and "errors" not in response.json(), response.text
+    return statistics.median(timings["small"]), statistics.median(timings["big"])
+
+
+async def _prepare(url: str, size: Size) -> None:
+    await _create_database_if_missing(url)
+    await asyncio.to_thread(command.upgrade, alembic_config(url), "head")
+    await seed_database(url, size, only_if_empty=True, progress=True)
 
 
 async def _create_database_if_missing(url: str) -> None:
@@ -86,23 +141,47 @@ async def main() -> None:
     parser.add_argument("--requests", type=int, default=50)
     args = parser.parse_args()
 
-    await _create_database_if_missing(args.database_url)
-    await asyncio.to_thread(command.upgrade, alembic_config(args.database_url), "head")
-    await seed_database(args.database_url, SIZES[args.size], only_if_empty=True, progress=True)
+    await _prepare(args.database_url, SIZES[args.size])
     engine = make_engine(args.database_url)
     redis = Redis.from_url(args.redis_url)
     deps = Deps(cache=Cache(redis), db=make_session_factory(engine))
     settings = load_settings(database_url=args.database_url, jwt_secret="bench" * 8)
     entity_level = create_app(settings.model_copy(update={"response_cache_ttl": 0}), deps=deps)
     whole = create_app(settings, deps=deps)
-    print(f"{'operation':<22}{'cold':>9}{'warm':>9}{'response':>10}{'warm/cold':>11}{'resp/cold':>11}  (req/s)")
+    print(f"{'operation':<22}{'cold':>9}{'warm':>9}{'response':>10}{'cold/warm':>11}{'warm/cold':>11}"
+          f"{'resp/cold':>11}  (req/s)")
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=entity_level), base_url="http://b") as http, \
             httpx.AsyncClient(transport=httpx.ASGITransport(app=whole), base_url="http://b") as cached:
         for name, (query, variables) in OPERATIONS.items():
             cold = await _measure(http, deps.cache, query, variables, args.requests, cold=True)
             warm = await _measure(http, deps.cache, query, variables, args.requests, cold=False)
             response = await _measure(cached, deps.cache, query, variables, args.requests, cold=False)
-            print(f"{name:<22}{cold:>9.1f}{warm:>9.1f}{response:>10.1f}{warm / cold:>10.1f}x{response / cold:>10.1f}x")
+            print(f"{name:<22}{cold:>9.1f}{warm:>9.1f}{response:>10.1f}{cold / warm:>11.2f}{warm / cold:>10.1f}x"
+                  f"{response / cold:>10.1f}x")
+        for limit in (20, 100):
+            statements = await _cold_statements(http, deps.cache, engine, limit)
+            aggregating = sum("GROUP BY" in s or "count(" in s.lower() for s in statements)
+            print(f"cold shouts page of {limit}: {len(statements)} SQL statements, {aggregating} aggregating")
+        if args.size == "bench":
+            await _compare_sizes(http, deps.cache, args)
+    await redis.aclose()
+    await engine.dispose()
+
+
+async def _compare_sizes(big: httpx.AsyncClient, big_cache: Cache, args: argparse.Namespace) -> None:
+    """The same cold page on a database a tenth of the size, interleaved with the full one."""
+    url = args.database_url + "_small"
+    size = SIZES["bench"].scaled(authors=SIZES["bench"].authors // 10)
+    await _prepare(url, size)
+    engine = make_engine(url)
+    redis = Redis.from_url(args.redis_url.rsplit("/", 1)[0] + "/13")
+    deps = Deps(cache=Cache(redis), db=make_session_factory(engine))
+    settings = load_settings(database_url=url, jwt_secret="bench" * 8, response_cache_ttl=0)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(settings, deps=deps)),
+                                 base_url="http://b") as small:
+        small_s, big_s = await _scaling(big, big_cache, small, deps.cache, args.requests)
+    print(f"cold shouts page (20): {size.shouts:,} shouts {small_s * 1000:.1f} ms, "
+          f"{SIZES['bench'].shouts:,} shouts {big_s * 1000:.1f} ms: {big_s / small_s:.2f}x")
     await redis.aclose()
     await engine.dispose()
 

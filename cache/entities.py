@@ -175,7 +175,8 @@ async def id_by_slug(kind: str, slug: str, *, cache: Cache, db: SessionFactory) 
         async with db() as session:
             return await session.scalar(select(id_column).where(slug_column == slug))
 
-    return await cache.cached_query(key_of(slug), query, tags=[keys.tag_slug(kind, slug)])
+    # A point lookup on a unique column costs less than taking and releasing a fill lock.
+    return await cache.cached_query(key_of(slug), query, tags=[keys.tag_slug(kind, slug)], lock=False)
 
 
 async def get_cached_author_by_slug(slug: str, *, cache: Cache, db: SessionFactory) -> dict[str, Any] | None:

@@ -223,16 +223,20 @@ class Cache:
             return
         response_capture.report(gens)
 
-    async def set_many(self, items: Sequence[tuple[str, Any, bytes | None, int | None]]) -> None:
-        """Store (key, data, stamp, ttl) items in one pipeline; items without a stamp are skipped."""
+    async def set_many(self, items: Sequence[tuple[str, Any, bytes | None, int | None]], *,
+                       unlock: str | None = None) -> None:
+        """Store (key, data, stamp, ttl) items in one pipeline; items without a stamp are skipped.
+        `unlock` names a fill lock released in the same round trip."""
         items = [item for item in items if item[2] is not None]
-        if not items or not self.available:
+        if not (items or unlock) or not self.available:
             return
         try:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for key, data, stamp, ttl in items:
                     assert stamp is not None
                     pipe.set(key, encode(stamp, data), ex=self.jittered(ttl))
+                if unlock:
+                    pipe.delete(unlock)
                 await pipe.execute()
         except RedisError as exc:
             self.trip(exc, "write")
@@ -255,11 +259,14 @@ class Cache:
         force_refresh: bool = False,
         *,
         tags: Sequence[str] = (),
+        lock: bool = True,
         **query_params: Any,
     ) -> Any:
         """Return the cached value of `cache_key`, or compute it with `query_func(**query_params)`.
 
-        Concurrent misses of one key in this process share a single computation.
+        Concurrent misses of one key in this process share a single computation; across processes the
+        fill lock makes the others wait for it, unless `lock` is False (a query as cheap as the lock's
+        two round trips, such as a point lookup by a unique column).
         """
         values, stamps = await self.get_many([cache_key], [tags])
         if values[0] is not _MISSING and not force_refresh:
@@ -271,7 +278,8 @@ class Cache:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._inflight[flight_key] = future
         try:
-            data = await self._fill(cache_key, tags, stamps[0], ttl, query_func, query_params, force_refresh)
+            data = await self._fill(cache_key, tags, stamps[0], ttl, query_func, query_params,
+                                    force_refresh or not lock)
             future.set_result(data)
             return data
         except BaseException as exc:
@@ -283,10 +291,10 @@ class Cache:
 
     async def _fill(self, cache_key: str, tags: Sequence[str], stamp: bytes | None, ttl: int | None,
                     query_func: Callable[..., Awaitable[Any]], query_params: dict[str, Any],
-                    force_refresh: bool) -> Any:
+                    unlocked: bool) -> Any:
         """Compute a missing value, one worker at a time: the holder of the key's fill lock computes,
         the others wait briefly for its result (stampede protection across processes)."""
-        owner = await self._take_fill_lock(cache_key) if stamp is not None and not force_refresh else None
+        owner = await self._take_fill_lock(cache_key) if stamp is not None and not unlocked else None
         if owner is False:
             deadline = time.monotonic() + self.fill_wait_ms / 1000
             while time.monotonic() < deadline:
@@ -297,11 +305,12 @@ class Cache:
                 stamp = stamps[0]
         try:
             data = await query_func(**query_params)
-            await self.set_many([(cache_key, data, stamp, ttl)])
-            return data
-        finally:
+        except BaseException:
             if owner:
                 await self._release_fill_lock(cache_key)
+            raise
+        await self.set_many([(cache_key, data, stamp, ttl)], unlock=keys.fill_lock(cache_key) if owner else None)
+        return data
 
     async def _take_fill_lock(self, cache_key: str) -> bool | None:
         """True: ours; False: another worker computes; None: Redis unavailable (just compute)."""

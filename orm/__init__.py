@@ -9,7 +9,7 @@ from orm.draft import Draft, DraftAuthor, DraftTopic
 from orm.invite import Invite, InviteStatus
 from orm.notification import Notification, NotificationSeen
 from orm.reaction import COMMENT_KINDS, RATING_KINDS, Reaction, ReactionKind
-from orm.shout import Shout, ShoutAuthor, ShoutReactionsFollower, ShoutTopic
+from orm.shout import Shout, ShoutAuthor, ShoutReactionsFollower, ShoutTopic, ShoutViews
 from orm.topic import Topic, TopicFollower
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "ShoutCollection",
     "ShoutReactionsFollower",
     "ShoutTopic",
+    "ShoutViews",
     "Topic",
     "TopicFollower",
     "now",

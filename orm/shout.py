@@ -45,6 +45,8 @@ class Shout(Base):
 
     __table_args__ = (
         Index("ix_shout_published_at_deleted_at", "published_at", "deleted_at"),
+        # The default feed order (newest first, id breaking ties) read straight off the index.
+        Index("ix_shout_published_at_id", "published_at", "id"),
         Index("ix_shout_featured_at", "featured_at"),
         Index("ix_shout_created_by", "created_by"),
         Index("ix_shout_community", "community"),
@@ -70,6 +72,17 @@ class ShoutTopic(Base):
     main: Mapped[bool] = mapped_column(Boolean, default=False)
 
     __table_args__ = (Index("ix_shout_topic_topic", "topic"),)
+
+
+class ShoutViews(Base):
+    """Views of a shout as last flushed from Redis (`viewed:{shout_id}` leads, this follows in batches):
+    what a Redis flush falls back to."""
+
+    __tablename__ = "shout_views"
+
+    shout: Mapped[int] = mapped_column(ForeignKey("shout.id", ondelete="CASCADE"), primary_key=True)
+    views: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[int] = mapped_column(Integer, default=now)
 
 
 class ShoutReactionsFollower(Base):

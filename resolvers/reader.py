@@ -84,7 +84,9 @@ def ordered(query: Select[Any], order_by: str | None, desc: bool) -> Select[Any]
         query = query.outerjoin(stats, stats.c.shout == Shout.id)
         column = stats.c[order_by] if order_by == "last_commented_at" else func.coalesce(stats.c[order_by], 0)
     primary = column.desc() if desc else column.asc()
-    return query.order_by(primary.nulls_last(), Shout.id.desc() if desc else Shout.id.asc())
+    if order_by is not None:  # a listed shout always has published_at: only the stats may be null
+        primary = primary.nulls_last()
+    return query.order_by(primary, Shout.id.desc() if desc else Shout.id.asc())
 
 
 async def shouts_of_ids(deps: Deps, ids: list[int]) -> list[dict[str, Any]]:

@@ -50,6 +50,20 @@ async def test_page_of_shouts_costs_constant_sql(gql: Any, sql_counter: Any, red
     assert costs[0] <= 12, costs
 
 
+async def test_a_cold_page_reads_only_its_own_rows(gql: Any, sql_counter: Any, cache: Cache) -> None:
+    """Cold entity and list caches (the global epoch bumped) over live counters: a page of 20 or 100
+    costs at most 6 statements, and none of them aggregates (counts come from the live counters)."""
+    for limit in (20, 100):
+        await gql(SHOUTS_PAGE, {"options": {"limit": limit, "offset": 10}})  # counters built
+        await cache.invalidate_tags([keys.GLOBAL_TAG])
+        sql_counter.reset()
+        result = await gql(SHOUTS_PAGE, {"options": {"limit": limit, "offset": 10}})
+        assert "errors" not in result and len(result["data"]["load_shouts_by"]) == min(limit, 140)
+        assert sql_counter.count <= 6, sql_counter.statements
+        aggregates = [s for s in sql_counter.statements if "GROUP BY" in s or "count(" in s.lower()]
+        assert not aggregates, aggregates
+
+
 async def test_keys_follow_the_seed_names(gql: Any, redis: Redis) -> None:
     await gql('{ get_author(slug: "author-1") { id slug } get_topic(slug: "culture") { id } }')
     await gql("{ load_shouts_by(options: {limit: 3}) { id authors { id } } }")
