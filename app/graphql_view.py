@@ -16,6 +16,7 @@ from strawberry.types import ExecutionResult
 
 from cache import response_capture
 from cache.response import ResponseCache, request_key, root_fields_allowed
+from cache.views import client_key
 from resolvers.deps import Deps
 from schema.context import Context, Loaders
 
@@ -57,7 +58,14 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         key = request_key(*params)
         hit = await responses.get(key)
         if hit is not None:
-            return Response(hit, media_type=_media_type(request))
+            body, views = hit
+            if views:  # a read of a shout served from the response cache still counts as a view
+                deps: Deps = request.app.state.deps
+                client = client_key(None, request.client.host if request.client else None,
+                                    request.headers.get("user-agent"))
+                for shout_id in views:
+                    await deps.views.count(shout_id, client)
+            return Response(body, media_type=_media_type(request))
         capture, token = response_capture.begin()
         try:
             response = await super().run(request, context, root_value)

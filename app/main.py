@@ -23,6 +23,7 @@ from cache.live import LiveStore
 from cache.precache import precache_data
 from cache.revalidator import CacheRevalidationManager
 from cache.store import Cache
+from cache.views import ViewCounter
 from orm.engine import make_engine, make_session_factory
 from resolvers.deps import Deps
 from schema.schema import build_schema
@@ -57,6 +58,7 @@ async def open_deps(settings: Settings) -> AsyncIterator[Deps]:
     finally:
         if deps.revalidator is not None:
             await deps.revalidator.stop()
+        await deps.views.stop()
         await redis.aclose()
         await engine.dispose()
 
@@ -68,8 +70,10 @@ def wire(settings: Settings, engine: AsyncEngine, cache: Cache, *, auth: AuthSer
     revalidator = CacheRevalidationManager(cache, make_session_factory(engine), live,
                                            interval=settings.cache_revalidation_interval)
     db = make_session_factory(engine, sink=CacheSink(cache, revalidator, live))
+    views = ViewCounter(cache, make_session_factory(engine), per_hour_cap=settings.views_per_hour_cap,
+                        flush_interval=settings.views_flush_interval)
     return Deps(cache=cache, db=db, max_page_size=settings.max_page_size, ttl_shouts=settings.cache_ttl_shouts,
-                ttl_search=settings.cache_ttl_search, auth=auth, revalidator=revalidator, live=live)
+                ttl_search=settings.cache_ttl_search, auth=auth, revalidator=revalidator, live=live, views=views)
 
 
 def create_app(settings: Settings | None = None, deps: Deps | None = None) -> Starlette:
@@ -89,6 +93,7 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
                 await precache_data(own.cache, own.db)
             if own.revalidator is not None:
                 await own.revalidator.start()
+            await own.views.start()
             yield
 
     async def root(_request: Request) -> Response:

@@ -115,6 +115,27 @@ def viewed(shout: int) -> str:
     return f"viewed:{shout}"
 
 
+def views_seen(viewer: str, hour: int) -> str:
+    """The shouts one viewer (an author or a hashed anonymous client) read in one hour: a view counts
+    once per viewer, shout and hour. Expires after the hour."""
+    return f"views:seen:{_part(viewer)}:{hour}"
+
+
+def views_pending() -> str:
+    """Ids of shouts whose view counters changed since the last flush to the database."""
+    return "views:pending"
+
+
+def reading_history(author: int) -> str:
+    """Seed 003: the shouts an author read, scored by time (the newest 100)."""
+    return f"user:{author}:his:reading"
+
+
+def search_history(author: int) -> str:
+    """Seed 003: what an author searched for, scored by time (the newest 50)."""
+    return f"user:{author}:his:searching"
+
+
 # --- live structures (seeds 001 and 003) ----------------------------------------------------------
 # Kept current by the write side after each commit instead of being recomputed (cache/live.py). Sorted
 # sets of ids hold zero-padded members, so that equal scores order by id exactly as SQL does.

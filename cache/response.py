@@ -42,7 +42,8 @@ class ResponseCache:
         self.hits = 0
         self.stores = 0
 
-    async def get(self, key: str) -> bytes | None:
+    async def get(self, key: str) -> tuple[bytes, list[int]] | None:
+        """The stored body and the shouts whose views its computation counted (to count them again)."""
         if not self.cache.available:
             return None
         try:
@@ -58,13 +59,14 @@ class ResponseCache:
             return None
         self.hits += 1
         body: str = stored["b"]
-        return body.encode()
+        return body.encode(), list(stored.get("v", []))
 
     async def store(self, key: str, body: bytes, capture: Capture) -> None:
         if not capture.storable or not capture.generations:
             return
         tags = sorted(capture.generations)
-        value = {"t": tags, "g": [capture.generations[t].decode() for t in tags], "b": body.decode()}
+        value = {"t": tags, "g": [capture.generations[t].decode() for t in tags], "b": body.decode(),
+                 "v": capture.views}
         try:
             await self.cache.redis.set(key, encode(b"", value), ex=self.cache.jittered(self.ttl))
             self.stores += 1

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 class Capture:
     generations: dict[str, bytes] = field(default_factory=dict)
     storable: bool = True
+    # Shouts whose reading this response counted as a view: a hit on the stored response counts them too.
+    views: list[int] = field(default_factory=list)
 
     def saw(self, generations: dict[str, bytes]) -> None:
         for tag, generation in generations.items():
@@ -30,6 +32,12 @@ def report(generations: dict[str, bytes] | None) -> None:
         capture.storable = False
     else:
         capture.saw(generations)
+
+
+def viewed(shout_id: int) -> None:
+    capture = _current.get()
+    if capture is not None:
+        capture.views.append(shout_id)
 
 
 def active() -> bool:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from cache.entities import SessionFactory
 from cache.live import LiveStore
 from cache.store import Cache
+from cache.views import ViewCounter
 from resolvers.errors import BadInput
 
 if TYPE_CHECKING:
@@ -26,10 +27,14 @@ class Deps:
     revalidator: CacheRevalidationManager | None = None
     # Counters, follow graphs and threads kept current by the write side (cache/live.py).
     live: LiveStore = None  # type: ignore[assignment]  # built from `cache` when not given
+    # View counters and reading / search histories (cache/views.py).
+    views: ViewCounter = None  # type: ignore[assignment]  # built from `cache` and `db` when not given
 
     def __post_init__(self) -> None:
         if self.live is None:
             object.__setattr__(self, "live", LiveStore(self.cache))
+        if self.views is None:
+            object.__setattr__(self, "views", ViewCounter(self.cache, self.db))
 
     @property
     def accounts(self) -> AuthServices:

@@ -14,9 +14,9 @@ from strawberry.types import Info as StrawberryInfo
 
 from auth.permissions import Viewer
 from auth.sessions import Session
-from cache import keys
 from cache.counters import get_counters
 from cache.entities import get_cached_authors, get_cached_communities, get_cached_shouts, get_cached_topics
+from cache.views import client_key
 from resolvers.auth import account_viewer
 from resolvers.deps import Deps
 from resolvers.reaction import reactions_by_ids
@@ -35,15 +35,9 @@ def _entity_loader(deps: Deps, getter: BatchGetter) -> DataLoader[int, Any]:
 
 
 def _views_loader(deps: Deps) -> DataLoader[int, int]:
-    """View counters live only in Redis (seed 000 `viewed:{shout_id}`); a page reads them in one MGET."""
+    """View counters (seed 000 `viewed:{shout_id}`): a page reads them in one MGET."""
     async def load(ids: Sequence[int]) -> list[int]:
-        if not deps.cache.available:
-            return [0] * len(ids)
-        try:
-            raw = await deps.cache.redis.mget([keys.viewed(i) for i in ids])
-        except RedisError:  # a view counter must never fail a read
-            return [0] * len(ids)
-        return [int(v) if v is not None else 0 for v in raw]
+        return await deps.views.get_many(list(ids))
 
     return DataLoader(load_fn=load)
 
@@ -120,6 +114,14 @@ class Context:
                 except RedisError:
                     log.warning("sessions unavailable: Redis does not answer")
         return self._session  # type: ignore[no-any-return]
+
+    async def client(self) -> str:
+        """Who reads, for view counting: the signed-in author or a hash of the anonymous client."""
+        viewer = await self.viewer()
+        request = self.request
+        address = request.client.host if request is not None and request.client else None
+        agent = request.headers.get("user-agent") if request is not None else None
+        return client_key(viewer.author_id if viewer else None, address, agent)
 
     async def viewer(self) -> Viewer | None:
         if self._viewer is _UNSET:

@@ -14,6 +14,7 @@ from resolvers import (
     notifier,
     rating,
     reaction_write,
+    reading,
     topic_admin,
 )
 from resolvers import profile as profiles
@@ -78,6 +79,14 @@ class WriteMutation:
     async def delete_reaction(self, info: Info, reaction_id: int) -> CommonResult:
         viewer = await info.context.viewer()
         return common(await reaction_write.delete_reaction(info.context.deps, viewer, reaction_id))
+
+    @strawberry.mutation(description="Forget the shouts the signed-in reader read.")
+    async def clear_reading_history(self, info: Info) -> CommonResult:
+        return common(await reading.clear_history(info.context.deps, await info.context.viewer(), "reading"))
+
+    @strawberry.mutation(description="Forget what the signed-in reader searched for.")
+    async def clear_search_history(self, info: Info) -> CommonResult:
+        return common(await reading.clear_history(info.context.deps, await info.context.viewer(), "search"))
 
     @strawberry.mutation
     async def rate_author(self, info: Info, rated_slug: str, value: int) -> CommonResult:

@@ -6,7 +6,7 @@ import strawberry
 
 from resolvers import author as authors
 from resolvers import community as communities
-from resolvers import feed, reader
+from resolvers import feed, reader, reading
 from resolvers import follower as followers
 from resolvers import reaction as reactions
 from resolvers import topic as topics
@@ -172,7 +172,8 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
     # --- shouts ----------------------------------------------------------------------------------
     @strawberry.field
     async def get_shout(self, info: Info, slug: str | None = None, shout_id: int | None = None) -> Shout | None:
-        return Shout.of(await reader.get_shout(info.context.deps, slug=slug, shout_id=shout_id))
+        ctx = info.context
+        return Shout.of(await reading.read_shout(ctx.deps, await ctx.viewer(), await ctx.client(), slug, shout_id))
 
     @strawberry.field
     async def load_shouts_by(self, info: Info,
@@ -201,6 +202,6 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
     @strawberry.field
     async def load_shouts_search(self, info: Info, text: str,
                                  options: LoadShoutsOptions | None = None) -> list[SearchResult | None] | None:
-        found = await reader.load_shouts_search(info.context.deps, text, as_dict(options))
+        found = await reading.search_shouts(info.context.deps, await info.context.viewer(), text, as_dict(options))
         return [SearchResult.of(s) for s in found]
 

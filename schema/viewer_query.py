@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import strawberry
 
-from resolvers import bookmark, draft, feed, notifier, rating
+from resolvers import bookmark, draft, feed, notifier, rating, reading
 from schema.context import Info
 from schema.enums import ReactionKind
 from schema.inputs import LoadShoutsOptions, as_dict
@@ -70,6 +70,15 @@ class ViewerQuery:
     @strawberry.field
     async def get_my_shout(self, info: Info, shout_id: int) -> CommonResult:
         return common(await draft.get_my_shout(info.context.deps, await info.context.viewer(), shout_id))
+
+    @strawberry.field(description="The shouts the signed-in reader read, most recent first (the newest 100).")
+    async def load_reading_history(self, info: Info, limit: int | None = None,
+                                   offset: int | None = None) -> list[Shout | None]:
+        return _shouts(await reading.reading_history(info.context.deps, await info.context.viewer(), limit, offset))
+
+    @strawberry.field(description="What the signed-in reader searched for, most recent first (the newest 50).")
+    async def load_search_history(self, info: Info, limit: int | None = None) -> list[str]:
+        return await reading.search_history(info.context.deps, await info.context.viewer(), limit)
 
     @strawberry.field
     async def get_shouts_drafts(self, info: Info) -> CommonResult:

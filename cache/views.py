@@ -1,0 +1,187 @@
+"""Views (seed 000 `viewed:{shout_id}`) and reading histories (seed 003 `user:{id}:his:reading`).
+
+Reading a shout counts a view at most once per viewer (a signed-in author, or an anonymous client by a
+hash of its address and user agent) and shout per hour: the viewer's hourly SET of read shouts decides,
+and a viewer past `per_hour_cap` distinct shouts in an hour (a crawler) counts no more that hour.
+`viewed:{id}` leads; the background loop flushes the counters of shouts viewed since the last round to
+`shout_views` in batches (idempotently: GREATEST), and a counter missing from Redis (a flush, an expiry)
+starts again from that table. A signed-in reader's history keeps the newest 100 shouts read; their
+searches, the newest 50 texts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import time
+from collections.abc import Sequence
+
+from redis.exceptions import RedisError
+from sqlalchemy import case, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from cache import keys
+from cache.entities import SessionFactory
+from cache.store import Cache
+from orm import ShoutViews
+
+log = logging.getLogger(__name__)
+
+HOUR = 3600
+READING_HISTORY = 100
+SEARCH_HISTORY = 50
+HISTORY_TTL = 180 * 86_400
+FLUSH_BATCH = 100
+
+# KEYS: the viewer's hourly set, the counter, the pending set; ARGV: shout, cap.
+# 1: counted; 0: seen this hour (or a crawler); 2: the counter is missing, build it and count again.
+_COUNT = f"""
+if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then return 0 end
+if redis.call('SCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+if redis.call('EXISTS', KEYS[2]) == 0 then return 2 end
+redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('EXPIRE', KEYS[1], {HOUR})
+redis.call('INCR', KEYS[2])
+redis.call('SADD', KEYS[3], ARGV[1])
+return 1
+"""
+
+
+def client_key(author_id: int | None, address: str | None, user_agent: str | None) -> str:
+    """Who reads, for counting: the author, or a hash of an anonymous client's address and agent."""
+    if author_id is not None:
+        return f"a{author_id}"
+    return "c" + hashlib.blake2b(f"{address}|{user_agent}".encode(), digest_size=8).hexdigest()
+
+
+class ViewCounter:
+    def __init__(self, cache: Cache, db: SessionFactory, *, per_hour_cap: int = 500,
+                 flush_interval: float = 60) -> None:
+        self.cache = cache
+        self.redis = cache.redis
+        self.db = db
+        self.per_hour_cap = per_hour_cap
+        self.flush_interval = flush_interval
+        self._count = cache.redis.register_script(_COUNT)
+        self._task: asyncio.Task[None] | None = None
+
+    async def count(self, shout_id: int, viewer: str) -> None:
+        """Count one read of a shout; never fails the read."""
+        if not self.cache.available:
+            return
+        hour = int(time.time()) // HOUR
+        script_keys = [keys.views_seen(viewer, hour), keys.viewed(shout_id), keys.views_pending()]
+        try:
+            if await self._count(keys=script_keys, args=[shout_id, self.per_hour_cap]) == 2:
+                await self._start_from_database([shout_id])
+                await self._count(keys=script_keys, args=[shout_id, self.per_hour_cap])
+        except RedisError as exc:
+            self.cache.trip(exc, "view count")
+
+    async def get_many(self, ids: Sequence[int]) -> list[int]:
+        """View counts of a page in one MGET; counters missing from Redis start from the database."""
+        if not ids:
+            return []
+        if not self.cache.available:
+            return await self._from_database(ids)
+        try:
+            raw = await self.redis.mget([keys.viewed(i) for i in ids])
+            missing = [i for i, v in zip(ids, raw, strict=True) if v is None]
+            if missing:
+                await self._start_from_database(missing)
+                raw = await self.redis.mget([keys.viewed(i) for i in ids])
+        except RedisError as exc:
+            self.cache.trip(exc, "view read")
+            return await self._from_database(ids)
+        return [int(v or 0) for v in raw]
+
+    async def _from_database(self, ids: Sequence[int]) -> list[int]:
+        async with self.db() as session:
+            found = dict((await session.execute(select(ShoutViews.shout, ShoutViews.views)
+                                                .where(ShoutViews.shout.in_(ids)))).all())
+        return [int(found.get(i, 0)) for i in ids]
+
+    async def _start_from_database(self, ids: Sequence[int]) -> None:
+        """SET NX: a counter another worker started (and maybe incremented) meanwhile is kept."""
+        values = await self._from_database(ids)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for shout_id, views in zip(ids, values, strict=True):
+                pipe.set(keys.viewed(shout_id), views, nx=True)
+            await pipe.execute()
+
+    # --- flushing to the database ---------------------------------------------------------------------
+
+    async def flush(self) -> int:
+        """Write the counters of shouts viewed since the last flush to `shout_views`; returns how many.
+        SPOP hands each id to one worker; a batch the database refused goes back to the pending set."""
+        flushed = 0
+        while True:
+            popped = await self.redis.spop(keys.views_pending(), FLUSH_BATCH)
+            ids = [int(i) for i in popped or []]
+            if not ids:
+                return flushed
+            values = await self.redis.mget([keys.viewed(i) for i in ids])
+            rows = [{"shout": i, "views": int(v), "updated_at": int(time.time())}
+                    for i, v in zip(ids, values, strict=True) if v is not None]
+            try:
+                await self._upsert(rows)
+            except Exception:
+                await self.redis.sadd(keys.views_pending(), *ids)
+                raise
+            flushed += len(rows)
+
+    async def _upsert(self, rows: list[dict[str, int]]) -> None:
+        if not rows:
+            return
+        async with self.db() as session, session.begin():
+            insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+            statement = insert(ShoutViews).values(rows)
+            excluded = statement.excluded
+            await session.execute(statement.on_conflict_do_update(
+                index_elements=[ShoutViews.shout],
+                set_={"views": case((excluded.views > ShoutViews.views, excluded.views), else_=ShoutViews.views),
+                      "updated_at": excluded.updated_at}))
+
+    async def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._loop(), name="views-flush")
+
+    async def _loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.flush_interval)
+            try:
+                await self.flush()
+            except (RedisError, OSError) as exc:
+                log.warning("views flush failed, retrying next round: %s", exc)
+            except Exception:
+                log.exception("views flush failed")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    # --- histories ------------------------------------------------------------------------------------
+
+    async def remember(self, key: str, member: str | int, keep: int) -> None:
+        """Add to a capped history (newest `keep` members, scored by time); never fails the read."""
+        try:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.zadd(key, {str(member): time.time()})
+                pipe.zremrangebyrank(key, 0, -keep - 1)
+                pipe.expire(key, HISTORY_TTL)
+                await pipe.execute()
+        except RedisError as exc:
+            self.cache.trip(exc, "history")
+
+    async def history(self, key: str, offset: int, limit: int) -> list[str]:
+        members = await self.redis.zrevrange(key, offset, offset + limit - 1)
+        return [m.decode() if isinstance(m, bytes) else str(m) for m in members]
+
+    async def clear(self, key: str) -> None:
+        await self.redis.unlink(key)

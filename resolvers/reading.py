@@ -1,0 +1,55 @@
+"""Reading: a shout read counts a view and enters the reader's history; searches enter theirs. Both
+histories are the reader's own: listed and cleared only by them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from auth.permissions import Viewer
+from cache import keys, response_capture
+from cache.views import READING_HISTORY, SEARCH_HISTORY
+from resolvers.access import require_viewer
+from resolvers.deps import Deps, page
+from resolvers.reader import get_shout, load_shouts_search, shouts_of_ids
+
+MAX_REMEMBERED_TEXT = 100
+
+
+async def read_shout(deps: Deps, viewer: Viewer | None, client: str, slug: str | None = None,
+                     shout_id: int | None = None) -> dict[str, Any] | None:
+    shout = await get_shout(deps, slug=slug, shout_id=shout_id)
+    if shout is None:
+        return None
+    await deps.views.count(shout["id"], client)
+    response_capture.viewed(shout["id"])  # a response-cache hit on this answer counts the view again
+    if viewer is not None:
+        await deps.views.remember(keys.reading_history(viewer.author_id), shout["id"], READING_HISTORY)
+    return shout
+
+
+async def search_shouts(deps: Deps, viewer: Viewer | None, text: str, options: dict[str, Any] | None) -> list[Any]:
+    found = await load_shouts_search(deps, text, options)
+    needle = keys.normalize_query(text)[:MAX_REMEMBERED_TEXT]
+    if viewer is not None and needle:
+        await deps.views.remember(keys.search_history(viewer.author_id), needle, SEARCH_HISTORY)
+    return found
+
+
+async def reading_history(deps: Deps, viewer: Viewer | None, limit: int | None, offset: int | None) -> list[Any]:
+    """The shouts the viewer read, most recent first (those still published)."""
+    me = require_viewer(viewer).author_id
+    limit, offset = page(limit, offset, default=20, maximum=READING_HISTORY)
+    ids = [int(i) for i in await deps.views.history(keys.reading_history(me), offset, limit)] if limit else []
+    return await shouts_of_ids(deps, ids)
+
+
+async def search_history(deps: Deps, viewer: Viewer | None, limit: int | None) -> list[str]:
+    me = require_viewer(viewer).author_id
+    limit, _ = page(limit, 0, default=SEARCH_HISTORY, maximum=SEARCH_HISTORY)
+    return await deps.views.history(keys.search_history(me), 0, limit) if limit else []
+
+
+async def clear_history(deps: Deps, viewer: Viewer | None, which: str) -> dict[str, Any]:
+    me = require_viewer(viewer).author_id
+    await deps.views.clear(keys.reading_history(me) if which == "reading" else keys.search_history(me))
+    return {"error": None}
