@@ -17,7 +17,6 @@ round: the loop never dies of one.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import Iterable
@@ -30,6 +29,7 @@ from cache.counters import get_counters
 from cache.entities import ENTITY_KINDS, SessionFactory, get_cached_entities
 from cache.live import LiveStore
 from cache.locks import RedisLock
+from cache.periodic import Periodic
 from cache.store import Cache
 from orm import Reaction
 
@@ -63,7 +63,7 @@ class CacheRevalidationManager:
         self.interval = interval
         self.threshold = threshold
         self.lock_ttl_ms = lock_ttl_ms
-        self._task: asyncio.Task[None] | None = None
+        self._loop = Periodic("cache revalidation", interval, self.process_revalidation)
         self.rounds = 0
 
     # --- marking (any worker) -----------------------------------------------------------------------
@@ -160,31 +160,14 @@ class CacheRevalidationManager:
             await self._redis.ping()
         except RedisError as exc:
             log.warning("revalidation starts without Redis (%s); it will retry every round", exc)
-        if self._task is None:
-            self._task = asyncio.create_task(self._loop(), name="cache-revalidation")
-
-    async def _loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.interval)
-            try:
-                handled = await self.process_revalidation()
-                if handled:
-                    log.info("revalidated %s", handled)
-            except (RedisError, OSError) as exc:
-                log.warning("revalidation round failed, retrying next round: %s", exc)
-            except Exception:
-                log.exception("revalidation round failed")
+        self._loop.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._loop.stop()
 
     @property
     def running(self) -> bool:
-        return self._task is not None and not self._task.done()
+        return self._loop.running
 
 
 __all__ = ["BATCH_THRESHOLD", "CACHE_REVALIDATION_INTERVAL", "CacheRevalidationManager"]

@@ -11,10 +11,7 @@ searches, the newest 50 texts.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import hashlib
-import logging
 import time
 from collections.abc import Sequence
 
@@ -25,10 +22,9 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from cache import keys
 from cache.entities import SessionFactory
+from cache.periodic import Periodic
 from cache.store import Cache
 from orm import ShoutViews
-
-log = logging.getLogger(__name__)
 
 HOUR = 3600
 READING_HISTORY = 100
@@ -66,7 +62,7 @@ class ViewCounter:
         self.per_hour_cap = per_hour_cap
         self.flush_interval = flush_interval
         self._count = cache.redis.register_script(_COUNT)
-        self._task: asyncio.Task[None] | None = None
+        self._loop = Periodic("views flush", flush_interval, self.flush)
 
     async def count(self, shout_id: int, viewer: str) -> None:
         """Count one read of a shout; never fails the read."""
@@ -146,25 +142,10 @@ class ViewCounter:
                       "updated_at": excluded.updated_at}))
 
     async def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._loop(), name="views-flush")
-
-    async def _loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.flush_interval)
-            try:
-                await self.flush()
-            except (RedisError, OSError) as exc:
-                log.warning("views flush failed, retrying next round: %s", exc)
-            except Exception:
-                log.exception("views flush failed")
+        self._loop.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._loop.stop()
 
     # --- histories ------------------------------------------------------------------------------------
 

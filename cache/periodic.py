@@ -1,0 +1,49 @@
+"""A background loop owned by the lifespan: runs one round every `interval` seconds; a failing round is
+logged and the next one tried, so the loop never dies of one error (Redis or the database away)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from redis.exceptions import RedisError
+
+log = logging.getLogger(__name__)
+
+
+class Periodic:
+    def __init__(self, name: str, interval: float, round_: Callable[[], Awaitable[Any]]) -> None:
+        self.name = name
+        self.interval = interval
+        self._round = round_
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._loop(), name=self.name)
+
+    async def _loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval)
+            try:
+                done = await self._round()
+                if done:
+                    log.info("%s: %s", self.name, done)
+            except (RedisError, OSError) as exc:
+                log.warning("%s round failed, retrying next round: %s", self.name, exc)
+            except Exception:
+                log.exception("%s round failed", self.name)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
