@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -27,8 +26,6 @@ from cache.store import Cache
 from orm.engine import make_engine
 from resolvers.deps import Deps
 
-ROOT = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("SHARED_DIR", ROOT.parent / "shared"))
 TEST_DATABASE_URL = os.environ.get("TEST_DATABASE_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
 TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
 

@@ -1,4 +1,4 @@
-"""Loading the API contract of ../shared/contract (schema files and client operations)."""
+"""Loading the API contract (schema files and client operations), copied into tests/contract_files."""
 
 from __future__ import annotations
 
@@ -6,9 +6,7 @@ from pathlib import Path
 
 from graphql import GraphQLSchema, build_schema
 
-from tests.conftest import SHARED
-
-CONTRACT = SHARED / "contract"
+CONTRACT = Path(__file__).resolve().parent / "contract_files"
 
 
 def contract_sdl() -> str:

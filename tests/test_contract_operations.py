@@ -1,4 +1,4 @@
-"""Every read operation of ../shared/contract/operations runs against the seeded database: it
+"""Every read operation of the contract (tests/contract_files/operations) runs against the seeded database: it
 validates against our schema, returns no errors, and returns data where the seed has some."""
 
 from __future__ import annotations
