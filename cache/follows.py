@@ -53,14 +53,14 @@ EDGES: dict[str, Edge] = {
 }
 
 
-def _fans_query(kind: str, entity_id: int) -> Select[Any]:
+def fans_query(kind: str, entity_id: int) -> Select[Any]:
     edge = EDGES[kind]
     return (select(edge.model.follower, edge.model.created_at)
             .where(edge.target == entity_id, edge.live())
             .order_by(edge.model.created_at.desc(), edge.model.follower.desc()))
 
 
-def _following_query(kind: str, author_id: int) -> Select[Any]:
+def following_query(kind: str, author_id: int) -> Select[Any]:
     edge = EDGES[kind]
     return (select(edge.target, edge.model.created_at)
             .where(edge.model.follower == author_id, edge.live())
@@ -96,14 +96,14 @@ async def fan_ids(kind: str, entity_id: int, *, live: LiveStore, db: SessionFact
                   offset: int = 0, limit: int | None = None) -> list[int]:
     """Who follows an author / topic / community / shout, newest first."""
     await cache.observe([keys.tag_followers_of(kind, entity_id)])
-    return await _ids(live, db, kind, entity_id, "fans", _fans_query(kind, entity_id), offset, limit)
+    return await _ids(live, db, kind, entity_id, "fans", fans_query(kind, entity_id), offset, limit)
 
 
 async def following_ids(kind: str, author_id: int, *, live: LiveStore, db: SessionFactory, cache: Cache,
                         offset: int = 0, limit: int | None = None) -> list[int]:
     """The authors / topics / communities / shouts an author follows, newest first."""
     await cache.observe([keys.tag_author_follows(author_id)])
-    return await _ids(live, db, "author", author_id, f"following:{kind}", _following_query(kind, author_id),
+    return await _ids(live, db, "author", author_id, f"following:{kind}", following_query(kind, author_id),
                       offset, limit)
 
 

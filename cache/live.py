@@ -184,9 +184,6 @@ class Noted:
     epoch: str
 
 
-_NOTHING_NOTED = Noted("", "")
-
-
 class LiveStore:
     """Reads, builds and updates live structures through the cache's Redis client and circuit breaker."""
 
@@ -294,7 +291,7 @@ class LiveStore:
             for start in range(0, len(todo), CHUNK):
                 async with self.redis.pipeline(transaction=False) as pipe:
                     for entity_id, data in todo[start:start + CHUNK]:
-                        seen = noted.get(entity_id, _NOTHING_NOTED)
+                        seen = noted[entity_id]
                         await self._build(
                             keys=[keys.live_meta(kind, entity_id), keys.live_epoch(kind),
                                   structure_key(kind, entity_id, name)],
@@ -304,13 +301,6 @@ class LiveStore:
                     await pipe.execute()
         except RedisError as exc:
             self.cache.trip(exc, "live build")
-
-    async def forget(self, kind: str, ids: Iterable[int], name: str = "count") -> None:
-        """Drop structures so that their next read rebuilds them (the revalidator's reconciliation)."""
-        ops = LiveOps()
-        for entity_id in ids:
-            ops.drop(kind, entity_id, name)
-        await self.apply(ops, announced=False)
 
     async def apply(self, ops: LiveOps, *, announced: bool) -> None:
         """Apply `ops` on their own (the commit path queues them into its invalidation pipeline)."""

@@ -16,7 +16,7 @@ from sqlalchemy import select
 from app.settings import Settings
 from cache import keys
 from cache.counters import QUERIES, get_counters
-from cache.follows import _fans_query, _following_query, fan_ids, following_ids
+from cache.follows import fan_ids, fans_query, following_ids, following_query
 from cache.live import LiveOps
 from orm import Author, AuthorFollower, Community, Shout, ShoutAuthor, ShoutTopic, Topic
 from orm.stats import is_listed
@@ -178,10 +178,10 @@ async def _compare(deps: Deps, redis: Redis, scope: dict[str, list[int]]) -> int
             for name in SETS[kind]:
                 for entity_id in await _built(redis, kind, ids, name):
                     if name == "fans":
-                        query, key = _fans_query(kind, entity_id), keys.fans(kind, entity_id)
+                        query, key = fans_query(kind, entity_id), keys.fans(kind, entity_id)
                     else:
                         target = name.split(":")[1]
-                        query, key = _following_query(target, entity_id), keys.following(entity_id, target)
+                        query, key = following_query(target, entity_id), keys.following(entity_id, target)
                     rows = (await session.execute(query.limit(SET_CAP))).all()
                     stored_set = [(int(m), int(s)) for m, s in await redis.zrevrange(key, 0, -1, withscores=True)]
                     assert stored_set == [(t, at) for t, at in rows], (kind, entity_id, name)
