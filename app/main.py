@@ -66,7 +66,8 @@ async def open_deps(settings: Settings) -> AsyncIterator[Deps]:
 def wire(settings: Settings, engine: AsyncEngine, cache: Cache, *, auth: AuthServices | None) -> Deps:
     """Sessions whose commits invalidate the cache (triggers) and the revalidation manager behind them."""
     register_triggers()
-    live = LiveStore(cache, ttl=settings.live_ttl, set_cap=settings.live_set_cap)
+    live = LiveStore(cache, ttl=settings.live_ttl, set_cap=settings.live_set_cap,
+                     thread_cap=settings.live_thread_cap)
     revalidator = CacheRevalidationManager(cache, make_session_factory(engine), live,
                                            interval=settings.cache_revalidation_interval)
     db = make_session_factory(engine, sink=CacheSink(cache, revalidator, live))

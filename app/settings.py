@@ -60,6 +60,8 @@ class Settings(BaseSettings):
     # rebuilt from SQL when next read; follower sets keep the newest this many members (seed 004: 5,000).
     live_ttl: int = 7 * 86_400
     live_set_cap: int = 5000
+    # A comment thread (top level, or one comment's replies) longer than this is read from SQL (seed 004).
+    live_thread_cap: int = 5000
     # Views: flushed to the database every this many seconds; an anonymous client or author reading more
     # distinct shouts than this in an hour counts no more views that hour.
     views_flush_interval: int = 60

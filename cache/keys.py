@@ -140,7 +140,7 @@ def search_history(author: int) -> str:
 # Kept current by the write side after each commit instead of being recomputed (cache/live.py). Sorted
 # sets of ids hold zero-padded members, so that equal scores order by id exactly as SQL does.
 
-LIVE_KINDS = ("shout", "author", "topic", "community")
+LIVE_KINDS = ("shout", "author", "topic", "community", "comment")
 
 
 def member(entity_id: int) -> str:
@@ -172,6 +172,22 @@ def fans(kind: str, entity_id: int) -> str:
 def following(author: int, kind: str = "author") -> str:
     """Seed 003 `user:{id}:following`: what an author follows, scored by follow time."""
     return f"user:{author}:following" if kind == "author" else f"user:{author}:following:{kind}s"
+
+
+def post_comments(shout: int, order: str = "") -> str:
+    """Seed 001 `post:{id}:comments`: a shout's top-level comments scored by time; `:best` the same
+    scored by rating; `:all` every comment of the shout (replies too) scored by time."""
+    return f"post:{shout}:comments" + (f":{order}" if order else "")
+
+
+def comment(comment_id: int) -> str:
+    """Seed 001 `comment:{id}`: one comment's fields (a HASH), `status` active or deleted."""
+    return f"comment:{comment_id}"
+
+
+def comment_replies(comment_id: int, order: str = "") -> str:
+    """Seed 001 `comment:{id}:replies`: a comment's direct replies scored by time (`:best`: by rating)."""
+    return f"comment:{comment_id}:replies" + (f":{order}" if order else "")
 
 
 # --- collections (seed 002) ------------------------------------------------------------------------

@@ -42,20 +42,24 @@ KEY_MARGIN = 600
 CHUNK = 100  # seed 004: at most 100 elements per command
 
 # Apply one committed write's operations to one entity's structures.
-# KEYS: meta, epoch, structure keys...; ARGV: ttl, announced, cap, then ops:
+# KEYS: meta, epoch, structure keys...; ARGV: ttl, announced, set cap, thread cap, then ops:
 #   incr  <key#> <name> <field> <delta>       HINCRBY
 #   max   <key#> <name> <field> <value>       HSET if greater (a maximum such as a last comment time)
 #   drop  <key#> <name>                       UNLINK: rebuilt from SQL on the next read
 #   zadd  <key#> <name> <score> <member>      ZADD, trimmed to the newest `cap`
 #   zrem  <key#> <name> <member>              ZREM; a capped set that loses a member is dropped
+#   zput  <key#> <name> <score> <member>      ZADD to a set that is whole or nothing (a comment thread,
+#                                             read from both ends): dropped when it outgrows the thread cap
+#   zdel  <key#> <name> <member>              ZREM from such a set
+#   zincr <key#> <name> <delta> <member>      ZINCRBY of a member that is there (a comment's rating)
 _APPLY = Template("""
 local meta = KEYS[1]
 local epoch = redis.call('GET', KEYS[2]) or ''
-local ttl, cap = tonumber(ARGV[1]), tonumber(ARGV[3])
+local ttl, cap, thread_cap = tonumber(ARGV[1]), tonumber(ARGV[3]), tonumber(ARGV[4])
 redis.call('HINCRBY', meta, 'v', 1)
 if ARGV[2] == '1' and redis.call('HINCRBY', meta, 'p', -1) < 0 then redis.call('HSET', meta, 'p', 0) end
-local arity = {incr = 5, max = 5, drop = 3, zadd = 5, zrem = 4}
-local i = 4
+local arity = {incr = 5, max = 5, drop = 3, zadd = 5, zrem = 4, zput = 5, zdel = 4, zincr = 5}
+local i = 5
 while i <= #ARGV do
   local verb, key, name = ARGV[i], KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2]
   if redis.call('HGET', meta, name) ~= epoch or verb == 'drop' then
@@ -72,6 +76,16 @@ while i <= #ARGV do
     redis.call('ZADD', key, ARGV[i + 3], ARGV[i + 4])
     local size = redis.call('ZCARD', key)
     if cap > 0 and size > cap then redis.call('ZREMRANGEBYRANK', key, 0, size - cap - 1) end
+  elseif verb == 'zput' then
+    redis.call('ZADD', key, ARGV[i + 3], ARGV[i + 4])
+    if thread_cap > 0 and redis.call('ZCARD', key) > thread_cap then
+      redis.call('UNLINK', key)
+      redis.call('HDEL', meta, name)
+    end
+  elseif verb == 'zdel' then
+    redis.call('ZREM', key, ARGV[i + 3])
+  elseif verb == 'zincr' then
+    if redis.call('ZSCORE', key, ARGV[i + 4]) then redis.call('ZINCRBY', key, ARGV[i + 3], ARGV[i + 4]) end
   elseif verb == 'zrem' then
     if redis.call('ZSCORE', key, ARGV[i + 3]) then
       if cap > 0 and redis.call('ZCARD', key) >= cap then
@@ -116,6 +130,16 @@ return 1
 """).substitute(timeout=PENDING_TIMEOUT, chunk=CHUNK, margin=KEY_MARGIN)
 
 
+_NAMED: dict[str, Callable[[int], str]] = {
+    "comments": keys.post_comments,
+    "comments:best": lambda i: keys.post_comments(i, "best"),
+    "comments:all": lambda i: keys.post_comments(i, "all"),
+    "comment": keys.comment,
+    "replies": keys.comment_replies,
+    "replies:best": lambda i: keys.comment_replies(i, "best"),
+}
+
+
 def structure_key(kind: str, entity_id: int, name: str) -> str:
     """The Redis key of one structure of an entity (see cache/keys.py for the names)."""
     if name == "count":
@@ -124,6 +148,8 @@ def structure_key(kind: str, entity_id: int, name: str) -> str:
         return keys.fans(kind, entity_id)
     if name.startswith("following:"):
         return keys.following(entity_id, name.split(":", 1)[1])
+    if name in _NAMED:
+        return _NAMED[name](entity_id)
     raise ValueError(f"unknown live structure {name!r}")
 
 
@@ -148,9 +174,14 @@ class LiveOps:
             self.by_entity.setdefault((kind, int(entity_id)), []).append(op)
 
     def incr(self, kind: str, entity_id: int | None, **deltas: int) -> None:
+        """Counter deltas (`count:{kind}:{id}`)."""
+        self.hincr(kind, entity_id, "count", deltas)
+
+    def hincr(self, kind: str, entity_id: int | None, name: str, deltas: dict[str, int]) -> None:
+        """Deltas of the fields of any hash structure (a comment's rating)."""
         for metric, delta in deltas.items():
             if delta:
-                self._add(kind, entity_id, Op("incr", "count", (metric, str(delta))))
+                self._add(kind, entity_id, Op("incr", name, (metric, str(delta))))
 
     def maximum(self, kind: str, entity_id: int | None, metric: str, value: int) -> None:
         self._add(kind, entity_id, Op("max", "count", (metric, str(value))))
@@ -160,6 +191,16 @@ class LiveOps:
 
     def zadd(self, kind: str, entity_id: int | None, name: str, score: int, member_id: int) -> None:
         self._add(kind, entity_id, Op("zadd", name, (str(score), keys.member(member_id))))
+
+    def zput(self, kind: str, entity_id: int | None, name: str, score: int, member_id: int) -> None:
+        self._add(kind, entity_id, Op("zput", name, (str(score), keys.member(member_id))))
+
+    def zdel(self, kind: str, entity_id: int | None, name: str, member_id: int) -> None:
+        self._add(kind, entity_id, Op("zdel", name, (keys.member(member_id),)))
+
+    def zincr(self, kind: str, entity_id: int | None, name: str, delta: int, member_id: int) -> None:
+        if delta:
+            self._add(kind, entity_id, Op("zincr", name, (str(delta), keys.member(member_id))))
 
     def zrem(self, kind: str, entity_id: int | None, name: str, member_id: int) -> None:
         self._add(kind, entity_id, Op("zrem", name, (keys.member(member_id),)))
@@ -187,11 +228,13 @@ class Noted:
 class LiveStore:
     """Reads, builds and updates live structures through the cache's Redis client and circuit breaker."""
 
-    def __init__(self, cache: Cache, *, ttl: int = 7 * 86_400, set_cap: int = 5000) -> None:
+    def __init__(self, cache: Cache, *, ttl: int = 7 * 86_400, set_cap: int = 5000,
+                 thread_cap: int = 5000) -> None:
         self.cache = cache
         self.redis = cache.redis
         self.ttl = ttl
         self.set_cap = set_cap
+        self.thread_cap = thread_cap
         self._apply = cache.redis.register_script(_APPLY)
         self._build = cache.redis.register_script(_BUILD)
 
@@ -228,7 +271,7 @@ class LiveStore:
             pipe.incr(keys.live_epoch(kind))
         for (kind, entity_id), entity_ops in ops.by_entity.items():
             key_list = [keys.live_meta(kind, entity_id), keys.live_epoch(kind)]
-            args: list[str] = [str(self.ttl), "1" if announced else "0", str(self.set_cap)]
+            args: list[str] = [str(self.ttl), "1" if announced else "0", str(self.set_cap), str(self.thread_cap)]
             for op in entity_ops if announced else [Op("drop", o.name) for o in entity_ops]:
                 key = structure_key(kind, entity_id, op.name)
                 if key not in key_list:

@@ -294,7 +294,7 @@ class Cache:
                     unlocked: bool) -> Any:
         """Compute a missing value, one worker at a time: the holder of the key's fill lock computes,
         the others wait briefly for its result (stampede protection across processes)."""
-        owner = await self._take_fill_lock(cache_key) if stamp is not None and not unlocked else None
+        owner = await self.take_fill_lock(cache_key) if stamp is not None and not unlocked else None
         if owner is False:
             deadline = time.monotonic() + self.fill_wait_ms / 1000
             while time.monotonic() < deadline:
@@ -307,22 +307,35 @@ class Cache:
             data = await query_func(**query_params)
         except BaseException:
             if owner:
-                await self._release_fill_lock(cache_key)
+                await self.release_fill_lock(cache_key)
             raise
         await self.set_many([(cache_key, data, stamp, ttl)], unlock=keys.fill_lock(cache_key) if owner else None)
         return data
 
-    async def _take_fill_lock(self, cache_key: str) -> bool | None:
+    async def take_fill_lock(self, cache_key: str) -> bool | None:
         """True: ours; False: another worker computes; None: Redis unavailable (just compute)."""
+        return (await self.take_fill_locks([cache_key]))[0]
+
+    async def take_fill_locks(self, cache_keys: Sequence[str]) -> list[bool | None]:
+        """`take_fill_lock` for several keys in one round trip."""
+        if not cache_keys:
+            return []
+        if not self.available:
+            return [None] * len(cache_keys)
         try:
-            return bool(await self.redis.set(keys.fill_lock(cache_key), b"1", nx=True, px=self.fill_lock_ms))
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for cache_key in cache_keys:
+                    pipe.set(keys.fill_lock(cache_key), b"1", nx=True, px=self.fill_lock_ms)
+                return [bool(taken) for taken in await pipe.execute()]
         except RedisError as exc:
             self.trip(exc, "fill lock")
-            return None
+            return [None] * len(cache_keys)
 
-    async def _release_fill_lock(self, cache_key: str) -> None:
+    async def release_fill_lock(self, *cache_keys: str) -> None:
+        if not cache_keys:
+            return
         try:
-            await self.redis.delete(keys.fill_lock(cache_key))
+            await self.redis.delete(*(keys.fill_lock(k) for k in cache_keys))
         except RedisError as exc:
             self.trip(exc, "fill lock release")
 
@@ -361,10 +374,13 @@ class Cache:
             return
         try:
             async with self.redis.pipeline(transaction=False) as pipe:
-                for tag in tag_list:
-                    pipe.incr(keys.generation(tag))
+                # Live structures change before the generations move: a reader that sees a new
+                # generation then also sees the new structures, so it cannot cache a page built from
+                # the old ones under the new stamp.
                 if also is not None:
                     await also(pipe)
+                for tag in tag_list:
+                    pipe.incr(keys.generation(tag))
                 await pipe.execute()
         except RedisError as exc:
             self.lose(exc, "invalidation")

@@ -30,8 +30,9 @@ def is_listed() -> Any:
     return Shout.published_at.is_not(None) & Shout.deleted_at.is_(None)
 
 
-def vote_value() -> Any:
-    return case((Reaction.kind == LIKE, 1), (Reaction.kind == DISLIKE, -1), else_=0)
+def vote_value(reaction: Any = Reaction) -> Any:
+    """+1 for a like, -1 for a dislike, 0 for any other kind (`reaction`: the table or an alias)."""
+    return case((reaction.kind == LIKE, 1), (reaction.kind == DISLIKE, -1), else_=0)
 
 
 async def _collect(

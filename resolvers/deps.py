@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from cache.entities import SessionFactory
 from cache.live import LiveStore
 from cache.store import Cache
+from cache.threads import Threads
 from cache.views import ViewCounter
 from resolvers.errors import BadInput
 
@@ -35,6 +36,11 @@ class Deps:
             object.__setattr__(self, "live", LiveStore(self.cache))
         if self.views is None:
             object.__setattr__(self, "views", ViewCounter(self.cache, self.db))
+
+    @property
+    def threads(self) -> Threads:
+        """Comment threads (seed 001), read through the live structures."""
+        return Threads(self.live, self.cache, self.db)
 
     @property
     def accounts(self) -> AuthServices:

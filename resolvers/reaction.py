@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cache import keys
 from cache.entities import id_by_slug
+from cache.threads import ORDERS, set_name
 from orm import Author, Reaction, Shout, ShoutTopic, Topic
 from orm.reaction import COMMENT_KINDS, RATING_KINDS
 from orm.stats import is_listed, reaction_stats, vote_value
@@ -32,19 +33,27 @@ def _live_on_listed_shouts() -> Select[Any]:
 
 
 def _sorted(query: Select[Any], sort: str | None) -> Select[Any]:
-    sort = sort or "newest"
-    if sort not in SORTS:
-        raise BadInput(f"sort must be one of {', '.join(SORTS)}", field="sort")
+    """The thread orders of cache/threads.py: ties go by id, and "dislike" is exactly "like" reversed."""
+    sort = _checked(sort)
     if sort in ("like", "dislike"):
         votes = (select(Reaction.reply_to.label("target"), func.sum(vote_value()).label("score"))
                  .where(Reaction.deleted_at.is_(None), Reaction.kind.in_(RATING_KINDS))
                  .group_by(Reaction.reply_to).subquery())
         score = func.coalesce(votes.c.score, 0)
         query = query.outerjoin(votes, votes.c.target == Reaction.id)
-        return query.order_by(score.desc() if sort == "like" else score.asc(), Reaction.created_at.desc())
+        if sort == "like":
+            return query.order_by(score.desc(), Reaction.id.desc())
+        return query.order_by(score.asc(), Reaction.id.asc())
     if sort == "oldest":
         return query.order_by(Reaction.created_at.asc(), Reaction.id.asc())
     return query.order_by(Reaction.created_at.desc(), Reaction.id.desc())
+
+
+def _checked(sort: str | None) -> str:
+    sort = sort or "newest"
+    if sort not in SORTS:
+        raise BadInput(f"sort must be one of {', '.join(SORTS)}", field="sort")
+    return sort
 
 
 async def _with_stats(session: AsyncSession, rows: list[Reaction]) -> list[dict[str, Any]]:
@@ -67,6 +76,7 @@ async def load_reactions_by(deps: Deps, by: dict[str, Any], limit: int | None,
     by = {k: v for k, v in (by or {}).items() if v is not None}
     query = _live_on_listed_shouts()
     tags = [keys.TAG_REACTIONS]
+    shout_id: int | None = None
     if slug := by.get("shout"):
         shout_id = await id_by_slug("shout", slug, cache=deps.cache, db=deps.db)
         if shout_id is None:
@@ -92,17 +102,52 @@ async def load_reactions_by(deps: Deps, by: dict[str, Any], limit: int | None,
         query = query.where(Reaction.created_at >= after)
     if limit == 0:
         return []
-    stmt = _sorted(query, by.get("sort")).limit(limit).offset(offset)
+    sort = _checked(by.get("sort"))
     key = keys.reactions_by(keys.digest(sorted((k, str(v)) for k, v in by.items()), limit, offset))
-    return await _cached_reactions(deps, key, tags, stmt)
+    if (thread := _thread_of(by, sort)) is not None:
+        owner_kind, name = thread
+        owner_id = int(by["reply_to"] if owner_kind == "comment" else shout_id or 0)
+        order = ORDERS[sort]
+        return await _cached_thread_page(deps, key, tags, owner_kind, owner_id, name, limit, offset, order[1],
+                                         shout=shout_id)
+    return await _cached_reactions(deps, key, tags, _sorted(query, sort).limit(limit).offset(offset))
+
+
+def _thread_of(by: dict[str, Any], sort: str) -> tuple[str, str] | None:
+    """The comment thread a filter reads, if it is one: the comments of a shout (newest or oldest
+    first) or the replies to a comment, of exactly the thread kinds and nothing else filtered."""
+    kinds = {str(k) for k in by.get("kinds") or ()}
+    if set(by) - {"shout", "reply_to", "kinds", "sort"} or kinds != set(COMMENT_KINDS):
+        return None
+    if "reply_to" in by:
+        return "comment", set_name("comment", ORDERS[sort][0])
+    if "shout" in by and ORDERS[sort][0] == "":
+        return "shout", "comments:all"
+    return None
+
+
+async def _cached_thread_page(deps: Deps, key: str, tags: list[str], owner_kind: str, owner_id: int, name: str,
+                              limit: int, offset: int, newest_first: bool, *, shout: int | None = None,
+                              children_limit: int = 0, children_offset: int = 0) -> list[dict[str, Any]]:
+    """A page of a comment thread (cache/threads.py), cached whole like any list; `shout` keeps only
+    the comments of that shout."""
+    async def query() -> list[dict[str, Any]]:
+        page_ids = await deps.threads.page(owner_kind, owner_id, name, offset, limit, newest_first)
+        comments = await deps.threads.comments(page_ids.ids, children_limit=children_limit,
+                                               children_offset=children_offset)
+        return [c for c in comments if shout is None or c["shout"] == shout]
+
+    return list(await deps.cache.cached_query(key, query, ttl=deps.ttl_shouts, tags=tags))
 
 
 async def load_shout_comments(deps: Deps, shout: int, limit: int | None, offset: int | None) -> list[Any]:
+    """Every comment of a shout (replies too), newest first."""
     limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=deps.max_page_size)
-    stmt = (_live_on_listed_shouts().where(Reaction.shout == shout, Reaction.kind.in_(COMMENT_KINDS))
-            .order_by(Reaction.created_at.desc(), Reaction.id.desc()).limit(limit).offset(offset))
-    return await _cached_reactions(deps, keys.reactions_shout(shout, limit, offset, "comments"),
-                                   [keys.tag_shout_reactions(shout)], stmt)
+    if limit == 0:
+        return []
+    return await _cached_thread_page(deps, keys.reactions_shout(shout, limit, offset, "comments"),
+                                     [keys.tag_shout_reactions(shout)], "shout", shout, "comments:all",
+                                     limit, offset, True)
 
 
 async def load_shout_ratings(deps: Deps, shout: int, limit: int | None, offset: int | None) -> list[Any]:
@@ -133,50 +178,19 @@ async def load_comments_branch(
     children_offset: int | None = None,
 ) -> list[dict[str, Any]]:
     """One level of a comment thread (top level, or the replies of `parent_id`), each comment with its
-    first `children_limit` replies, oldest first. Three statements whatever the page size."""
+    first `children_limit` replies, oldest first, read from the thread structures of cache/threads.py."""
     limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=deps.max_page_size)
     children_limit, children_offset = page(children_limit, children_offset, default=DEFAULT_CHILDREN,
                                            maximum=deps.max_page_size)
-    level = (Reaction.reply_to == parent_id) if parent_id is not None else Reaction.reply_to.is_(None)
-    stmt = (_sorted(_live_on_listed_shouts().where(Reaction.shout == shout, level,
-                                                   Reaction.kind.in_(COMMENT_KINDS)), sort)
-            .limit(limit).offset(offset))
-
-    async def query() -> list[dict[str, Any]]:
-        async with deps.db() as session:
-            comments = await _with_stats(session, list((await session.scalars(stmt)).all()))
-            replies = await _first_replies(session, [c["id"] for c in comments],
-                                           children_limit, children_offset)
-        for comment in comments:
-            comment["first_replies"] = replies.get(comment["id"], [])
-        return comments
-
+    order, newest_first = ORDERS[_checked(sort)]
+    if limit == 0:
+        return []
+    owner_kind, owner_id = ("shout", shout) if parent_id is None else ("comment", parent_id)
     key = keys.comments_branch(shout, parent_id, keys.digest(limit, offset, sort, children_limit,
                                                                children_offset))
-    return list(await deps.cache.cached_query(key, query, ttl=deps.ttl_shouts,
-                                              tags=[keys.tag_shout_reactions(shout)]))
-
-
-async def _first_replies(session: AsyncSession, parents: list[int], limit: int,
-                         offset: int) -> dict[int, list[dict[str, Any]]]:
-    if not parents or limit == 0:
-        return {}
-    position = func.row_number().over(
-        partition_by=Reaction.reply_to, order_by=(Reaction.created_at.asc(), Reaction.id.asc())
-    ).label("position")
-    ranked = (select(Reaction.id, position)
-              .where(Reaction.reply_to.in_(parents), Reaction.deleted_at.is_(None),
-                     Reaction.kind.in_(COMMENT_KINDS))
-              .subquery())
-    rows = (await session.scalars(
-        select(Reaction).join(ranked, ranked.c.id == Reaction.id)
-        .where(ranked.c.position > offset, ranked.c.position <= offset + limit)
-        .order_by(Reaction.reply_to, ranked.c.position)
-    )).all()
-    result: dict[int, list[dict[str, Any]]] = {}
-    for reply in await _with_stats(session, list(rows)):
-        result.setdefault(reply["reply_to"], []).append(reply)
-    return result
+    return await _cached_thread_page(deps, key, [keys.tag_shout_reactions(shout)], owner_kind, owner_id,
+                                     set_name(owner_kind, order), limit, offset, newest_first, shout=shout,
+                                     children_limit=children_limit, children_offset=children_offset)
 
 
 async def reactions_by_ids(deps: Deps, ids: list[int]) -> list[dict[str, Any] | None]:

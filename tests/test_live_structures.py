@@ -1,34 +1,44 @@
 """Live structures against SQL (seeds 001/003): after a random sequence of writes through the API (follow,
-unfollow, vote, comment, reply, delete, rate, bookmark, publish, unpublish), every counter hash and follow
-set that Redis holds equals what SQL computes, with no revalidation run; after FLUSHDB the next reads
-rebuild them, equal again. The follow sets are capped at 6 here, so the writes cross the cap."""
+unfollow, vote, comment, reply, edit, delete, rate, bookmark, publish, unpublish), every counter hash,
+follow set, comment thread and comment HASH that Redis holds equals what SQL computes, with no
+revalidation run, and every comment page the API serves equals the SQL page; after FLUSHDB the next reads
+rebuild them, equal again. Follow sets are capped at 6 and threads at 10 here, so the writes cross both."""
 
 from __future__ import annotations
 
 import random
 import uuid
 from collections.abc import Iterable
+from typing import Any
 
 import pytest
 from redis.asyncio import Redis
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.settings import Settings
 from cache import keys
 from cache.counters import QUERIES, get_counters
 from cache.follows import fan_ids, fans_query, following_ids, following_query
-from cache.live import LiveOps
-from orm import Author, AuthorFollower, Community, Shout, ShoutAuthor, ShoutTopic, Topic
-from orm.stats import is_listed
+from cache.live import LiveOps, structure_key
+from cache.threads import comment_rating, encode, members_query
+from orm import Author, AuthorFollower, Community, Reaction, Shout, ShoutAuthor, ShoutTopic, Topic
+from orm.reaction import COMMENT_KINDS
+from orm.stats import is_listed, reaction_stats
 from resolvers.deps import Deps
 from tests.helpers import Api, User
 
 SET_CAP = 6
+THREAD_CAP = 10
 WRITES = 520
 FOLLOW = "mutation($w: FollowingEntity!, $s: String!) { follow(what: $w, slug: $s) { error } }"
 UNFOLLOW = "mutation($w: FollowingEntity!, $s: String!) { unfollow(what: $w, slug: $s) { error } }"
 REACT = "mutation($r: ReactionInput!) { create_reaction(reaction: $r) { error reaction { id } } }"
 DELETE = "mutation($id: Int!) { delete_reaction(reaction_id: $id) { error } }"
+EDIT = "mutation($r: ReactionInput!) { update_reaction(reaction: $r) { error } }"
+BRANCH = """query($s: Int!, $p: Int, $o: ReactionSort, $l: Int) {
+  load_comments_branch(shout: $s, parent_id: $p, sort: $o, limit: $l, children_limit: 2) {
+    id body stat { rating comments_count } first_replies { id stat { rating comments_count } } } }"""
 RATE = "mutation($s: String!, $v: Int!) { rate_author(rated_slug: $s, value: $v) { error } }"
 BOOKMARK = "mutation($s: String!) { toggle_bookmark_shout(slug: $s) { error } }"
 DRAFT = "mutation($d: DraftInput!) { create_draft(draft_input: $d) { draft { id } } }"
@@ -40,7 +50,7 @@ EXPECTED_REFUSALS = {"CONFLICT", "BAD_USER_INPUT", "NOT_FOUND", "FORBIDDEN"}
 
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
-    return settings.model_copy(update={"live_set_cap": SET_CAP})
+    return settings.model_copy(update={"live_set_cap": SET_CAP, "live_thread_cap": THREAD_CAP})
 
 
 class World:
@@ -51,6 +61,7 @@ class World:
         self.users, self.shouts, self.topics = users, shouts, topics
         self.communities, self.authors = communities, authors
         self.reactions: list[tuple[int, int, int, bool]] = []  # (id, owner, shout, is_comment)
+        self.comments: list[int] = []  # every comment created, deleted ones too
         self.drafts: list[tuple[int, User, str]] = []
         self.published: dict[int, int] = {}  # draft -> shout
 
@@ -90,6 +101,7 @@ async def _write(api: Api, world: World, rng: random.Random) -> None:
                                            "body": "мнение", "reply_to": reply_to}}, user)
         if not body.get("errors"):
             world.reactions.append((body["data"]["create_reaction"]["reaction"]["id"], user.id, shout_id, True))
+            world.comments.append(world.reactions[-1][0])
     elif choice < 0.65:
         comments = [r for r in world.reactions if r[3]]
         if not comments:
@@ -102,8 +114,12 @@ async def _write(api: Api, world: World, rng: random.Random) -> None:
         if not mine:
             return
         target = rng.choice(mine)
-        world.reactions.remove(target)
-        body = await api.raw(DELETE, {"id": target[0]}, user)
+        if target[3] and rng.random() < 0.3:
+            body = await api.raw(EDIT, {"r": {"id": target[0], "kind": "COMMENT", "shout": target[2],
+                                              "body": f"правка {rng.random()}"}}, user)
+        else:
+            world.reactions.remove(target)
+            body = await api.raw(DELETE, {"id": target[0]}, user)
     elif choice < 0.82:
         body = await api.raw(RATE, {"s": rng.choice(world.authors)[1], "v": rng.choice([1, -1, 0])}, user)
     elif choice < 0.9:
@@ -138,16 +154,24 @@ async def _scope(deps: Deps, world: World) -> dict[str, list[int]]:
         "author": sorted({a[0] for a in world.authors} | shout_authors | fans),
         "topic": sorted({t[0] for t in world.topics} | topics),
         "community": sorted(communities),
+        "comment": sorted(world.comments),
     }
 
 
 SETS = {"author": ["fans", "following:author", "following:topic", "following:community", "following:shout"],
         "topic": ["fans"], "community": ["fans"], "shout": ["fans"]}
+THREAD_SETS = {"shout": ["comments", "comments:best", "comments:all"], "comment": ["replies", "replies:best"]}
 
 
 async def _read_all(deps: Deps, scope: dict[str, list[int]]) -> None:
     """Read every structure in scope through the live read path (which builds what is missing)."""
     for kind, ids in scope.items():
+        for name in THREAD_SETS.get(kind, []):
+            for entity_id in ids:
+                await deps.threads.page(kind, entity_id, name, 0, 1, True)
+        if kind == "comment":
+            await deps.threads.comments(ids)
+            continue
         await get_counters(kind, ids, live=deps.live, db=deps.db)
         for entity_id in ids:
             for name in SETS[kind]:
@@ -168,6 +192,22 @@ async def _compare(deps: Deps, redis: Redis, scope: dict[str, list[int]]) -> int
     compared = 0
     async with deps.db() as session:
         for kind, ids in scope.items():
+            for name in THREAD_SETS.get(kind, []):
+                for entity_id in await _built(redis, kind, ids, name):
+                    rows = (await session.execute(members_query(kind, name, [entity_id]))).all()
+                    stored_set = await redis.zrevrange(structure_key(kind, entity_id, name), 0, -1, withscores=True)
+                    assert [(int(m), int(score)) for m, score in stored_set] == [(i, sc) for _, sc, i in rows], \
+                        (kind, entity_id, name)
+                    compared += 1
+            if kind == "comment":
+                for entity_id in await _built(redis, kind, ids, "comment"):
+                    row, rating = (await session.execute(select(Reaction, comment_rating())
+                                                         .where(Reaction.id == entity_id))).one()
+                    stored = await redis.hgetall(keys.comment(entity_id))
+                    assert stored == {str(k).encode(): str(v).encode()
+                                      for k, v in zip(*[iter(encode(row.dict(), rating))] * 2, strict=True)}, entity_id
+                    compared += 1
+                continue
             built = await _built(redis, kind, ids, "count")
             truth = await QUERIES[kind](session, built)
             for entity_id in built:
@@ -200,11 +240,67 @@ async def test_random_writes_keep_every_live_structure_equal_to_sql(api: Api, re
             await _read_all(deps, await _scope(deps, world))
     scope = await _scope(deps, world)
     compared = await _compare(deps, redis, scope)
-    assert compared >= 100, compared  # most structures were updated in place, not dropped
+    assert compared >= 150, compared  # most structures were updated in place, not dropped
+    assert await _pages_equal_sql(api, scope) >= 20
 
     await redis.flushdb()
     await _read_all(deps, scope)  # lazy rebuild from SQL: now every structure in scope is built
-    assert await _compare(deps, redis, scope) == sum(len(ids) * (1 + len(SETS[kind])) for kind, ids in scope.items())
+    held = await _threads_within_cap(deps, redis, scope)
+    assert await _compare(deps, redis, scope) == held + sum(
+        len(ids) * (1 + len(SETS[kind])) for kind, ids in scope.items() if kind != "comment"
+    ) + len(scope["comment"])
+    assert await _pages_equal_sql(api, scope) >= 20
+
+
+async def _threads_within_cap(deps: Deps, redis: Redis, scope: dict[str, list[int]]) -> int:
+    """Every thread set is built unless it holds more than the cap; returns how many are built."""
+    held = 0
+    async with deps.db() as session:
+        for kind, names in THREAD_SETS.items():
+            for name in names:
+                built = set(await _built(redis, kind, scope[kind], name))
+                for entity_id in scope[kind]:
+                    size = len((await session.execute(members_query(kind, name, [entity_id]))).all())
+                    assert (entity_id in built) == (size <= THREAD_CAP), (kind, entity_id, name, size)
+                held += len(built)
+    return held
+
+
+async def _expected_branch(session: AsyncSession, shout: int, parent: int | None, sort: str) -> list[Any]:
+    """The documented order, computed in Python from plain rows: (id, rating, replies, first 2 replies)."""
+    live = (select(Reaction.id, Reaction.created_at, Reaction.reply_to).join(Shout, Shout.id == Reaction.shout)
+            .where(Reaction.shout == shout, Reaction.deleted_at.is_(None), Reaction.kind.in_(COMMENT_KINDS),
+                   is_listed()))
+    rows = (await session.execute(live)).all()
+    stats = await reaction_stats(session, [r.id for r in rows])
+    level = [r for r in rows if r.reply_to == parent]
+    if sort in ("newest", "oldest"):
+        level.sort(key=lambda r: (r.created_at, r.id), reverse=sort == "newest")
+    else:
+        level.sort(key=lambda r: (stats[r.id]["rating"], r.id), reverse=sort == "like")
+    replies = {r.id: sorted((x for x in rows if x.reply_to == r.id), key=lambda x: (x.created_at, x.id))[:2]
+               for r in level}
+    return [(r.id, stats[r.id]["rating"], stats[r.id]["comments_count"],
+             [(x.id, stats[x.id]["rating"], stats[x.id]["comments_count"]) for x in replies[r.id]])
+            for r in level[:50]]
+
+
+async def _pages_equal_sql(api: Api, scope: dict[str, list[int]]) -> int:
+    """`load_comments_branch` through the API (response and page caches included) equals SQL, for
+    every shout's top level in each order and for the replies of every comment; returns pages compared."""
+    compared = 0
+    async with api.deps.db() as session:
+        requests = [(shout, None, sort) for shout in scope["shout"] for sort in ("newest", "oldest", "like", "dislike")]
+        parents = (await session.execute(select(Reaction.shout, Reaction.id).where(Reaction.id.in_(scope["comment"])))).all()
+        requests += [(shout, parent, "newest") for shout, parent in parents]
+        for shout, parent, sort in requests:
+            body = await api(BRANCH, {"s": shout, "p": parent, "o": sort, "l": 50})
+            served = [(c["id"], c["stat"]["rating"], c["stat"]["comments_count"],
+                       [(x["id"], x["stat"]["rating"], x["stat"]["comments_count"]) for x in c["first_replies"]])
+                      for c in body]
+            assert served == await _expected_branch(session, shout, parent, sort), (shout, parent, sort)
+            compared += 1
+    return compared
 
 
 async def test_a_read_never_stores_a_count_that_misses_an_announced_write(api: Api, redis: Redis) -> None:

@@ -33,6 +33,7 @@ from orm import (
     TopicFollower,
 )
 from orm.reaction import COMMENT_KINDS, RATING_KINDS, ReactionKind
+from orm.stats import is_listed
 
 Event = Literal["insert", "update", "delete"]
 LiveRule = Callable[[Any, Connection, LiveOps, Event], None]
@@ -94,6 +95,8 @@ def _is_live_comment(state: dict[str, Any] | None) -> bool:
 
 
 def reaction(r: Reaction, conn: Connection, ops: LiveOps, event: Event) -> None:
+    if event != "insert":
+        ops.drop("comment", r.id, "comment")  # an edit or a deletion: its HASH is read again
     before, after = _states(r, _REACTION, event)
     if before == after:
         return  # an edited body: no number moves
@@ -102,6 +105,68 @@ def reaction(r: Reaction, conn: Connection, ops: LiveOps, event: Event) -> None:
         ops.drop("shout", r.shout)  # the last comment time may go back: recount
     elif _is_live_comment(after) and not _is_live_comment(before):
         ops.maximum("shout", r.shout, "last_commented_at", r.created_at)
+    _thread_membership(r, before, after, conn, ops, event)
+    _comment_votes(before, after, conn, ops)
+
+
+# --- comment threads (cache/threads.py) ---------------------------------------------------------------
+
+def _thread_sets(state: dict[str, Any] | None) -> set[tuple[str, int, str]]:
+    """The thread sets a comment in this state belongs to: (owner kind, owner id, structure name)."""
+    if not _is_live_comment(state):
+        return set()
+    assert state is not None
+    shout, parent = state["shout"], state["reply_to"]
+    if parent is None:
+        return {("shout", shout, "comments"), ("shout", shout, "comments:best"), ("shout", shout, "comments:all")}
+    return {("comment", parent, "replies"), ("comment", parent, "replies:best"), ("shout", shout, "comments:all")}
+
+
+def _thread_membership(r: Reaction, before: dict[str, Any] | None, after: dict[str, Any] | None,
+                       conn: Connection, ops: LiveOps, event: Event) -> None:
+    was, now = _thread_sets(before), _thread_sets(after)
+    for owner_kind, owner_id, name in was - now:
+        ops.zdel(owner_kind, owner_id, name, r.id)
+    listed = now and conn.scalar(select(Shout.id).where(Shout.id == r.shout, is_listed())) is not None
+    for owner_kind, owner_id, name in now - was:
+        best = name.endswith(":best")
+        if not listed or (best and event != "insert"):
+            ops.drop(owner_kind, owner_id, name)  # an undeleted comment may have votes: recount
+        else:
+            ops.zput(owner_kind, owner_id, name, 0 if best else r.created_at, r.id)
+    if event == "delete" and r.kind in COMMENT_KINDS:
+        # Its replies now reply to nothing (ON DELETE SET NULL): they join the top level.
+        for name in ("comments", "comments:best"):
+            ops.drop("shout", r.shout, name)
+        for name in ("replies", "replies:best"):
+            ops.drop("comment", r.id, name)
+
+
+def _vote(state: dict[str, Any] | None) -> tuple[int, int] | None:
+    """(comment, +1 or -1) for a live vote on a comment."""
+    if state is None or state["deleted_at"] is not None or state["kind"] not in RATING_KINDS:
+        return None
+    if state["reply_to"] is None:
+        return None
+    return state["reply_to"], 1 if state["kind"] == ReactionKind.LIKE.value else -1
+
+
+def _comment_votes(before: dict[str, Any] | None, after: dict[str, Any] | None, conn: Connection,
+                   ops: LiveOps) -> None:
+    """A vote on a comment moves its `rating` and its place in the `:best` set of its thread."""
+    deltas: Counter[int] = Counter()
+    for state, sign in ((before, -1), (after, 1)):
+        if (vote := _vote(state)) is not None:
+            deltas[vote[0]] += sign * vote[1]
+    for target, delta in deltas.items():
+        if not delta:
+            continue
+        ops.hincr("comment", target, "comment", {"rating": delta})
+        row = conn.execute(select(Reaction.shout, Reaction.reply_to).where(Reaction.id == target)).first()
+        if row is not None:
+            owner = ("shout", row.shout, "comments:best") if row.reply_to is None else \
+                ("comment", row.reply_to, "replies:best")
+            ops.zincr(owner[0], owner[1], owner[2], delta, target)
 
 
 # --- follows: counters on both sides and the follow graph ---------------------------------------------
@@ -171,6 +236,12 @@ def shout(s: Shout, conn: Connection, ops: LiveOps, event: Event) -> None:
     for state in (before, after):
         if state is not None:
             ops.drop("community", state["community"])
+    for name in ("comments", "comments:best", "comments:all"):  # threads hold public shouts only
+        ops.drop("shout", s.id, name)
+    for parent in conn.scalars(select(Reaction.reply_to).distinct()
+                               .where(Reaction.shout == s.id, Reaction.reply_to.is_not(None))):
+        for name in ("replies", "replies:best"):
+            ops.drop("comment", parent, name)
     for author in conn.scalars(select(ShoutAuthor.author).where(ShoutAuthor.shout == s.id)):
         ops.drop("author", author)
     for topic in conn.scalars(select(ShoutTopic.topic).where(ShoutTopic.shout == s.id)):
@@ -220,8 +291,8 @@ LIVE_RULES: dict[type, LiveRule] = {
 
 # A bulk UPDATE or DELETE does not say which rows it touched: every structure of these kinds is rebuilt.
 LIVE_BULK: dict[type, tuple[str, ...]] = {
-    Reaction: ("shout", "author", "topic"),
-    Shout: ("shout", "author", "topic", "community"),
+    Reaction: ("shout", "author", "topic", "comment"),
+    Shout: ("shout", "author", "topic", "community", "comment"),
     ShoutAuthor: ("author", "topic"),
     ShoutTopic: ("topic",),
     AuthorFollower: ("author",),
