@@ -1,4 +1,4 @@
-"""The `discours` command: serve, migrate, seed, export-schema."""
+"""The `discours` command: serve, migrate, seed, queue, export-schema."""
 
 from __future__ import annotations
 
@@ -55,6 +55,33 @@ def cmd_seed(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_queue(args: argparse.Namespace) -> int:
+    """The delayed queue: how many messages wait, are being handled and are parked; the parked ones."""
+    from datetime import UTC, datetime
+
+    from cache.client import make_redis
+    from cache.delayed import DelayedQueue
+    from resolvers.deps import DEFERRED_QUEUE
+
+    async def run() -> None:
+        redis = make_redis(load_settings().redis_url)
+        try:
+            queue = DelayedQueue(redis, DEFERRED_QUEUE)
+            if args.requeue_parked:
+                print(f"requeued {await queue.requeue_parked()} parked messages")
+            stats = await queue.stats()
+            print(f"queue {DEFERRED_QUEUE}: {stats['queued']} queued, {stats['leased']} being handled, "
+                  f"{stats['parked']} parked")
+            for message, parked_at, error in await queue.parked(args.parked):
+                when = datetime.fromtimestamp(parked_at, UTC).isoformat(timespec="seconds")
+                print(f"  parked {when}  {message.kind} {message.id} {message.payload}: {error}")
+        finally:
+            await redis.aclose()
+
+    asyncio.run(run())
+    return 0
+
+
 def cmd_export_schema(_args: argparse.Namespace) -> int:
     from schema.schema import build_schema
 
@@ -83,6 +110,11 @@ def main(argv: list[str] | None = None) -> int:
     seed.add_argument("--if-empty", action="store_true", help="do nothing when the database has authors")
     seed.add_argument("--quiet", action="store_true")
     seed.set_defaults(func=cmd_seed)
+
+    queue = sub.add_parser("queue", help="show the delayed queue and its parked messages")
+    queue.add_argument("--parked", type=int, default=20, help="how many parked messages to list")
+    queue.add_argument("--requeue-parked", action="store_true", help="give parked messages new attempts")
+    queue.set_defaults(func=cmd_queue)
 
     export = sub.add_parser("export-schema", help="print the GraphQL SDL")
     export.set_defaults(func=cmd_export_schema)

@@ -7,6 +7,7 @@ import logging
 import os
 from collections.abc import AsyncIterator
 
+from redis.exceptions import RedisError
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
@@ -19,13 +20,16 @@ from app.graphql_view import DiscoursGraphQL
 from app.settings import Settings, SettingsError, get_settings
 from auth.services import AuthServices, build_auth
 from cache.client import make_redis
+from cache.delayed import DelayedQueue
 from cache.live import LiveStore
+from cache.periodic import Periodic
 from cache.precache import precache_data
 from cache.revalidator import CacheRevalidationManager
 from cache.store import Cache
 from cache.views import ViewCounter
 from orm.engine import make_engine, make_session_factory
-from resolvers.deps import Deps
+from resolvers import scheduled
+from resolvers.deps import DEFERRED_QUEUE, Deps
 from schema.schema import build_schema
 from triggers.listeners import register as register_triggers
 from triggers.sink import CacheSink
@@ -59,6 +63,7 @@ async def open_deps(settings: Settings) -> AsyncIterator[Deps]:
         if deps.revalidator is not None:
             await deps.revalidator.stop()
         await deps.views.stop()
+        await deps.delayed.stop()
         await redis.aclose()
         await engine.dispose()
 
@@ -73,8 +78,14 @@ def wire(settings: Settings, engine: AsyncEngine, cache: Cache, *, auth: AuthSer
     db = make_session_factory(engine, sink=CacheSink(cache, revalidator, live))
     views = ViewCounter(cache, make_session_factory(engine), per_hour_cap=settings.views_per_hour_cap,
                         flush_interval=settings.views_flush_interval)
-    return Deps(cache=cache, db=db, max_page_size=settings.max_page_size, ttl_shouts=settings.cache_ttl_shouts,
-                ttl_search=settings.cache_ttl_search, auth=auth, revalidator=revalidator, live=live, views=views)
+    delayed = DelayedQueue(cache.redis, DEFERRED_QUEUE, batch=settings.queue_batch, lease=settings.queue_lease,
+                           max_attempts=settings.queue_max_attempts, backoff=settings.queue_backoff,
+                           parked_cap=settings.queue_parked_cap)
+    deps = Deps(cache=cache, db=db, max_page_size=settings.max_page_size, ttl_shouts=settings.cache_ttl_shouts,
+                ttl_search=settings.cache_ttl_search, auth=auth, revalidator=revalidator, live=live, views=views,
+                delayed=delayed)
+    scheduled.register(deps)
+    return deps
 
 
 def create_app(settings: Settings | None = None, deps: Deps | None = None) -> Starlette:
@@ -95,7 +106,17 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
             if own.revalidator is not None:
                 await own.revalidator.start()
             await own.views.start()
-            yield
+            sweeper = Periodic("scheduled drafts sweep", settings.queue_sweep_interval, lambda: scheduled.sweep(own))
+            try:
+                await scheduled.sweep(own)
+            except RedisError as exc:  # the periodic sweep catches up when Redis is back
+                log.warning("scheduled drafts sweep failed at start: %s", exc)
+            own.delayed.start(settings.queue_poll_interval)
+            sweeper.start()
+            try:
+                yield
+            finally:
+                await sweeper.stop()
 
     async def root(_request: Request) -> Response:
         return RedirectResponse("/graphql")

@@ -66,6 +66,18 @@ class Settings(BaseSettings):
     # distinct shouts than this in an hour counts no more views that hour.
     views_flush_interval: int = 60
     views_per_hour_cap: int = 500
+    # The delayed queue (scheduled publication): polled every this many seconds, taken this many at a
+    # time; a consumer that holds a message longer than the lease is taken for dead and the message
+    # handed to another; a failing message is retried after backoff·2^(attempt-1) seconds (at most an
+    # hour) and parked after this many attempts; at most this many parked messages are kept.
+    queue_poll_interval: float = 1.0
+    queue_batch: int = 100
+    queue_lease: int = 60
+    queue_backoff: float = 5.0
+    queue_max_attempts: int = 5
+    queue_parked_cap: int = 10_000
+    # Scheduled drafts are re-queued from the database this often (a Redis that lost its queue).
+    queue_sweep_interval: int = 600
     max_page_size: int = 100
 
     # --- accounts and sessions (seed 000 section 1) ---

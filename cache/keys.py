@@ -190,6 +190,34 @@ def comment_replies(comment_id: int, order: str = "") -> str:
     return f"comment:{comment_id}:replies" + (f":{order}" if order else "")
 
 
+# --- the delayed queue (seed 001) ---------------------------------------------------------------------
+# Every family is bounded: messages leave the queue when handled or parked, the parked set is trimmed.
+
+def delayed_queue(name: str) -> str:
+    """Seed 001: messages (`{id}|{kind}|{json payload}`) scored by the time they are due."""
+    return f"delayed_queue:{name}"
+
+
+def delayed_leased(name: str) -> str:
+    """Messages a consumer took, scored by the end of its lease: back in the queue if it dies."""
+    return f"delayed_queue:{name}:leased"
+
+
+def delayed_deliveries(name: str) -> str:
+    """How many times each message still in flight was handed out (its attempts)."""
+    return f"delayed_queue:{name}:deliveries"
+
+
+def delayed_parked(name: str) -> str:
+    """Messages that failed every attempt, scored by when they were parked (`discours queue` shows them)."""
+    return f"delayed_queue:{name}:parked"
+
+
+def delayed_errors(name: str) -> str:
+    """The last error of each parked message."""
+    return f"delayed_queue:{name}:errors"
+
+
 # --- collections (seed 002) ------------------------------------------------------------------------
 
 def topics_all() -> str:

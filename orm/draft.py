@@ -32,6 +32,8 @@ class Draft(Base):
     deleted_at: Mapped[int | None] = mapped_column(Integer)
     updated_by: Mapped[int | None] = mapped_column(ForeignKey("author.id"))
     deleted_by: Mapped[int | None] = mapped_column(ForeignKey("author.id"))
+    # When the draft is to be published by the delayed queue (schedule_draft); None: not scheduled.
+    publish_at: Mapped[int | None] = mapped_column(Integer, index=True)
 
     __table_args__ = (Index("ix_draft_created_by", "created_by"),)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from cache.delayed import DelayedQueue
 from cache.entities import SessionFactory
 from cache.live import LiveStore
 from cache.store import Cache
@@ -15,6 +16,9 @@ from resolvers.errors import BadInput
 if TYPE_CHECKING:
     from auth.services import AuthServices
     from cache.revalidator import CacheRevalidationManager
+
+
+DEFERRED_QUEUE = "deferred"  # the delayed queue's name: deferred work of every kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,12 +34,16 @@ class Deps:
     live: LiveStore = None  # type: ignore[assignment]  # built from `cache` when not given
     # View counters and reading / search histories (cache/views.py).
     views: ViewCounter = None  # type: ignore[assignment]  # built from `cache` and `db` when not given
+    # Deferred work, such as scheduled publication (cache/delayed.py, resolvers/scheduled.py).
+    delayed: DelayedQueue = None  # type: ignore[assignment]  # built from `cache` when not given
 
     def __post_init__(self) -> None:
         if self.live is None:
             object.__setattr__(self, "live", LiveStore(self.cache))
         if self.views is None:
             object.__setattr__(self, "views", ViewCounter(self.cache, self.db))
+        if self.delayed is None:
+            object.__setattr__(self, "delayed", DelayedQueue(self.cache.redis, DEFERRED_QUEUE))
 
     @property
     def threads(self) -> Threads:

@@ -135,15 +135,22 @@ async def delete_draft(deps: Deps, viewer: Viewer | None, draft_id: int) -> dict
     return {"draft": (await draft_dicts_of(deps, [draft_id]))[0]}
 
 
-async def publish_draft(deps: Deps, viewer: Viewer | None, draft_id: int) -> dict[str, Any]:
-    """Create or update the draft's shout from the draft and publish it."""
+async def publish_draft(deps: Deps, viewer: Viewer | None, draft_id: int, *,
+                        scheduled_for: int | None = None) -> dict[str, Any]:
+    """Create or update the draft's shout from the draft and publish it. `scheduled_for`: the delayed
+    queue publishes a draft scheduled for that time (permission was checked when it was scheduled); a
+    draft rescheduled or unscheduled since is left alone."""
     now = int(time.time())
     async with transaction(deps) as session:
-        draft = await session.get(Draft, draft_id)
+        draft = await session.get(Draft, draft_id, with_for_update=scheduled_for is not None)
         if draft is None or draft.deleted_at is not None:
             raise NotFound("no such draft", field="draft_id")
+        if scheduled_for is not None and draft.publish_at != scheduled_for:
+            return {"draft": None, "shout": None}
         authors = await _draft_authors(session, draft.id)
-        require(viewer, "shout:publish", community_id=draft.community, owners=authors)
+        if scheduled_for is None:
+            require(viewer, "shout:publish", community_id=draft.community, owners=authors)
+        draft.publish_at = None
         if not (draft.title or "").strip() or not (draft.body or "").strip():
             raise BadInput("a draft needs a title and a body to be published", field="draft_id")
         shout = await session.scalar(select(Shout).where(Shout.draft == draft.id))
@@ -159,7 +166,7 @@ async def publish_draft(deps: Deps, viewer: Viewer | None, draft_id: int) -> dic
         for name in ("title", "subtitle", "lead", "body", "cover", "cover_caption", "lang", "seo", "media"):
             setattr(shout, name, getattr(draft, name))
         shout.slug, shout.layout = slug, draft.layout or "article"
-        shout.updated_at, shout.updated_by = now, viewer.author_id if viewer else None
+        shout.updated_at, shout.updated_by = now, viewer.author_id if viewer else draft.created_by
         shout.published_at, shout.deleted_at = shout.published_at or now, None
         await session.flush()
         topics = dict((await session.execute(select(DraftTopic.topic, DraftTopic.main)

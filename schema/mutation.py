@@ -15,6 +15,7 @@ from resolvers import (
     rating,
     reaction_write,
     reading,
+    scheduled,
     topic_admin,
 )
 from resolvers import profile as profiles
@@ -51,6 +52,12 @@ class WriteMutation:
     @strawberry.mutation
     async def publish_draft(self, info: Info, draft_id: int) -> CommonResult:
         return common(await draft.publish_draft(info.context.deps, await info.context.viewer(), draft_id))
+
+    @strawberry.mutation(description="Publish the draft at `publish_at` (unix seconds, within a year); "
+                                     "null unschedules it. The server publishes it when due.")
+    async def schedule_draft(self, info: Info, draft_id: int, publish_at: int | None = None) -> CommonResult:
+        viewer = await info.context.viewer()
+        return common(await scheduled.schedule_draft(info.context.deps, viewer, draft_id, publish_at))
 
     @strawberry.mutation
     async def unpublish_draft(self, info: Info, draft_id: int) -> CommonResult:

@@ -62,6 +62,8 @@ class Draft(FromData):
     seo: str | None = None
     updated_at: int | None = None
     deleted_at: int | None = None
+    # When the draft is scheduled to be published (schedule_draft), unix seconds.
+    publish_at: int | None = None
     data: strawberry.Private[dict[str, Any] | None] = None
 
     @strawberry.field

@@ -1,0 +1,202 @@
+"""The delayed queue (seed 001): `delayed_queue:{name}`, a sorted set of messages scored by the time
+they are due, and consumers that take due messages atomically (Lua) so that no two take the same one.
+
+A message taken is not gone: it moves to `…:leased`, scored by the end of its lease, and leaves only when
+its handler succeeds (ack). A consumer that dies leaves its messages leased; when the lease runs out the
+next fetch puts them back, so none is lost. A failing message comes back after a growing delay
+(`backoff · 2^(attempt-1)`, capped, with jitter); after `max_attempts` it is parked in `…:parked` with its
+last error, where `discours queue` shows it and can put it back.
+
+Handlers must be idempotent: a message is handed out again when its consumer died after handling it but
+before acknowledging it (the only case of a second delivery).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from redis.asyncio import Redis
+
+from cache import keys
+from cache.periodic import Periodic
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[dict[str, Any]], Awaitable[None]]
+
+# KEYS: queue, leased, deliveries; ARGV: now, limit, lease end.
+_FETCH = """
+local now, limit = ARGV[1], tonumber(ARGV[2])
+for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, limit)) do
+  redis.call('ZREM', KEYS[2], m)
+  redis.call('ZADD', KEYS[1], now, m)
+end
+local out = {}
+for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, limit)) do
+  redis.call('ZREM', KEYS[1], m)
+  redis.call('ZADD', KEYS[2], ARGV[3], m)
+  out[#out + 1] = m
+  out[#out + 1] = redis.call('HINCRBY', KEYS[3], m, 1)
+end
+return out
+"""
+
+# Settle one taken message: ack (ARGV[2] = 'ack'), retry at ARGV[3], or park with error ARGV[4].
+# KEYS: queue, leased, deliveries, parked, errors; ARGV: message, verdict, time, error, parked cap.
+_SETTLE = """
+local m = ARGV[1]
+if redis.call('ZREM', KEYS[2], m) == 0 and ARGV[2] ~= 'ack' then return 0 end
+if ARGV[2] == 'retry' then
+  redis.call('ZADD', KEYS[1], ARGV[3], m)
+  return 1
+end
+redis.call('HDEL', KEYS[3], m)
+if ARGV[2] == 'park' then
+  redis.call('ZADD', KEYS[4], ARGV[3], m)
+  redis.call('HSET', KEYS[5], m, ARGV[4])
+  local extra = redis.call('ZCARD', KEYS[4]) - tonumber(ARGV[5])
+  if extra > 0 then
+    for _, old in ipairs(redis.call('ZRANGE', KEYS[4], 0, extra - 1)) do redis.call('HDEL', KEYS[5], old) end
+    redis.call('ZREMRANGEBYRANK', KEYS[4], 0, extra - 1)
+  end
+end
+return 1
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    id: str
+    kind: str
+    payload: dict[str, Any]
+    raw: str  # the member as stored
+    attempt: int = 0
+
+    @classmethod
+    def parse(cls, raw: str, attempt: int = 0) -> Message:
+        message_id, kind, payload = raw.split("|", 2)
+        return cls(message_id, kind, orjson.loads(payload), raw, attempt)
+
+
+def encode(message_id: str, kind: str, payload: dict[str, Any]) -> str:
+    if "|" in message_id or "|" in kind:
+        raise ValueError("a message id or kind holds no '|'")
+    return f"{message_id}|{kind}|{orjson.dumps(payload, option=orjson.OPT_SORT_KEYS).decode()}"
+
+
+class DelayedQueue:
+    def __init__(self, redis: Redis, name: str, *, batch: int = 100, lease: float = 60.0, max_attempts: int = 5,
+                 backoff: float = 5.0, backoff_cap: float = 3600.0, parked_cap: int = 10_000) -> None:
+        self.redis, self.name = redis, name
+        self.batch, self.lease, self.max_attempts = batch, lease, max_attempts
+        self.backoff, self.backoff_cap, self.parked_cap = backoff, backoff_cap, parked_cap
+        self._keys = [keys.delayed_queue(name), keys.delayed_leased(name), keys.delayed_deliveries(name),
+                      keys.delayed_parked(name), keys.delayed_errors(name)]
+        self._fetch = redis.register_script(_FETCH)
+        self._settle = redis.register_script(_SETTLE)
+        self.handlers: dict[str, Handler] = {}
+        self._loop: Periodic | None = None
+
+    # --- producing ------------------------------------------------------------------------------------
+
+    async def enqueue(self, kind: str, payload: dict[str, Any], *, at: float, message_id: str | None = None) -> str:
+        """Add a message due at `at` (unix seconds). A message with the same id, kind and payload that
+        is already queued keeps its place (`message_id` makes scheduling idempotent)."""
+        member = encode(message_id or uuid.uuid4().hex, kind, payload)
+        await self.redis.zadd(self._keys[0], {member: at}, nx=True)
+        return member
+
+    async def cancel(self, member: str) -> bool:
+        return bool(await self.redis.zrem(self._keys[0], member))
+
+    # --- consuming ------------------------------------------------------------------------------------
+
+    async def fetch(self, now: float | None = None) -> list[Message]:
+        """Take up to `batch` due messages (and first put back those whose lease ran out)."""
+        now = time.time() if now is None else now
+        raw = await self._fetch(keys=self._keys[:3], args=[now, self.batch, now + self.lease])
+        return [Message.parse(_text(raw[i]), int(raw[i + 1])) for i in range(0, len(raw), 2)]
+
+    async def ack(self, message: Message) -> None:
+        await self._settle(keys=self._keys, args=[message.raw, "ack", 0, "", self.parked_cap])
+
+    async def fail(self, message: Message, error: str) -> str:
+        """Retry later, or park after the last attempt; returns which."""
+        if message.attempt >= self.max_attempts:
+            await self._settle(keys=self._keys, args=[message.raw, "park", time.time(), error[:500], self.parked_cap])
+            return "parked"
+        delay = min(self.backoff * 2 ** (message.attempt - 1), self.backoff_cap) * random.uniform(0.8, 1.2)
+        await self._settle(keys=self._keys, args=[message.raw, "retry", time.time() + delay, "", self.parked_cap])
+        return "retried"
+
+    async def handle(self, message: Message) -> str:
+        handler = self.handlers.get(message.kind)
+        try:
+            if handler is None:
+                raise LookupError(f"no handler for {message.kind!r}")
+            await handler(message.payload)
+        except Exception as exc:
+            verdict = await self.fail(message, f"{type(exc).__name__}: {exc}")
+            log.warning("delayed %s %s (attempt %d) failed and was %s: %s", message.kind, message.id,
+                        message.attempt, verdict, exc)
+            return verdict
+        await self.ack(message)
+        return "done"
+
+    async def run_once(self) -> int:
+        """Handle every message due now, a batch at a time; returns how many were handled."""
+        handled = 0
+        while True:
+            messages = await self.fetch()
+            for message in messages:
+                handled += await self.handle(message) == "done"
+            if len(messages) < self.batch:
+                return handled
+
+    def start(self, interval: float) -> None:
+        if self._loop is None:
+            self._loop = Periodic(f"delayed queue {self.name}", interval, self.run_once)
+        self._loop.start()
+
+    async def stop(self) -> None:
+        if self._loop is not None:
+            await self._loop.stop()
+
+    # --- operating (the CLI) --------------------------------------------------------------------------
+
+    async def stats(self) -> dict[str, int]:
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for key in (self._keys[0], self._keys[1], self._keys[3]):
+                pipe.zcard(key)
+            queued, leased, parked = await pipe.execute()
+        return {"queued": queued, "leased": leased, "parked": parked}
+
+    async def parked(self, limit: int = 50) -> list[tuple[Message, float, str]]:
+        """The newest parked messages with when they were parked and their last error."""
+        rows: list[tuple[bytes, float]] = await self.redis.zrevrange(  # type: ignore[assignment]
+            self._keys[3], 0, limit - 1, withscores=True)
+        errors = await self.redis.hmget(self._keys[4], [m for m, _ in rows]) if rows else []
+        return [(Message.parse(_text(m)), float(at), _text(e or b"")) for (m, at), e in zip(rows, errors, strict=True)]
+
+    async def requeue_parked(self) -> int:
+        """Give every parked message a fresh set of attempts, due now."""
+        moved = 0
+        while members := [_text(m) for m in await self.redis.zrange(self._keys[3], 0, 99)]:  # type: ignore[arg-type]
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.zrem(self._keys[3], *members)
+                pipe.hdel(self._keys[4], *members)
+                pipe.zadd(self._keys[0], {member: time.time() for member in members})
+                await pipe.execute()
+            moved += len(members)
+        return moved
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
