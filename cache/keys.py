@@ -140,7 +140,7 @@ def search_history(author: int) -> str:
 # Kept current by the write side after each commit instead of being recomputed (cache/live.py). Sorted
 # sets of ids hold zero-padded members, so that equal scores order by id exactly as SQL does.
 
-LIVE_KINDS = ("shout", "author", "topic", "community", "comment")
+LIVE_KINDS = ("shout", "author", "topic", "community", "comment", "board")
 
 
 def member(entity_id: int) -> str:
@@ -178,6 +178,11 @@ def post_comments(shout: int, order: str = "") -> str:
     """Seed 001 `post:{id}:comments`: a shout's top-level comments scored by time; `:best` the same
     scored by rating; `:all` every comment of the shout (replies too) scored by time."""
     return f"post:{shout}:comments" + (f":{order}" if order else "")
+
+
+def leaderboard(board: str) -> str:
+    """Seed 001 `leaderboard:{board}`: the top entities of a board (`shouts:rating`, ...) by score."""
+    return f"leaderboard:{board}"
 
 
 def comment(comment_id: int) -> str:

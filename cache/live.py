@@ -52,13 +52,15 @@ CHUNK = 100  # seed 004: at most 100 elements per command
 #                                             read from both ends): dropped when it outgrows the thread cap
 #   zdel  <key#> <name> <member>              ZREM from such a set
 #   zincr <key#> <name> <delta> <member>      ZINCRBY of a member that is there (a comment's rating)
+#   rank  <key#> <name> <delta> <member>      a leaderboard (cache/boards.py): ZINCRBY a member that is
+#                                             there, else raise the board's floor by a positive delta
 _APPLY = Template("""
 local meta = KEYS[1]
 local epoch = redis.call('GET', KEYS[2]) or ''
 local ttl, cap, thread_cap = tonumber(ARGV[1]), tonumber(ARGV[3]), tonumber(ARGV[4])
 redis.call('HINCRBY', meta, 'v', 1)
 if ARGV[2] == '1' and redis.call('HINCRBY', meta, 'p', -1) < 0 then redis.call('HSET', meta, 'p', 0) end
-local arity = {incr = 5, max = 5, drop = 3, zadd = 5, zrem = 4, zput = 5, zdel = 4, zincr = 5}
+local arity = {incr = 5, max = 5, drop = 3, zadd = 5, zrem = 4, zput = 5, zdel = 4, zincr = 5, rank = 5}
 local i = 5
 while i <= #ARGV do
   local verb, key, name = ARGV[i], KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2]
@@ -82,6 +84,13 @@ while i <= #ARGV do
       redis.call('UNLINK', key)
       redis.call('HDEL', meta, name)
     end
+  elseif verb == 'rank' then
+    if redis.call('ZSCORE', key, ARGV[i + 4]) then
+      redis.call('ZINCRBY', key, ARGV[i + 3], ARGV[i + 4])
+    else
+      local floor = tonumber(redis.call('ZSCORE', key, 'floor') or '$complete')
+      if floor > $complete and tonumber(ARGV[i + 3]) > 0 then redis.call('ZINCRBY', key, ARGV[i + 3], 'floor') end
+    end
   elseif verb == 'zdel' then
     redis.call('ZREM', key, ARGV[i + 3])
   elseif verb == 'zincr' then
@@ -101,7 +110,7 @@ while i <= #ARGV do
 end
 redis.call('EXPIRE', meta, ttl)
 return 1
-""").substitute(margin=KEY_MARGIN)
+""").substitute(margin=KEY_MARGIN, complete="-1e15")
 
 # Store a structure built from SQL, unless a write was announced or applied since the reader noted the
 # meta. KEYS: meta, epoch, structure; ARGV: noted version, noted epoch, now, ttl, name, type, data...
@@ -142,6 +151,8 @@ _NAMED: dict[str, Callable[[int], str]] = {
 
 def structure_key(kind: str, entity_id: int, name: str) -> str:
     """The Redis key of one structure of an entity (see cache/keys.py for the names)."""
+    if kind == "board":
+        return keys.leaderboard(name)
     if name == "count":
         return keys.counters(kind, entity_id)
     if name == "fans":
@@ -197,6 +208,11 @@ class LiveOps:
 
     def zdel(self, kind: str, entity_id: int | None, name: str, member_id: int) -> None:
         self._add(kind, entity_id, Op("zdel", name, (keys.member(member_id),)))
+
+    def rank(self, board: str, delta: int, member_id: int) -> None:
+        """Move an entity on a leaderboard (cache/boards.py)."""
+        if delta:
+            self._add("board", 0, Op("rank", board, (str(delta), keys.member(member_id))))
 
     def zincr(self, kind: str, entity_id: int | None, name: str, delta: int, member_id: int) -> None:
         if delta:

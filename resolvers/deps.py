@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from cache.boards import Boards
 from cache.delayed import DelayedQueue
 from cache.entities import SessionFactory
 from cache.live import LiveStore
@@ -44,6 +45,11 @@ class Deps:
             object.__setattr__(self, "views", ViewCounter(self.cache, self.db))
         if self.delayed is None:
             object.__setattr__(self, "delayed", DelayedQueue(self.cache.redis, DEFERRED_QUEUE))
+
+    @property
+    def boards(self) -> Boards:
+        """Leaderboards (seed 001), read through the live structures."""
+        return Boards(self.live, self.cache, self.db)
 
     @property
     def threads(self) -> Threads:

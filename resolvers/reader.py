@@ -89,6 +89,16 @@ def ordered(query: Select[Any], order_by: str | None, desc: bool) -> Select[Any]
     return query.order_by(primary, Shout.id.desc() if desc else Shout.id.asc())
 
 
+# order_by -> the leaderboard that holds that order (cache/boards.py), for unfiltered, descending lists.
+BOARD_ORDERS = {"rating": "shouts:rating", "comments_count": "shouts:comments"}
+
+
+def _board_of(opts: dict[str, Any]) -> str | None:
+    if opts["filters"] or not opts["order_by_desc"]:
+        return None
+    return BOARD_ORDERS.get(opts["order_by"] or "")
+
+
 async def shouts_of_ids(deps: Deps, ids: list[int]) -> list[dict[str, Any]]:
     shouts = await get_cached_shouts(ids, cache=deps.cache, db=deps.db)
     return [s for s in shouts if s is not None]
@@ -98,6 +108,10 @@ async def load_shouts_by(deps: Deps, options: dict[str, Any] | None) -> list[dic
     opts = normalise_options(options, deps)
     if opts["limit"] == 0:
         return []
+
+    if (board := _board_of(opts)) is not None:
+        await deps.cache.observe([keys.TAG_SHOUTS, keys.TAG_REACTIONS])  # responses move with votes
+        return await shouts_of_ids(deps, await deps.boards.top(board, opts["offset"], opts["limit"]))
 
     async def query() -> list[int]:
         stmt = ordered(filtered(select(Shout.id), opts["filters"]), opts["order_by"], opts["order_by_desc"])
@@ -136,8 +150,11 @@ async def load_shouts_random_top(deps: Deps, options: dict[str, Any] | None) -> 
         async with deps.db() as session:
             return list((await session.scalars(stmt)).all())
 
-    key = keys.shouts_random_top(pool_size, keys.digest(sorted(opts["filters"].items())))
-    pool = await deps.cache.cached_query(key, query, ttl=deps.ttl_shouts, tags=[keys.TAG_SHOUTS])
+    if not opts["filters"]:
+        pool = await deps.boards.top("shouts:rating", 0, pool_size)
+    else:
+        key = keys.shouts_random_top(pool_size, keys.digest(sorted(opts["filters"].items())))
+        pool = await deps.cache.cached_query(key, query, ttl=deps.ttl_shouts, tags=[keys.TAG_SHOUTS])
     sample = random.sample(pool, min(opts["limit"], len(pool)))
     return await shouts_of_ids(deps, sample)
 

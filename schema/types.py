@@ -103,6 +103,12 @@ class Author(FromData):
     async def stat(self, info: Info) -> AuthorStat | None:
         return build(AuthorStat, await info.context.loaders.counters["author"].load(self.id))
 
+    @strawberry.field(description="The author's place among all authors by rating, 1 for the first "
+                                  "(the `authors:rating` leaderboard).")
+    async def rating_rank(self, info: Info) -> int | None:
+        place = await info.context.deps.boards.rank("authors:rating", self.id)
+        return None if place is None else place + 1
+
     # The account's private fields: shown to the author themselves and to admins, null to anyone else.
     @strawberry.field
     async def email(self, info: Info) -> str | None:

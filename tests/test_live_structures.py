@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.settings import Settings
 from cache import keys
+from cache.boards import BOARDS, COMPLETE, FLOOR
 from cache.counters import QUERIES, get_counters
 from cache.follows import fan_ids, fans_query, following_ids, following_query
 from cache.live import LiveOps, structure_key
@@ -165,6 +166,8 @@ THREAD_SETS = {"shout": ["comments", "comments:best", "comments:all"], "comment"
 
 async def _read_all(deps: Deps, scope: dict[str, list[int]]) -> None:
     """Read every structure in scope through the live read path (which builds what is missing)."""
+    for board in BOARDS:
+        await deps.boards.top(board, 0, 3)
     for kind, ids in scope.items():
         for name in THREAD_SETS.get(kind, []):
             for entity_id in ids:
@@ -191,6 +194,18 @@ async def _compare(deps: Deps, redis: Redis, scope: dict[str, list[int]]) -> int
     """Every built structure in scope equals SQL; returns how many were compared."""
     compared = 0
     async with deps.db() as session:
+        for board in BOARDS:
+            if not await _built(redis, "board", [0], board):
+                continue
+            stored = [(m.decode(), score) for m, score in await redis.zrevrange(keys.leaderboard(board), 0, -1,
+                                                                                 withscores=True)]
+            floor_at = [m for m, _ in stored].index(FLOOR)
+            floor = stored[floor_at][1]
+            truth = (await session.execute(BOARDS[board](10**6))).all()
+            above = [(int(m), int(score)) for m, score in stored[:floor_at]]
+            assert above == [(i, int(sc)) for i, sc in truth[:len(above)]], board
+            assert len(truth) == len(above) if floor <= COMPLETE else truth[len(above)][1] <= floor, board
+            compared += 1
         for kind, ids in scope.items():
             for name in THREAD_SETS.get(kind, []):
                 for entity_id in await _built(redis, kind, ids, name):
@@ -242,14 +257,16 @@ async def test_random_writes_keep_every_live_structure_equal_to_sql(api: Api, re
     compared = await _compare(deps, redis, scope)
     assert compared >= 150, compared  # most structures were updated in place, not dropped
     assert await _pages_equal_sql(api, scope) >= 20
+    await _boards_equal_sql(api, scope)
 
     await redis.flushdb()
     await _read_all(deps, scope)  # lazy rebuild from SQL: now every structure in scope is built
     held = await _threads_within_cap(deps, redis, scope)
     assert await _compare(deps, redis, scope) == held + sum(
         len(ids) * (1 + len(SETS[kind])) for kind, ids in scope.items() if kind != "comment"
-    ) + len(scope["comment"])
+    ) + len(scope["comment"]) + len(BOARDS)
     assert await _pages_equal_sql(api, scope) >= 20
+    await _boards_equal_sql(api, scope)
 
 
 async def _threads_within_cap(deps: Deps, redis: Redis, scope: dict[str, list[int]]) -> int:
@@ -283,6 +300,21 @@ async def _expected_branch(session: AsyncSession, shout: int, parent: int | None
     return [(r.id, stats[r.id]["rating"], stats[r.id]["comments_count"],
              [(x.id, stats[x.id]["rating"], stats[x.id]["comments_count"]) for x in replies[r.id]])
             for r in level[:50]]
+
+
+TOP = "query($o: ShoutsOrderBy!) { load_shouts_by(options: {order_by: $o, limit: 10}) { id } }"
+RANK = "query($id: Int!) { get_author(author_id: $id) { rating_rank } }"
+
+
+async def _boards_equal_sql(api: Api, scope: dict[str, list[int]]) -> None:
+    """Board-ordered lists and author ranks through the API equal SQL."""
+    async with api.deps.db() as session:
+        for order, board in (("rating", "shouts:rating"), ("comments_count", "shouts:comments")):
+            truth = [row[0] for row in (await session.execute(BOARDS[board](10))).all()]
+            assert [s["id"] for s in await api(TOP, {"o": order})] == truth, order
+        authors = [row[0] for row in (await session.execute(BOARDS["authors:rating"](10**6))).all()]
+    for author_id in scope["author"][:12]:
+        assert (await api(RANK, {"id": author_id}))["rating_rank"] == authors.index(author_id) + 1, author_id
 
 
 async def _pages_equal_sql(api: Api, scope: dict[str, list[int]]) -> int:

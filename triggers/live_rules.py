@@ -15,6 +15,7 @@ from typing import Any, Literal
 from sqlalchemy import inspect, select
 from sqlalchemy.engine import Connection
 
+from cache.boards import BOARD_ENTITY, BOARD_OF_METRIC, SHOUT_BOARDS
 from cache.live import LiveOps
 from orm import (
     Author,
@@ -56,9 +57,12 @@ def _states(target: Any, attributes: tuple[str, ...], event: Event) -> tuple[dic
 
 
 def _record_difference(ops: LiveOps, before: Counter[Key], after: Counter[Key]) -> None:
+    """Counter deltas, and the same moves on the leaderboards those counters rank (cache/boards.py)."""
     for kind, entity_id, metric in dict.fromkeys([*before, *after]):
         delta = after[(kind, entity_id, metric)] - before[(kind, entity_id, metric)]
         ops.incr(kind, entity_id, **{metric: delta})
+        if (board := BOARD_OF_METRIC.get((kind, metric))) is not None:
+            ops.rank(board, delta, entity_id)
 
 
 # --- reactions: votes and comments --------------------------------------------------------------------
@@ -238,6 +242,8 @@ def shout(s: Shout, conn: Connection, ops: LiveOps, event: Event) -> None:
             ops.drop("community", state["community"])
     for name in ("comments", "comments:best", "comments:all"):  # threads hold public shouts only
         ops.drop("shout", s.id, name)
+    for board in SHOUT_BOARDS:  # a shout joins or leaves the boards: built again
+        ops.drop("board", BOARD_ENTITY, board)
     for parent in conn.scalars(select(Reaction.reply_to).distinct()
                                .where(Reaction.shout == s.id, Reaction.reply_to.is_not(None))):
         for name in ("replies", "replies:best"):
@@ -272,6 +278,13 @@ def _gone(kind: str, *names: str) -> LiveRule:
     return rule
 
 
+def author(a: Author, conn: Connection, ops: LiveOps, event: Event) -> None:
+    _gone("author", "following:author", "following:topic", "following:community", "following:shout")(
+        a, conn, ops, event)
+    if event != "update":  # an author joins or leaves the board of authors: built again
+        ops.drop("board", BOARD_ENTITY, "authors:rating")
+
+
 LIVE_RULES: dict[type, LiveRule] = {
     Reaction: reaction,
     AuthorFollower: _follow_rule("author", "author", "followers", "authors"),
@@ -284,15 +297,15 @@ LIVE_RULES: dict[type, LiveRule] = {
     Shout: shout,
     ShoutAuthor: shout_author,
     ShoutTopic: shout_topic,
-    Author: _gone("author", "following:author", "following:topic", "following:community", "following:shout"),
+    Author: author,
     Topic: _gone("topic"),
     Community: _gone("community"),
 }
 
 # A bulk UPDATE or DELETE does not say which rows it touched: every structure of these kinds is rebuilt.
 LIVE_BULK: dict[type, tuple[str, ...]] = {
-    Reaction: ("shout", "author", "topic", "comment"),
-    Shout: ("shout", "author", "topic", "community", "comment"),
+    Reaction: ("shout", "author", "topic", "comment", "board"),
+    Shout: ("shout", "author", "topic", "community", "comment", "board"),
     ShoutAuthor: ("author", "topic"),
     ShoutTopic: ("topic",),
     AuthorFollower: ("author",),
@@ -301,5 +314,5 @@ LIVE_BULK: dict[type, tuple[str, ...]] = {
     ShoutReactionsFollower: ("shout", "author"),
     CommunityAuthor: ("community",),
     AuthorBookmark: ("shout",),
-    AuthorRating: ("author",),
+    AuthorRating: ("author", "board"),
 }
