@@ -1,4 +1,4 @@
-"""The `discours` command: serve, migrate, seed, queue, export-schema."""
+"""The `discours` command: serve, migrate, seed, rebuild, queue, export-schema."""
 
 from __future__ import annotations
 
@@ -82,6 +82,21 @@ def cmd_queue(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rebuild(args: argparse.Namespace) -> int:
+    """Rebuild the live structures (counters, follow sets, threads, leaderboards) from SQL."""
+    from app.main import open_deps
+    from app.seed import Progress
+    from cache.rebuild import rebuild_all
+
+    async def run() -> dict[str, int]:
+        async with open_deps(load_settings()) as deps:
+            return await rebuild_all(deps.live, deps.cache, deps.db, Progress(not args.quiet).show)
+
+    counts = asyncio.run(run())
+    print("rebuilt the structures of " + ", ".join(f"{kind}: {n}" for kind, n in counts.items()))
+    return 0
+
+
 def cmd_export_schema(_args: argparse.Namespace) -> int:
     from schema.schema import build_schema
 
@@ -115,6 +130,10 @@ def main(argv: list[str] | None = None) -> int:
     queue.add_argument("--parked", type=int, default=20, help="how many parked messages to list")
     queue.add_argument("--requeue-parked", action="store_true", help="give parked messages new attempts")
     queue.set_defaults(func=cmd_queue)
+
+    rebuild = sub.add_parser("rebuild", help="rebuild counters, follow sets, threads and leaderboards from SQL")
+    rebuild.add_argument("--quiet", action="store_true")
+    rebuild.set_defaults(func=cmd_rebuild)
 
     export = sub.add_parser("export-schema", help="print the GraphQL SDL")
     export.set_defaults(func=cmd_export_schema)

@@ -100,6 +100,12 @@ class Boards:
             members = [i for i, _ in await self._sql(board, None)]
         return members.index(entity_id) if entity_id in members else None
 
+    async def rebuild(self, board: str) -> None:
+        """Build the board from SQL, unless a write moves it meanwhile (the rebuild command)."""
+        _, noted = await self.live.read("board", board, [BOARD_ENTITY], lambda pipe, key: pipe.exists(key),
+                                        note_all=True)
+        await self._build(board, noted)
+
     async def _read(self, board: str, commands: Callable[[Any, str], object],
                     per_key: int = 1) -> tuple[list[Any] | None, dict[int, Noted]]:
         found, noted = await self.live.read("board", board, [BOARD_ENTITY], commands, per_key=per_key)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, func, select
 
 from cache import keys
 from cache.entities import SessionFactory
@@ -90,6 +90,30 @@ async def _ids(live: LiveStore, db: SessionFactory, kind: str, entity_id: int, n
                 return newest[offset:] if limit is None else newest[offset:offset + limit]
         page = query.offset(offset) if limit is None else query.offset(offset).limit(limit)
         return [target for target, _ in (await session.execute(page)).all()]
+
+
+async def rebuild_sets(live: LiveStore, db: SessionFactory, kind: str, name: str, ids: list[int]) -> None:
+    """Build the follow sets `name` of `ids` from SQL in one statement (the newest `set_cap` of each),
+    each stored unless a write touched its entity meanwhile (the rebuild command)."""
+    _, noted = await live.read(kind, name, ids, lambda pipe, key: pipe.exists(key), note_all=True)
+    if name == "fans":
+        edge = EDGES[kind]
+        owner, member = edge.target, edge.model.follower
+    else:
+        edge = EDGES[name.split(":", 1)[1]]
+        owner, member = edge.model.follower, edge.target
+    position = func.row_number().over(partition_by=owner, order_by=(edge.model.created_at.desc(), member.desc()))
+    ranked = (select(owner.label("owner"), member.label("member"), edge.model.created_at.label("at"),
+                     position.label("position"))
+              .where(owner.in_(ids), edge.live()).subquery())
+    async with db() as session:
+        rows = (await session.execute(select(ranked.c.owner, ranked.c.member, ranked.c.at)
+                                      .where(ranked.c.position <= live.set_cap)
+                                      .order_by(ranked.c.owner, ranked.c.position))).all()
+    data: dict[int, list[Any]] = {i: [] for i in ids}
+    for owner_id, member_id, at in rows:
+        data[owner_id] += [at, keys.member(member_id)]
+    await live.build(kind, name, list(data.items()), noted, structure="zset")
 
 
 async def fan_ids(kind: str, entity_id: int, *, live: LiveStore, db: SessionFactory, cache: Cache,

@@ -164,15 +164,28 @@ class Threads:
         rows = {i: decode(raw[0]) for i, raw in zip(ids, found, strict=True) if raw is not None and raw[0]}
         missing = [i for i in ids if i not in rows]
         if missing:
-            async with self.db() as session:
-                built = (await session.execute(
-                    select(Reaction, comment_rating()).where(Reaction.id.in_(missing)))).all()
-            items = [(r.id, encode(r.dict(), int(rating))) for r, rating in built]
-            await self.live.build("comment", "comment", items, noted, structure="hash")
-            for r, rating in built:
-                rows[r.id] = {**r.dict(), "rating": int(rating),
-                              "status": "deleted" if r.deleted_at is not None else "active"}
+            rows.update(await self._build_hashes(missing, noted))
         return rows
+
+    async def _build_hashes(self, ids: list[int], noted: dict[int, Any]) -> dict[int, dict[str, Any]]:
+        async with self.db() as session:
+            built = (await session.execute(select(Reaction, comment_rating()).where(Reaction.id.in_(ids)))).all()
+        await self.live.build("comment", "comment", [(r.id, encode(r.dict(), int(rating))) for r, rating in built],
+                              noted, structure="hash")
+        return {r.id: {**r.dict(), "rating": int(rating), "status": "deleted" if r.deleted_at is not None else "active"}
+                for r, rating in built}
+
+    async def rebuild(self, owner_kind: str, ids: list[int]) -> None:
+        """Build every thread structure of these shouts or comments from SQL (the rebuild command); each
+        is stored unless a write touched its entity meanwhile."""
+        names = ["comments", "comments:best", "comments:all"] if owner_kind == "shout" else ["replies", "replies:best"]
+        for name in names:
+            _, noted = await self.live.read(owner_kind, name, ids, lambda pipe, key: pipe.exists(key), note_all=True)
+            await self._build_sets(owner_kind, name, ids, noted)
+        if owner_kind == "comment":
+            _, noted = await self.live.read("comment", "comment", ids, lambda pipe, key: pipe.exists(key),
+                                            note_all=True)
+            await self._build_hashes(ids, noted)
 
     async def _reply_pages(self, ids: list[int], offset: int, limit: int) -> dict[int, Page]:
         """Each comment's first replies (oldest first) and reply count, from `comment:{id}:replies`."""

@@ -6,6 +6,7 @@ rebuild them, equal again. Follow sets are capped at 6 and threads at 10 here, s
 
 from __future__ import annotations
 
+import itertools
 import random
 import uuid
 from collections.abc import Iterable
@@ -22,6 +23,7 @@ from cache.boards import BOARDS, COMPLETE, FLOOR
 from cache.counters import QUERIES, get_counters
 from cache.follows import fan_ids, fans_query, following_ids, following_query
 from cache.live import LiveOps, structure_key
+from cache.rebuild import rebuild_all
 from cache.threads import comment_rating, encode, members_query
 from orm import Author, AuthorFollower, Community, Reaction, Shout, ShoutAuthor, ShoutTopic, Topic
 from orm.reaction import COMMENT_KINDS
@@ -267,6 +269,20 @@ async def test_random_writes_keep_every_live_structure_equal_to_sql(api: Api, re
     ) + len(scope["comment"]) + len(BOARDS)
     assert await _pages_equal_sql(api, scope) >= 20
     await _boards_equal_sql(api, scope)
+
+    # The rebuild command: from nothing, and over structures gone wrong (here, by hand).
+    await redis.flushdb()
+    steps: list[tuple[str, int, int]] = []
+    await rebuild_all(deps.live, deps.cache, deps.db, lambda label, done, total: steps.append((label, done, total)))
+    assert {label for label, _, _ in steps} >= {"shouts", "authors", "topics", "communities", "comments"}
+    assert all(b - a <= 100 for (la, a, _), (lb, b, _) in itertools.pairwise(steps) if la == lb)
+    await redis.hset(keys.counters("shout", scope["shout"][0]), "rating", 999)
+    await redis.zadd(keys.post_comments(scope["shout"][0], "all"), {keys.member(10**9): 1})
+    await rebuild_all(deps.live, deps.cache, deps.db)
+    assert await _compare(deps, redis, scope) == held + sum(
+        len(ids) * (1 + len(SETS[kind])) for kind, ids in scope.items() if kind != "comment"
+    ) + len(scope["comment"]) + len(BOARDS)
+    assert await _pages_equal_sql(api, scope) >= 20
 
 
 async def _threads_within_cap(deps: Deps, redis: Redis, scope: dict[str, list[int]]) -> int:
