@@ -19,14 +19,13 @@ from sqlalchemy import Select, case, func, select
 
 from cache import keys
 from cache.entities import SessionFactory
-from cache.live import LiveStore, Noted
+from cache.live import BOARD_ENTITY, LiveStore, Noted
 from cache.store import Cache
 from orm import Author, AuthorRating, Reaction, Shout
 from orm.stats import is_listed, shout_stat_columns
 
 FLOOR = "floor"
 COMPLETE = -1e15  # the floor of a board that holds every entity
-BOARD_ENTITY = 0  # boards are structures of one live entity, ("board", 0)
 
 
 def _shouts_by(column: str) -> Callable[[int], Select[Any]]:

@@ -40,6 +40,8 @@ PENDING_TIMEOUT = 60
 # key has already expired.
 KEY_MARGIN = 600
 CHUNK = 100  # seed 004: at most 100 elements per command
+# Leaderboards are global: the structures of one entity, ("board", BOARD_ENTITY) (cache/boards.py).
+BOARD_ENTITY = 0
 
 # Apply one committed write's operations to one entity's structures.
 # KEYS: meta, epoch, structure keys...; ARGV: ttl, announced, set cap, thread cap, then ops:
@@ -212,7 +214,7 @@ class LiveOps:
     def rank(self, board: str, delta: int, member_id: int) -> None:
         """Move an entity on a leaderboard (cache/boards.py)."""
         if delta:
-            self._add("board", 0, Op("rank", board, (str(delta), keys.member(member_id))))
+            self._add("board", BOARD_ENTITY, Op("rank", board, (str(delta), keys.member(member_id))))
 
     def zincr(self, kind: str, entity_id: int | None, name: str, delta: int, member_id: int) -> None:
         if delta:

@@ -15,8 +15,8 @@ from typing import Any, Literal
 from sqlalchemy import inspect, select
 from sqlalchemy.engine import Connection
 
-from cache.boards import BOARD_ENTITY, BOARD_OF_METRIC, SHOUT_BOARDS
-from cache.live import LiveOps
+from cache.boards import BOARD_OF_METRIC, SHOUT_BOARDS
+from cache.live import BOARD_ENTITY, LiveOps
 from orm import (
     Author,
     AuthorBookmark,
