@@ -278,9 +278,11 @@ def _gone(kind: str, *names: str) -> LiveRule:
     return rule
 
 
+_author_gone = _gone("author", "following:author", "following:topic", "following:community", "following:shout")
+
+
 def author(a: Author, conn: Connection, ops: LiveOps, event: Event) -> None:
-    _gone("author", "following:author", "following:topic", "following:community", "following:shout")(
-        a, conn, ops, event)
+    _author_gone(a, conn, ops, event)
     if event != "update":  # an author joins or leaves the board of authors: built again
         ops.drop("board", BOARD_ENTITY, "authors:rating")
 
