@@ -12,7 +12,6 @@ board is built again. A board that holds every entity has the floor `COMPLETE`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Select, case, func, select
@@ -28,8 +27,8 @@ FLOOR = "floor"
 COMPLETE = -1e15  # the floor of a board that holds every entity
 
 
-def _shouts_by(column: str) -> Callable[[int], Select[Any]]:
-    def query(limit: int) -> Any:
+def _shouts_by(column: str) -> Callable[[int | None], Select[Any]]:
+    def query(limit: int | None) -> Any:
         stats = select(Reaction.shout.label("shout"), *shout_stat_columns()).group_by(Reaction.shout).subquery()
         score = func.coalesce(stats.c[column], 0)
         return (select(Shout.id, score).outerjoin(stats, stats.c.shout == Shout.id).where(is_listed())
@@ -37,7 +36,7 @@ def _shouts_by(column: str) -> Callable[[int], Select[Any]]:
     return query
 
 
-def _authors_by_rating(limit: int) -> Any:
+def _authors_by_rating(limit: int | None) -> Any:
     karma = (select(AuthorRating.author.label("author"),
                     func.sum(case((AuthorRating.plus, 1), else_=-1)).label("rating"))
              .group_by(AuthorRating.author).subquery())
@@ -46,8 +45,8 @@ def _authors_by_rating(limit: int) -> Any:
             .order_by(score.desc(), Author.id.desc()).limit(limit))
 
 
-# board -> the SQL of its top `limit` (id, score), highest first: the definition the board keeps.
-BOARDS: dict[str, Callable[[int], Select[Any]]] = {
+# board -> the SQL of its top `limit` (id, score), highest first (None: all): the definition the board keeps.
+BOARDS: dict[str, Callable[[int | None], Select[Any]]] = {
     "shouts:rating": _shouts_by("rating"),
     "shouts:comments": _shouts_by("comments_count"),
     "authors:rating": _authors_by_rating,
@@ -56,12 +55,6 @@ SHOUT_BOARDS = ("shouts:rating", "shouts:comments")
 # What moves each board: (entity kind, counter metric) -> board (triggers/live_rules.py).
 BOARD_OF_METRIC = {("shout", "rating"): "shouts:rating", ("shout", "comments"): "shouts:comments",
                    ("author", "rating"): "authors:rating"}
-
-
-@dataclass(frozen=True, slots=True)
-class Ranked:
-    ids: list[int]
-    exact: bool
 
 
 class Boards:
@@ -101,9 +94,7 @@ class Boards:
 
     async def rebuild(self, board: str) -> None:
         """Build the board from SQL, unless a write moves it meanwhile (the rebuild command)."""
-        _, noted = await self.live.read("board", board, [BOARD_ENTITY], lambda pipe, key: pipe.exists(key),
-                                        note_all=True)
-        await self._build(board, noted)
+        await self._build(board, await self.live.note("board", board, [BOARD_ENTITY]))
 
     async def _read(self, board: str, commands: Callable[[Any, str], object],
                     per_key: int = 1) -> tuple[list[Any] | None, dict[int, Noted]]:
@@ -112,7 +103,7 @@ class Boards:
 
     async def _sql(self, board: str, limit: int | None) -> list[tuple[int, float]]:
         async with self.db() as session:
-            return [(int(i), float(s)) for i, s in (await session.execute(BOARDS[board](limit or 10**9))).all()]
+            return [(int(i), float(s)) for i, s in (await session.execute(BOARDS[board](limit))).all()]
 
     async def _build(self, board: str, noted: dict[int, Noted]) -> list[int]:
         """Build the board from SQL (its top `cap` and the floor), one builder at a time; returns the

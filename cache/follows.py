@@ -53,18 +53,29 @@ EDGES: dict[str, Edge] = {
 }
 
 
+def _sides(kind: str, name: str) -> tuple[Edge, Any, Any]:
+    """The follow table behind a set and its (owner, member) columns: `fans` of a `kind` entity are
+    its followers; `following:{target}` of an author are the targets it follows."""
+    if name == "fans":
+        edge = EDGES[kind]
+        return edge, edge.target, edge.model.follower
+    edge = EDGES[name.split(":", 1)[1]]
+    return edge, edge.model.follower, edge.target
+
+
+def _set_query(kind: str, name: str, owner_id: int) -> Select[Any]:
+    """(member, follow time) of one set, newest first (ties by member, highest first, as in Redis)."""
+    edge, owner, member = _sides(kind, name)
+    return (select(member, edge.model.created_at).where(owner == owner_id, edge.live())
+            .order_by(edge.model.created_at.desc(), member.desc()))
+
+
 def fans_query(kind: str, entity_id: int) -> Select[Any]:
-    edge = EDGES[kind]
-    return (select(edge.model.follower, edge.model.created_at)
-            .where(edge.target == entity_id, edge.live())
-            .order_by(edge.model.created_at.desc(), edge.model.follower.desc()))
+    return _set_query(kind, "fans", entity_id)
 
 
 def following_query(kind: str, author_id: int) -> Select[Any]:
-    edge = EDGES[kind]
-    return (select(edge.target, edge.model.created_at)
-            .where(edge.model.follower == author_id, edge.live())
-            .order_by(edge.model.created_at.desc(), edge.target.desc()))
+    return _set_query("author", f"following:{kind}", author_id)
 
 
 async def _ids(live: LiveStore, db: SessionFactory, kind: str, entity_id: int, name: str,
@@ -95,13 +106,8 @@ async def _ids(live: LiveStore, db: SessionFactory, kind: str, entity_id: int, n
 async def rebuild_sets(live: LiveStore, db: SessionFactory, kind: str, name: str, ids: list[int]) -> None:
     """Build the follow sets `name` of `ids` from SQL in one statement (the newest `set_cap` of each),
     each stored unless a write touched its entity meanwhile (the rebuild command)."""
-    _, noted = await live.read(kind, name, ids, lambda pipe, key: pipe.exists(key), note_all=True)
-    if name == "fans":
-        edge = EDGES[kind]
-        owner, member = edge.target, edge.model.follower
-    else:
-        edge = EDGES[name.split(":", 1)[1]]
-        owner, member = edge.model.follower, edge.target
+    noted = await live.note(kind, name, ids)
+    edge, owner, member = _sides(kind, name)
     position = func.row_number().over(partition_by=owner, order_by=(edge.model.created_at.desc(), member.desc()))
     ranked = (select(owner.label("owner"), member.label("member"), edge.model.created_at.label("at"),
                      position.label("position"))

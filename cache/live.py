@@ -333,6 +333,10 @@ class LiveStore:
                 noted[entity_id] = Noted(version.decode() if version is not None else "", epoch_text)
         return results, noted
 
+    async def note(self, kind: str, name: str, ids: Sequence[int]) -> dict[int, Noted]:
+        """What to build every id's structure under, built or not (a rebuild replaces what is there)."""
+        return (await self.read(kind, name, ids, lambda pipe, key: pipe.exists(key), note_all=True))[1]
+
     async def _create_epoch(self, kind: str) -> str:
         """A missing epoch (a flushed or new Redis) starts at a random value, so that no structure left
         from an earlier life of this Redis can match it."""

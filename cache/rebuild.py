@@ -40,8 +40,8 @@ def _follow_sets(kind: str) -> list[str]:
     return names
 
 
-async def _batches(db: SessionFactory, column: Any, *where: Any) -> AsyncIterator[tuple[list[int], int]]:
-    """Ids in ascending batches (keyset paging, no OFFSET), with the running count done."""
+async def _batches(db: SessionFactory, column: Any, *where: Any) -> AsyncIterator[tuple[list[int], int, int]]:
+    """Ids in ascending batches (keyset paging, no OFFSET), each with how many are done and the total."""
     async with db() as session:
         total = int(await session.scalar(select(func.count()).select_from(column.table).where(*where)) or 0)
     last, done = 0, 0
@@ -53,7 +53,7 @@ async def _batches(db: SessionFactory, column: Any, *where: Any) -> AsyncIterato
             return
         done += len(ids)
         last = ids[-1]
-        yield ids, max(total, done)
+        yield ids, done, max(total, done)
 
 
 async def rebuild_all(live: LiveStore, cache: Cache, db: SessionFactory,
@@ -62,22 +62,20 @@ async def rebuild_all(live: LiveStore, cache: Cache, db: SessionFactory,
     threads, boards = Threads(live, cache, db), Boards(live, cache, db)
     counts: dict[str, int] = {}
     for kind, (model, label) in MODELS.items():
-        done = 0
-        async for ids, total in _batches(db, model.id):
+        counts[kind] = 0
+        async for ids, done, total in _batches(db, model.id):
             await get_counters(kind, ids, live=live, db=db, refresh=True)
             for name in _follow_sets(kind):
                 await rebuild_sets(live, db, kind, name, ids)
             if kind == "shout":
                 await threads.rebuild("shout", ids)
-            done += len(ids)
+            counts[kind] = done
             progress(label, done, total)
-        counts[kind] = done
-    done = 0
-    async for ids, total in _batches(db, Reaction.id, Reaction.kind.in_(COMMENT_KINDS)):
+    counts["comment"] = 0
+    async for ids, done, total in _batches(db, Reaction.id, Reaction.kind.in_(COMMENT_KINDS)):
         await threads.rebuild("comment", ids)
-        done += len(ids)
+        counts["comment"] = done
         progress("comments", done, total)
-    counts["comment"] = done
     for index, board in enumerate(BOARDS, 1):
         await boards.rebuild(board)
         progress("leaderboards", index, len(BOARDS))

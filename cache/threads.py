@@ -8,9 +8,10 @@ write side (triggers/live_rules.py) under the rules of cache/live.py.
 
 Members are zero-padded ids, so equal scores order by id: "newest" is (time, id) descending, "oldest"
 the reverse, "like" is (rating, id) descending and "dislike" exactly its reverse. A comment's reply count
-is the ZCARD of its replies. A thread is held whole or not at all: one that outgrows the cap is read from
-SQL, page by page. Sets only hold live comments of public shouts, so a deleted comment leaves its sets,
-and its HASH, if still read (a page cached a moment before), says `deleted`.
+is the ZCARD of its replies. A thread is held whole or not at all: one that outgrows the cap is not
+stored, and is read from SQL whole each time its page is not cached. Sets only hold live comments of
+public shouts, so a deleted comment leaves its sets, and its HASH, if still read (a page cached a
+moment before), says `deleted`.
 """
 
 from __future__ import annotations
@@ -67,12 +68,14 @@ def members_query(owner_kind: str, name: str, owner_ids: Sequence[int]) -> Selec
     return query.order_by(owner, score.desc(), Reaction.id.desc())
 
 
-def encode(row: dict[str, Any], rating: int) -> list[Any]:
-    """HSET arguments of `comment:{id}` (absent fields are None)."""
-    fields = {**row, "rating": rating, "status": "deleted" if row["deleted_at"] is not None else "active"}
-    return [x for name, value in fields.items()
-            if value is not None and (name in _INT_FIELDS or name in _TEXT_FIELDS or name == "status")
-            for x in (name, value)]
+def as_row(reaction: Reaction, rating: int) -> dict[str, Any]:
+    """What `comment:{id}` holds: the columns, the rating and the status."""
+    return {**reaction.dict(), "rating": rating, "status": "deleted" if reaction.deleted_at is not None else "active"}
+
+
+def encode(row: dict[str, Any]) -> list[Any]:
+    """HSET arguments of `comment:{id}` (None fields are left out)."""
+    return [x for name, value in row.items() if value is not None for x in (name, value)]
 
 
 def decode(raw: dict[bytes, bytes]) -> dict[str, Any]:
@@ -170,31 +173,29 @@ class Threads:
     async def _build_hashes(self, ids: list[int], noted: dict[int, Any]) -> dict[int, dict[str, Any]]:
         async with self.db() as session:
             built = (await session.execute(select(Reaction, comment_rating()).where(Reaction.id.in_(ids)))).all()
-        await self.live.build("comment", "comment", [(r.id, encode(r.dict(), int(rating))) for r, rating in built],
-                              noted, structure="hash")
-        return {r.id: {**r.dict(), "rating": int(rating), "status": "deleted" if r.deleted_at is not None else "active"}
-                for r, rating in built}
+        rows = {r.id: as_row(r, int(rating)) for r, rating in built}
+        await self.live.build("comment", "comment", [(i, encode(row)) for i, row in rows.items()], noted,
+                              structure="hash")
+        return rows
 
     async def rebuild(self, owner_kind: str, ids: list[int]) -> None:
         """Build every thread structure of these shouts or comments from SQL (the rebuild command); each
         is stored unless a write touched its entity meanwhile."""
         names = ["comments", "comments:best", "comments:all"] if owner_kind == "shout" else ["replies", "replies:best"]
         for name in names:
-            _, noted = await self.live.read(owner_kind, name, ids, lambda pipe, key: pipe.exists(key), note_all=True)
-            await self._build_sets(owner_kind, name, ids, noted)
+            await self._build_sets(owner_kind, name, ids, await self.live.note(owner_kind, name, ids))
         if owner_kind == "comment":
-            _, noted = await self.live.read("comment", "comment", ids, lambda pipe, key: pipe.exists(key),
-                                            note_all=True)
-            await self._build_hashes(ids, noted)
+            await self._build_hashes(ids, await self.live.note("comment", "comment", ids))
 
     async def _reply_pages(self, ids: list[int], offset: int, limit: int) -> dict[int, Page]:
         """Each comment's first replies (oldest first) and reply count, from `comment:{id}:replies`."""
         def commands(pipe: Any, key: str) -> None:
-            pipe.zrange(key, offset, offset + limit - 1) if limit else pipe.exists(key)
+            if limit:
+                pipe.zrange(key, offset, offset + limit - 1)
             pipe.zcard(key)
 
-        found, noted = await self.live.read("comment", "replies", ids, commands, per_key=2)
-        pages = {i: Page([int(m) for m in raw[0]] if limit else [], raw[1])
+        found, noted = await self.live.read("comment", "replies", ids, commands, per_key=2 if limit else 1)
+        pages = {i: Page([int(m) for m in raw[0]] if limit else [], raw[-1])
                  for i, raw in zip(ids, found, strict=True) if raw is not None}
         missing = [i for i in ids if i not in pages]
         if missing:

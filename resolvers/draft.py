@@ -135,6 +135,25 @@ async def delete_draft(deps: Deps, viewer: Viewer | None, draft_id: int) -> dict
     return {"draft": (await draft_dicts_of(deps, [draft_id]))[0]}
 
 
+async def draft_to_publish(session: AsyncSession, viewer: Viewer | None, draft_id: int, *,
+                           scheduled: bool = False) -> tuple[Draft, list[int]]:
+    """The draft and its authors, if it exists and `viewer` may publish it. `scheduled`: the delayed queue
+    publishes it (locked against a concurrent reschedule), on the permission checked when it was
+    scheduled."""
+    draft = await session.get(Draft, draft_id, with_for_update=scheduled)
+    if draft is None or draft.deleted_at is not None:
+        raise NotFound("no such draft", field="draft_id")
+    authors = await _draft_authors(session, draft.id)
+    if not scheduled:
+        require(viewer, "shout:publish", community_id=draft.community, owners=authors)
+    return draft, authors
+
+
+def require_content(draft: Draft) -> None:
+    if not (draft.title or "").strip() or not (draft.body or "").strip():
+        raise BadInput("a draft needs a title and a body to be published", field="draft_id")
+
+
 async def publish_draft(deps: Deps, viewer: Viewer | None, draft_id: int, *,
                         scheduled_for: int | None = None) -> dict[str, Any]:
     """Create or update the draft's shout from the draft and publish it. `scheduled_for`: the delayed
@@ -142,17 +161,11 @@ async def publish_draft(deps: Deps, viewer: Viewer | None, draft_id: int, *,
     draft rescheduled or unscheduled since is left alone."""
     now = int(time.time())
     async with transaction(deps) as session:
-        draft = await session.get(Draft, draft_id, with_for_update=scheduled_for is not None)
-        if draft is None or draft.deleted_at is not None:
-            raise NotFound("no such draft", field="draft_id")
+        draft, authors = await draft_to_publish(session, viewer, draft_id, scheduled=scheduled_for is not None)
         if scheduled_for is not None and draft.publish_at != scheduled_for:
             return {"draft": None, "shout": None}
-        authors = await _draft_authors(session, draft.id)
-        if scheduled_for is None:
-            require(viewer, "shout:publish", community_id=draft.community, owners=authors)
         draft.publish_at = None
-        if not (draft.title or "").strip() or not (draft.body or "").strip():
-            raise BadInput("a draft needs a title and a body to be published", field="draft_id")
+        require_content(draft)
         shout = await session.scalar(select(Shout).where(Shout.draft == draft.id))
         slug = draft.slug or f"draft-{draft.id}"
         clash = await session.scalar(select(Shout.id).where(Shout.slug == slug,

@@ -19,7 +19,6 @@ from auth.permissions import Viewer
 from cache.delayed import DelayedQueue
 from orm import Draft
 from resolvers import draft as drafts
-from resolvers.access import require
 from resolvers.deps import Deps
 from resolvers.errors import BadInput, NotFound
 from resolvers.writes import transaction
@@ -42,14 +41,9 @@ async def schedule_draft(deps: Deps, viewer: Viewer | None, draft_id: int, publi
     if publish_at is not None and not now < publish_at <= now + MAX_AHEAD:
         raise BadInput("publish_at must be in the future, at most a year ahead", field="publish_at")
     async with transaction(deps) as session:
-        draft = await session.get(Draft, draft_id)
-        if draft is None or draft.deleted_at is not None:
-            raise NotFound("no such draft", field="draft_id")
-        authors = list((await session.scalars(select(drafts.DraftAuthor.author)
-                                              .where(drafts.DraftAuthor.draft == draft_id))).all())
-        require(viewer, "shout:publish", community_id=draft.community, owners=authors)
-        if publish_at is not None and not ((draft.title or "").strip() and (draft.body or "").strip()):
-            raise BadInput("a draft needs a title and a body to be published", field="draft_id")
+        draft, _ = await drafts.draft_to_publish(session, viewer, draft_id)
+        if publish_at is not None:
+            drafts.require_content(draft)
         draft.publish_at = publish_at
     if publish_at is not None:
         await _enqueue(deps.delayed, draft_id, publish_at)  # if Redis is away, the next sweep queues it

@@ -24,7 +24,7 @@ from cache.counters import QUERIES, get_counters
 from cache.follows import fan_ids, fans_query, following_ids, following_query
 from cache.live import LiveOps, structure_key
 from cache.rebuild import rebuild_all
-from cache.threads import comment_rating, encode, members_query
+from cache.threads import as_row, comment_rating, encode, members_query
 from orm import Author, AuthorFollower, Community, Reaction, Shout, ShoutAuthor, ShoutTopic, Topic
 from orm.reaction import COMMENT_KINDS
 from orm.stats import is_listed, reaction_stats
@@ -222,7 +222,7 @@ async def _compare(deps: Deps, redis: Redis, scope: dict[str, list[int]]) -> int
                                                          .where(Reaction.id == entity_id))).one()
                     stored = await redis.hgetall(keys.comment(entity_id))
                     assert stored == {str(k).encode(): str(v).encode()
-                                      for k, v in zip(*[iter(encode(row.dict(), rating))] * 2, strict=True)}, entity_id
+                                      for k, v in zip(*[iter(encode(as_row(row, rating)))] * 2, strict=True)}, entity_id
                     compared += 1
                 continue
             built = await _built(redis, kind, ids, "count")
