@@ -76,14 +76,14 @@ def wire(settings: Settings, engine: AsyncEngine, cache: Cache, *, auth: AuthSer
     revalidator = CacheRevalidationManager(cache, make_session_factory(engine), live,
                                            interval=settings.cache_revalidation_interval)
     db = make_session_factory(engine, sink=CacheSink(cache, revalidator, live))
-    views = ViewCounter(cache, make_session_factory(engine), per_hour_cap=settings.views_per_hour_cap,
+    views = ViewCounter(cache, make_session_factory(engine), live, per_hour_cap=settings.views_per_hour_cap,
                         flush_interval=settings.views_flush_interval)
     delayed = DelayedQueue(cache.redis, DEFERRED_QUEUE, batch=settings.queue_batch, lease=settings.queue_lease,
                            max_attempts=settings.queue_max_attempts, backoff=settings.queue_backoff,
                            parked_cap=settings.queue_parked_cap)
     deps = Deps(cache=cache, db=db, max_page_size=settings.max_page_size, ttl_shouts=settings.cache_ttl_shouts,
-                ttl_search=settings.cache_ttl_search, auth=auth, revalidator=revalidator, live=live, views=views,
-                delayed=delayed)
+                ttl_search=settings.cache_ttl_search, board_weeks=settings.board_weeks, auth=auth,
+                revalidator=revalidator, live=live, views=views, delayed=delayed)
     scheduled.register(deps)
     return deps
 

@@ -66,6 +66,9 @@ class Settings(BaseSettings):
     # distinct shouts than this in an hour counts no more views that hour.
     views_flush_interval: int = 60
     views_per_hour_cap: int = 500
+    # Weekly leaderboards (`load_shouts_top(week:)`) can be read for this many weeks back: each week read
+    # is one more board of at most `live_set_cap` members, kept `live_ttl`.
+    board_weeks: int = 52
     # The delayed queue (scheduled publication): polled every this many seconds, taken this many at a
     # time; a consumer that holds a message longer than the lease is taken for dead and the message
     # handed to another; a failing message is retried after backoff·2^(attempt-1) seconds (at most an

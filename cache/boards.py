@@ -1,17 +1,27 @@
-"""Leaderboards (seed 001): `leaderboard:{board}` sorted sets of shouts by rating and by comments, and of
-authors by rating, kept current by the write side (ZINCRBY, triggers/live_rules.py) under the rules of
-cache/live.py. Members are zero-padded ids, so equal scores order by id, highest first, as SQL does.
+"""Leaderboards (seed 001): `leaderboard:{board}` sorted sets of shouts by rating, by comments and by
+views, all time and per ISO week (`shouts:rating:2026-W47`), and of authors by rating. Members are
+zero-padded ids, so equal scores order by id, highest first, as SQL does.
+
+Two writers keep them current under the rules of cache/live.py: votes and comments move their boards by
+ZINCRBY at commit (triggers/live_rules.py; a weekly board is the week of the reaction's creation), and
+the views flush (cache/views.py), the single writer of `shout_views`, places the totals it wrote with
+ZADD GT: absolute and only growing, so its boards lag the view counters by one flush at most.
 
 A board holds at most `cap` members (seed 004), the top ones, and a sentinel member `floor` whose score
 is the floor: every entity scoring above the floor is on the board with its exact score. A write that
-raises an entity which is not on the board cannot place it, so it raises the floor by as much. A page
-(or a rank) is exact while it lies above the sentinel; one that reaches it is read from SQL, and the
-board is built again. A board that holds every entity has the floor `COMPLETE`.
+raises an entity which is not on the board cannot place it by a delta, so it raises the floor by as
+much; an absolute score above the floor enters and pushes the lowest member out. A page (or a rank) is
+exact while it lies above the sentinel; one that reaches it is read from SQL, and the board is built
+again. A board that holds every entity has the floor `COMPLETE`.
+
+All-time boards are live kind "board"; weekly boards are kind "weekly", whose epoch a shout's
+publication or withdrawal bumps (every weekly board lists every public shout, so all of them move).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Select, case, func, select
@@ -20,18 +30,43 @@ from cache import keys
 from cache.entities import SessionFactory
 from cache.live import BOARD_ENTITY, LiveStore, Noted
 from cache.store import Cache
-from orm import Author, AuthorRating, Reaction, Shout
+from orm import Author, AuthorRating, Reaction, Shout, ShoutViews, ShoutViewsWeekly
 from orm.stats import is_listed, shout_stat_columns
 
 FLOOR = "floor"
 COMPLETE = -1e15  # the floor of a board that holds every entity
+WEEK = 7 * 86_400
 
 
-def _shouts_by(column: str) -> Callable[[int | None], Select[Any]]:
+def week_start(week: str) -> int:
+    """The first second (Monday 00:00 UTC) of an ISO week; ValueError for a name that is no week."""
+    match = keys.WEEK_NAME.match(week)
+    if match is None:
+        raise ValueError(f"not an ISO week: {week!r}")
+    return int(datetime.fromisocalendar(int(match[1]), int(match[2]), 1).replace(tzinfo=UTC).timestamp())
+
+
+def _shout_scores(metric: str, week: str | None) -> Any:
+    """A subquery of (shout, score) for one metric, all time or within a week."""
+    if metric == "views":
+        if week is None:
+            return select(ShoutViews.shout.label("shout"), ShoutViews.views.label("score")).subquery()
+        return (select(ShoutViewsWeekly.shout.label("shout"), ShoutViewsWeekly.views.label("score"))
+                .where(ShoutViewsWeekly.week == week).subquery())
+    column = {"rating": "rating", "comments": "comments_count"}[metric]
+    stats = select(Reaction.shout.label("shout"), *shout_stat_columns())
+    if week is not None:
+        start = week_start(week)
+        stats = stats.where(Reaction.created_at >= start, Reaction.created_at < start + WEEK)
+    stats_sub = stats.group_by(Reaction.shout).subquery()
+    return select(stats_sub.c.shout, stats_sub.c[column].label("score")).subquery()
+
+
+def _shouts_by(metric: str, week: str | None) -> Callable[[int | None], Select[Any]]:
     def query(limit: int | None) -> Any:
-        stats = select(Reaction.shout.label("shout"), *shout_stat_columns()).group_by(Reaction.shout).subquery()
-        score = func.coalesce(stats.c[column], 0)
-        return (select(Shout.id, score).outerjoin(stats, stats.c.shout == Shout.id).where(is_listed())
+        scores = _shout_scores(metric, week)
+        score = func.coalesce(scores.c.score, 0)
+        return (select(Shout.id, score).outerjoin(scores, scores.c.shout == Shout.id).where(is_listed())
                 .order_by(score.desc(), Shout.id.desc()).limit(limit))
     return query
 
@@ -45,16 +80,33 @@ def _authors_by_rating(limit: int | None) -> Any:
             .order_by(score.desc(), Author.id.desc()).limit(limit))
 
 
-# board -> the SQL of its top `limit` (id, score), highest first (None: all): the definition the board keeps.
+# All-time board -> the SQL of its top `limit` (id, score), highest first (None: all): what it keeps.
 BOARDS: dict[str, Callable[[int | None], Select[Any]]] = {
-    "shouts:rating": _shouts_by("rating"),
-    "shouts:comments": _shouts_by("comments_count"),
+    "shouts:rating": _shouts_by("rating", None),
+    "shouts:comments": _shouts_by("comments", None),
+    "shouts:views": _shouts_by("views", None),
     "authors:rating": _authors_by_rating,
 }
-SHOUT_BOARDS = ("shouts:rating", "shouts:comments")
-# What moves each board: (entity kind, counter metric) -> board (triggers/live_rules.py).
+WEEKLY_BOARDS = ("shouts:rating", "shouts:comments", "shouts:views")
+SHOUT_BOARDS = ("shouts:rating", "shouts:comments", "shouts:views")
+# What moves each board by a delta at commit: (entity kind, counter metric) -> board (triggers/live_rules.py).
 BOARD_OF_METRIC = {("shout", "rating"): "shouts:rating", ("shout", "comments"): "shouts:comments",
                    ("author", "rating"): "authors:rating"}
+
+
+def board_query(board: str) -> Callable[[int | None], Select[Any]]:
+    """The SQL definition of any board, weekly editions included."""
+    base, week = keys.split_board(board)
+    if week is None:
+        return BOARDS[base]
+    if base not in WEEKLY_BOARDS:
+        raise ValueError(f"no weekly edition of {base!r}")
+    return _shouts_by(base.split(":")[1], week)
+
+
+def current_boards(now: float) -> list[str]:
+    """Every all-time board and this week's editions: what the rebuild command builds."""
+    return [*BOARDS, *(keys.weekly_board(board, keys.week_of(now)) for board in WEEKLY_BOARDS)]
 
 
 class Boards:
@@ -62,16 +114,16 @@ class Boards:
         self.live, self.cache, self.db = live, cache, db
         self.cap = cap or live.set_cap
 
-    async def top(self, board: str, offset: int, limit: int) -> list[int]:
-        """Ids `offset`..`offset + limit` of a board, highest first."""
+    async def top(self, board: str, offset: int, limit: int, *, scored: bool = False) -> list[int]:
+        """Ids `offset`..`offset + limit` of a board, highest first (`scored`: only those scoring above 0)."""
         found, noted = await self._read(
             board, lambda pipe, key: pipe.zrevrange(key, offset, offset + limit, withscores=True))
-        if found is not None and (page := _above_floor(found[0], limit)) is not None:
-            return page
-        members = await self._build(board, noted)
-        if offset + limit <= len(members) or len(members) <= self.cap:
-            return members[offset:offset + limit]
-        return [entity_id for entity_id, _ in (await self._sql(board, offset + limit))[offset:]]
+        if found is not None and (page := _above_floor(found[0], limit, scored)) is not None:
+            return _ids(page, scored)
+        rows = await self._build(board, noted)
+        if not (offset + limit <= len(rows) or len(rows) <= self.cap):
+            rows = await self._sql(board, offset + limit)
+        return _ids(rows[offset:offset + limit], scored)
 
     async def rank(self, board: str, entity_id: int) -> int | None:
         """0-based place on the board (ZREVRANK), None for an entity that is not ranked."""
@@ -87,27 +139,27 @@ class Boards:
                 return int(place)
             if floor is not None and float(floor) <= COMPLETE:
                 return None  # the board holds every entity, and not this one
-        members = await self._build(board, noted)
+        members = [i for i, _ in await self._build(board, noted)]
         if entity_id not in members and len(members) > self.cap:  # below the part a build keeps
             members = [i for i, _ in await self._sql(board, None)]
         return members.index(entity_id) if entity_id in members else None
 
     async def rebuild(self, board: str) -> None:
         """Build the board from SQL, unless a write moves it meanwhile (the rebuild command)."""
-        await self._build(board, await self.live.note("board", board, [BOARD_ENTITY]))
+        await self._build(board, await self.live.note(keys.board_kind(board), board, [BOARD_ENTITY]))
 
     async def _read(self, board: str, commands: Callable[[Any, str], object],
                     per_key: int = 1) -> tuple[list[Any] | None, dict[int, Noted]]:
-        found, noted = await self.live.read("board", board, [BOARD_ENTITY], commands, per_key=per_key)
+        found, noted = await self.live.read(keys.board_kind(board), board, [BOARD_ENTITY], commands, per_key=per_key)
         return found[0], noted
 
     async def _sql(self, board: str, limit: int | None) -> list[tuple[int, float]]:
         async with self.db() as session:
-            return [(int(i), float(s)) for i, s in (await session.execute(BOARDS[board](limit))).all()]
+            return [(int(i), float(s)) for i, s in (await session.execute(board_query(board)(limit))).all()]
 
-    async def _build(self, board: str, noted: dict[int, Noted]) -> list[int]:
+    async def _build(self, board: str, noted: dict[int, Noted]) -> list[tuple[int, float]]:
         """Build the board from SQL (its top `cap` and the floor), one builder at a time; returns the
-        ids read, highest first (`cap` + 1 of them when the board does not hold every entity)."""
+        (id, score) rows read, highest first (`cap` + 1 of them when the board does not hold every entity)."""
         lock = keys.leaderboard(board)
         ours = await self.cache.take_fill_lock(lock) if noted else False
         try:
@@ -116,18 +168,22 @@ class Boards:
                 kept, rest = rows[:self.cap], rows[self.cap:]
                 data: list[Any] = [x for entity_id, score in kept for x in (int(score), keys.member(entity_id))]
                 data += [rest[0][1] if rest else COMPLETE, FLOOR]
-                await self.live.build("board", board, [(BOARD_ENTITY, data)], noted, structure="zset")
+                await self.live.build(keys.board_kind(board), board, [(BOARD_ENTITY, data)], noted, structure="zset")
         finally:
             if ours:
                 await self.cache.release_fill_lock(lock)
-        return [entity_id for entity_id, _ in rows]
+        return rows
 
 
-def _above_floor(rows: list[tuple[bytes, float]], limit: int) -> list[int] | None:
-    """The page if it lies above the floor (or the board is complete), else None."""
-    ids: list[int] = []
+def _above_floor(rows: list[tuple[bytes, float]], limit: int, scored: bool) -> list[tuple[int, float]] | None:
+    """The page if it lies above the floor (or nothing that matters lies below it), else None."""
+    page: list[tuple[int, float]] = []
     for member, score in rows[:limit]:
         if member == FLOOR.encode():
-            return ids if score <= COMPLETE else None
-        ids.append(int(member))
-    return ids if len(ids) == limit else None
+            return page if score <= COMPLETE or (scored and score <= 0) else None
+        page.append((int(member), score))
+    return page if len(page) == limit else None
+
+
+def _ids(rows: list[tuple[int, float]], scored: bool) -> list[int]:
+    return [entity_id for entity_id, score in rows if score > 0 or not scored]

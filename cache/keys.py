@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
+from datetime import UTC, datetime
 
 _SAFE = re.compile(r"[^0-9A-Za-z_.\-]")
 # Longer slugs are hashed so that every key stays under 64 characters (seed 004, section 2.2).
@@ -140,7 +141,7 @@ def search_history(author: int) -> str:
 # Kept current by the write side after each commit instead of being recomputed (cache/live.py). Sorted
 # sets of ids hold zero-padded members, so that equal scores order by id exactly as SQL does.
 
-LIVE_KINDS = ("shout", "author", "topic", "community", "comment", "board")
+LIVE_KINDS = ("shout", "author", "topic", "community", "comment", "board", "weekly")
 
 
 def member(entity_id: int) -> str:
@@ -181,8 +182,35 @@ def post_comments(shout: int, order: str = "") -> str:
 
 
 def leaderboard(board: str) -> str:
-    """Seed 001 `leaderboard:{board}`: the top entities of a board (`shouts:rating`, ...) by score."""
+    """Seed 001 `leaderboard:{board}`: the top entities of a board (`shouts:rating`, ...) by score,
+    all time, or in one ISO week (`shouts:rating:2026-W47`)."""
     return f"leaderboard:{board}"
+
+
+WEEK_NAME = re.compile(r"^(\d{4})-W(\d{2})$")
+
+
+def week_of(timestamp: float) -> str:
+    """The ISO week (UTC) a moment falls in: `2026-W47`."""
+    year, week, _ = datetime.fromtimestamp(timestamp, UTC).isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def weekly_board(board: str, week: str) -> str:
+    """The name of a board's weekly edition: `shouts:rating:2026-W47`."""
+    return f"{board}:{week}"
+
+
+def split_board(board: str) -> tuple[str, str | None]:
+    """(all-time board, week or None) of a board name."""
+    base, _, week = board.rpartition(":")
+    return (base, week) if WEEK_NAME.match(week) else (board, None)
+
+
+def board_kind(board: str) -> str:
+    """The live kind a board belongs to (cache/live.py): all-time boards and weekly editions have an
+    epoch each."""
+    return "board" if split_board(board)[1] is None else "weekly"
 
 
 def comment(comment_id: int) -> str:

@@ -40,8 +40,12 @@ PENDING_TIMEOUT = 60
 # key has already expired.
 KEY_MARGIN = 600
 CHUNK = 100  # seed 004: at most 100 elements per command
-# Leaderboards are global: the structures of one entity, ("board", BOARD_ENTITY) (cache/boards.py).
+# Leaderboards are global: the structures of one entity, (kind, BOARD_ENTITY), of the kind "board" for
+# all-time boards and "weekly" for weekly editions (cache/boards.py).
 BOARD_ENTITY = 0
+# Verbs that set an absolute score (no delta): right whichever order they and a concurrent build take,
+# so they are applied even by a write that was not announced before its commit.
+ABSOLUTE = frozenset({"place"})
 
 # Apply one committed write's operations to one entity's structures.
 # KEYS: meta, epoch, structure keys...; ARGV: ttl, announced, set cap, thread cap, then ops:
@@ -56,13 +60,17 @@ BOARD_ENTITY = 0
 #   zincr <key#> <name> <delta> <member>      ZINCRBY of a member that is there (a comment's rating)
 #   rank  <key#> <name> <delta> <member>      a leaderboard (cache/boards.py): ZINCRBY a member that is
 #                                             there, else raise the board's floor by a positive delta
+#   place <key#> <name> <score> <member>      a leaderboard's absolute, growing score (views): ZADD GT a
+#                                             member that is there; one above the floor of a capped board
+#                                             enters, and the lowest member leaves (its score the floor)
 _APPLY = Template("""
 local meta = KEYS[1]
 local epoch = redis.call('GET', KEYS[2]) or ''
 local ttl, cap, thread_cap = tonumber(ARGV[1]), tonumber(ARGV[3]), tonumber(ARGV[4])
 redis.call('HINCRBY', meta, 'v', 1)
 if ARGV[2] == '1' and redis.call('HINCRBY', meta, 'p', -1) < 0 then redis.call('HSET', meta, 'p', 0) end
-local arity = {incr = 5, max = 5, drop = 3, zadd = 5, zrem = 4, zput = 5, zdel = 4, zincr = 5, rank = 5}
+local arity = {incr = 5, max = 5, drop = 3, zadd = 5, zrem = 4, zput = 5, zdel = 4, zincr = 5, rank = 5,
+               place = 5}
 local i = 5
 while i <= #ARGV do
   local verb, key, name = ARGV[i], KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2]
@@ -92,6 +100,18 @@ while i <= #ARGV do
     else
       local floor = tonumber(redis.call('ZSCORE', key, 'floor') or '$complete')
       if floor > $complete and tonumber(ARGV[i + 3]) > 0 then redis.call('ZINCRBY', key, ARGV[i + 3], 'floor') end
+    end
+  elseif verb == 'place' then
+    local score, member = tonumber(ARGV[i + 3]), ARGV[i + 4]
+    local floor = tonumber(redis.call('ZSCORE', key, 'floor') or '$complete')
+    if redis.call('ZSCORE', key, member) then
+      redis.call('ZADD', key, 'GT', score, member)
+    elseif floor > $complete and score > floor then
+      redis.call('ZADD', key, score, member)
+      local low = redis.call('ZRANGE', key, 0, 1, 'WITHSCORES')
+      if low[1] == 'floor' then low = {low[3], low[4]} end
+      redis.call('ZREM', key, low[1])
+      if tonumber(low[2]) > floor then redis.call('ZADD', key, low[2], 'floor') end
     end
   elseif verb == 'zdel' then
     redis.call('ZREM', key, ARGV[i + 3])
@@ -153,7 +173,7 @@ _NAMED: dict[str, Callable[[int], str]] = {
 
 def structure_key(kind: str, entity_id: int, name: str) -> str:
     """The Redis key of one structure of an entity (see cache/keys.py for the names)."""
-    if kind == "board":
+    if kind in ("board", "weekly"):
         return keys.leaderboard(name)
     if name == "count":
         return keys.counters(kind, entity_id)
@@ -212,9 +232,16 @@ class LiveOps:
         self._add(kind, entity_id, Op("zdel", name, (keys.member(member_id),)))
 
     def rank(self, board: str, delta: int, member_id: int) -> None:
-        """Move an entity on a leaderboard (cache/boards.py)."""
+        """Move an entity on a leaderboard by a delta (cache/boards.py)."""
         if delta:
-            self._add("board", BOARD_ENTITY, Op("rank", board, (str(delta), keys.member(member_id))))
+            self._add(keys.board_kind(board), BOARD_ENTITY, Op("rank", board, (str(delta), keys.member(member_id))))
+
+    def place(self, board: str, score: int, member_id: int) -> None:
+        """An entity's new absolute score on a leaderboard, where scores only grow (views)."""
+        self._add(keys.board_kind(board), BOARD_ENTITY, Op("place", board, (str(score), keys.member(member_id))))
+
+    def drop_board(self, board: str) -> None:
+        self.drop(keys.board_kind(board), BOARD_ENTITY, board)
 
     def zincr(self, kind: str, entity_id: int | None, name: str, delta: int, member_id: int) -> None:
         if delta:
@@ -284,13 +311,14 @@ class LiveStore:
     async def queue_apply(self, pipe: Pipeline, ops: LiveOps, *, announced: bool) -> None:
         """Add one script call per entity to `pipe` (the commit's invalidation pipeline). A write that
         was not announced before its commit may race a build, so its structures are dropped instead of
-        changed in place (a drop is right whatever a concurrent build stores)."""
+        changed in place (a drop is right whatever a concurrent build stores), absolute scores aside."""
         for kind in sorted(ops.lost_kinds):
             pipe.incr(keys.live_epoch(kind))
         for (kind, entity_id), entity_ops in ops.by_entity.items():
             key_list = [keys.live_meta(kind, entity_id), keys.live_epoch(kind)]
             args: list[str] = [str(self.ttl), "1" if announced else "0", str(self.set_cap), str(self.thread_cap)]
-            for op in entity_ops if announced else [Op("drop", o.name) for o in entity_ops]:
+            for op in entity_ops if announced else [o if o.verb in ABSOLUTE else Op("drop", o.name)
+                                                    for o in entity_ops]:
                 key = structure_key(kind, entity_id, op.name)
                 if key not in key_list:
                     key_list.append(key)

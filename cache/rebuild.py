@@ -1,8 +1,9 @@
 """Rebuild every live structure from SQL (`discours rebuild`): counters, follow sets, comment threads and
-comment HASHes, leaderboards. Entities go in batches of `BATCH` ids (seed 004: pipelines of at most 100
-commands), each batch a few statements and round trips, so a running server is never blocked: it keeps
-serving, and what a write changes during the rebuild is simply not overwritten (the build of an entity
-touched since it was noted is refused, see cache/live.py).
+comment HASHes, leaderboards (all time and this week's editions; an earlier week is built when read).
+Entities go in batches of `BATCH` ids (seed 004: pipelines of at most 100 commands), each batch a few
+statements and round trips, so a running server is never blocked: it keeps serving, and what a write
+changes during the rebuild is simply not overwritten (the build of an entity touched since it was noted
+is refused, see cache/live.py).
 
 View counters and histories are not rebuilt: Redis is their source until the views flush writes them
 down (cache/views.py), and a missing `viewed:{id}` is already read back from `shout_views`.
@@ -10,12 +11,13 @@ down (cache/views.py), and a missing `viewed:{id}` is already read back from `sh
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from sqlalchemy import func, select
 
-from cache.boards import BOARDS, Boards
+from cache.boards import Boards, current_boards
 from cache.counters import get_counters
 from cache.entities import SessionFactory
 from cache.follows import EDGES, rebuild_sets
@@ -76,8 +78,9 @@ async def rebuild_all(live: LiveStore, cache: Cache, db: SessionFactory,
         await threads.rebuild("comment", ids)
         counts["comment"] = done
         progress("comments", done, total)
-    for index, board in enumerate(BOARDS, 1):
+    names = current_boards(time.time())
+    for index, board in enumerate(names, 1):
         await boards.rebuild(board)
-        progress("leaderboards", index, len(BOARDS))
-    counts["board"] = len(BOARDS)
+        progress("leaderboards", index, len(names))
+    counts["board"] = len(names)
     return counts

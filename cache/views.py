@@ -4,8 +4,10 @@ Reading a shout counts a view at most once per viewer (a signed-in author, or an
 hash of its address and user agent) and shout per hour: the viewer's hourly SET of read shouts decides,
 and a viewer past `per_hour_cap` distinct shouts in an hour (a crawler) counts no more that hour.
 `viewed:{id}` leads; the background loop flushes the counters of shouts viewed since the last round to
-`shout_views` in batches (idempotently: GREATEST), and a counter missing from Redis (a flush, an expiry)
-starts again from that table. A signed-in reader's history keeps the newest 100 shouts read; their
+`shout_views` in batches (a total only rises), adds what each rose by to the week's `shout_views_weekly`
+(views are dated by the flush, at most one interval late) and places the totals on the views
+leaderboards (cache/boards.py); a counter missing from Redis (a flush, an expiry) starts again from
+`shout_views`. A signed-in reader's history keeps the newest 100 shouts read; their
 searches, the newest 50 texts.
 """
 
@@ -16,15 +18,16 @@ import time
 from collections.abc import Sequence
 
 from redis.exceptions import RedisError
-from sqlalchemy import case, select
+from sqlalchemy import literal, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from cache import keys
 from cache.entities import SessionFactory
+from cache.live import LiveOps, LiveStore
 from cache.periodic import Periodic
 from cache.store import Cache
-from orm import ShoutViews
+from orm import Shout, ShoutViews, ShoutViewsWeekly
 
 HOUR = 3600
 READING_HISTORY = 100
@@ -54,9 +57,10 @@ def client_key(author_id: int | None, address: str | None, user_agent: str | Non
 
 
 class ViewCounter:
-    def __init__(self, cache: Cache, db: SessionFactory, *, per_hour_cap: int = 500,
+    def __init__(self, cache: Cache, db: SessionFactory, live: LiveStore, *, per_hour_cap: int = 500,
                  flush_interval: float = 60) -> None:
         self.cache = cache
+        self.live = live
         self.redis = cache.redis
         self.db = db
         self.per_hour_cap = per_hour_cap
@@ -111,35 +115,61 @@ class ViewCounter:
     # --- flushing to the database ---------------------------------------------------------------------
 
     async def flush(self) -> int:
-        """Write the counters of shouts viewed since the last flush to `shout_views`; returns how many.
-        SPOP hands each id to one worker; a batch the database refused goes back to the pending set."""
+        """Write the counters of shouts viewed since the last flush to `shout_views`, and what they grew
+        by to this week's `shout_views_weekly`; then place the new totals on the views leaderboards.
+        Returns how many shouts were written. SPOP hands each id to one worker; a batch the database
+        refused goes back to the pending set."""
         flushed = 0
         while True:
             popped = await self.redis.spop(keys.views_pending(), FLUSH_BATCH)
-            ids = [int(i) for i in popped or []]
+            ids = sorted(int(i) for i in popped or [])
             if not ids:
                 return flushed
             values = await self.redis.mget([keys.viewed(i) for i in ids])
-            rows = [{"shout": i, "views": int(v), "updated_at": int(time.time())}
-                    for i, v in zip(ids, values, strict=True) if v is not None]
+            counted = {i: int(v) for i, v in zip(ids, values, strict=True) if v is not None}
+            week = keys.week_of(time.time())
             try:
-                await self._upsert(rows)
+                totals, weekly = await self._write_down(counted, week)
             except Exception:
                 await self.redis.sadd(keys.views_pending(), *ids)
                 raise
-            flushed += len(rows)
+            ops = LiveOps()
+            for shout_id, views in totals.items():
+                ops.place("shouts:views", views, shout_id)
+            for shout_id, views in weekly.items():
+                ops.place(keys.weekly_board("shouts:views", week), views, shout_id)
+            await self.live.apply(ops, announced=False)  # absolute scores: no announcement needed
+            flushed += len(counted)
 
-    async def _upsert(self, rows: list[dict[str, int]]) -> None:
-        if not rows:
-            return
+    async def _write_down(self, counted: dict[int, int], week: str) -> tuple[dict[int, int], dict[int, int]]:
+        """One transaction: totals rise to the counters (never fall), and the week gains what they rose
+        by. The rows are locked first, so two workers flushing one shout add its growth once.
+        Returns the new totals and weekly counts of the shouts that grew."""
+        if not counted:
+            return {}, {}
+        now = int(time.time())
         async with self.db() as session, session.begin():
             insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
-            statement = insert(ShoutViews).values(rows)
-            excluded = statement.excluded
-            await session.execute(statement.on_conflict_do_update(
-                index_elements=[ShoutViews.shout],
-                set_={"views": case((excluded.views > ShoutViews.views, excluded.views), else_=ShoutViews.views),
-                      "updated_at": excluded.updated_at}))
+            # Rows to lock, for shouts that still exist (a deleted shout's counter is dropped here).
+            await session.execute(insert(ShoutViews).from_select(
+                ["shout", "views", "updated_at"],
+                select(Shout.id, literal(0), literal(now)).where(Shout.id.in_(list(counted))))
+                .on_conflict_do_nothing(index_elements=[ShoutViews.shout]))
+            stored = dict((await session.execute(
+                select(ShoutViews.shout, ShoutViews.views).where(ShoutViews.shout.in_(list(counted)))
+                .order_by(ShoutViews.shout).with_for_update())).all())
+            grown = {i: counted[i] - int(views) for i, views in stored.items() if counted[i] > views}
+            if not grown:
+                return {}, {}
+            await session.execute(update(ShoutViews), [{"shout": i, "views": counted[i], "updated_at": now}
+                                                       for i in grown])
+            statement = insert(ShoutViewsWeekly).values(
+                [{"shout": i, "week": week, "views": delta} for i, delta in grown.items()])
+            weekly = (await session.execute(statement.on_conflict_do_update(
+                index_elements=[ShoutViewsWeekly.shout, ShoutViewsWeekly.week],
+                set_={"views": ShoutViewsWeekly.views + statement.excluded.views})
+                .returning(ShoutViewsWeekly.shout, ShoutViewsWeekly.views))).all()
+        return {i: counted[i] for i in grown}, {int(i): int(v) for i, v in weekly}
 
     async def start(self) -> None:
         self._loop.start()

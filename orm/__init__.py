@@ -9,7 +9,7 @@ from orm.draft import Draft, DraftAuthor, DraftTopic
 from orm.invite import Invite, InviteStatus
 from orm.notification import Notification, NotificationSeen
 from orm.reaction import COMMENT_KINDS, RATING_KINDS, Reaction, ReactionKind
-from orm.shout import Shout, ShoutAuthor, ShoutReactionsFollower, ShoutTopic, ShoutViews
+from orm.shout import Shout, ShoutAuthor, ShoutReactionsFollower, ShoutTopic, ShoutViews, ShoutViewsWeekly
 from orm.topic import Topic, TopicFollower
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "ShoutReactionsFollower",
     "ShoutTopic",
     "ShoutViews",
+    "ShoutViewsWeekly",
     "Topic",
     "TopicFollower",
     "now",

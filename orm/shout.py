@@ -85,6 +85,19 @@ class ShoutViews(Base):
     updated_at: Mapped[int] = mapped_column(Integer, default=now)
 
 
+class ShoutViewsWeekly(Base):
+    """Views of a shout counted in one ISO week (`2026-W47`), written by the same flush as `shout_views`
+    (each flush adds what the total grew by): the source of the weekly views leaderboards."""
+
+    __tablename__ = "shout_views_weekly"
+
+    shout: Mapped[int] = mapped_column(ForeignKey("shout.id", ondelete="CASCADE"), primary_key=True)
+    week: Mapped[str] = mapped_column(String(8), primary_key=True)
+    views: Mapped[int] = mapped_column(Integer, default=0)
+
+    __table_args__ = (Index("ix_shout_views_weekly_week_views", "week", "views"),)
+
+
 class ShoutReactionsFollower(Base):
     __tablename__ = "shout_reactions_followers"
 

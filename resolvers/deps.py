@@ -29,6 +29,7 @@ class Deps:
     max_page_size: int = 100
     ttl_shouts: int = 300
     ttl_search: int = 600
+    board_weeks: int = 52  # how many weeks back weekly leaderboards can be read
     auth: AuthServices | None = None
     revalidator: CacheRevalidationManager | None = None
     # Counters, follow graphs and threads kept current by the write side (cache/live.py).
@@ -42,7 +43,7 @@ class Deps:
         if self.live is None:
             object.__setattr__(self, "live", LiveStore(self.cache))
         if self.views is None:
-            object.__setattr__(self, "views", ViewCounter(self.cache, self.db))
+            object.__setattr__(self, "views", ViewCounter(self.cache, self.db, self.live))
         if self.delayed is None:
             object.__setattr__(self, "delayed", DelayedQueue(self.cache.redis, DEFERRED_QUEUE))
 

@@ -7,13 +7,15 @@ shouts themselves come from the entity cache in one batch.
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
 from sqlalchemy import Select, case, func, literal, or_, select
 
 from cache import keys
+from cache.boards import WEEK, week_start
 from cache.entities import get_cached_shouts, id_by_slug
-from orm import Author, Shout, ShoutAuthor, ShoutTopic, Topic
+from orm import Author, Shout, ShoutAuthor, ShoutTopic, ShoutViews, Topic
 from orm.reaction import Reaction
 from orm.stats import is_listed, shout_stat_columns
 from resolvers.deps import Deps, like_pattern, page
@@ -23,7 +25,9 @@ DEFAULT_LIMIT = 10
 RANDOM_TOP_POOL = 100
 MAX_RANDOM_TOP_POOL = 1000
 MAX_SEARCH_TEXT = 200
-ORDERS = ("rating", "comments_count", "last_commented_at")
+ORDERS = ("rating", "comments_count", "last_commented_at", "views_count")
+# order_by -> the leaderboard that holds that order (cache/boards.py), for unfiltered, descending lists.
+BOARD_ORDERS = {"rating": "shouts:rating", "comments_count": "shouts:comments", "views_count": "shouts:views"}
 
 
 async def get_shout(deps: Deps, slug: str | None = None, shout_id: int | None = None) -> dict[str, Any] | None:
@@ -79,6 +83,9 @@ def filtered(query: Select[Any], filters: dict[str, Any]) -> Select[Any]:
 def ordered(query: Select[Any], order_by: str | None, desc: bool) -> Select[Any]:
     if order_by is None:
         column: Any = Shout.published_at
+    elif order_by == "views_count":  # as last flushed (cache/views.py), like the views leaderboard
+        query = query.outerjoin(ShoutViews, ShoutViews.shout == Shout.id)
+        column = func.coalesce(ShoutViews.views, 0)
     else:
         stats = select(Reaction.shout.label("shout"), *shout_stat_columns()).group_by(Reaction.shout).subquery()
         query = query.outerjoin(stats, stats.c.shout == Shout.id)
@@ -88,9 +95,6 @@ def ordered(query: Select[Any], order_by: str | None, desc: bool) -> Select[Any]
         primary = primary.nulls_last()
     return query.order_by(primary, Shout.id.desc() if desc else Shout.id.asc())
 
-
-# order_by -> the leaderboard that holds that order (cache/boards.py), for unfiltered, descending lists.
-BOARD_ORDERS = {"rating": "shouts:rating", "comments_count": "shouts:comments"}
 
 
 def _board_of(opts: dict[str, Any]) -> str | None:
@@ -122,6 +126,37 @@ async def load_shouts_by(deps: Deps, options: dict[str, Any] | None) -> list[dic
                                      opts["order_by_desc"], opts["limit"], opts["offset"]))
     ids = await deps.cache.cached_query(key, query, ttl=deps.ttl_shouts, tags=[keys.TAG_SHOUTS])
     return await shouts_of_ids(deps, ids)
+
+
+async def load_shouts_top(deps: Deps, order_by: str, week: str | None, limit: int | None,
+                          offset: int | None) -> list[dict[str, Any]]:
+    """A leaderboard as a list of shouts: all time, or one ISO week (`2026-W47`, or `current`), where
+    only shouts that scored that week are listed."""
+    limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=deps.max_page_size)
+    if order_by not in BOARD_ORDERS:
+        raise BadInput(f"order_by must be one of {', '.join(BOARD_ORDERS)}", field="order_by")
+    if limit == 0:
+        return []
+    await deps.cache.observe([keys.TAG_SHOUTS, keys.TAG_REACTIONS])  # responses move with votes
+    board = BOARD_ORDERS[order_by]
+    if week is None:
+        return await shouts_of_ids(deps, await deps.boards.top(board, offset, limit))
+    board = keys.weekly_board(board, _readable_week(week, deps.board_weeks))
+    return await shouts_of_ids(deps, await deps.boards.top(board, offset, limit, scored=True))
+
+
+def _readable_week(week: str, weeks_back: int) -> str:
+    """A week a client may ask for: an ISO week name, at most `weeks_back` weeks ago and not ahead."""
+    now = time.time()
+    if week == "current":
+        return keys.week_of(now)
+    try:
+        start = week_start(week)
+    except ValueError:
+        raise BadInput("week must be an ISO week such as 2026-W47, or 'current'", field="week") from None
+    if start > now or start <= now - (weeks_back + 1) * WEEK:
+        raise BadInput(f"week must be one of the last {weeks_back} weeks", field="week")
+    return week
 
 
 async def load_shouts_with_topic(deps: Deps, slug: str | None, options: dict[str, Any] | None) -> list[Any]:

@@ -29,6 +29,8 @@ class ShoutsOrderBy(Enum):
     last_commented_at = "last_commented_at"
     rating = "rating"
     comments_count = "comments_count"
+    # An addition to the Discours contract: views as last flushed (the views leaderboard).
+    views_count = "views_count"
 
 
 @strawberry.enum

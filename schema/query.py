@@ -13,7 +13,7 @@ from resolvers import topic as topics
 from schema.admin import AdminQuery
 from schema.auth import AuthQuery
 from schema.context import Info
-from schema.enums import ReactionSort
+from schema.enums import ReactionSort, ShoutsOrderBy
 from schema.inputs import AuthorsBy, LoadShoutsOptions, ReactionBy, as_dict
 from schema.results import CommonResult, SearchResult
 from schema.types import Author, Community, Reaction, Shout, Topic
@@ -198,6 +198,14 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
     async def load_shouts_random_top(self, info: Info,
                                      options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
         return _shouts(await reader.load_shouts_random_top(info.context.deps, as_dict(options)))
+
+    @strawberry.field(description="A leaderboard of shouts (an addition to the Discours contract): by "
+                      "rating, comments or views, all time or in one ISO week (`2026-W47`, or `current`: "
+                      "only shouts that scored that week). Not by last_commented_at.")
+    async def load_shouts_top(self, info: Info, order_by: ShoutsOrderBy = ShoutsOrderBy.rating,
+                              week: str | None = None, limit: int | None = None,
+                              offset: int | None = None) -> list[Shout | None] | None:
+        return _shouts(await reader.load_shouts_top(info.context.deps, order_by.value, week, limit, offset))
 
     @strawberry.field
     async def load_shouts_search(self, info: Info, text: str,

@@ -1,13 +1,18 @@
-"""Signed-in GraphQL calls for tests: users with roles, one call helper."""
+"""Signed-in GraphQL calls for tests: users with roles, one call helper; live structures against SQL."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from redis.asyncio import Redis
 from sqlalchemy import update
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from cache import keys
+from cache.boards import COMPLETE, FLOOR, board_query
 from orm import CommunityAuthor
 from resolvers.deps import Deps
 from resolvers.writes import transaction
@@ -27,16 +32,18 @@ class Api:
         self.client = client
         self.deps = deps
 
-    async def raw(self, query: str, variables: dict[str, Any] | None = None, user: User | None = None) -> Any:
+    async def raw(self, query: str, variables: dict[str, Any] | None = None, user: User | None = None,
+                  headers: dict[str, str] | None = None) -> Any:
         self.client.cookies.clear()
-        headers = {"authorization": f"Bearer {user.token}"} if user else {}
+        headers = {**(headers or {}), **({"authorization": f"Bearer {user.token}"} if user else {})}
         response = await self.client.post("/graphql", json={"query": query, "variables": variables or {}},
                                           headers=headers)
         assert response.status_code == 200, response.text
         return response.json()
 
-    async def __call__(self, query: str, variables: dict[str, Any] | None = None, user: User | None = None) -> Any:
-        body = await self.raw(query, variables, user)
+    async def __call__(self, query: str, variables: dict[str, Any] | None = None, user: User | None = None,
+                       headers: dict[str, str] | None = None) -> Any:
+        body = await self.raw(query, variables, user, headers)
         assert "errors" not in body, body["errors"]
         data = body["data"]
         return next(iter(data.values())) if len(data) == 1 else data
@@ -59,3 +66,25 @@ class Api:
                     CommunityAuthor.author == user.id, CommunityAuthor.community == 1).values(
                     roles=",".join(("reader", "author", *roles))))
         return user
+
+
+async def built_ids(redis: Redis, kind: str, ids: Iterable[int], name: str) -> list[int]:
+    epoch = await redis.get(keys.live_epoch(kind))
+    flags = [await redis.hget(keys.live_meta(kind, i), name) for i in ids]
+    return [i for i, flag in zip(ids, flags, strict=True) if flag is not None and flag == epoch]
+
+
+async def board_equals_sql(session: AsyncSession, redis: Redis, board: str) -> int:
+    """A built board holds exactly the top of SQL above its floor, and nothing below it scores more;
+    returns 1 if it was built, 0 if not."""
+    if not await built_ids(redis, keys.board_kind(board), [0], board):
+        return 0
+    stored = [(m.decode(), score) for m, score in await redis.zrevrange(keys.leaderboard(board), 0, -1,
+                                                                         withscores=True)]
+    floor_at = [m for m, _ in stored].index(FLOOR)
+    floor = stored[floor_at][1]
+    truth = (await session.execute(board_query(board)(10**6))).all()
+    above = [(int(m), int(score)) for m, score in stored[:floor_at]]
+    assert above == [(i, int(sc)) for i, sc in truth[:len(above)]], board
+    assert len(truth) == len(above) if floor <= COMPLETE else truth[len(above)][1] <= floor, board
+    return 1

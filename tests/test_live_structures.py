@@ -1,35 +1,49 @@
 """Live structures against SQL (seeds 001/003): after a random sequence of writes through the API (follow,
-unfollow, vote, comment, reply, edit, delete, rate, bookmark, publish, unpublish), every counter hash,
-follow set, comment thread and comment HASH that Redis holds equals what SQL computes, with no
-revalidation run, and every comment page the API serves equals the SQL page; after FLUSHDB the next reads
-rebuild them, equal again. Follow sets are capped at 6 and threads at 10 here, so the writes cross both."""
+unfollow, vote, comment, reply, edit, delete, rate, bookmark, publish, unpublish, view), every counter
+hash, follow set, comment thread, comment HASH and leaderboard (all time and this week's) that Redis
+holds equals what SQL computes, with no revalidation run (views: once flushed), and every comment page
+and board-ordered list the API serves equals the SQL one; after FLUSHDB the next reads rebuild them,
+equal again, and so does the rebuild command. Follow sets and boards are capped at 6 and threads at 10
+here, so the writes cross every cap."""
 
 from __future__ import annotations
 
 import itertools
 import random
+import time
 import uuid
-from collections.abc import Iterable
 from typing import Any
 
 import pytest
 from redis.asyncio import Redis
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.settings import Settings
 from cache import keys
-from cache.boards import BOARDS, COMPLETE, FLOOR
+from cache.boards import board_query, current_boards
 from cache.counters import QUERIES, get_counters
 from cache.follows import fan_ids, fans_query, following_ids, following_query
 from cache.live import LiveOps, structure_key
 from cache.rebuild import rebuild_all
 from cache.threads import as_row, comment_rating, encode, members_query
-from orm import Author, AuthorFollower, Community, Reaction, Shout, ShoutAuthor, ShoutTopic, Topic
+from orm import (
+    Author,
+    AuthorFollower,
+    Community,
+    Reaction,
+    Shout,
+    ShoutAuthor,
+    ShoutTopic,
+    ShoutViews,
+    ShoutViewsWeekly,
+    Topic,
+)
 from orm.reaction import COMMENT_KINDS
 from orm.stats import is_listed, reaction_stats
 from resolvers.deps import Deps
-from tests.helpers import Api, User
+from resolvers.reader import BOARD_ORDERS
+from tests.helpers import Api, User, board_equals_sql, built_ids
 
 SET_CAP = 6
 THREAD_CAP = 10
@@ -47,6 +61,7 @@ BOOKMARK = "mutation($s: String!) { toggle_bookmark_shout(slug: $s) { error } }"
 DRAFT = "mutation($d: DraftInput!) { create_draft(draft_input: $d) { draft { id } } }"
 PUBLISH = "mutation($id: Int!) { publish_draft(draft_id: $id) { error shout { id } } }"
 UNPUBLISH = "mutation($id: Int!) { unpublish_draft(draft_id: $id) { error } }"
+READ = "query($s: String!) { get_shout(slug: $s) { id } }"
 # Refusals a random writer runs into (voting twice, on one's own shout, following oneself ...).
 EXPECTED_REFUSALS = {"CONFLICT", "BAD_USER_INPUT", "NOT_FOUND", "FORBIDDEN"}
 
@@ -125,8 +140,12 @@ async def _write(api: Api, world: World, rng: random.Random) -> None:
             body = await api.raw(DELETE, {"id": target[0]}, user)
     elif choice < 0.82:
         body = await api.raw(RATE, {"s": rng.choice(world.authors)[1], "v": rng.choice([1, -1, 0])}, user)
-    elif choice < 0.9:
+    elif choice < 0.86:
         body = await api.raw(BOOKMARK, {"s": shout_slug}, user)
+    elif choice < 0.93:  # a view, by a signed-in reader or one of 40 anonymous ones
+        reader = rng.randrange(40)
+        body = await api.raw(READ, {"s": shout_slug}, user if reader < 6 else None,
+                             headers={"user-agent": f"reader-{reader}"})
     else:
         draft_id, owner, _ = rng.choice(world.drafts)
         if draft_id in world.published and rng.random() < 0.5:
@@ -168,7 +187,7 @@ THREAD_SETS = {"shout": ["comments", "comments:best", "comments:all"], "comment"
 
 async def _read_all(deps: Deps, scope: dict[str, list[int]]) -> None:
     """Read every structure in scope through the live read path (which builds what is missing)."""
-    for board in BOARDS:
+    for board in current_boards(time.time()):
         await deps.boards.top(board, 0, 3)
     for kind, ids in scope.items():
         for name in THREAD_SETS.get(kind, []):
@@ -186,38 +205,22 @@ async def _read_all(deps: Deps, scope: dict[str, list[int]]) -> None:
                     await following_ids(name.split(":")[1], entity_id, live=deps.live, db=deps.db, cache=deps.cache)
 
 
-async def _built(redis: Redis, kind: str, ids: Iterable[int], name: str) -> list[int]:
-    epoch = await redis.get(keys.live_epoch(kind))
-    flags = [await redis.hget(keys.live_meta(kind, i), name) for i in ids]
-    return [i for i, flag in zip(ids, flags, strict=True) if flag is not None and flag == epoch]
-
-
 async def _compare(deps: Deps, redis: Redis, scope: dict[str, list[int]]) -> int:
     """Every built structure in scope equals SQL; returns how many were compared."""
     compared = 0
     async with deps.db() as session:
-        for board in BOARDS:
-            if not await _built(redis, "board", [0], board):
-                continue
-            stored = [(m.decode(), score) for m, score in await redis.zrevrange(keys.leaderboard(board), 0, -1,
-                                                                                 withscores=True)]
-            floor_at = [m for m, _ in stored].index(FLOOR)
-            floor = stored[floor_at][1]
-            truth = (await session.execute(BOARDS[board](10**6))).all()
-            above = [(int(m), int(score)) for m, score in stored[:floor_at]]
-            assert above == [(i, int(sc)) for i, sc in truth[:len(above)]], board
-            assert len(truth) == len(above) if floor <= COMPLETE else truth[len(above)][1] <= floor, board
-            compared += 1
+        for board in current_boards(time.time()):
+            compared += await board_equals_sql(session, redis, board)
         for kind, ids in scope.items():
             for name in THREAD_SETS.get(kind, []):
-                for entity_id in await _built(redis, kind, ids, name):
+                for entity_id in await built_ids(redis, kind, ids, name):
                     rows = (await session.execute(members_query(kind, name, [entity_id]))).all()
                     stored_set = await redis.zrevrange(structure_key(kind, entity_id, name), 0, -1, withscores=True)
                     assert [(int(m), int(score)) for m, score in stored_set] == [(i, sc) for _, sc, i in rows], \
                         (kind, entity_id, name)
                     compared += 1
             if kind == "comment":
-                for entity_id in await _built(redis, kind, ids, "comment"):
+                for entity_id in await built_ids(redis, kind, ids, "comment"):
                     row, rating = (await session.execute(select(Reaction, comment_rating())
                                                          .where(Reaction.id == entity_id))).one()
                     stored = await redis.hgetall(keys.comment(entity_id))
@@ -225,7 +228,7 @@ async def _compare(deps: Deps, redis: Redis, scope: dict[str, list[int]]) -> int
                                       for k, v in zip(*[iter(encode(as_row(row, rating)))] * 2, strict=True)}, entity_id
                     compared += 1
                 continue
-            built = await _built(redis, kind, ids, "count")
+            built = await built_ids(redis, kind, ids, "count")
             truth = await QUERIES[kind](session, built)
             for entity_id in built:
                 stored = {k.decode(): int(v) for k, v in (await redis.hgetall(keys.counters(kind, entity_id))).items()}
@@ -233,7 +236,7 @@ async def _compare(deps: Deps, redis: Redis, scope: dict[str, list[int]]) -> int
                 assert stored == expected, (kind, entity_id)
                 compared += 1
             for name in SETS[kind]:
-                for entity_id in await _built(redis, kind, ids, name):
+                for entity_id in await built_ids(redis, kind, ids, name):
                     if name == "fans":
                         query, key = fans_query(kind, entity_id), keys.fans(kind, entity_id)
                     else:
@@ -246,6 +249,20 @@ async def _compare(deps: Deps, redis: Redis, scope: dict[str, list[int]]) -> int
     return compared
 
 
+async def _views_flushed_equal_counters(deps: Deps, redis: Redis, shouts: list[int]) -> None:
+    """After a flush `shout_views` holds every view counter, and the weeks add up to the total."""
+    await deps.views.flush()
+    async with deps.db() as session:
+        totals = dict((await session.execute(select(ShoutViews.shout, ShoutViews.views)
+                                             .where(ShoutViews.shout.in_(shouts)))).all())
+        weeks = dict((await session.execute(select(ShoutViewsWeekly.shout, func.sum(ShoutViewsWeekly.views))
+                                            .where(ShoutViewsWeekly.shout.in_(shouts))
+                                            .group_by(ShoutViewsWeekly.shout))).all())
+    for shout_id in shouts:
+        counter = await redis.get(keys.viewed(shout_id))
+        assert int(counter or 0) == totals.get(shout_id, 0) == weeks.get(shout_id, 0), shout_id
+
+
 async def test_random_writes_keep_every_live_structure_equal_to_sql(api: Api, redis: Redis) -> None:
     deps = api.deps
     world = await _world(api)
@@ -255,7 +272,13 @@ async def test_random_writes_keep_every_live_structure_equal_to_sql(api: Api, re
         await _write(api, world, rng)
         if step % 20 == 19:  # readers come and go: what a write dropped is rebuilt, later writes update it
             await _read_all(deps, await _scope(deps, world))
+        if step % 60 == 59:  # the background loop flushes views
+            await deps.views.flush()
     scope = await _scope(deps, world)
+    await _read_all(deps, scope)  # the views boards are built before the flush: it places what it writes
+    await _views_flushed_equal_counters(deps, redis, scope["shout"])
+    async with deps.db() as session:
+        assert sum([await board_equals_sql(session, redis, b) for b in current_boards(time.time())]) == 7
     compared = await _compare(deps, redis, scope)
     assert compared >= 150, compared  # most structures were updated in place, not dropped
     assert await _pages_equal_sql(api, scope) >= 20
@@ -266,7 +289,7 @@ async def test_random_writes_keep_every_live_structure_equal_to_sql(api: Api, re
     held = await _threads_within_cap(deps, redis, scope)
     assert await _compare(deps, redis, scope) == held + sum(
         len(ids) * (1 + len(SETS[kind])) for kind, ids in scope.items() if kind != "comment"
-    ) + len(scope["comment"]) + len(BOARDS)
+    ) + len(scope["comment"]) + len(current_boards(time.time()))
     assert await _pages_equal_sql(api, scope) >= 20
     await _boards_equal_sql(api, scope)
 
@@ -281,7 +304,7 @@ async def test_random_writes_keep_every_live_structure_equal_to_sql(api: Api, re
     await rebuild_all(deps.live, deps.cache, deps.db)
     assert await _compare(deps, redis, scope) == held + sum(
         len(ids) * (1 + len(SETS[kind])) for kind, ids in scope.items() if kind != "comment"
-    ) + len(scope["comment"]) + len(BOARDS)
+    ) + len(scope["comment"]) + len(current_boards(time.time()))
     assert await _pages_equal_sql(api, scope) >= 20
 
 
@@ -291,7 +314,7 @@ async def _threads_within_cap(deps: Deps, redis: Redis, scope: dict[str, list[in
     async with deps.db() as session:
         for kind, names in THREAD_SETS.items():
             for name in names:
-                built = set(await _built(redis, kind, scope[kind], name))
+                built = set(await built_ids(redis, kind, scope[kind], name))
                 for entity_id in scope[kind]:
                     size = len((await session.execute(members_query(kind, name, [entity_id]))).all())
                     assert (entity_id in built) == (size <= THREAD_CAP), (kind, entity_id, name, size)
@@ -319,16 +342,20 @@ async def _expected_branch(session: AsyncSession, shout: int, parent: int | None
 
 
 TOP = "query($o: ShoutsOrderBy!) { load_shouts_by(options: {order_by: $o, limit: 10}) { id } }"
+WEEK_TOP = "query($o: ShoutsOrderBy!) { load_shouts_top(order_by: $o, week: \"current\", limit: 10) { id } }"
 RANK = "query($id: Int!) { get_author(author_id: $id) { rating_rank } }"
 
 
 async def _boards_equal_sql(api: Api, scope: dict[str, list[int]]) -> None:
     """Board-ordered lists and author ranks through the API equal SQL."""
     async with api.deps.db() as session:
-        for order, board in (("rating", "shouts:rating"), ("comments_count", "shouts:comments")):
-            truth = [row[0] for row in (await session.execute(BOARDS[board](10))).all()]
+        for order, board in BOARD_ORDERS.items():
+            truth = [row[0] for row in (await session.execute(board_query(board)(10))).all()]
             assert [s["id"] for s in await api(TOP, {"o": order})] == truth, order
-        authors = [row[0] for row in (await session.execute(BOARDS["authors:rating"](10**6))).all()]
+            week = keys.weekly_board(board, keys.week_of(time.time()))
+            truth = [i for i, score in (await session.execute(board_query(week)(10))).all() if score > 0]
+            assert [s["id"] for s in await api(WEEK_TOP, {"o": order})] == truth, week
+        authors = [row[0] for row in (await session.execute(board_query("authors:rating")(10**6))).all()]
     for author_id in scope["author"][:12]:
         assert (await api(RANK, {"id": author_id}))["rating_rank"] == authors.index(author_id) + 1, author_id
 

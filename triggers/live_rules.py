@@ -15,8 +15,9 @@ from typing import Any, Literal
 from sqlalchemy import inspect, select
 from sqlalchemy.engine import Connection
 
-from cache.boards import BOARD_OF_METRIC, SHOUT_BOARDS
-from cache.live import BOARD_ENTITY, LiveOps
+from cache import keys
+from cache.boards import BOARD_OF_METRIC, SHOUT_BOARDS, WEEKLY_BOARDS
+from cache.live import LiveOps
 from orm import (
     Author,
     AuthorBookmark,
@@ -65,6 +66,17 @@ def _record_difference(ops: LiveOps, before: Counter[Key], after: Counter[Key]) 
             ops.rank(board, delta, entity_id)
 
 
+def _weekly_moves(contribution: Counter[Key], state: dict[str, Any] | None) -> Counter[tuple[str, int]]:
+    """What a reaction in this state adds to the weekly edition of each board, for the ISO week of its
+    creation: (weekly board, shout) -> score."""
+    out: Counter[tuple[str, int]] = Counter()
+    for (kind, entity_id, metric), value in contribution.items():
+        board = BOARD_OF_METRIC.get((kind, metric))
+        if state is not None and board in WEEKLY_BOARDS:
+            out[(keys.weekly_board(board, keys.week_of(state["created_at"])), entity_id)] += value
+    return out
+
+
 # --- reactions: votes and comments --------------------------------------------------------------------
 
 _REACTION = ("kind", "shout", "reply_to", "created_by", "created_at", "deleted_at")
@@ -104,7 +116,12 @@ def reaction(r: Reaction, conn: Connection, ops: LiveOps, event: Event) -> None:
     before, after = _states(r, _REACTION, event)
     if before == after:
         return  # an edited body: no number moves
-    _record_difference(ops, _reaction_contribution(before, conn), _reaction_contribution(after, conn))
+    was, now = _reaction_contribution(before, conn), _reaction_contribution(after, conn)
+    _record_difference(ops, was, now)
+    moves = _weekly_moves(now, after)
+    moves.subtract(_weekly_moves(was, before))
+    for (board, shout_id), delta in moves.items():
+        ops.rank(board, delta, shout_id)
     if _is_live_comment(before) and not _is_live_comment(after):
         ops.drop("shout", r.shout)  # the last comment time may go back: recount
     elif _is_live_comment(after) and not _is_live_comment(before):
@@ -243,7 +260,8 @@ def shout(s: Shout, conn: Connection, ops: LiveOps, event: Event) -> None:
     for name in ("comments", "comments:best", "comments:all"):  # threads hold public shouts only
         ops.drop("shout", s.id, name)
     for board in SHOUT_BOARDS:  # a shout joins or leaves the boards: built again
-        ops.drop("board", BOARD_ENTITY, board)
+        ops.drop_board(board)
+    ops.lose("weekly")  # and every weekly edition (they list every public shout)
     for parent in conn.scalars(select(Reaction.reply_to).distinct()
                                .where(Reaction.shout == s.id, Reaction.reply_to.is_not(None))):
         for name in ("replies", "replies:best"):
@@ -284,7 +302,7 @@ _author_gone = _gone("author", "following:author", "following:topic", "following
 def author(a: Author, conn: Connection, ops: LiveOps, event: Event) -> None:
     _author_gone(a, conn, ops, event)
     if event != "update":  # an author joins or leaves the board of authors: built again
-        ops.drop("board", BOARD_ENTITY, "authors:rating")
+        ops.drop_board("authors:rating")
 
 
 LIVE_RULES: dict[type, LiveRule] = {
@@ -306,8 +324,8 @@ LIVE_RULES: dict[type, LiveRule] = {
 
 # A bulk UPDATE or DELETE does not say which rows it touched: every structure of these kinds is rebuilt.
 LIVE_BULK: dict[type, tuple[str, ...]] = {
-    Reaction: ("shout", "author", "topic", "comment", "board"),
-    Shout: ("shout", "author", "topic", "community", "comment", "board"),
+    Reaction: ("shout", "author", "topic", "comment", "board", "weekly"),
+    Shout: ("shout", "author", "topic", "community", "comment", "board", "weekly"),
     ShoutAuthor: ("author", "topic"),
     ShoutTopic: ("topic",),
     AuthorFollower: ("author",),

@@ -1,0 +1,102 @@
+"""Leaderboards where the random-write test rarely goes: views placed on a capped board by the flush
+(a member rising in place, an outsider entering and pushing the lowest out), a vote moving the board of
+the week it was cast in, and the API's week argument."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from redis.asyncio import Redis
+from sqlalchemy import select
+
+from app.settings import Settings
+from cache import keys
+from cache.boards import FLOOR, WEEK
+from orm import Reaction, Shout
+from orm.stats import is_listed
+from resolvers.writes import transaction
+from tests.helpers import Api, board_equals_sql
+
+CAP = 3
+READ = "query($s: String!) { get_shout(slug: $s) { id } }"
+LIKE = "mutation($s: Int!) { create_reaction(reaction: {kind: LIKE, shout: $s}) { reaction { id } } }"
+TOP = "query($o: ShoutsOrderBy!, $w: String) { load_shouts_top(order_by: $o, week: $w, limit: 5) { id } }"
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    return settings.model_copy(update={"live_set_cap": CAP})
+
+
+async def _listed(api: Api, count: int) -> list[tuple[int, str]]:
+    async with api.deps.db() as session:
+        rows = (await session.execute(select(Shout.id, Shout.slug).where(is_listed()).order_by(Shout.id)
+                                      .limit(count))).all()
+    return [(int(i), str(slug)) for i, slug in rows]
+
+
+async def _view(api: Api, slug: str, readers: range) -> None:
+    for reader in readers:
+        await api(READ, {"s": slug}, headers={"user-agent": f"board-reader-{reader}"})
+
+
+async def test_the_views_flush_places_totals_on_a_capped_board(api: Api, redis: Redis) -> None:
+    deps = api.deps
+    board = "shouts:views"
+    week = keys.weekly_board(board, keys.week_of(time.time()))
+    shouts = await _listed(api, 6)
+    for name in (board, week):
+        await deps.boards.top(name, 0, 1)  # built: the flush changes them in place from now on
+
+    async def check() -> dict[str, float]:
+        async with deps.db() as session:
+            for name in (board, week):
+                assert await board_equals_sql(session, redis, name) == 1, name
+        return {m.decode(): s for m, s in await redis.zrevrange(keys.leaderboard(board), 0, -1, withscores=True)}
+
+    top = await check()
+    floor = top[FLOOR]
+    # An outsider viewed past the floor enters; the board keeps CAP members and raises its floor.
+    outsider_id, outsider = next((i, s) for i, s in shouts if keys.member(i) not in top)
+    await _view(api, outsider, range(int(floor) + 2))
+    await deps.views.flush()
+    top = await check()
+    assert keys.member(outsider_id) in top and len(top) == CAP + 1
+    # A member viewed again rises in place (ZADD GT).
+    before = top[keys.member(outsider_id)]
+    await _view(api, outsider, range(100, 103))
+    await deps.views.flush()
+    top = await check()
+    assert top[keys.member(outsider_id)] == before + 3
+    served = [s["id"] for s in await api(TOP, {"o": "views_count", "w": "current"})]
+    assert served[0] == outsider_id
+
+
+async def test_a_vote_moves_the_board_of_the_week_it_was_cast_in(api: Api, redis: Redis) -> None:
+    deps = api.deps
+    user = await api.user()
+    (shout_id, _), = await _listed(api, 1)
+    now = time.time()
+    this_week = keys.weekly_board("shouts:rating", keys.week_of(now))
+    last_week = keys.weekly_board("shouts:rating", keys.week_of(now - WEEK))
+    for name in (this_week, last_week):
+        await deps.boards.top(name, 0, 1)
+    vote = (await api(LIKE, {"s": shout_id}, user))["reaction"]["id"]
+    async with transaction(deps) as session:  # the vote is dated back a week, through the triggers
+        reaction = await session.get(Reaction, vote)
+        assert reaction is not None
+        reaction.created_at -= WEEK
+    async with deps.db() as session:
+        for name in (this_week, last_week):
+            assert await board_equals_sql(session, redis, name) == 1, name
+    last = keys.week_of(now - WEEK)
+    assert shout_id in [s["id"] for s in await api(TOP, {"o": "rating", "w": last})]
+
+
+@pytest.mark.parametrize(("order", "week"), [
+    ("rating", "2026-W99"), ("rating", "26-W01"), ("rating", "next week"), ("last_commented_at", None),
+    ("rating", keys.week_of(time.time() + 2 * WEEK)), ("rating", keys.week_of(time.time() - 60 * WEEK)),
+])
+async def test_a_week_out_of_reach_is_refused(api: Api, order: str, week: str | None) -> None:
+    assert await api.error(TOP, {"o": order, "w": week}) == "BAD_USER_INPUT"
