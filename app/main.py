@@ -53,7 +53,8 @@ async def check_services(settings: Settings, deps: Deps) -> None:
 @contextlib.asynccontextmanager
 async def open_deps(settings: Settings) -> AsyncIterator[Deps]:
     """Create the engine, session factory, Redis client and cache; close them on exit."""
-    engine = make_engine(settings.database_url, pool_size=settings.db_pool_size)
+    engine = make_engine(settings.database_url, pool_size=settings.db_pool_size,
+                         ping_after_idle=settings.db_ping_after_idle)
     redis = make_redis(settings.redis_url, max_connections=settings.redis_max_connections)
     cache = Cache(redis, ttl_jitter=settings.cache_ttl_jitter, breaker_seconds=settings.redis_breaker_seconds)
     deps = wire(settings, engine, cache, auth=build_auth(settings, redis))

@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     # No REDIS_URL: an in-process Redis (fakeredis) with the same command set and Lua.
     redis_url: str | None = None
     db_pool_size: int = 10
+    # A pooled database connection idle longer than this is pinged before use (one used more recently
+    # is trusted: the ping is a round trip that would cost every cold read; orm/engine.py).
+    db_ping_after_idle: float = 5.0
     redis_max_connections: int = 64
 
     host: str = "127.0.0.1"

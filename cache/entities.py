@@ -8,19 +8,22 @@ no statistics either: counts are live counters (cache/counters.py), read only wh
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import literal, select, union_all
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from cache import keys
-from cache.store import Cache
+from cache.store import MISSING, Cache, Fill
 from orm import Author, Community, Shout, ShoutAuthor, ShoutTopic, Topic
 from orm.stats import is_listed
 
-SessionFactory = async_sessionmaker[AsyncSession]
+# What reads and writes open sessions with: an `async_sessionmaker`, or a `shared_session` for reads.
+SessionFactory = Callable[[], AbstractAsyncContextManager[AsyncSession]]
 
 AUTHOR_PUBLIC_FIELDS = (
     "id", "user", "slug", "name", "pic", "bio", "about", "links", "seo",
@@ -28,9 +31,13 @@ AUTHOR_PUBLIC_FIELDS = (
 )
 
 
+_AUTHOR_COLUMNS = [Author.__table__.c[name] for name in AUTHOR_PUBLIC_FIELDS]
+
+
 async def fetch_authors(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-    rows = (await session.scalars(select(Author).where(Author.id.in_(ids)))).all()
-    return {a.id: {name: getattr(a, name) for name in AUTHOR_PUBLIC_FIELDS} for a in rows}
+    # Plain rows, not ORM objects: the public fields are all a cached author holds.
+    rows = (await session.execute(select(*_AUTHOR_COLUMNS).where(Author.id.in_(ids)))).mappings()
+    return {row["id"]: dict(row) for row in rows}
 
 
 async def fetch_topics(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
@@ -108,8 +115,9 @@ ENTITY_KINDS: dict[str, EntityKind] = {k.name: k for k in (
 
 
 async def get_cached_entities(kind: str, ids: Sequence[int], *, cache: Cache, db: SessionFactory,
-                              force: bool = False) -> list[dict[str, Any] | None]:
-    """Entities by id in one Redis round trip; misses (or all, with `force`) loaded in one batch."""
+                              force: bool = False, store: Sequence[Fill] = ()) -> list[dict[str, Any] | None]:
+    """Entities by id in one Redis round trip; misses (or all, with `force`) loaded in one batch.
+    `store`: fills to send along with the read (`Cache.get_many`)."""
     entity = ENTITY_KINDS[kind]
 
     async def fetch_missing(indexes: list[int]) -> list[Any]:
@@ -119,7 +127,7 @@ async def get_cached_entities(kind: str, ids: Sequence[int], *, cache: Cache, db
         return [found.get(i) for i in wanted]
 
     return await cache.cached_many([entity.key_of(i) for i in ids], [entity.tags(i) for i in ids],
-                                   fetch_missing, force=force)
+                                   fetch_missing, force=force, store=store)
 
 
 async def get_cached_authors(ids: Sequence[int], *, cache: Cache, db: SessionFactory) -> list[Any]:
@@ -166,24 +174,66 @@ _LOOKUPS: dict[str, tuple[Any, Any, Callable[[str], str]]] = {
 }
 
 
+def _slug_lookup(lookup: str, slug: str) -> tuple[str, list[str], Callable[[AsyncSession], Awaitable[int | None]]]:
+    """The cache key and tags of a slug -> id lookup, and its query."""
+    id_column, slug_column, key_of = _LOOKUPS[lookup]
+
+    async def query(session: AsyncSession) -> int | None:
+        return await session.scalar(select(id_column).where(slug_column == slug))
+
+    return key_of(slug), [keys.tag_slug(lookup, slug)], query
+
+
 async def id_by_slug(kind: str, slug: str, *, cache: Cache, db: SessionFactory) -> int | None:
     """The id behind a slug (or an author's `user`), cached; an unknown slug is cached as null under
     the slug's own tag, which the write side bumps when that slug is taken."""
-    id_column, slug_column, key_of = _LOOKUPS[kind]
+    key, tags, query = _slug_lookup(kind, slug)
 
-    async def query() -> int | None:
+    async def run() -> int | None:
         async with db() as session:
-            return await session.scalar(select(id_column).where(slug_column == slug))
+            return await query(session)
 
     # A point lookup on a unique column costs less than taking and releasing a fill lock.
-    return await cache.cached_query(key_of(slug), query, tags=[keys.tag_slug(kind, slug)], lock=False)
+    return await cache.cached_query(key, run, tags=tags, lock=False)
 
 
-async def get_cached_author_by_slug(slug: str, *, cache: Cache, db: SessionFactory) -> dict[str, Any] | None:
-    author_id = await id_by_slug("author", slug, cache=cache, db=db)
-    return None if author_id is None else await get_cached_author(author_id, cache=cache, db=db)
+async def get_cached_by_slug(lookup: str, slug: str, *, cache: Cache, db: SessionFactory) -> dict[str, Any] | None:
+    """An entity by slug (`lookup` as in `id_by_slug`; an author also by `author_user`). On a cold
+    cache both reads miss: they share one database connection, and the slug's fill rides along with
+    the entity's read, so the miss costs one connection and three Redis round trips, not two and four."""
+    kind = "author" if lookup == "author_user" else lookup
+    key, tags, query = _slug_lookup(lookup, slug)
+    async with shared_session(db) as shared:
+        (found,), (stamp,) = await cache.get_many([key], [tags])
+        fills: list[Fill] = []
+        if found is MISSING:
+            async with shared() as session:
+                found = await query(session)
+            fills.append((key, found, stamp, None))
+        if found is None:
+            await cache.set_many(fills)
+            return None
+        return (await get_cached_entities(kind, [found], cache=cache, db=shared, store=fills))[0]
 
 
-async def get_cached_topic_by_slug(slug: str, *, cache: Cache, db: SessionFactory) -> dict[str, Any] | None:
-    topic_id = await id_by_slug("topic", slug, cache=cache, db=db)
-    return None if topic_id is None else await get_cached_topic(topic_id, cache=cache, db=db)
+@contextlib.asynccontextmanager
+async def shared_session(db: SessionFactory) -> AsyncIterator[SessionFactory]:
+    """A session factory for a few reads in a row: every `shared()` yields the same session, opened on
+    first use (a warm read opens none) and closed when the block ends. Reads only, in autocommit: under
+    READ COMMITTED each statement sees its own snapshot anyway, so the transaction bought nothing."""
+    session: AsyncSession | None = None
+
+    @contextlib.asynccontextmanager
+    async def borrow() -> AsyncIterator[AsyncSession]:
+        nonlocal session
+        if session is None:
+            session = await db().__aenter__()
+            # Reads only, each a statement of its own: no BEGIN and ROLLBACK around them.
+            await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+        yield session
+
+    try:
+        yield borrow
+    finally:
+        if session is not None:
+            await session.close()

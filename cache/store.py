@@ -40,7 +40,9 @@ log = logging.getLogger(__name__)
 COMPRESS_OVER = 10_240
 _JSON = b"j"
 _ZLIB = b"z"
-_MISSING = object()
+MISSING = object()  # what `get_many` returns for a value that is absent or stale
+# A value to store: (key, data, the stamp read before it was computed, ttl); no stamp, not stored.
+Fill = tuple[str, Any, bytes | None, int | None]
 
 
 def dumps(data: Any) -> bytes:
@@ -160,32 +162,36 @@ class Cache:
     # --- the seed API ------------------------------------------------------------------------------
 
     async def get_many(
-        self, cache_keys: Sequence[str], tags_of: Sequence[Sequence[str]]
+        self, cache_keys: Sequence[str], tags_of: Sequence[Sequence[str]], *, store: Sequence[Fill] = ()
     ) -> tuple[list[Any], list[bytes | None]]:
         """Read several values and their tag generations in one round trip.
 
-        Returns the values (`_MISSING` where absent or stale) and, per key, the stamp a fresh value
-        computed now must carry (None when Redis is unavailable: then nothing is stored).
+        Returns the values (`MISSING` where absent or stale) and, per key, the stamp a fresh value
+        computed now must carry (None when Redis is unavailable: then nothing is stored). `store`
+        (as in `set_many`) rides along in the same round trip: a fill a step of the read computed
+        before this one.
         """
         count = len(cache_keys)
         if not count:
+            await self.set_many(store)
             return [], []
         if not self.available:
             response_capture.report(None)
-            return [_MISSING] * count, [None] * count
+            return [MISSING] * count, [None] * count
         all_tags = [self._all_tags(t) for t in tags_of]
         distinct = list(dict.fromkeys(tag for group in all_tags for tag in group))
         try:
             await self.recover_if_needed()
             async with self.redis.pipeline(transaction=False) as pipe:
+                self._queue_sets(pipe, store)
                 pipe.mget(list(cache_keys))
                 pipe.mget(keys.generations(distinct))
-                raw_values, raw_gens = await pipe.execute()
+                *_, raw_values, raw_gens = await pipe.execute()
             gens = dict(zip(distinct, await self._ensure_generations(distinct, raw_gens), strict=True))
         except RedisError as exc:
             self.trip(exc, "read")
             response_capture.report(None)
-            return [_MISSING] * count, [None] * count
+            return [MISSING] * count, [None] * count
         response_capture.report(gens)
         values: list[Any] = []
         stamps: list[bytes | None] = []
@@ -194,12 +200,12 @@ class Cache:
             stamps.append(stamp)
             if raw is None:
                 self.stats.misses += 1
-                values.append(_MISSING)
+                values.append(MISSING)
                 continue
             stored_stamp, data = decode(raw)
             if stored_stamp != stamp:
                 self.stats.stale += 1
-                values.append(_MISSING)
+                values.append(MISSING)
                 continue
             self.stats.hits += 1
             values.append(data)
@@ -223,27 +229,28 @@ class Cache:
             return
         response_capture.report(gens)
 
-    async def set_many(self, items: Sequence[tuple[str, Any, bytes | None, int | None]], *,
-                       unlock: str | None = None) -> None:
+    async def set_many(self, items: Sequence[Fill], *, unlock: str | None = None) -> None:
         """Store (key, data, stamp, ttl) items in one pipeline; items without a stamp are skipped.
         `unlock` names a fill lock released in the same round trip."""
-        items = [item for item in items if item[2] is not None]
-        if not (items or unlock) or not self.available:
+        if not (any(item[2] is not None for item in items) or unlock) or not self.available:
             return
         try:
             async with self.redis.pipeline(transaction=False) as pipe:
-                for key, data, stamp, ttl in items:
-                    assert stamp is not None
-                    pipe.set(key, encode(stamp, data), ex=self.jittered(ttl))
+                self._queue_sets(pipe, items)
                 if unlock:
                     pipe.delete(unlock)
                 await pipe.execute()
         except RedisError as exc:
             self.trip(exc, "write")
 
+    def _queue_sets(self, pipe: Pipeline, items: Sequence[Fill]) -> None:
+        for key, data, stamp, ttl in items:
+            if stamp is not None:
+                pipe.set(key, encode(stamp, data), ex=self.jittered(ttl))
+
     async def get_cached_data(self, key: str, tags: Sequence[str] = ()) -> Any | None:
         values, _ = await self.get_many([key], [tags])
-        return None if values[0] is _MISSING else values[0]
+        return None if values[0] is MISSING else values[0]
 
     async def cache_data(self, key: str, data: Any, ttl: int | None = None, tags: Sequence[str] = ()) -> None:
         """Store a value computed *now*. For values computed from the database use `cached_query`,
@@ -269,7 +276,7 @@ class Cache:
         two round trips, such as a point lookup by a unique column).
         """
         values, stamps = await self.get_many([cache_key], [tags])
-        if values[0] is not _MISSING and not force_refresh:
+        if values[0] is not MISSING and not force_refresh:
             return values[0]
         flight_key = cache_key + "\0" + (stamps[0] or b"").decode()
         pending = self._inflight.get(flight_key)
@@ -300,7 +307,7 @@ class Cache:
             while time.monotonic() < deadline:
                 await asyncio.sleep(0.02)
                 values, stamps = await self.get_many([cache_key], [tags])
-                if values[0] is not _MISSING:
+                if values[0] is not MISSING:
                     return values[0]
                 stamp = stamps[0]
         try:
@@ -347,12 +354,14 @@ class Cache:
         ttl: int | None = None,
         *,
         force: bool = False,
+        store: Sequence[Fill] = (),
     ) -> list[Any]:
         """Batch read-through: one Redis round trip for all keys, one `fetch_missing(indexes)` call
         for the misses (it returns their values in the same order), one pipeline to store them.
-        `force` recomputes every key (the revalidator), still stamped before the query runs."""
-        values, stamps = await self.get_many(cache_keys, tags_of)
-        missing = list(range(len(values))) if force else [i for i, v in enumerate(values) if v is _MISSING]
+        `force` recomputes every key (the revalidator), still stamped before the query runs; `store`
+        rides along with the read (see `get_many`)."""
+        values, stamps = await self.get_many(cache_keys, tags_of, store=store)
+        missing = list(range(len(values))) if force else [i for i, v in enumerate(values) if v is MISSING]
         if missing:
             fetched = await fetch_missing(missing)
             for i, data in zip(missing, fetched, strict=True):

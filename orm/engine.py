@@ -3,7 +3,10 @@ command, or a test fixture) calls these and owns what they return."""
 
 from __future__ import annotations
 
-from sqlalchemy import event
+import time
+from typing import Any
+
+from sqlalchemy import event, exc
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 
@@ -16,14 +19,41 @@ def _sqlite_pragmas(dbapi_connection: object, _record: object) -> None:
     cursor.close()
 
 
-def make_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> AsyncEngine:
+def _ping_after_idle(engine: AsyncEngine, idle_seconds: float) -> None:
+    """Pessimistic disconnect handling at a lower price. `pool_pre_ping` pings at every checkout, a
+    round trip that costs a cold read more than its query (0.6 ms of 1.5 ms for a session here); a
+    connection checked in moments ago is alive unless the server died since, so only one idle longer
+    than `idle_seconds` is pinged. One that fails is replaced before use (SQLAlchemy's documented
+    checkout recipe); a server lost within the window fails the statements then running, and the
+    first disconnect it reports makes SQLAlchemy replace every pooled connection."""
+    dialect = engine.dialect
+
+    def checkin(_dbapi_connection: Any, record: Any) -> None:
+        record.info["idle_since"] = time.monotonic()
+
+    def checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        since = record.info.pop("idle_since", None)
+        if since is None or time.monotonic() - since <= idle_seconds:
+            return
+        try:
+            alive = dialect.do_ping(dbapi_connection)
+        except Exception:  # whatever the driver raises for a dead socket
+            alive = False
+        if not alive:
+            raise exc.DisconnectionError("connection found dead on checkout")
+
+    event.listen(engine.sync_engine, "checkin", checkin)
+    event.listen(engine.sync_engine, "checkout", checkout)
+
+
+def make_engine(url: str, *, pool_size: int = 10, echo: bool = False, ping_after_idle: float = 5.0) -> AsyncEngine:
     if url.startswith("sqlite"):
         engine = create_async_engine(url, echo=echo)
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
-    return create_async_engine(
-        url, echo=echo, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True
-    )
+    engine = create_async_engine(url, echo=echo, pool_size=pool_size, max_overflow=pool_size)
+    _ping_after_idle(engine, ping_after_idle)
+    return engine
 
 
 def make_session_factory(engine: AsyncEngine, *, sink: object | None = None) -> async_sessionmaker[AsyncSession]:

@@ -10,6 +10,7 @@ from cache import keys
 from cache.entities import (
     get_cached_author,
     get_cached_authors,
+    get_cached_by_slug,
     get_cached_communities,
     get_cached_topics,
     id_by_slug,
@@ -42,6 +43,8 @@ async def authors_of_ids(deps: Deps, ids: list[int]) -> list[dict[str, Any]]:
 
 
 async def get_author(deps: Deps, slug: str | None = None, author_id: int | None = None) -> Any:
+    if author_id is None and slug:
+        return await get_cached_by_slug("author", slug, cache=deps.cache, db=deps.db)
     resolved = await resolve_author_id(deps, slug=slug, author_id=author_id)
     return None if resolved is None else await get_cached_author(resolved, cache=deps.cache, db=deps.db)
 

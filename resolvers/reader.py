@@ -14,7 +14,7 @@ from sqlalchemy import Select, case, func, literal, or_, select
 
 from cache import keys
 from cache.boards import WEEK, week_start
-from cache.entities import get_cached_shouts, id_by_slug
+from cache.entities import get_cached_by_slug, get_cached_shouts
 from orm import Author, Shout, ShoutAuthor, ShoutTopic, ShoutViews, Topic
 from orm.reaction import Reaction
 from orm.stats import is_listed, shout_stat_columns
@@ -31,10 +31,8 @@ BOARD_ORDERS = {"rating": "shouts:rating", "comments_count": "shouts:comments", 
 
 
 async def get_shout(deps: Deps, slug: str | None = None, shout_id: int | None = None) -> dict[str, Any] | None:
-    if shout_id is None and slug:
-        shout_id = await id_by_slug("shout", slug, cache=deps.cache, db=deps.db)
     if shout_id is None:
-        return None
+        return await get_cached_by_slug("shout", slug, cache=deps.cache, db=deps.db) if slug else None
     return (await get_cached_shouts([shout_id], cache=deps.cache, db=deps.db))[0]
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import select
 
 from cache import keys
-from cache.entities import get_cached_topic_by_slug, get_cached_topics, id_by_slug
+from cache.entities import get_cached_by_slug, get_cached_topics, id_by_slug
 from cache.follows import fan_ids, get_cached_topic_authors
 from orm import Shout, ShoutAuthor, ShoutTopic, Topic
 from orm.stats import is_listed
@@ -22,7 +22,7 @@ async def topics_of_ids(deps: Deps, ids: list[int]) -> list[dict[str, Any]]:
 
 
 async def get_topic(deps: Deps, slug: str) -> dict[str, Any] | None:
-    return await get_cached_topic_by_slug(slug, cache=deps.cache, db=deps.db) if slug else None
+    return await get_cached_by_slug("topic", slug, cache=deps.cache, db=deps.db) if slug else None
 
 
 async def get_topics_all(deps: Deps) -> list[dict[str, Any]]:

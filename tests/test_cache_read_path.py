@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+from sqlalchemy import event
 
 from cache import keys
 from cache.store import Cache
@@ -183,3 +185,37 @@ async def test_reads_survive_a_dead_redis(engine: Any) -> None:
     assert deps.cache.stats.errors >= 1
     assert not deps.cache.available  # the breaker is open: no Redis round trip per request
     await dead.aclose()
+
+
+async def test_a_cold_read_by_slug_shares_one_connection(gql: Any, sql_counter: Any, cache: Cache,
+                                                         engine: Any, monkeypatch: Any) -> None:
+    """`get_author(slug:)` on a cold cache misses twice (the slug, the author): both statements run on
+    one pooled connection, and the slug's fill rides along with the author's read, so the resolver
+    costs three Redis round trips; the next read costs no SQL."""
+    query = 'query { get_author(slug: "author-3") { id slug name } }'
+    await gql(query)
+    await cache.invalidate_tags([keys.GLOBAL_TAG])
+    checkouts: list[object] = []
+    round_trips: list[list[str]] = []
+    execute = Pipeline.execute
+
+    async def counted(self: Pipeline, *args: Any, **kwargs: Any) -> Any:
+        round_trips.append([str(command[0][0]) for command in self.command_stack])
+        return await execute(self, *args, **kwargs)
+
+    def checkout(*args: Any) -> None:
+        checkouts.append(args)
+
+    monkeypatch.setattr(Pipeline, "execute", counted)
+    event.listen(engine.sync_engine, "checkout", checkout)
+    try:
+        sql_counter.reset()
+        result = await gql(query)
+    finally:
+        event.remove(engine.sync_engine, "checkout", checkout)
+    assert result["data"]["get_author"]["slug"] == "author-3"
+    assert sql_counter.count == 2 and len(checkouts) == 1, (sql_counter.statements, checkouts)
+    assert round_trips == [["MGET", "MGET"], ["SET", "MGET", "MGET"], ["SET"]], round_trips
+    sql_counter.reset()
+    assert await gql(query) == result
+    assert sql_counter.count == 0
