@@ -87,8 +87,8 @@ BOARDS: dict[str, Callable[[int | None], Select[Any]]] = {
     "shouts:views": _shouts_by("views", None),
     "authors:rating": _authors_by_rating,
 }
-WEEKLY_BOARDS = ("shouts:rating", "shouts:comments", "shouts:views")
 SHOUT_BOARDS = ("shouts:rating", "shouts:comments", "shouts:views")
+WEEKLY_BOARDS = SHOUT_BOARDS  # every board of shouts has weekly editions
 # What moves each board by a delta at commit: (entity kind, counter metric) -> board (triggers/live_rules.py).
 BOARD_OF_METRIC = {("shout", "rating"): "shouts:rating", ("shout", "comments"): "shouts:comments",
                    ("author", "rating"): "authors:rating"}

@@ -43,9 +43,6 @@ CHUNK = 100  # seed 004: at most 100 elements per command
 # Leaderboards are global: the structures of one entity, (kind, BOARD_ENTITY), of the kind "board" for
 # all-time boards and "weekly" for weekly editions (cache/boards.py).
 BOARD_ENTITY = 0
-# Verbs that set an absolute score (no delta): right whichever order they and a concurrent build take,
-# so they are applied even by a write that was not announced before its commit.
-ABSOLUTE = frozenset({"place"})
 
 # Apply one committed write's operations to one entity's structures.
 # KEYS: meta, epoch, structure keys...; ARGV: ttl, announced, set cap, thread cap, then ops:
@@ -311,14 +308,13 @@ class LiveStore:
     async def queue_apply(self, pipe: Pipeline, ops: LiveOps, *, announced: bool) -> None:
         """Add one script call per entity to `pipe` (the commit's invalidation pipeline). A write that
         was not announced before its commit may race a build, so its structures are dropped instead of
-        changed in place (a drop is right whatever a concurrent build stores), absolute scores aside."""
+        changed in place (a drop is right whatever a concurrent build stores)."""
         for kind in sorted(ops.lost_kinds):
             pipe.incr(keys.live_epoch(kind))
         for (kind, entity_id), entity_ops in ops.by_entity.items():
             key_list = [keys.live_meta(kind, entity_id), keys.live_epoch(kind)]
             args: list[str] = [str(self.ttl), "1" if announced else "0", str(self.set_cap), str(self.thread_cap)]
-            for op in entity_ops if announced else [o if o.verb in ABSOLUTE else Op("drop", o.name)
-                                                    for o in entity_ops]:
+            for op in entity_ops if announced else [Op("drop", o.name) for o in entity_ops]:
                 key = structure_key(kind, entity_id, op.name)
                 if key not in key_list:
                     key_list.append(key)

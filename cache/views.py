@@ -24,10 +24,11 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from cache import keys
 from cache.entities import SessionFactory
-from cache.live import LiveOps, LiveStore
+from cache.live import BOARD_ENTITY, LiveOps, LiveStore
 from cache.periodic import Periodic
 from cache.store import Cache
 from orm import Shout, ShoutViews, ShoutViewsWeekly
+from orm.stats import is_listed
 
 HOUR = 3600
 READING_HISTORY = 100
@@ -116,9 +117,9 @@ class ViewCounter:
 
     async def flush(self) -> int:
         """Write the counters of shouts viewed since the last flush to `shout_views`, and what they grew
-        by to this week's `shout_views_weekly`; then place the new totals on the views leaderboards.
-        Returns how many shouts were written. SPOP hands each id to one worker; a batch the database
-        refused goes back to the pending set."""
+        by to this week's `shout_views_weekly`; then place the new totals of public shouts on the views
+        leaderboards. Returns how many shouts were written. SPOP hands each id to one worker; a batch
+        the database refused goes back to the pending set."""
         flushed = 0
         while True:
             popped = await self.redis.spop(keys.views_pending(), FLUSH_BATCH)
@@ -128,23 +129,28 @@ class ViewCounter:
             values = await self.redis.mget([keys.viewed(i) for i in ids])
             counted = {i: int(v) for i, v in zip(ids, values, strict=True) if v is not None}
             week = keys.week_of(time.time())
+            # Announced like any write: a board built meanwhile from rows this batch is changing (or
+            # from a shout withdrawn meanwhile) is not stored before the batch is placed.
+            boards = [("board", BOARD_ENTITY), ("weekly", BOARD_ENTITY)]
+            announced = await self.live.announce(boards)
+            ops = LiveOps(by_entity={board: [] for board in boards})
             try:
                 totals, weekly = await self._write_down(counted, week)
+                for shout_id, views in totals.items():
+                    ops.place("shouts:views", views, shout_id)
+                for shout_id, views in weekly.items():
+                    ops.place(keys.weekly_board("shouts:views", week), views, shout_id)
             except Exception:
                 await self.redis.sadd(keys.views_pending(), *ids)
                 raise
-            ops = LiveOps()
-            for shout_id, views in totals.items():
-                ops.place("shouts:views", views, shout_id)
-            for shout_id, views in weekly.items():
-                ops.place(keys.weekly_board("shouts:views", week), views, shout_id)
-            await self.live.apply(ops, announced=False)  # absolute scores: no announcement needed
+            finally:
+                await self.live.apply(ops, announced=announced)
             flushed += len(counted)
 
     async def _write_down(self, counted: dict[int, int], week: str) -> tuple[dict[int, int], dict[int, int]]:
         """One transaction: totals rise to the counters (never fall), and the week gains what they rose
         by. The rows are locked first, so two workers flushing one shout add its growth once.
-        Returns the new totals and weekly counts of the shouts that grew."""
+        Returns the new totals and weekly counts of the public shouts that grew."""
         if not counted:
             return {}, {}
         now = int(time.time())
@@ -155,10 +161,12 @@ class ViewCounter:
                 ["shout", "views", "updated_at"],
                 select(Shout.id, literal(0), literal(now)).where(Shout.id.in_(list(counted))))
                 .on_conflict_do_nothing(index_elements=[ShoutViews.shout]))
-            stored = dict((await session.execute(
-                select(ShoutViews.shout, ShoutViews.views).where(ShoutViews.shout.in_(list(counted)))
-                .order_by(ShoutViews.shout).with_for_update())).all())
-            grown = {i: counted[i] - int(views) for i, views in stored.items() if counted[i] > views}
+            rows = (await session.execute(
+                select(ShoutViews.shout, ShoutViews.views, is_listed()).join(Shout, Shout.id == ShoutViews.shout)
+                .where(ShoutViews.shout.in_(list(counted))).order_by(ShoutViews.shout)
+                .with_for_update(of=ShoutViews))).all()
+            grown = {i: counted[i] - int(views) for i, views, _ in rows if counted[i] > views}
+            listed = {i for i, _, public in rows if public}
             if not grown:
                 return {}, {}
             await session.execute(update(ShoutViews), [{"shout": i, "views": counted[i], "updated_at": now}
@@ -169,7 +177,8 @@ class ViewCounter:
                 index_elements=[ShoutViewsWeekly.shout, ShoutViewsWeekly.week],
                 set_={"views": ShoutViewsWeekly.views + statement.excluded.views})
                 .returning(ShoutViewsWeekly.shout, ShoutViewsWeekly.views))).all()
-        return {i: counted[i] for i in grown}, {int(i): int(v) for i, v in weekly}
+        return ({i: counted[i] for i in grown if i in listed},
+                {int(i): int(v) for i, v in weekly if i in listed})
 
     async def start(self) -> None:
         self._loop.start()

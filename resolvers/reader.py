@@ -94,7 +94,6 @@ def ordered(query: Select[Any], order_by: str | None, desc: bool) -> Select[Any]
     return query.order_by(primary, Shout.id.desc() if desc else Shout.id.asc())
 
 
-
 def _board_of(opts: dict[str, Any]) -> str | None:
     if opts["filters"] or not opts["order_by_desc"]:
         return None

@@ -71,6 +71,15 @@ async def test_the_views_flush_places_totals_on_a_capped_board(api: Api, redis: 
     assert top[keys.member(outsider_id)] == before + 3
     served = [s["id"] for s in await api(TOP, {"o": "views_count", "w": "current"})]
     assert served[0] == outsider_id
+    # Views of a shout that is not public (counted before its withdrawal) are written, never ranked.
+    async with deps.db() as session:
+        hidden = await session.scalar(select(Shout.id).where(~is_listed()).limit(1))
+    assert hidden is not None
+    for reader in range(int(top[FLOOR]) + 5):
+        await deps.views.count(hidden, f"hidden-reader-{reader}")
+    assert await deps.views.flush() == 1
+    assert keys.member(hidden) not in {m.decode() for m in await redis.zrange(keys.leaderboard(board), 0, -1)}
+    await check()
 
 
 async def test_a_vote_moves_the_board_of_the_week_it_was_cast_in(api: Api, redis: Redis) -> None:
