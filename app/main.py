@@ -28,7 +28,7 @@ from cache.revalidator import CacheRevalidationManager
 from cache.store import Cache
 from cache.views import ViewCounter
 from orm.engine import make_engine, make_session_factory
-from resolvers import scheduled
+from resolvers import digests, scheduled
 from resolvers.deps import DEFERRED_QUEUE, Deps
 from schema.schema import build_schema
 from triggers.listeners import register as register_triggers
@@ -83,9 +83,12 @@ def wire(settings: Settings, engine: AsyncEngine, cache: Cache, *, auth: AuthSer
                            max_attempts=settings.queue_max_attempts, backoff=settings.queue_backoff,
                            parked_cap=settings.queue_parked_cap)
     deps = Deps(cache=cache, db=db, max_page_size=settings.max_page_size, ttl_shouts=settings.cache_ttl_shouts,
-                ttl_search=settings.cache_ttl_search, board_weeks=settings.board_weeks, auth=auth,
+                ttl_search=settings.cache_ttl_search, board_weeks=settings.board_weeks,
+                digest_window=settings.notification_digest_window, auth=auth,
                 revalidator=revalidator, live=live, views=views, delayed=delayed)
     scheduled.register(deps)
+    if auth is not None:  # digests are mailed through the auth services' mailer
+        digests.register(deps)
     return deps
 
 

@@ -84,6 +84,8 @@ class Settings(BaseSettings):
     queue_parked_cap: int = 10_000
     # Scheduled drafts are re-queued from the database this often (a Redis that lost its queue).
     queue_sweep_interval: int = 600
+    # An author notified directly gets at most one digest mail per this many seconds, when it ends.
+    notification_digest_window: int = 3600
     max_page_size: int = 100
 
     # --- accounts and sessions (seed 000 section 1) ---

@@ -30,6 +30,7 @@ class Deps:
     ttl_shouts: int = 300
     ttl_search: int = 600
     board_weeks: int = 52  # how many weeks back weekly leaderboards can be read
+    digest_window: int = 3600  # at most one notification digest per author and window (resolvers/digests.py)
     auth: AuthServices | None = None
     revalidator: CacheRevalidationManager | None = None
     # Counters, follow graphs and threads kept current by the write side (cache/live.py).

@@ -24,6 +24,7 @@ from orm.stats import is_listed
 from resolvers.access import require_own
 from resolvers.author import authors_of_ids, get_author_follows
 from resolvers.deps import Deps
+from resolvers.digests import queue_digests
 from resolvers.errors import BadInput, NotFound
 from resolvers.notifier import notify_follow
 from resolvers.reader import get_shout
@@ -64,6 +65,7 @@ async def follow(deps: Deps, viewer: Viewer | None, what: str, slug: str, *, on:
     """Follow (on=True) or unfollow; idempotent. Returns what the viewer follows afterwards."""
     signed_in = require_own(viewer, "follow:manage")
     _, follower_model, column = _TARGETS[what]
+    notified: set[int] = set()
     async with transaction(deps) as session:
         target = await _target_id(session, what, slug)
         if what == "AUTHOR" and target == signed_in.author_id:
@@ -73,10 +75,12 @@ async def follow(deps: Deps, viewer: Viewer | None, what: str, slug: str, *, on:
             session.add(follower_model(follower=signed_in.author_id, **{column: target}, created_at=int(time.time())))
             if what == "AUTHOR":
                 notify_follow(session, signed_in.author_id, target)
+                notified.add(target)
         elif on and row is not None and getattr(row, "deleted_at", None) is not None:
             row.deleted_at = None  # a shout follow that was switched off
         elif not on and row is not None:
             await session.delete(row)
+    await queue_digests(deps, notified, time.time())
     return await follows_of(deps, signed_in.author_id)
 
 

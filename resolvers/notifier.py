@@ -49,7 +49,7 @@ def _for(me: int) -> Any:
     return or_(about_reactions, about_me)
 
 
-def _thread(note: Notification) -> str:
+def thread_of(note: Notification) -> str:
     payload = note.payload or {}
     if note.entity == "follower":
         return "followers"
@@ -58,7 +58,7 @@ def _thread(note: Notification) -> str:
     return f"shout:{payload.get('shout')}"
 
 
-async def _mine(session: AsyncSession, me: int, after: int) -> list[tuple[Notification, bool]]:
+async def notifications_of(session: AsyncSession, me: int, after: int) -> list[tuple[Notification, bool]]:
     seen = select(NotificationSeen.notification).where(NotificationSeen.viewer == me)
     rows = (await session.execute(
         select(Notification, Notification.id.in_(seen)).where(Notification.created_at > after, _for(me))
@@ -73,12 +73,12 @@ async def load_notifications(deps: Deps, viewer: Viewer | None, after: int, limi
 
     async def query() -> dict[str, Any]:
         async with deps.db() as session:
-            found = await _mine(session, me, after)
+            found = await notifications_of(session, me, after)
         groups: dict[str, dict[str, Any]] = {}
         for note, was_seen in found:
             payload = note.payload or {}
-            group = groups.setdefault(_thread(note), {
-                "thread": _thread(note), "entity": note.entity, "action": note.action,
+            group = groups.setdefault(thread_of(note), {
+                "thread": thread_of(note), "entity": note.entity, "action": note.action,
                 "updated_at": note.created_at, "author_ids": [], "shout_id": payload.get("shout"),
                 "reaction_ids": [], "seen": True})
             actor = payload.get("created_by") or payload.get("follower")
@@ -120,7 +120,7 @@ async def mark_seen(deps: Deps, viewer: Viewer | None, notification_id: int, see
 async def mark_seen_after(deps: Deps, viewer: Viewer | None, after: int, seen: bool | None) -> dict[str, Any]:
     me = require_viewer(viewer).author_id
     async with transaction(deps) as session:
-        ids = [note.id for note, _ in await _mine(session, me, after)]
+        ids = [note.id for note, _ in await notifications_of(session, me, after)]
         await _set_seen(session, me, ids, seen is not False)
     return {"error": None}
 
@@ -130,6 +130,6 @@ async def mark_seen_thread(deps: Deps, viewer: Viewer | None, thread: str, seen:
     if not thread or len(thread) > 100:
         raise BadInput("a thread id like shout:12 or shout:12::345", field="thread_id")
     async with transaction(deps) as session:
-        ids = [note.id for note, _ in await _mine(session, me, 0) if _thread(note) == thread]
+        ids = [note.id for note, _ in await notifications_of(session, me, 0) if thread_of(note) == thread]
         await _set_seen(session, me, ids, seen is not False)
     return {"error": None}

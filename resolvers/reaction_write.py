@@ -15,6 +15,7 @@ from orm.reaction import RATING_KINDS, ReactionKind
 from orm.stats import is_listed, reaction_stats
 from resolvers.access import require
 from resolvers.deps import Deps
+from resolvers.digests import queue_digests, reaction_recipients
 from resolvers.errors import BadInput, Conflict, NotFound
 from resolvers.notifier import notify_reaction
 from resolvers.writes import transaction
@@ -68,7 +69,9 @@ async def create_reaction(deps: Deps, viewer: Viewer | None, reaction: dict[str,
                 follows.deleted_at = None
         await session.flush()
         notify_reaction(session, created)
+        notified = await reaction_recipients(session, created)
         result = await _reaction_dict(session, created)
+    await queue_digests(deps, notified, now)
     return {"reaction": result, "error": None}
 
 

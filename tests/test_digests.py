@@ -1,0 +1,81 @@
+"""Notification digests on the delayed queue: a busy window is one message and one mail per author,
+listing what they have not seen; nothing is mailed for what they saw, or to an unverified address; the
+one who acted gets no digest of their own act."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from redis.asyncio import Redis
+from sqlalchemy import update
+
+from app.settings import Settings
+from auth.mailer import LogMailer
+from cache import keys
+from orm import Author
+from resolvers.digests import DIGEST
+from resolvers.writes import transaction
+from tests.helpers import Api, User
+
+DRAFT = "mutation($d: DraftInput!) { create_draft(draft_input: $d) { draft { id } } }"
+PUBLISH = "mutation($id: Int!) { publish_draft(draft_id: $id) { shout { id } } }"
+COMMENT = "mutation($s: Int!) { create_reaction(reaction: {kind: COMMENT, shout: $s, body: \"да\"}) { error } }"
+FOLLOW = "mutation($s: String!) { follow(what: AUTHOR, slug: $s) { error } }"
+SEEN_ALL = "mutation { notifications_seen_after(after: 0) { error } }"
+WINDOW = 3600
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    return settings.model_copy(update={"notification_digest_window": WINDOW})
+
+
+async def _author_with_shout(api: Api, *, verified: bool) -> tuple[User, int, str]:
+    user = await api.user()
+    async with transaction(api.deps) as session:
+        await session.execute(update(Author).where(Author.id == user.id).values(email_verified=verified))
+        email = (await session.get(Author, user.id)).email  # type: ignore[union-attr]
+    draft = await api(DRAFT, {"d": {"title": "Дайджест", "body": "<p>текст</p>",
+                                    "slug": f"digest-{uuid.uuid4().hex[:10]}"}}, user)
+    shout = await api(PUBLISH, {"id": draft["draft"]["id"]}, user)
+    return user, shout["shout"]["id"], email
+
+
+async def _deliver_due(api: Api) -> int:
+    """Handle every digest as if its window had ended."""
+    queue = api.deps.delayed
+    handled = 0
+    for message in await queue.fetch(now=10**10):
+        assert message.kind == DIGEST, message
+        handled += await queue.handle(message) == "done"
+    return handled
+
+
+async def test_a_busy_window_is_one_digest(api: Api, redis: Redis, mailer: LogMailer) -> None:
+    await redis.delete(keys.delayed_queue("deferred"))
+    author, shout, email = await _author_with_shout(api, verified=True)
+    reader = await api.user()
+    for _ in range(3):
+        assert (await api(COMMENT, {"s": shout}, reader))["error"] is None
+    assert (await api(FOLLOW, {"s": author.slug}, reader))["error"] is None
+    assert await redis.zcard(keys.delayed_queue("deferred")) == 1  # one author, one window: one message
+    mailer.sent.clear()
+    assert await _deliver_due(api) == 1
+    assert [(m.to, m.subject) for m in mailer.sent] == [(email, "Discours: 4 new notifications")]
+    assert f"3 new in shout:{shout}" in mailer.sent[0].body and "1 new in followers" in mailer.sent[0].body
+
+
+async def test_no_digest_of_what_was_seen_or_to_an_unverified_address(api: Api, redis: Redis,
+                                                                      mailer: LogMailer) -> None:
+    await redis.delete(keys.delayed_queue("deferred"))
+    seen, seen_shout, _ = await _author_with_shout(api, verified=True)
+    _, other_shout, _ = await _author_with_shout(api, verified=False)
+    reader = await api.user()
+    await api(COMMENT, {"s": seen_shout}, reader)
+    await api(COMMENT, {"s": other_shout}, reader)
+    await api(SEEN_ALL, None, seen)
+    assert await redis.zcard(keys.delayed_queue("deferred")) == 2  # the reader queued none for themself
+    mailer.sent.clear()
+    assert await _deliver_due(api) == 2  # both handled, neither mailed
+    assert list(mailer.sent) == []
