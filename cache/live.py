@@ -199,6 +199,11 @@ class LiveOps:
     # Kinds whose structures a bulk statement may have changed in rows nobody can name.
     lost_kinds: set[str] = field(default_factory=set)
 
+    @classmethod
+    def touching(cls, entities: Iterable[tuple[str, int]]) -> LiveOps:
+        """No operations yet on these entities: applied as announced, it settles their announcement."""
+        return cls(by_entity={entity: [] for entity in entities})
+
     def _add(self, kind: str, entity_id: int | None, op: Op) -> None:
         if entity_id is not None:
             self.by_entity.setdefault((kind, int(entity_id)), []).append(op)

@@ -133,7 +133,7 @@ class ViewCounter:
             # from a shout withdrawn meanwhile) is not stored before the batch is placed.
             boards = [("board", BOARD_ENTITY), ("weekly", BOARD_ENTITY)]
             announced = await self.live.announce(boards)
-            ops = LiveOps(by_entity={board: [] for board in boards})
+            ops = LiveOps.touching(boards)
             try:
                 totals, weekly = await self._write_down(counted, week)
                 for shout_id, views in totals.items():

@@ -8,6 +8,7 @@ here, so the writes cross every cap."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import random
 import time
@@ -391,7 +392,7 @@ async def test_a_read_never_stores_a_count_that_misses_an_announced_write(api: A
     found, noted = await deps.live.read("shout", "count", [shout], lambda pipe, key: pipe.hgetall(key))
     await deps.live.build("shout", "count", [(shout, ["rating", 1])], noted, structure="hash")
     assert not await redis.exists(keys.counters("shout", shout))  # still under way
-    await deps.live.apply(LiveOps(by_entity={("shout", shout): []}), announced=True)
+    await deps.live.apply(LiveOps.touching([("shout", shout)]), announced=True)
     await deps.live.build("shout", "count", [(shout, ["rating", 1])], noted, structure="hash")
     assert not await redis.exists(keys.counters("shout", shout))  # noted before the write was applied
     found, noted = await deps.live.read("shout", "count", [shout], lambda pipe, key: pipe.hgetall(key))
@@ -403,3 +404,23 @@ async def _world_shout(deps: Deps) -> int:
     async with deps.db() as session:
         return int(await session.scalar(select(Shout.id).where(is_listed()).order_by(Shout.id.desc()).limit(1)))
 
+
+
+async def test_the_rules_of_one_row_read_each_related_row_once(api: Api, sql_counter: Any,
+                                                                monkeypatch: Any) -> None:
+    """A vote on a comment is seen by both rule sets (cache tags and live structures), and both ask who
+    wrote the comment: they share one read (triggers/related.py). The control votes again with the
+    sharing switched off and costs that one statement more."""
+    shout = await _world_shout(api.deps)
+    author = await api.user()
+    comment = await api(REACT, {"r": {"kind": "COMMENT", "shout": shout, "body": "мнение"}}, author)
+    vote = {"r": {"kind": "LIKE", "shout": shout, "reply_to": comment["reaction"]["id"]}}
+    costs = []
+    for shared in (True, False):
+        voter = await api.user()
+        if not shared:
+            monkeypatch.setattr("triggers.listeners.one_event", contextlib.nullcontext)
+        sql_counter.reset()
+        assert (await api(REACT, vote, voter))["error"] is None
+        costs.append(sql_counter.count)
+    assert costs[0] == costs[1] - 1, costs

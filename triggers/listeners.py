@@ -23,12 +23,11 @@ from sqlalchemy.orm import Mapper, ORMExecuteState, Session, SessionTransaction,
 from orm.engine import INFO_SINK, INFO_TASKS
 from triggers.changes import Changes
 from triggers.live_rules import LIVE_BULK, LIVE_RULES, Event
+from triggers.related import one_event
 from triggers.rules import BULK, BULK_MARKS, RULES
 
 log = logging.getLogger(__name__)
 INFO_PENDING = "cache_changes"
-
-
 INFO_ANNOUNCED = "live_announced"
 
 
@@ -38,6 +37,10 @@ class Sink(Protocol):
     async def announce(self, changes: Changes) -> bool: ...
 
     def withdraw(self, changes: Changes) -> None: ...
+
+
+def _sink(session: Session) -> Sink | None:
+    return session.info.get(INFO_SINK)  # type: ignore[no-any-return]
 
 
 def _pending(session: Session) -> Changes:
@@ -51,12 +54,12 @@ def _record(event_name: Event, connection: Connection, target: Any) -> None:
     session = object_session(target)
     if session is None or session.info.get(INFO_SINK) is None:
         return
-    rule = RULES.get(type(target))
-    if rule is not None:
-        rule(target, connection, _pending(session))
-    live_rule = LIVE_RULES.get(type(target))
-    if live_rule is not None:
-        live_rule(target, connection, _pending(session).live, event_name)
+    rule, live_rule = RULES.get(type(target)), LIVE_RULES.get(type(target))
+    with one_event():  # both rule sets share their reads of related rows (triggers/related.py)
+        if rule is not None:
+            rule(target, connection, _pending(session))
+        if live_rule is not None:
+            live_rule(target, connection, _pending(session).live, event_name)
 
 
 def _record_insert(_mapper: Mapper[Any], connection: Connection, target: Any) -> None:
@@ -91,7 +94,7 @@ async def announce(session: AsyncSession) -> None:
     works, its live changes are then applied as drops (see cache/live.py)."""
     await session.flush()
     sync = session.sync_session
-    changes, sink = sync.info.get(INFO_PENDING), sync.info.get(INFO_SINK)
+    changes, sink = sync.info.get(INFO_PENDING), _sink(sync)
     if changes and sink is not None and changes.live.by_entity:
         sync.info[INFO_ANNOUNCED] = await sink.announce(changes)
 
@@ -99,7 +102,7 @@ async def announce(session: AsyncSession) -> None:
 def _after_commit(session: Session) -> None:
     changes = session.info.pop(INFO_PENDING, None)
     announced = bool(session.info.pop(INFO_ANNOUNCED, False))
-    sink = session.info.get(INFO_SINK)
+    sink = _sink(session)
     if not changes or sink is None:
         return
     task = sink.schedule(changes, announced=announced)
@@ -109,7 +112,7 @@ def _after_commit(session: Session) -> None:
 
 def _after_rollback(session: Session) -> None:
     changes = session.info.pop(INFO_PENDING, None)
-    sink = session.info.get(INFO_SINK)
+    sink = _sink(session)
     if session.info.pop(INFO_ANNOUNCED, False) and changes and sink is not None:
         sink.withdraw(changes)  # the announced write will never be applied: let readers build again
 

@@ -36,6 +36,7 @@ from orm import (
 )
 from orm.reaction import COMMENT_KINDS, RATING_KINDS, ReactionKind
 from orm.stats import is_listed
+from triggers.related import reaction_author, shout_authors, shout_topics
 
 Event = Literal["insert", "update", "delete"]
 LiveRule = Callable[[Any, Connection, LiveOps, Event], None]
@@ -92,16 +93,16 @@ def _reaction_contribution(state: dict[str, Any] | None, conn: Connection) -> Co
         if state["reply_to"] is None:
             out[("shout", shout, "rating")] += sign
             out[("shout", shout, "likes" if sign > 0 else "dislikes")] += 1
-            for author in conn.scalars(select(ShoutAuthor.author).where(ShoutAuthor.shout == shout)):
+            for author in shout_authors(conn, shout):
                 out[("author", author, "rating_shouts")] += sign
         else:
-            owner = conn.scalar(select(Reaction.created_by).where(Reaction.id == state["reply_to"]))
+            owner = reaction_author(conn, state["reply_to"])
             if owner is not None:
                 out[("author", owner, "rating_comments")] += sign
     elif kind in COMMENT_KINDS:
         out[("shout", shout, "comments")] += 1
         out[("author", state["created_by"], "comments")] += 1
-        for topic in conn.scalars(select(ShoutTopic.topic).where(ShoutTopic.shout == shout)):
+        for topic in shout_topics(conn, shout):
             out[("topic", topic, "comments")] += 1
     return out
 
@@ -266,9 +267,9 @@ def shout(s: Shout, conn: Connection, ops: LiveOps, event: Event) -> None:
                                .where(Reaction.shout == s.id, Reaction.reply_to.is_not(None))):
         for name in ("replies", "replies:best"):
             ops.drop("comment", parent, name)
-    for author in conn.scalars(select(ShoutAuthor.author).where(ShoutAuthor.shout == s.id)):
+    for author in shout_authors(conn, s.id):
         ops.drop("author", author)
-    for topic in conn.scalars(select(ShoutTopic.topic).where(ShoutTopic.shout == s.id)):
+    for topic in shout_topics(conn, s.id):
         ops.drop("topic", topic)
     if event == "delete":
         ops.drop("shout", s.id)
@@ -278,7 +279,7 @@ def shout_author(sa: ShoutAuthor, conn: Connection, ops: LiveOps, event: Event) 
     if event == "update":
         return
     ops.drop("author", sa.author)  # its shouts and the rating of its shouts
-    for topic in conn.scalars(select(ShoutTopic.topic).where(ShoutTopic.shout == sa.shout)):
+    for topic in shout_topics(conn, sa.shout):
         ops.drop("topic", topic)  # its distinct authors
 
 

@@ -39,6 +39,7 @@ from orm import (
     TopicFollower,
 )
 from triggers.changes import Changes
+from triggers.related import reaction_author, shout_authors, shout_topics
 
 Rule = Callable[[Any, Connection, Changes], None]
 
@@ -53,10 +54,6 @@ def _values(target: Any, attribute: str) -> set[Any]:
 
 def _slugs(changes: Changes, kind: str, target: Any, attribute: str = "slug") -> None:
     changes.tag(*(keys.tag_slug(kind, s) for s in _values(target, attribute)))
-
-
-def _shout_authors(conn: Connection, shout_id: int) -> list[int]:
-    return list(conn.scalars(select(ShoutAuthor.author).where(ShoutAuthor.shout == shout_id)))
 
 
 def author(a: Author, _conn: Connection, c: Changes) -> None:
@@ -91,10 +88,10 @@ def shout(s: Shout, conn: Connection, c: Changes) -> None:
     _slugs(c, "shout", s)
     if s.draft is not None:
         c.tag(keys.tag_draft(s.draft))
-    authors = _shout_authors(conn, s.id) or [s.created_by]
+    authors = shout_authors(conn, s.id) or [s.created_by]
     c.mark("author", *authors)
     c.tag(*(keys.tag_drafts_of(a) for a in authors))
-    c.mark("topic", *conn.scalars(select(ShoutTopic.topic).where(ShoutTopic.shout == s.id)))
+    c.mark("topic", *shout_topics(conn, s.id))
 
 
 def shout_author(sa: ShoutAuthor, _conn: Connection, c: Changes) -> None:
@@ -115,11 +112,11 @@ def reaction(r: Reaction, conn: Connection, c: Changes) -> None:
     c.tag(keys.tag_shout_reactions(r.shout), keys.TAG_REACTIONS, keys.tag_reactions_by(r.created_by))
     c.mark("shout", r.shout)
     c.mark("reaction", r.id)
-    c.mark("author", r.created_by, *_shout_authors(conn, r.shout))
+    c.mark("author", r.created_by, *shout_authors(conn, r.shout))
     if r.reply_to is not None:
         c.mark("reaction", r.reply_to)
-        c.mark("author", conn.scalar(select(Reaction.created_by).where(Reaction.id == r.reply_to)))
-    c.mark("topic", *conn.scalars(select(ShoutTopic.topic).where(ShoutTopic.shout == r.shout)))
+        c.mark("author", reaction_author(conn, r.reply_to))
+    c.mark("topic", *shout_topics(conn, r.shout))
 
 
 def author_follower(f: AuthorFollower, _conn: Connection, c: Changes) -> None:

@@ -46,8 +46,8 @@ class CacheSink:
 
     def withdraw(self, changes: Changes) -> None:
         """A write announced before a commit that failed: nothing to apply, readers may build again."""
-        nothing = LiveOps(by_entity={entity: [] for entity in changes.live.by_entity})
-        self._spawn(self.live.apply(nothing, announced=True), "withdrawal of an announced write")
+        self._spawn(self.live.apply(LiveOps.touching(changes.live.by_entity), announced=True),
+                    "withdrawal of an announced write")
 
     async def apply(self, changes: Changes, *, announced: bool) -> None:
         async def live_changes(pipe: Pipeline) -> None:
