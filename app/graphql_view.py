@@ -3,15 +3,18 @@ media types."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
 from graphql import GraphQLError, parse
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.websockets import WebSocketDisconnect
 from strawberry import UNSET
-from strawberry.asgi import GraphQL
+from strawberry.asgi import ASGIWebSocketAdapter, GraphQL
 from strawberry.http import GraphQLHTTPResponse
+from strawberry.http.exceptions import WebSocketDisconnected
 from strawberry.types import ExecutionResult
 
 from cache import response_capture
@@ -36,6 +39,17 @@ RESPONSE_CACHEABLE = frozenset({
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 
 
+class TextFrames(ASGIWebSocketAdapter):
+    """WebSocket messages as text frames: browsers' and the reference graphql-ws client read no binary
+    ones, and the view's orjson encoder gives bytes."""
+
+    async def send_json(self, message: Mapping[str, object]) -> None:
+        try:
+            await self.ws.send_text(orjson.dumps(message).decode())
+        except WebSocketDisconnect as exc:
+            raise WebSocketDisconnected from exc
+
+
 class DiscoursGraphQL(GraphQL[Context, None]):
     """Strawberry's ASGI view, with:
 
@@ -43,8 +57,13 @@ class DiscoursGraphQL(GraphQL[Context, None]):
       document, operation and variables before anything is parsed; a valid hit is the stored bytes;
     - `application/graphql-response+json` when the client asks for it (GraphQL over HTTP): then a request
       that never executed (parse, validation or variable errors) is a 400 with no `data`. Clients that
-      accept only `application/json` get the classic 200.
+      accept only `application/json` get the classic 200;
+    - subscriptions over WebSocket (`graphql-transport-ws`, legacy `graphql-ws`) and over HTTP as server-sent
+      events (`graphql-sse`, `Accept: text/event-stream`). Strawberry keeps a WebSocket's connection_init
+      payload on `Context.connection_params`, where `Context.session` looks for a token first.
     """
+
+    websocket_adapter_class = TextFrames  # type: ignore[assignment]
 
     def __init__(self, *args: Any, response_cache_ttl: int = 60, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -71,6 +90,8 @@ class DiscoursGraphQL(GraphQL[Context, None]):
             response = await super().run(request, context, root_value)
         finally:
             response_capture.end(token)
+        if not hasattr(response, "body"):  # a stream (a subscription over SSE): nothing to store
+            return response
         if response.status_code == 200 and _storable(response.body, params[0], params[1]):
             await responses.store(key, response.body, capture)
         return response

@@ -6,6 +6,7 @@ import contextlib
 import logging
 import os
 from collections.abc import AsyncIterator
+from datetime import timedelta
 
 from redis.exceptions import RedisError
 from sqlalchemy import text
@@ -13,7 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
+from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL, GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL
 
 from app import oauth_routes
 from app.graphql_view import DiscoursGraphQL
@@ -24,6 +26,7 @@ from cache.delayed import DelayedQueue
 from cache.live import LiveStore
 from cache.periodic import Periodic
 from cache.precache import precache_data
+from cache.pubsub import Hub
 from cache.revalidator import CacheRevalidationManager
 from cache.store import Cache
 from cache.views import ViewCounter
@@ -65,6 +68,7 @@ async def open_deps(settings: Settings) -> AsyncIterator[Deps]:
             await deps.revalidator.stop()
         await deps.views.stop()
         await deps.delayed.stop()
+        await deps.hub.close()
         await redis.aclose()
         await engine.dispose()
 
@@ -84,8 +88,10 @@ def wire(settings: Settings, engine: AsyncEngine, cache: Cache, *, auth: AuthSer
                            parked_cap=settings.queue_parked_cap)
     deps = Deps(cache=cache, db=db, max_page_size=settings.max_page_size, ttl_shouts=settings.cache_ttl_shouts,
                 ttl_search=settings.cache_ttl_search, board_weeks=settings.board_weeks,
-                digest_window=settings.notification_digest_window, auth=auth,
-                revalidator=revalidator, live=live, views=views, delayed=delayed)
+                digest_window=settings.notification_digest_window, notify_fanout=settings.notify_fanout_cap,
+                auth=auth,
+                revalidator=revalidator, live=live, views=views, delayed=delayed,
+                hub=Hub(cache.redis, queue_size=settings.subscription_queue_size))
     scheduled.register(deps)
     if auth is not None:  # digests are mailed through the auth services' mailer
         digests.register(deps)
@@ -95,7 +101,11 @@ def wire(settings: Settings, engine: AsyncEngine, cache: Cache, *, auth: AuthSer
 def create_app(settings: Settings | None = None, deps: Deps | None = None) -> Starlette:
     """`deps` lets a test hand in its own engine and Redis; otherwise the lifespan creates them."""
     settings = settings or get_settings()
-    graphql = DiscoursGraphQL(build_schema(), graphql_ide="graphiql", response_cache_ttl=settings.response_cache_ttl)
+    graphql = DiscoursGraphQL(
+        build_schema(), graphql_ide="graphiql", response_cache_ttl=settings.response_cache_ttl,
+        subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL, GRAPHQL_SSE_PROTOCOL),
+        max_subscriptions_per_connection=settings.subscriptions_per_connection,
+        connection_init_wait_timeout=timedelta(seconds=settings.subscription_init_timeout))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -135,6 +145,7 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
             Route("/", root),
             Route("/health", health),
             Route("/graphql", graphql, methods=["GET", "POST"]),
+            WebSocketRoute("/graphql", graphql),
             *oauth_routes.routes,
         ],
         lifespan=lifespan,

@@ -88,6 +88,16 @@ class Settings(BaseSettings):
     notification_digest_window: int = 3600
     max_page_size: int = 100
 
+    # --- live events: pub/sub and subscriptions (seed 000 section 6, resolvers/events.py) ---
+    # One event is pushed to at most this many people (it is stored and listed for all of them).
+    notify_fanout_cap: int = 10_000
+    # Messages a subscriber may fall behind before it is dropped (never slowing the others).
+    subscription_queue_size: int = 100
+    # Operations one WebSocket connection may run at once.
+    subscriptions_per_connection: int = 20
+    # Seconds a WebSocket may take to send connection_init.
+    subscription_init_timeout: int = 10
+
     # --- accounts and sessions (seed 000 section 1) ---
     jwt_secret: str | None = None
     session_ttl: int = 30 * 24 * 3600

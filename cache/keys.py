@@ -251,6 +251,27 @@ def delayed_errors(name: str) -> str:
     return f"delayed_queue:{name}:errors"
 
 
+# --- pub/sub channels (seed 000, section 6) --------------------------------------------------------
+# Channels hold nothing: a message reaches whoever is subscribed at that moment, so they need no TTL.
+
+CHANNEL_GLOBAL = "notifications:global"
+
+
+def channel_user(author: int) -> str:
+    """Personal notifications: the events that concern one author."""
+    return f"notifications:{author}"
+
+
+def channel_topic(topic: int) -> str:
+    """Publications in a topic, for everyone watching it."""
+    return f"notifications:topic:{topic}"
+
+
+def channel_shout(shout: int) -> str:
+    """Reactions on a shout (new, edited, deleted), for everyone watching it."""
+    return f"notifications:shout:{shout}"
+
+
 # --- collections (seed 002) ------------------------------------------------------------------------
 
 def topics_all() -> str:

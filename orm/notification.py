@@ -32,3 +32,16 @@ class NotificationSeen(Base):
     notification: Mapped[int] = mapped_column(
         ForeignKey("notification.id", ondelete="CASCADE"), primary_key=True
     )
+
+
+class NotificationMuted(Base):
+    """A thread a reader unsubscribed from (`notification_unsubscribe_thread`): its events neither reach
+    them live nor show in their list. At most `MAX_MUTED_THREADS` per reader (resolvers/notifier.py)."""
+
+    __tablename__ = "notification_muted"
+
+    viewer: Mapped[int] = mapped_column(ForeignKey("author.id", ondelete="CASCADE"), primary_key=True)
+    thread: Mapped[str] = mapped_column(String(100), primary_key=True)
+    created_at: Mapped[int] = mapped_column(Integer, default=now)
+
+    __table_args__ = (Index("ix_notification_muted_thread", "thread"),)

@@ -9,6 +9,7 @@ from cache.boards import Boards
 from cache.delayed import DelayedQueue
 from cache.entities import SessionFactory
 from cache.live import LiveStore
+from cache.pubsub import Hub
 from cache.store import Cache
 from cache.threads import Threads
 from cache.views import ViewCounter
@@ -31,6 +32,7 @@ class Deps:
     ttl_search: int = 600
     board_weeks: int = 52  # how many weeks back weekly leaderboards can be read
     digest_window: int = 3600  # at most one notification digest per author and window (resolvers/digests.py)
+    notify_fanout: int = 10_000  # people one event is pushed to at most (resolvers/events.py)
     auth: AuthServices | None = None
     revalidator: CacheRevalidationManager | None = None
     # Counters, follow graphs and threads kept current by the write side (cache/live.py).
@@ -39,6 +41,8 @@ class Deps:
     views: ViewCounter = None  # type: ignore[assignment]  # built from `cache` and `db` when not given
     # Deferred work, such as scheduled publication (cache/delayed.py, resolvers/scheduled.py).
     delayed: DelayedQueue = None  # type: ignore[assignment]  # built from `cache` when not given
+    # This worker's one pub/sub connection, shared by its subscribers (cache/pubsub.py).
+    hub: Hub = None  # type: ignore[assignment]  # built from `cache` when not given
 
     def __post_init__(self) -> None:
         if self.live is None:
@@ -47,6 +51,8 @@ class Deps:
             object.__setattr__(self, "views", ViewCounter(self.cache, self.db, self.live))
         if self.delayed is None:
             object.__setattr__(self, "delayed", DelayedQueue(self.cache.redis, DEFERRED_QUEUE))
+        if self.hub is None:
+            object.__setattr__(self, "hub", Hub(self.cache.redis))
 
     @property
     def boards(self) -> Boards:

@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from auth.mailer import Message
 from orm import Author, Reaction, ShoutAuthor
 from resolvers.deps import Deps
-from resolvers.notifier import notifications_of, thread_of
+from resolvers.notifier import note_thread, notifications_of
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ async def send_digest(deps: Deps, payload: dict[str, Any]) -> None:
         return
     threads: dict[str, int] = {}
     for note in unseen:
-        threads[thread_of(note)] = threads.get(thread_of(note), 0) + 1
+        threads[note_thread(note)] = threads.get(note_thread(note), 0) + 1
     lines = [f"{count} new in {thread}" for thread, count in list(threads.items())[:MAX_LINES]]
     accounts = deps.accounts
     await accounts.mailer.send(Message(

@@ -19,6 +19,7 @@ from orm import Draft, DraftAuthor, DraftTopic, Shout, ShoutAuthor, ShoutTopic, 
 from resolvers.access import require, require_viewer
 from resolvers.deps import Deps
 from resolvers.errors import BadInput, Conflict, NotFound
+from resolvers.events import publication_event
 from resolvers.writes import transaction
 
 DRAFT_FIELDS = ("layout", "lead", "subtitle", "lang", "seo", "body", "title", "slug", "cover", "cover_caption")
@@ -172,6 +173,7 @@ async def publish_draft(deps: Deps, viewer: Viewer | None, draft_id: int, *,
                                                             Shout.id != (shout.id if shout else -1)))
         if clash is not None:
             raise Conflict(f"the slug {slug!r} is taken by another shout", field="slug")
+        was_public = shout is not None and shout.published_at is not None and shout.deleted_at is None
         if shout is None:
             shout = Shout(created_at=now, created_by=draft.created_by, community=draft.community, draft=draft.id,
                           slug=slug, title=draft.title or "")
@@ -186,6 +188,10 @@ async def publish_draft(deps: Deps, viewer: Viewer | None, draft_id: int, *,
                                              .where(DraftTopic.draft == draft.id))).all())
         await _sync_rows(session, ShoutAuthor, shout.id, {a: {} for a in authors}, "author")
         await _sync_rows(session, ShoutTopic, shout.id, {t: {"main": m} for t, m in topics.items()}, "topic")
+        if not was_public:
+            await session.flush()
+            await publication_event(session, shout.id, viewer.author_id if viewer else draft.created_by,
+                                    cap=deps.notify_fanout)
     return {"draft": await get_draft(deps, draft_id), "shout": await own_shout(deps, shout.id)}
 
 
@@ -224,8 +230,12 @@ async def _set_published(deps: Deps, viewer: Viewer | None, shout_id: int, *, pu
         require(viewer, "shout:publish" if publish else "shout:unpublish", community_id=shout.community,
                 owners=await _shout_authors(session, shout.id))
         now = int(time.time())
+        was_public = shout.published_at is not None
         shout.published_at = (shout.published_at or now) if publish else None
         shout.updated_at, shout.updated_by = now, viewer.author_id if viewer else None
+        if publish and not was_public:
+            await session.flush()
+            await publication_event(session, shout.id, viewer.author_id if viewer else None, cap=deps.notify_fanout)
 
 
 async def publish_shout(deps: Deps, viewer: Viewer | None, shout_id: int) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from resolvers.author import authors_of_ids, get_author_follows
 from resolvers.deps import Deps
 from resolvers.digests import queue_digests
 from resolvers.errors import BadInput, NotFound
-from resolvers.notifier import notify_follow
+from resolvers.events import follow_event
 from resolvers.reader import get_shout
 from resolvers.writes import transaction
 
@@ -74,7 +74,7 @@ async def follow(deps: Deps, viewer: Viewer | None, what: str, slug: str, *, on:
         if on and row is None:
             session.add(follower_model(follower=signed_in.author_id, **{column: target}, created_at=int(time.time())))
             if what == "AUTHOR":
-                notify_follow(session, signed_in.author_id, target)
+                await follow_event(session, signed_in.author_id, target)
                 notified.add(target)
         elif on and row is not None and getattr(row, "deleted_at", None) is not None:
             row.deleted_at = None  # a shout follow that was switched off

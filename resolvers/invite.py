@@ -13,6 +13,7 @@ from resolvers.access import require, require_viewer
 from resolvers.deps import Deps
 from resolvers.draft import own_shout
 from resolvers.errors import BadInput, Conflict, Forbidden, NotFound
+from resolvers.events import invite_event
 from resolvers.writes import transaction
 
 
@@ -65,6 +66,8 @@ async def answer_invite(deps: Deps, viewer: Viewer | None, invite_id: int, *, ac
         invite.status = (InviteStatus.ACCEPTED if accept else InviteStatus.REJECTED).value
         if accept and await session.get(ShoutAuthor, (invite.shout_id, invite.author_id)) is None:
             session.add(ShoutAuthor(shout=invite.shout_id, author=invite.author_id))
+        if accept:
+            await invite_event(session, invite)
     return {"shout": await own_shout(deps, invite.shout_id), "error": None}
 
 

@@ -1,69 +1,104 @@
-"""Notifications: written in the same transaction as what they tell about, read grouped by thread.
+"""Notifications as a reader sees them: listed grouped by thread, marked seen, threads muted.
 
-A notification row says what happened (`entity`, `action`, `payload`); who it is for follows from the
-data: a reaction concerns the shout's authors, the discussion's followers and the author of the comment
-it answers; a follow concerns the followed author. Threads: `shout:{id}` for reactions on a shout,
-`shout:{id}::{comment}` for replies, `followers` for new followers."""
+The rows are written with the events they tell about (`resolvers/events.py`); who a row is for follows
+from the data, by the same rules as the live messages (`_for` is that rule read backwards). Threads
+(`events.thread_of`): `shout:{id}` for reactions on a shout, `shout:{id}::{comment}` for replies,
+`followers`, `publication:{id}`, `invite:{id}`.
+"""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from sqlalchemy import and_, delete, or_, select
+from sqlalchemy import and_, delete, exists, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from auth.permissions import Viewer
 from cache import keys
-from orm import Notification, NotificationSeen, Reaction, ShoutAuthor, ShoutReactionsFollower
+from orm import (
+    AuthorFollower,
+    Notification,
+    NotificationMuted,
+    NotificationSeen,
+    Reaction,
+    Shout,
+    ShoutAuthor,
+    ShoutReactionsFollower,
+    ShoutTopic,
+    TopicFollower,
+)
+from orm.stats import is_listed
 from resolvers.access import require_viewer
 from resolvers.deps import Deps, page
 from resolvers.errors import BadInput, NotFound
+from resolvers.events import thread_of
 from resolvers.writes import transaction
 
 MAX_SCAN = 1000  # notifications looked at per request: a bound, not a page
-
-
-def notify_reaction(session: AsyncSession, reaction: Reaction) -> None:
-    session.add(Notification(entity="reaction", action="create", created_at=reaction.created_at, payload={
-        "reaction": reaction.id, "shout": reaction.shout, "reply_to": reaction.reply_to,
-        "created_by": reaction.created_by, "kind": reaction.kind}))
-
-
-def notify_follow(session: AsyncSession, follower: int, author: int) -> None:
-    session.add(Notification(entity="follower", action="follow", created_at=int(time.time()),
-                             payload={"follower": follower, "author": author}))
+MAX_MUTED_THREADS = 1000  # threads one reader may mute: client input never grows a table without bound
+MAX_THREAD_ID = 100
 
 
 def _for(me: int) -> Any:
+    """Notifications that concern `me` (resolvers/events.py decides the same for live messages)."""
     payload = Notification.payload
-    shout, reply_to, creator = payload["shout"].as_integer(), payload["reply_to"].as_integer(), \
-        payload["created_by"].as_integer()
+    shout = payload["shout"].as_integer()
     mine = select(ShoutAuthor.shout).where(ShoutAuthor.author == me)
+    listed = select(Shout.id).where(is_listed())
     followed = select(ShoutReactionsFollower.shout).where(ShoutReactionsFollower.follower == me,
                                                           ShoutReactionsFollower.deleted_at.is_(None))
     my_comments = select(Reaction.id).where(Reaction.created_by == me)
-    about_reactions = and_(Notification.entity == "reaction", creator != me,
-                           or_(shout.in_(mine), shout.in_(followed), reply_to.in_(my_comments)))
+    about_reactions = and_(
+        Notification.entity == "reaction", Notification.action == "create",
+        payload["created_by"].as_integer() != me,
+        or_(shout.in_(mine), and_(shout.in_(listed), or_(shout.in_(followed),
+                                                         payload["reply_to"].as_integer().in_(my_comments)))))
     about_me = and_(Notification.entity == "follower", payload["author"].as_integer() == me)
-    return or_(about_reactions, about_me)
+    # a publication by an author or in a topic the reader followed before it was published (times are
+    # whole seconds: a follow in the publication's second does not count, here as in events.py)
+    by_followed = exists().where(ShoutAuthor.shout == shout, AuthorFollower.author == ShoutAuthor.author,
+                                 AuthorFollower.follower == me, AuthorFollower.created_at < Notification.created_at)
+    in_followed = exists().where(ShoutTopic.shout == shout, TopicFollower.topic == ShoutTopic.topic,
+                                 TopicFollower.follower == me, TopicFollower.created_at < Notification.created_at)
+    publications = and_(Notification.entity == "shout", Notification.action == "publish",
+                        shout.in_(listed), shout.not_in(mine), or_(by_followed, in_followed))
+    invites = and_(Notification.entity == "invite", Notification.action == "accept",
+                   payload["inviter"].as_integer() == me)
+    return or_(about_reactions, about_me, publications, invites)
 
 
-def thread_of(note: Notification) -> str:
-    payload = note.payload or {}
-    if note.entity == "follower":
-        return "followers"
-    if payload.get("reply_to"):
-        return f"shout:{payload['shout']}::{payload['reply_to']}"
-    return f"shout:{payload.get('shout')}"
+def note_thread(note: Notification) -> str:
+    return thread_of(note.entity, note.payload or {})
 
 
 async def notifications_of(session: AsyncSession, me: int, after: int) -> list[tuple[Notification, bool]]:
+    """(notification, seen) newest first, at most MAX_SCAN, muted threads left out."""
     seen = select(NotificationSeen.notification).where(NotificationSeen.viewer == me)
     rows = (await session.execute(
         select(Notification, Notification.id.in_(seen)).where(Notification.created_at > after, _for(me))
         .order_by(Notification.created_at.desc(), Notification.id.desc()).limit(MAX_SCAN))).all()
-    return [(note, bool(was_seen)) for note, was_seen in rows]
+    muted = set((await session.scalars(select(NotificationMuted.thread).where(NotificationMuted.viewer == me))).all())
+    return [(note, bool(was_seen)) for note, was_seen in rows if note_thread(note) not in muted]
+
+
+def _groups(found: list[tuple[Notification, bool]]) -> list[dict[str, Any]]:
+    """One group per thread, newest first; a group's id is its newest notification's."""
+    groups: dict[str, dict[str, Any]] = {}
+    for note, was_seen in found:
+        payload = note.payload or {}
+        thread = note_thread(note)
+        group = groups.setdefault(thread, {
+            "id": note.id, "thread": thread, "entity": note.entity, "action": note.action,
+            "updated_at": note.created_at, "author_ids": [], "shout_id": payload.get("shout"),
+            "reaction_ids": [], "seen": True})
+        actor = payload.get("created_by") or payload.get("follower") or payload.get("author")
+        if actor is not None and actor not in group["author_ids"]:
+            group["author_ids"].append(actor)
+        if payload.get("reaction"):
+            group["reaction_ids"].append(payload["reaction"])
+        group["seen"] = group["seen"] and was_seen
+    return sorted(groups.values(), key=lambda g: (g["updated_at"], g["id"]), reverse=True)
 
 
 async def load_notifications(deps: Deps, viewer: Viewer | None, after: int, limit: int | None,
@@ -73,21 +108,7 @@ async def load_notifications(deps: Deps, viewer: Viewer | None, after: int, limi
 
     async def query() -> dict[str, Any]:
         async with deps.db() as session:
-            found = await notifications_of(session, me, after)
-        groups: dict[str, dict[str, Any]] = {}
-        for note, was_seen in found:
-            payload = note.payload or {}
-            group = groups.setdefault(thread_of(note), {
-                "thread": thread_of(note), "entity": note.entity, "action": note.action,
-                "updated_at": note.created_at, "author_ids": [], "shout_id": payload.get("shout"),
-                "reaction_ids": [], "seen": True})
-            actor = payload.get("created_by") or payload.get("follower")
-            if actor is not None and actor not in group["author_ids"]:
-                group["author_ids"].append(actor)
-            if payload.get("reaction"):
-                group["reaction_ids"].append(payload["reaction"])
-            group["seen"] = group["seen"] and was_seen
-        ordered = sorted(groups.values(), key=lambda g: g["updated_at"], reverse=True)
+            ordered = _groups(await notifications_of(session, me, after))
         return {"notifications": ordered[offset:offset + limit], "total": len(ordered),
                 "unread": sum(1 for g in ordered if not g["seen"]), "error": None}
 
@@ -108,28 +129,74 @@ async def _set_seen(session: AsyncSession, me: int, ids: list[int], seen: bool) 
                                                              NotificationSeen.notification.in_(ids)))
 
 
+async def _mine(session: AsyncSession, me: int, notification_id: int) -> Notification:
+    note = await session.scalar(select(Notification).where(Notification.id == notification_id, _for(me)))
+    if note is None:
+        raise NotFound("no such notification", field="notification_id")
+    return note
+
+
 async def mark_seen(deps: Deps, viewer: Viewer | None, notification_id: int, seen: bool | None) -> dict[str, Any]:
+    """One notification (the contract's `notification_mark_seen`)."""
     me = require_viewer(viewer).author_id
     async with transaction(deps) as session:
-        if await session.scalar(select(Notification.id).where(Notification.id == notification_id, _for(me))) is None:
-            raise NotFound("no such notification", field="notification_id")
+        await _mine(session, me, notification_id)
         await _set_seen(session, me, [notification_id], seen is not False)
     return {"error": None}
 
 
-async def mark_seen_after(deps: Deps, viewer: Viewer | None, after: int, seen: bool | None) -> dict[str, Any]:
+async def mark_group_seen(deps: Deps, viewer: Viewer | None, notification_id: int) -> dict[str, Any]:
+    """The 2025 client's `mark_seen(notification_id)`: it passes a group's id, and a reader who opened a
+    group has seen the whole thread up to that notification."""
     me = require_viewer(viewer).author_id
     async with transaction(deps) as session:
-        ids = [note.id for note, _ in await notifications_of(session, me, after)]
+        note = await _mine(session, me, notification_id)
+        thread = note_thread(note)
+        ids = [n.id for n, _ in await notifications_of(session, me, 0)
+               if note_thread(n) == thread and (n.created_at, n.id) <= (note.created_at, note.id)]
+        await _set_seen(session, me, ids, True)
+    return {"error": None}
+
+
+async def mark_seen_after(deps: Deps, viewer: Viewer | None, after: int | None, seen: bool | None) -> dict[str, Any]:
+    me = require_viewer(viewer).author_id
+    async with transaction(deps) as session:
+        ids = [note.id for note, _ in await notifications_of(session, me, after or 0)]
         await _set_seen(session, me, ids, seen is not False)
     return {"error": None}
 
 
-async def mark_seen_thread(deps: Deps, viewer: Viewer | None, thread: str, seen: bool | None) -> dict[str, Any]:
-    me = require_viewer(viewer).author_id
-    if not thread or len(thread) > 100:
+def _thread_id(thread: str | None) -> str:
+    if not thread or len(thread) > MAX_THREAD_ID:
         raise BadInput("a thread id like shout:12 or shout:12::345", field="thread_id")
+    return thread
+
+
+async def mark_seen_thread(deps: Deps, viewer: Viewer | None, thread: str, seen: bool | None,
+                           after: int | None = None) -> dict[str, Any]:
+    me = require_viewer(viewer).author_id
+    thread = _thread_id(thread)
     async with transaction(deps) as session:
-        ids = [note.id for note, _ in await notifications_of(session, me, 0) if thread_of(note) == thread]
+        ids = [note.id for note, _ in await notifications_of(session, me, after or 0) if note_thread(note) == thread]
         await _set_seen(session, me, ids, seen is not False)
     return {"error": None}
+
+
+async def unsubscribe_thread(deps: Deps, viewer: Viewer | None, thread: str) -> dict[str, Any]:
+    """Mute a thread: its events no longer reach the reader, live or listed; following a discussion
+    (`shout:{id}`) stops too."""
+    me = require_viewer(viewer).author_id
+    thread = _thread_id(thread)
+    async with transaction(deps) as session:
+        if await session.get(NotificationMuted, (me, thread)) is None:
+            count = await session.scalar(select(func.count()).select_from(NotificationMuted)
+                                         .where(NotificationMuted.viewer == me))
+            if (count or 0) >= MAX_MUTED_THREADS:
+                raise BadInput(f"at most {MAX_MUTED_THREADS} threads can be muted", field="thread_id")
+            session.add(NotificationMuted(viewer=me, thread=thread, created_at=int(time.time())))
+        kind, _, rest = thread.partition(":")
+        if kind == "shout" and rest.isdigit():
+            follows = await session.get(ShoutReactionsFollower, (me, int(rest)))
+            if follows is not None and follows.deleted_at is None:
+                follows.deleted_at = int(time.time())
+    return {"success": True, "error": None}

@@ -17,7 +17,7 @@ from resolvers.access import require
 from resolvers.deps import Deps
 from resolvers.digests import queue_digests, reaction_recipients
 from resolvers.errors import BadInput, Conflict, NotFound
-from resolvers.notifier import notify_reaction
+from resolvers.events import reaction_event
 from resolvers.writes import transaction
 
 MAX_BODY = 10_000
@@ -68,9 +68,9 @@ async def create_reaction(deps: Deps, viewer: Viewer | None, reaction: dict[str,
             elif follows.deleted_at is not None:
                 follows.deleted_at = None
         await session.flush()
-        notify_reaction(session, created)
         notified = await reaction_recipients(session, created)
         result = await _reaction_dict(session, created)
+        await reaction_event(session, result, "create", cap=deps.notify_fanout)
     await queue_digests(deps, notified, now)
     return {"reaction": result, "error": None}
 
@@ -119,6 +119,7 @@ async def update_reaction(deps: Deps, viewer: Viewer | None, reaction: dict[str,
             found.quote = reaction["quote"]
         await session.flush()
         result = await _reaction_dict(session, found)
+        await reaction_event(session, result, "update", cap=deps.notify_fanout)
     return {"reaction": result, "error": None}
 
 
@@ -130,4 +131,5 @@ async def delete_reaction(deps: Deps, viewer: Viewer | None, reaction_id: int) -
         found.deleted_by = viewer.author_id if viewer else None
         await session.flush()
         result = await _reaction_dict(session, found)
+        await reaction_event(session, result, "delete", cap=deps.notify_fanout)
     return {"reaction": result, "error": None}

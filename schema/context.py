@@ -92,6 +92,20 @@ def bearer_token(request: Any, cookie_name: str) -> str | None:
     return request.cookies.get(cookie_name) or None
 
 
+def _token_of_params(params: dict[str, Any] | None) -> str | None:
+    """The session token of a WebSocket's connection_init payload, if it carries one."""
+    if not params:
+        return None
+    token = params.get("token")
+    if not isinstance(token, str):
+        header = params.get("Authorization") or params.get("authorization")
+        if not isinstance(header, str):
+            return None
+        scheme, _, value = header.strip().partition(" ")
+        token = value if scheme.lower() == "bearer" and value else header
+    return token.strip() or None
+
+
 @dataclass
 class Context:
     deps: Deps
@@ -99,6 +113,8 @@ class Context:
     request: Any = None
     response: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # A WebSocket's connection_init payload (Strawberry sets it): `{"token": ...}` or `{"Authorization": ...}`
+    connection_params: dict[str, Any] | None = None
     _session: Any = field(default=_UNSET, repr=False)
     _viewer: Any = field(default=_UNSET, repr=False)
 
@@ -107,7 +123,10 @@ class Context:
         if self._session is _UNSET:
             self._session = None
             auth = self.deps.auth
-            token = bearer_token(self.request, auth.settings.session_cookie) if auth else None
+            token = None
+            if auth:
+                token = (_token_of_params(self.connection_params)
+                         or bearer_token(self.request, auth.settings.session_cookie))
             if auth and token:
                 try:
                     self._session = await auth.sessions.validate(token)

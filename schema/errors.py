@@ -6,6 +6,7 @@ traceback and reaches the client only as "Internal server error" (no internals l
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from graphql import GraphQLError
 from redis.exceptions import RedisError
@@ -18,6 +19,9 @@ def _mapped(error: GraphQLError) -> GraphQLError:
     original = error.original_error
     if original is None:  # parse / validation errors: already client errors
         return error
+    if isinstance(original, GraphQLError):  # a variable that does not fit its type: the client's doing
+        return GraphQLError(error.message, nodes=error.nodes, path=error.path,
+                            extensions={**(error.extensions or {}), "code": "BAD_USER_INPUT"})
     if isinstance(original, ApiError):
         extensions = {**(error.extensions or {}), "code": original.code}
         if original.field:
@@ -32,10 +36,18 @@ def _mapped(error: GraphQLError) -> GraphQLError:
                         extensions={"code": "INTERNAL_SERVER_ERROR"}, original_error=original)
 
 
+def _map_errors(result: Any) -> None:
+    errors = getattr(result, "errors", None)
+    if result is not None and errors:
+        result.errors = [_mapped(e) for e in errors]
+
+
 class ErrorMapping(SchemaExtension):
     def on_operation(self) -> Iterator[None]:
         yield
-        result = self.execution_context.result
-        errors = getattr(result, "errors", None)
-        if result is not None and errors:
-            result.errors = [_mapped(e) for e in errors]
+        _map_errors(self.execution_context.result)
+
+    def on_stream_result(self, result: Any) -> Iterator[None]:
+        """Each result of a subscription (and its refusal) goes out mapped too."""
+        _map_errors(result)
+        yield

@@ -22,7 +22,7 @@ from resolvers import profile as profiles
 from schema.context import Info
 from schema.enums import FollowingEntity
 from schema.inputs import CollectionInput, CommunityInput, DraftInput, ProfileInput, ReactionInput, TopicInput, as_dict
-from schema.results import AuthorFollowsResult, CommonResult, common
+from schema.results import AuthorFollowsResult, CommonResult, SuccessResult, common
 from schema.types import Author, Community, Topic
 
 
@@ -218,3 +218,24 @@ class WriteMutation:
     async def notifications_seen_thread(self, info: Info, thread_id: str, seen: bool | None = None) -> CommonResult:
         viewer = await info.context.viewer()
         return common(await notifier.mark_seen_thread(info.context.deps, viewer, thread_id, seen))
+
+    # the 2025 web client's names for the same (`client-2025/notifier.graphql`)
+    @strawberry.mutation(description="Mark a notification group seen (the client passes NotificationGroup.id).")
+    async def mark_seen(self, info: Info, notification_id: int) -> CommonResult:
+        viewer = await info.context.viewer()
+        return common(await notifier.mark_group_seen(info.context.deps, viewer, notification_id))
+
+    @strawberry.mutation
+    async def mark_seen_after(self, info: Info, after: int | None = None) -> CommonResult:
+        viewer = await info.context.viewer()
+        return common(await notifier.mark_seen_after(info.context.deps, viewer, after, True))
+
+    @strawberry.mutation
+    async def mark_seen_thread(self, info: Info, thread: str, after: int | None = None) -> CommonResult:
+        viewer = await info.context.viewer()
+        return common(await notifier.mark_seen_thread(info.context.deps, viewer, thread, True, after))
+
+    @strawberry.mutation(description="Stop notifications of a thread, live and listed.")
+    async def notification_unsubscribe_thread(self, info: Info, thread_id: str) -> SuccessResult:
+        viewer = await info.context.viewer()
+        return SuccessResult(**await notifier.unsubscribe_thread(info.context.deps, viewer, thread_id))

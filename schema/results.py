@@ -195,6 +195,7 @@ class NotificationSeenResult:
 
 @strawberry.type
 class NotificationGroup:
+    id: int  # the group's newest notification
     thread: str
     entity: str
     action: str
@@ -212,10 +213,10 @@ class NotificationGroup:
     async def shout(self, info: Info) -> Shout | None:
         return None if self.shout_id is None else Shout.of(await info.context.loaders.shouts.load(self.shout_id))
 
-    @strawberry.field
-    async def reactions(self, info: Info) -> list[Reaction | None] | None:
-        found = await info.context.loaders.reactions.load_many(self.reaction_ids or [])
-        return [Reaction.of(r) for r in found if r is not None]
+    @strawberry.field(description="The ids of the group's reactions. The contract types this [Reaction]; "
+                                  "the 2025 web client selects it as a scalar list, and the client wins.")
+    def reactions(self) -> list[int | None] | None:
+        return list(self.reaction_ids or [])
 
 
 @strawberry.type
@@ -237,6 +238,12 @@ class MyRateComment:
     comment_id: int
     shout_id: int | None = None
     my_rate: ReactionKind | None = None
+
+
+@strawberry.type
+class SuccessResult:
+    success: bool
+    error: str | None = None
 
 
 @strawberry.type

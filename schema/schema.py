@@ -14,6 +14,7 @@ from schema.auth import AuthMutation
 from schema.errors import ErrorMapping
 from schema.mutation import WriteMutation
 from schema.query import Query
+from schema.subscription import Subscription
 
 
 @strawberry.type
@@ -45,6 +46,7 @@ def build_schema() -> strawberry.Schema:
     return DiscoursSchema(
         query=Query,
         mutation=Mutation,
+        subscription=Subscription,
         types=_NOT_YET_REACHABLE,
         config=StrawberryConfig(auto_camel_case=False),
         extensions=[ErrorMapping],

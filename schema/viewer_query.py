@@ -92,7 +92,7 @@ class ViewerQuery:
     async def load_notifications(self, info: Info, after: int, limit: int | None = None,
                                  offset: int | None = None) -> NotificationsResult:
         found = await notifier.load_notifications(info.context.deps, await info.context.viewer(), after, limit, offset)
-        groups = [NotificationGroup(thread=g["thread"], entity=g["entity"], action=g["action"],
+        groups = [NotificationGroup(id=g["id"], thread=g["thread"], entity=g["entity"], action=g["action"],
                                     updated_at=g["updated_at"], seen=g["seen"], author_ids=g["author_ids"],
                                     shout_id=g["shout_id"], reaction_ids=g["reaction_ids"])
                   for g in found["notifications"]]

@@ -1,5 +1,6 @@
 """What a flush changed, in cache terms: tags to invalidate at once, entities whose counters to revalidate,
-and operations on live structures (cache/live.py) to apply after the commit."""
+operations on live structures (cache/live.py) to apply after the commit, and pub/sub messages to
+publish once all of that is done (cache/pubsub.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ class Changes:
     # (entity_type, entity_id): counters recomputed by the CacheRevalidationManager
     marks: set[tuple[str, str]] = field(default_factory=set)
     live: LiveOps = field(default_factory=LiveOps)
+    # (channel, message): published after the invalidation, so a subscriber that reads on receipt
+    # never gets the data from before the write
+    messages: list[tuple[str, bytes]] = field(default_factory=list)
 
     def tag(self, *tags: str) -> None:
         self.tags.update(tags)
@@ -25,6 +29,7 @@ class Changes:
         self.tags |= other.tags
         self.marks |= other.marks
         self.live.merge(other.live)
+        self.messages.extend(other.messages)
 
     def __bool__(self) -> bool:
-        return bool(self.tags or self.marks or self.live)
+        return bool(self.tags or self.marks or self.live or self.messages)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 from sqlalchemy import event
@@ -29,6 +30,7 @@ from triggers.rules import BULK, BULK_MARKS, RULES
 log = logging.getLogger(__name__)
 INFO_PENDING = "cache_changes"
 INFO_ANNOUNCED = "live_announced"
+INFO_SAVEPOINTS = "savepoint_messages"
 
 
 class Sink(Protocol):
@@ -99,7 +101,14 @@ async def announce(session: AsyncSession) -> None:
         sync.info[INFO_ANNOUNCED] = await sink.announce(changes)
 
 
+def publish_after_commit(session: AsyncSession, messages: Iterable[tuple[str, bytes]]) -> None:
+    """Publish (channel, message) pairs once this session's transaction commits, after its cache
+    changes; a rollback drops them with the rest of the record."""
+    _pending(session.sync_session).messages.extend(messages)
+
+
 def _after_commit(session: Session) -> None:
+    session.info.pop(INFO_SAVEPOINTS, None)
     changes = session.info.pop(INFO_PENDING, None)
     announced = bool(session.info.pop(INFO_ANNOUNCED, False))
     sink = _sink(session)
@@ -111,16 +120,28 @@ def _after_commit(session: Session) -> None:
 
 
 def _after_rollback(session: Session) -> None:
+    session.info.pop(INFO_SAVEPOINTS, None)
     changes = session.info.pop(INFO_PENDING, None)
     sink = _sink(session)
     if session.info.pop(INFO_ANNOUNCED, False) and changes and sink is not None:
         sink.withdraw(changes)  # the announced write will never be applied: let readers build again
 
 
+def _after_transaction_create(session: Session, transaction: SessionTransaction) -> None:
+    if transaction.nested:  # where this savepoint's messages will start
+        session.info.setdefault(INFO_SAVEPOINTS, {})[transaction] = len(_pending(session).messages)
+
+
 def _after_soft_rollback(session: Session, previous: SessionTransaction) -> None:
-    # A savepoint's rollback keeps the record: invalidating too much is safe, too little is not.
+    # A savepoint's rollback keeps the cache record (invalidating too much is safe, too little is not)
+    # but not its messages: they would tell subscribers about writes that did not happen.
     if not previous.nested:
         _after_rollback(session)
+        return
+    start = session.info.get(INFO_SAVEPOINTS, {}).pop(previous, None)
+    changes = session.info.get(INFO_PENDING)
+    if start is not None and changes is not None:
+        del changes.messages[start:]
 
 
 def register() -> None:
@@ -135,3 +156,4 @@ def register() -> None:
     event.listen(Session, "after_commit", _after_commit)
     event.listen(Session, "after_rollback", _after_rollback)
     event.listen(Session, "after_soft_rollback", _after_soft_rollback)
+    event.listen(Session, "after_transaction_create", _after_transaction_create)

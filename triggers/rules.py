@@ -28,6 +28,7 @@ from orm import (
     DraftTopic,
     Invite,
     Notification,
+    NotificationMuted,
     NotificationSeen,
     Reaction,
     Shout,
@@ -92,20 +93,25 @@ def shout(s: Shout, conn: Connection, c: Changes) -> None:
     c.mark("author", *authors)
     c.tag(*(keys.tag_drafts_of(a) for a in authors))
     c.mark("topic", *shout_topics(conn, s.id))
+    state = inspect(s)
+    if state.attrs.published_at.history.has_changes() or state.attrs.deleted_at.history.has_changes():
+        c.tag(keys.TAG_NOTIFICATIONS)  # who may see the notifications about it changed (resolvers/notifier.py)
 
 
 def shout_author(sa: ShoutAuthor, _conn: Connection, c: Changes) -> None:
-    c.tag(keys.tag_shout(sa.shout), keys.TAG_SHOUTS, keys.tag_drafts_of(sa.author))
+    c.tag(keys.tag_shout(sa.shout), keys.TAG_SHOUTS, keys.tag_drafts_of(sa.author),
+          keys.tag_notifications_of(sa.author))
     c.mark("author", sa.author)
 
 
 def shout_topic(st: ShoutTopic, _conn: Connection, c: Changes) -> None:
-    c.tag(keys.tag_shout(st.shout), keys.TAG_SHOUTS)
+    c.tag(keys.tag_shout(st.shout), keys.TAG_SHOUTS, keys.TAG_NOTIFICATIONS)  # a topic's followers see it
     c.mark("topic", st.topic)
 
 
 def shout_reactions_follower(f: ShoutReactionsFollower, _conn: Connection, c: Changes) -> None:
-    c.tag(keys.tag_author_follows(f.follower), keys.tag_followers_of("shout", f.shout))
+    c.tag(keys.tag_author_follows(f.follower), keys.tag_followers_of("shout", f.shout),
+          keys.tag_notifications_of(f.follower))
 
 
 def reaction(r: Reaction, conn: Connection, c: Changes) -> None:
@@ -120,12 +126,14 @@ def reaction(r: Reaction, conn: Connection, c: Changes) -> None:
 
 
 def author_follower(f: AuthorFollower, _conn: Connection, c: Changes) -> None:
-    c.tag(keys.tag_author_follows(f.follower), keys.tag_followers_of("author", f.author))
+    c.tag(keys.tag_author_follows(f.follower), keys.tag_followers_of("author", f.author),
+          keys.tag_notifications_of(f.follower))
     c.mark("author", f.follower, f.author)
 
 
 def topic_follower(f: TopicFollower, _conn: Connection, c: Changes) -> None:
-    c.tag(keys.tag_author_follows(f.follower), keys.tag_followers_of("topic", f.topic))
+    c.tag(keys.tag_author_follows(f.follower), keys.tag_followers_of("topic", f.topic),
+          keys.tag_notifications_of(f.follower))
     c.mark("topic", f.topic)
     c.mark("author", f.follower)
 
@@ -172,6 +180,10 @@ def notification_seen(ns: NotificationSeen, _conn: Connection, c: Changes) -> No
     c.tag(keys.tag_notifications_of(ns.viewer))
 
 
+def notification_muted(nm: NotificationMuted, _conn: Connection, c: Changes) -> None:
+    c.tag(keys.tag_notifications_of(nm.viewer))
+
+
 RULES: dict[type, Rule] = {
     Author: author, Topic: topic, Community: community, CommunityFollower: community_follower,
     CommunityAuthor: community_author, Shout: shout, ShoutAuthor: shout_author, ShoutTopic: shout_topic,
@@ -179,6 +191,7 @@ RULES: dict[type, Rule] = {
     TopicFollower: topic_follower, AuthorRating: author_rating, AuthorBookmark: author_bookmark, Draft: draft,
     DraftAuthor: draft_author, DraftTopic: draft_topic, Invite: invite, Collection: collection,
     ShoutCollection: shout_collection, Notification: notification, NotificationSeen: notification_seen,
+    NotificationMuted: notification_muted,
 }
 
 # A bulk UPDATE or DELETE does not say which rows it touched: everything of the kind goes.
@@ -205,6 +218,7 @@ BULK: dict[type, tuple[str, ...]] = {
     ShoutCollection: (keys.TAG_COLLECTIONS,),
     Notification: (keys.TAG_NOTIFICATIONS,),
     NotificationSeen: (keys.TAG_NOTIFICATIONS,),
+    NotificationMuted: (keys.TAG_NOTIFICATIONS,),
 }
 # Counters of every entity of these kinds may have moved after a bulk change.
 BULK_MARKS: dict[type, tuple[str, ...]] = {

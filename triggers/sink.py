@@ -1,6 +1,6 @@
 """Where committed changes go: tags invalidated and live structures updated at once (one pipeline),
-counters marked for the revalidator. Nothing here raises into the writer: a Redis failure never fails a
-mutation."""
+counters marked for the revalidator, then the live messages published. Nothing here raises into the
+writer: a Redis failure never fails a mutation."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from collections.abc import Coroutine
 from typing import Any
 
 from redis.asyncio.client import Pipeline
+from redis.exceptions import RedisError
 
 from cache.live import LiveOps, LiveStore
+from cache.pubsub import publish
 from cache.revalidator import CacheRevalidationManager
 from cache.store import Cache
 from triggers.changes import Changes
@@ -56,3 +58,8 @@ class CacheSink:
         await self.cache.invalidate_tags(changes.tags, also=live_changes if changes.live else None)
         if self.revalidator is not None and changes.marks:
             await self.revalidator.mark_many(changes.marks)
+        if changes.messages:
+            try:
+                await publish(self.cache.redis, changes.messages)
+            except RedisError as exc:  # live messages are at most once; the rows are the record
+                log.warning("%d live messages not published: %s", len(changes.messages), exc)

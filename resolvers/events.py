@@ -1,0 +1,166 @@
+"""Notifiable events: a Notification row written in the writer's transaction, and the pub/sub messages
+(seed 000, section 6) published after its commit and not at all if it rolls back.
+
+Who an event concerns is decided here, once, for the live messages; `resolvers/notifier.py` answers
+the same question backwards (`_for`) when a reader lists their notifications, and the tests hold the
+two to the same answer. The rules:
+
+- a reaction created on a shout concerns its authors, the followers of its discussion and the author of
+  the comment it answers; edits and deletions reach only the watchers of the shout;
+- a new follower concerns the followed author;
+- a publication concerns the followers of its authors and of its topics, goes to the watchers of each
+  of its topics, and is site-wide news (`notifications:global`);
+- an accepted invite concerns the author who sent it.
+
+Nobody is notified of their own action or of a thread they muted, and an event about a shout that is
+not public reaches its authors only. Personal fan-out is capped (`NOTIFY_FANOUT_CAP`): beyond it the
+event is still stored and listed, it is just not pushed to everyone.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import select, union
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cache import keys
+from cache.pubsub import Event
+from orm import (
+    Author,
+    AuthorFollower,
+    Invite,
+    Notification,
+    NotificationMuted,
+    Reaction,
+    Shout,
+    ShoutAuthor,
+    ShoutReactionsFollower,
+    ShoutTopic,
+    TopicFollower,
+)
+from triggers.listeners import publish_after_commit
+
+REACTION_ACTIONS = ("create", "update", "delete")
+
+
+def thread_of(entity: str, payload: dict[str, Any]) -> str:
+    """The thread a notification belongs to: what a reader groups, marks seen and mutes."""
+    if entity == "follower":
+        return "followers"
+    if entity == "shout":
+        return f"publication:{payload.get('shout')}"
+    if entity == "invite":
+        return f"invite:{payload.get('invite')}"
+    if payload.get("reply_to"):
+        return f"shout:{payload['shout']}::{payload['reply_to']}"
+    return f"shout:{payload.get('shout')}"
+
+
+async def _store(session: AsyncSession, entity: str, action: str, payload: dict[str, Any], now: int) -> int:
+    note = Notification(entity=entity, action=action, created_at=now, payload=payload)
+    session.add(note)
+    await session.flush()
+    return note.id
+
+
+async def _recipients(session: AsyncSession, candidates: Iterable[int | None], thread: str, *, actor: int | None,
+                      cap: int) -> list[int]:
+    """Candidates minus the actor and those who muted the thread, at most `cap` of them."""
+    wanted = sorted({c for c in candidates if c is not None and c != actor})[:cap]
+    if not wanted:
+        return []
+    muted = set((await session.scalars(select(NotificationMuted.viewer).where(
+        NotificationMuted.thread == thread, NotificationMuted.viewer.in_(wanted)))).all())
+    return [c for c in wanted if c not in muted]
+
+
+def _send(session: AsyncSession, event: Event, *, people: Iterable[int] = (), channels: Iterable[str] = ()) -> None:
+    shared = event.encode()
+    publish_after_commit(session, [
+        *((channel, shared) for channel in channels),
+        *((keys.channel_user(person), event.to(person).encode()) for person in people)])
+
+
+async def _shout_brief(session: AsyncSession, shout_id: int) -> tuple[dict[str, Any], list[int], bool]:
+    """(id, slug and title; authors; public) of a shout."""
+    row = (await session.execute(select(Shout.id, Shout.slug, Shout.title, Shout.published_at, Shout.deleted_at)
+                                 .where(Shout.id == shout_id))).one()
+    authors = list((await session.scalars(select(ShoutAuthor.author).where(ShoutAuthor.shout == shout_id))).all())
+    public = row.published_at is not None and row.deleted_at is None
+    return {"id": row.id, "slug": row.slug, "title": row.title}, authors, public
+
+
+async def reaction_event(session: AsyncSession, reaction: dict[str, Any], action: str, *, cap: int) -> None:
+    """A reaction created, edited or deleted (`reaction`: its plain values, as resolvers return it)."""
+    assert action in REACTION_ACTIONS
+    now = int(time.time())
+    shout, authors, public = await _shout_brief(session, reaction["shout"])
+    payload = {"reaction": reaction["id"], "shout": shout["id"], "reply_to": reaction.get("reply_to"),
+               "created_by": reaction["created_by"], "kind": reaction["kind"]}
+    note = await _store(session, "reaction", action, payload, now)
+    people: list[int] = []
+    if action == "create":
+        candidates: set[int | None] = set(authors)
+        if public:
+            candidates |= set((await session.scalars(select(ShoutReactionsFollower.follower).where(
+                ShoutReactionsFollower.shout == shout["id"], ShoutReactionsFollower.deleted_at.is_(None)))).all())
+            if reaction.get("reply_to") is not None:
+                candidates.add(await session.scalar(
+                    select(Reaction.created_by).where(Reaction.id == reaction["reply_to"])))
+        people = await _recipients(session, candidates, thread_of("reaction", payload),
+                                   actor=reaction["created_by"], cap=cap)
+    value = {k: v for k, v in reaction.items() if k != "first_replies"}
+    event = Event(type="reaction", entity_type="reaction", entity_id=reaction["id"], action=action, timestamp=now,
+                  data={"notification": note, "reaction": value, "shout": shout, "public": public,
+                        **({} if public else {"authors": authors})})
+    _send(session, event, people=people, channels=[keys.channel_shout(shout["id"])])
+
+
+async def follow_event(session: AsyncSession, follower: int, author: int) -> None:
+    now = int(time.time())
+    payload = {"follower": follower, "author": author}
+    note = await _store(session, "follower", "follow", payload, now)
+    who = (await session.execute(select(Author.id, Author.slug, Author.name, Author.pic)
+                                 .where(Author.id == follower))).one()
+    people = await _recipients(session, [author], "followers", actor=follower, cap=1)
+    event = Event(type="follower", entity_type="author", entity_id=follower, action="follow", timestamp=now,
+                  data={"notification": note, "follower": dict(who._mapping), "author": author})
+    _send(session, event, people=people)
+
+
+async def publication_event(session: AsyncSession, shout_id: int, actor: int | None, *, cap: int) -> None:
+    """A shout became public (first publication or publication again)."""
+    now = int(time.time())
+    shout, authors, public = await _shout_brief(session, shout_id)
+    if not public:
+        return
+    topics = list((await session.scalars(select(ShoutTopic.topic).where(ShoutTopic.shout == shout_id))).all())
+    payload = {"shout": shout_id, "created_by": actor, "authors": authors, "topics": topics}
+    note = await _store(session, "shout", "publish", payload, now)
+    followers = (await session.scalars(union(  # followed before this second (as notifier._for reads it)
+        select(AuthorFollower.follower).where(AuthorFollower.author.in_(authors), AuthorFollower.created_at < now),
+        select(TopicFollower.follower).where(TopicFollower.topic.in_(topics), TopicFollower.created_at < now),
+    ).limit(cap + len(authors)))).all()
+    people = await _recipients(session, (f for f in followers if f not in authors), thread_of("shout", payload),
+                               actor=actor, cap=cap)
+    event = Event(type="publication", entity_type="shout", entity_id=shout_id, action="publish", timestamp=now,
+                  data={"notification": note, "shout": shout, "authors": authors, "topics": topics})
+    _send(session, event, people=people,
+          channels=[keys.CHANNEL_GLOBAL, *(keys.channel_topic(t) for t in topics)])
+
+
+async def invite_event(session: AsyncSession, invite: Invite) -> None:
+    """An invite accepted: its sender learns they have a co-author."""
+    now = int(time.time())
+    payload = {"invite": invite.id, "inviter": invite.inviter_id, "author": invite.author_id,
+               "shout": invite.shout_id}
+    note = await _store(session, "invite", "accept", payload, now)
+    shout, _, _ = await _shout_brief(session, invite.shout_id)
+    people = await _recipients(session, [invite.inviter_id], thread_of("invite", payload),
+                               actor=invite.author_id, cap=1)
+    event = Event(type="invite", entity_type="invite", entity_id=invite.id, action="accept", timestamp=now,
+                  data={"notification": note, "shout": shout, "author": invite.author_id})
+    _send(session, event, people=people)
