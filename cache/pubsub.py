@@ -174,8 +174,8 @@ class Hub:
                 except RedisError as exc:
                     log.warning("pub/sub: SUBSCRIBE failed, will resubscribe: %s", exc)
                     self._broken = True
-        if self._reader is None or self._reader.done():
-            self._reader = asyncio.get_running_loop().create_task(self._read(), name="pubsub hub")
+            if self._reader is None or self._reader.done():
+                self._reader = asyncio.get_running_loop().create_task(self._read(), name="pubsub hub")
         return sub
 
     async def _leave(self, sub: Subscription) -> None:
@@ -209,14 +209,17 @@ class Hub:
                     await self._reconnect()
                 pubsub = self._pubsub
                 if pubsub is None or not pubsub.subscribed:
-                    if not self._by_channel:
-                        return  # nobody listens: the next subscriber starts a new reader
+                    if await self._stop_if_idle():
+                        return
                     await asyncio.sleep(READ_TIMEOUT / 10)
                     continue
                 message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=READ_TIMEOUT)
                 failures = 0
                 if message is not None and message.get("type") == "message":
                     self._fan_out(message["channel"], message["data"])
+                    # Buffered messages come back without a real wait: yield, so that subscribers that
+                    # keep up take each one before a burst fills their queues.
+                    await asyncio.sleep(0)
             except asyncio.CancelledError:
                 raise
             except (RedisError, OSError) as exc:
@@ -226,6 +229,19 @@ class Hub:
                     log.warning("pub/sub: connection lost (%s); reconnecting", exc)
                 self._broken = True
                 await asyncio.sleep(delay)
+
+    async def _stop_if_idle(self) -> bool:
+        """With no subscriber left, give the connection back: an idle worker holds none. The next
+        subscriber starts a new reader (under the same lock, so none is lost in between)."""
+        async with self._lock:
+            if self._by_channel:
+                return False
+            if self._pubsub is not None:
+                with contextlib.suppress(RedisError, OSError):
+                    await self._pubsub.aclose()
+                self._pubsub = None
+            self._reader = None
+            return True
 
     async def _reconnect(self) -> None:
         """A fresh connection subscribed to every channel that still has a subscriber."""

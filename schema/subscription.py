@@ -9,7 +9,7 @@ kept that long would answer from what they loaded for an earlier event.
 from __future__ import annotations
 
 import asyncio
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
@@ -19,9 +19,9 @@ from starlette.websockets import WebSocket
 from strawberry.scalars import JSON
 
 from cache import keys
+from cache.entities import get_cached_shouts
 from cache.pubsub import Event
-from orm import Shout, ShoutAuthor, Topic
-from orm.stats import is_listed
+from orm import ShoutAuthor, Topic
 from resolvers.access import require_viewer
 from resolvers.deps import Deps
 from resolvers.errors import NotFound
@@ -56,8 +56,26 @@ class ReactionEvent:
     reaction: Reaction
 
 
+_SHARED_LOADERS = 256  # events whose loaders are kept for the other subscribers of this worker
+_loaders_by_event: OrderedDict[tuple[int, bytes], Loaders] = OrderedDict()
+
+
+def _loaders_for(deps: Deps, raw: bytes) -> Loaders:
+    """Fresh loaders for an event, shared by every subscriber of this worker that resolves the same
+    message: a thousand watchers of a shout then read its changed entities once, not a thousand times.
+    The loaders hold public entities only (nothing about a viewer), so sharing them is safe."""
+    key = (id(deps), raw)
+    loaders = _loaders_by_event.get(key)
+    if loaders is None:
+        loaders = _loaders_by_event[key] = Loaders.create(deps)
+        while len(_loaders_by_event) > _SHARED_LOADERS:
+            _loaders_by_event.popitem(last=False)
+    return loaders
+
+
 async def _events(info: Info, channels: list[str]) -> AsyncIterator[Event]:
-    """The decoded events of `channels`, each with the context's loaders renewed."""
+    """The decoded events of `channels`, each with fresh loaders (shared with the event's other
+    subscribers)."""
     context = info.context
     deps: Deps = context.deps
     connection = context.request
@@ -73,7 +91,7 @@ async def _events(info: Info, channels: list[str]) -> AsyncIterator[Event]:
         async for _channel, raw in subscription:
             event = Event.decode(raw)
             if event is not None:
-                context.loaders = Loaders.create(deps)
+                context.loaders = _loaders_for(deps, raw)
                 yield event
 
 
@@ -98,11 +116,13 @@ class Subscription:
     async def shout_reactions(self, info: Info, shout_id: int) -> AsyncGenerator[ReactionEvent, None]:
         viewer = await info.context.viewer()
         me = viewer.author_id if viewer else None
-        async with info.context.deps.db() as session:
-            public = await session.scalar(select(Shout.id).where(Shout.id == shout_id, is_listed()))
-            authored = me is not None and await session.get(ShoutAuthor, (shout_id, me)) is not None
-        if public is None and not authored:
-            raise NotFound("no such shout", field="shout_id")
+        deps = info.context.deps
+        # Read now, not through the connection's loaders, which may hold what an earlier event loaded.
+        if (await get_cached_shouts([shout_id], cache=deps.cache, db=deps.db))[0] is None:  # not public
+            async with deps.db() as session:
+                authored = me is not None and await session.get(ShoutAuthor, (shout_id, me)) is not None
+            if not authored:
+                raise NotFound("no such shout", field="shout_id")
         return _shout_reactions(info, shout_id, me)
 
     @strawberry.subscription(description="Shouts published in a topic.")

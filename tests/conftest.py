@@ -22,6 +22,7 @@ from app.seed import SIZES, seed_connection
 from app.settings import Settings, load_settings
 from auth.mailer import LogMailer
 from auth.services import build_auth
+from cache.client import make_redis
 from cache.store import Cache
 from orm.engine import make_engine
 from resolvers.deps import Deps
@@ -87,7 +88,7 @@ def sql_counter(engine: AsyncEngine) -> Iterator[Counter]:
 
 @pytest.fixture
 async def redis() -> AsyncIterator[Redis]:
-    client = Redis.from_url(TEST_REDIS_URL)
+    client = make_redis(TEST_REDIS_URL)  # configured as the app's (pool, timeouts, retries)
     await client.flushdb()  # the tests' own logical database; never done outside tests
     yield client
     await client.aclose()

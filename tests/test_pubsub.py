@@ -1,0 +1,148 @@
+"""The per-worker pub/sub hub on real Redis: one connection for any number of subscribers, a subscriber
+that does not read is dropped without slowing the others, and a lost connection is made again with every
+channel subscribed anew."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+from sqlalchemy import select
+
+from cache import keys
+from cache.pubsub import Event, Hub, SubscriberTooSlow, publish
+from orm import Shout
+from orm.stats import is_listed
+from resolvers.deps import Deps
+from schema.context import Context, Loaders
+from schema.schema import build_schema
+from tests.helpers import Api
+from tests.live import subscribed
+
+SUBSCRIBERS = 1000
+SHOUTS = 10
+
+
+async def _pubsub_connections(redis: Redis) -> int:
+    return len(await redis.client_list(_type="pubsub"))
+
+
+async def test_a_thousand_graphql_subscribers_cost_one_redis_connection(api: Api, deps: Deps) -> None:
+    """1,000 `shout_reactions` subscriptions over 10 shouts, through the GraphQL schema, on one worker's hub:
+    one pub/sub connection more on the server, and one comment per shout reaches each of its subscribers."""
+    redis = deps.cache.redis
+    async with deps.db() as session:
+        shouts = list((await session.scalars(select(Shout.id).where(is_listed()).order_by(Shout.id)
+                                             .limit(SHOUTS))).all())
+    before = await _pubsub_connections(redis)
+    schema = build_schema()
+    query = "subscription($s: Int!) { shout_reactions(shout_id: $s) { action reaction { id shout { id } } } }"
+    received: dict[int, list[Any]] = {n: [] for n in range(SUBSCRIBERS)}
+    streams = []
+    for n in range(SUBSCRIBERS):
+        context = Context(deps=deps, loaders=Loaders.create(deps))
+        streams.append(await schema.subscribe(query, {"s": shouts[n % SHOUTS]}, context_value=context))
+
+    async def consume(n: int) -> None:
+        async for result in streams[n]:
+            assert not result.errors, result.errors
+            received[n].append(result.data)
+
+    tasks = [asyncio.create_task(consume(n)) for n in range(SUBSCRIBERS)]
+    try:
+        for _ in range(3000):  # every subscription has reached the hub
+            if deps.hub.subscribers == SUBSCRIBERS:
+                break
+            await asyncio.sleep(0.01)
+        assert deps.hub.subscribers == SUBSCRIBERS
+        for shout in shouts:
+            await subscribed(redis, keys.channel_shout(shout))
+        assert await _pubsub_connections(redis) == before + 1
+
+        user = await api.user()
+        comments = {}
+        for shout in shouts:
+            created = await api("mutation($s: Int!) { create_reaction(reaction: {kind: COMMENT, shout: $s, body: \"!\"}) "
+                                "{ reaction { id } } }", {"s": shout}, user)
+            comments[shout] = created["reaction"]["id"]
+        for _ in range(500):
+            if all(received.values()):
+                break
+            await asyncio.sleep(0.01)
+        for n in range(SUBSCRIBERS):
+            shout = shouts[n % SHOUTS]
+            assert [r["shout_reactions"]["reaction"]["id"] for r in received[n]] == [comments[shout]], n
+            assert received[n][0]["shout_reactions"]["reaction"]["shout"]["id"] == shout
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    for _ in range(200):  # every subscriber gone: the hub gives its connection back
+        if await _pubsub_connections(redis) == before:
+            break
+        await asyncio.sleep(0.02)
+    assert deps.hub.subscribers == 0 and await _pubsub_connections(redis) == before
+
+
+async def test_a_subscriber_that_never_reads_is_dropped_and_the_others_keep_receiving(redis: Redis) -> None:
+    hub = Hub(redis, queue_size=10)
+    channel = keys.channel_shout(987654)
+    overflowed: list[str] = []
+    slow = await hub.subscribe([channel], on_overflow=lambda: overflowed.append("slow"))
+    readers = [await hub.subscribe([channel]) for _ in range(3)]
+    got: list[list[bytes]] = [[] for _ in readers]
+
+    async def read(n: int) -> None:
+        async for _channel, message in readers[n]:
+            got[n].append(message)
+
+    tasks = [asyncio.create_task(read(n)) for n in range(len(readers))]
+    try:
+        await subscribed(redis, channel)
+        messages = [Event("test", "shout", i, "create").encode() for i in range(50)]
+        await publish(redis, [(channel, m) for m in messages])
+        for _ in range(300):
+            if all(len(g) == len(messages) for g in got):
+                break
+            await asyncio.sleep(0.01)
+        assert got == [messages] * len(readers)  # every message, in order, to every reader
+        assert overflowed == ["slow"] and slow.dropped and hub.subscribers == len(readers)
+        with pytest.raises(SubscriberTooSlow):  # the slow one learns it was dropped when it reads again
+            async for _ in slow:
+                pass
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await hub.close()
+
+
+async def test_the_hub_resubscribes_when_its_connection_is_lost(redis: Redis) -> None:
+    hub = Hub(redis)
+    channels = [keys.channel_topic(424242), keys.CHANNEL_GLOBAL]
+    sub = await hub.subscribe(channels)
+    got: list[tuple[str, bytes]] = []
+
+    async def read() -> None:
+        async for item in sub:
+            got.append(item)
+
+    task = asyncio.create_task(read())
+    try:
+        await subscribed(redis, channels[0])
+        await redis.client_kill_filter(_type="pubsub")  # what a Redis restart does to the connection
+        for _ in range(300):  # published until it arrives: nothing is promised while the hub reconnects
+            await publish(redis, [(channels[0], b'{"after": "outage"}')])
+            if got:
+                break
+            await asyncio.sleep(0.05)
+        assert got and got[0] == (channels[0], b'{"after": "outage"}') and hub.reconnects >= 1
+        await subscribed(redis, channels[1])  # every channel came back, not just the one that was used
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await hub.close()
