@@ -7,7 +7,7 @@ from orm.collection import Collection, ShoutCollection
 from orm.community import COMMUNITY_ROLES, DEFAULT_COMMUNITY_ID, Community, CommunityAuthor, CommunityFollower
 from orm.draft import Draft, DraftAuthor, DraftTopic
 from orm.invite import Invite, InviteStatus
-from orm.notification import Notification, NotificationMuted, NotificationSeen
+from orm.notification import Notification, NotificationMuted, NotificationRecipient, NotificationSeen
 from orm.reaction import COMMENT_KINDS, RATING_KINDS, Reaction, ReactionKind
 from orm.shout import Shout, ShoutAuthor, ShoutReactionsFollower, ShoutTopic, ShoutViews, ShoutViewsWeekly
 from orm.topic import Topic, TopicFollower
@@ -33,6 +33,7 @@ __all__ = [
     "InviteStatus",
     "Notification",
     "NotificationMuted",
+    "NotificationRecipient",
     "NotificationSeen",
     "Reaction",
     "ReactionKind",

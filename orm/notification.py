@@ -25,6 +25,20 @@ class Notification(Base):
     __table_args__ = (Index("ix_notification_created_at", "created_at"),)
 
 
+class NotificationRecipient(Base):
+    """Who a notification is for, decided once when it happened (resolvers/events.py): the live message
+    goes to exactly these people, and their lists show exactly these rows."""
+
+    __tablename__ = "notification_recipient"
+
+    notification: Mapped[int] = mapped_column(
+        ForeignKey("notification.id", ondelete="CASCADE"), primary_key=True
+    )
+    author: Mapped[int] = mapped_column(ForeignKey("author.id", ondelete="CASCADE"), primary_key=True)
+
+    __table_args__ = (Index("ix_notification_recipient_author", "author", "notification"),)
+
+
 class NotificationSeen(Base):
     __tablename__ = "notification_seen"
 

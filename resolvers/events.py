@@ -1,9 +1,9 @@
 """Notifiable events: a Notification row written in the writer's transaction, and the pub/sub messages
 (seed 000, section 6) published after its commit and not at all if it rolls back.
 
-Who an event concerns is decided here, once, for the live messages; `resolvers/notifier.py` answers
-the same question backwards (`_for`) when a reader lists their notifications, and the tests hold the
-two to the same answer. The rules:
+Who an event concerns is decided here, once, when it happens: the people are stored with the row
+(`NotificationRecipient`), the live message goes to exactly them, and their lists (`resolvers/notifier.py`)
+show exactly those rows. The rules:
 
 - a reaction created on a shout concerns its authors, the followers of its discussion and the author of
   the comment it answers; edits and deletions reach only the watchers of the shout;
@@ -13,8 +13,8 @@ two to the same answer. The rules:
 - an accepted invite concerns the author who sent it.
 
 Nobody is notified of their own action or of a thread they muted, and an event about a shout that is
-not public reaches its authors only. Personal fan-out is capped (`NOTIFY_FANOUT_CAP`): beyond it the
-event is still stored and listed, it is just not pushed to everyone.
+not public reaches its authors only. One event concerns at most `NOTIFY_FANOUT_CAP` people (a bound on
+the rows and messages one write makes); the watchers of a topic or shout channel are not counted.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import select, union
+from sqlalchemy import insert, select, union
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cache import keys
@@ -34,6 +34,7 @@ from orm import (
     Invite,
     Notification,
     NotificationMuted,
+    NotificationRecipient,
     Reaction,
     Shout,
     ShoutAuthor,
@@ -44,6 +45,7 @@ from orm import (
 from triggers.listeners import publish_after_commit
 
 REACTION_ACTIONS = ("create", "update", "delete")
+RECIPIENT_BATCH = 1000  # rows per INSERT
 
 
 def thread_of(entity: str, payload: dict[str, Any]) -> str:
@@ -77,7 +79,12 @@ async def _recipients(session: AsyncSession, candidates: Iterable[int | None], t
     return [c for c in wanted if c not in muted]
 
 
-def _send(session: AsyncSession, event: Event, *, people: Iterable[int] = (), channels: Iterable[str] = ()) -> None:
+async def _send(session: AsyncSession, event: Event, *, people: list[int], channels: Iterable[str] = ()) -> None:
+    """Store who the event is for and publish it to them and to `channels`, after the commit."""
+    note = event.data["notification"]
+    for start in range(0, len(people), RECIPIENT_BATCH):
+        await session.execute(insert(NotificationRecipient), [
+            {"notification": note, "author": person} for person in people[start:start + RECIPIENT_BATCH]])
     shared = event.encode()
     publish_after_commit(session, [
         *((channel, shared) for channel in channels),
@@ -116,7 +123,7 @@ async def reaction_event(session: AsyncSession, reaction: dict[str, Any], action
     event = Event(type="reaction", entity_type="reaction", entity_id=reaction["id"], action=action, timestamp=now,
                   data={"notification": note, "reaction": value, "shout": shout, "public": public,
                         **({} if public else {"authors": authors})})
-    _send(session, event, people=people, channels=[keys.channel_shout(shout["id"])])
+    await _send(session, event, people=people, channels=[keys.channel_shout(shout["id"])])
 
 
 async def follow_event(session: AsyncSession, follower: int, author: int) -> None:
@@ -128,7 +135,7 @@ async def follow_event(session: AsyncSession, follower: int, author: int) -> Non
     people = await _recipients(session, [author], "followers", actor=follower, cap=1)
     event = Event(type="follower", entity_type="author", entity_id=follower, action="follow", timestamp=now,
                   data={"notification": note, "follower": dict(who._mapping), "author": author})
-    _send(session, event, people=people)
+    await _send(session, event, people=people)
 
 
 async def publication_event(session: AsyncSession, shout_id: int, actor: int | None, *, cap: int) -> None:
@@ -140,15 +147,15 @@ async def publication_event(session: AsyncSession, shout_id: int, actor: int | N
     topics = list((await session.scalars(select(ShoutTopic.topic).where(ShoutTopic.shout == shout_id))).all())
     payload = {"shout": shout_id, "created_by": actor, "authors": authors, "topics": topics}
     note = await _store(session, "shout", "publish", payload, now)
-    followers = (await session.scalars(union(  # followed before this second (as notifier._for reads it)
-        select(AuthorFollower.follower).where(AuthorFollower.author.in_(authors), AuthorFollower.created_at < now),
-        select(TopicFollower.follower).where(TopicFollower.topic.in_(topics), TopicFollower.created_at < now),
+    followers = (await session.scalars(union(
+        select(AuthorFollower.follower).where(AuthorFollower.author.in_(authors)),
+        select(TopicFollower.follower).where(TopicFollower.topic.in_(topics)),
     ).limit(cap + len(authors)))).all()
     people = await _recipients(session, (f for f in followers if f not in authors), thread_of("shout", payload),
                                actor=actor, cap=cap)
     event = Event(type="publication", entity_type="shout", entity_id=shout_id, action="publish", timestamp=now,
                   data={"notification": note, "shout": shout, "authors": authors, "topics": topics})
-    _send(session, event, people=people,
+    await _send(session, event, people=people,
           channels=[keys.CHANNEL_GLOBAL, *(keys.channel_topic(t) for t in topics)])
 
 
@@ -163,4 +170,4 @@ async def invite_event(session: AsyncSession, invite: Invite) -> None:
                                actor=invite.author_id, cap=1)
     event = Event(type="invite", entity_type="invite", entity_id=invite.id, action="accept", timestamp=now,
                   data={"notification": note, "shout": shout, "author": invite.author_id})
-    _send(session, event, people=people)
+    await _send(session, event, people=people)

@@ -1,7 +1,7 @@
 """Notifications as a reader sees them: listed grouped by thread, marked seen, threads muted.
 
-The rows are written with the events they tell about (`resolvers/events.py`); who a row is for follows
-from the data, by the same rules as the live messages (`_for` is that rule read backwards). Threads
+The rows are written with the events they tell about, with the people they are for
+(`resolvers/events.py`), the same people the live messages went to. Threads
 (`events.thread_of`): `shout:{id}` for reactions on a shout, `shout:{id}::{comment}` for replies,
 `followers`, `publication:{id}`, `invite:{id}`.
 """
@@ -11,24 +11,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from sqlalchemy import and_, delete, exists, func, or_, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from auth.permissions import Viewer
 from cache import keys
-from orm import (
-    AuthorFollower,
-    Notification,
-    NotificationMuted,
-    NotificationSeen,
-    Reaction,
-    Shout,
-    ShoutAuthor,
-    ShoutReactionsFollower,
-    ShoutTopic,
-    TopicFollower,
-)
-from orm.stats import is_listed
+from orm import Notification, NotificationMuted, NotificationRecipient, NotificationSeen, ShoutReactionsFollower
 from resolvers.access import require_viewer
 from resolvers.deps import Deps, page
 from resolvers.errors import BadInput, NotFound
@@ -41,31 +29,8 @@ MAX_THREAD_ID = 100
 
 
 def _for(me: int) -> Any:
-    """Notifications that concern `me` (resolvers/events.py decides the same for live messages)."""
-    payload = Notification.payload
-    shout = payload["shout"].as_integer()
-    mine = select(ShoutAuthor.shout).where(ShoutAuthor.author == me)
-    listed = select(Shout.id).where(is_listed())
-    followed = select(ShoutReactionsFollower.shout).where(ShoutReactionsFollower.follower == me,
-                                                          ShoutReactionsFollower.deleted_at.is_(None))
-    my_comments = select(Reaction.id).where(Reaction.created_by == me)
-    about_reactions = and_(
-        Notification.entity == "reaction", Notification.action == "create",
-        payload["created_by"].as_integer() != me,
-        or_(shout.in_(mine), and_(shout.in_(listed), or_(shout.in_(followed),
-                                                         payload["reply_to"].as_integer().in_(my_comments)))))
-    about_me = and_(Notification.entity == "follower", payload["author"].as_integer() == me)
-    # a publication by an author or in a topic the reader followed before it was published (times are
-    # whole seconds: a follow in the publication's second does not count, here as in events.py)
-    by_followed = exists().where(ShoutAuthor.shout == shout, AuthorFollower.author == ShoutAuthor.author,
-                                 AuthorFollower.follower == me, AuthorFollower.created_at < Notification.created_at)
-    in_followed = exists().where(ShoutTopic.shout == shout, TopicFollower.topic == ShoutTopic.topic,
-                                 TopicFollower.follower == me, TopicFollower.created_at < Notification.created_at)
-    publications = and_(Notification.entity == "shout", Notification.action == "publish",
-                        shout.in_(listed), shout.not_in(mine), or_(by_followed, in_followed))
-    invites = and_(Notification.entity == "invite", Notification.action == "accept",
-                   payload["inviter"].as_integer() == me)
-    return or_(about_reactions, about_me, publications, invites)
+    """Notifications that concern `me`: decided when they happened (resolvers/events.py)."""
+    return Notification.id.in_(select(NotificationRecipient.notification).where(NotificationRecipient.author == me))
 
 
 def note_thread(note: Notification) -> str:

@@ -93,25 +93,20 @@ def shout(s: Shout, conn: Connection, c: Changes) -> None:
     c.mark("author", *authors)
     c.tag(*(keys.tag_drafts_of(a) for a in authors))
     c.mark("topic", *shout_topics(conn, s.id))
-    state = inspect(s)
-    if state.attrs.published_at.history.has_changes() or state.attrs.deleted_at.history.has_changes():
-        c.tag(keys.TAG_NOTIFICATIONS)  # who may see the notifications about it changed (resolvers/notifier.py)
 
 
 def shout_author(sa: ShoutAuthor, _conn: Connection, c: Changes) -> None:
-    c.tag(keys.tag_shout(sa.shout), keys.TAG_SHOUTS, keys.tag_drafts_of(sa.author),
-          keys.tag_notifications_of(sa.author))
+    c.tag(keys.tag_shout(sa.shout), keys.TAG_SHOUTS, keys.tag_drafts_of(sa.author))
     c.mark("author", sa.author)
 
 
 def shout_topic(st: ShoutTopic, _conn: Connection, c: Changes) -> None:
-    c.tag(keys.tag_shout(st.shout), keys.TAG_SHOUTS, keys.TAG_NOTIFICATIONS)  # a topic's followers see it
+    c.tag(keys.tag_shout(st.shout), keys.TAG_SHOUTS)
     c.mark("topic", st.topic)
 
 
 def shout_reactions_follower(f: ShoutReactionsFollower, _conn: Connection, c: Changes) -> None:
-    c.tag(keys.tag_author_follows(f.follower), keys.tag_followers_of("shout", f.shout),
-          keys.tag_notifications_of(f.follower))
+    c.tag(keys.tag_author_follows(f.follower), keys.tag_followers_of("shout", f.shout))
 
 
 def reaction(r: Reaction, conn: Connection, c: Changes) -> None:
@@ -126,14 +121,12 @@ def reaction(r: Reaction, conn: Connection, c: Changes) -> None:
 
 
 def author_follower(f: AuthorFollower, _conn: Connection, c: Changes) -> None:
-    c.tag(keys.tag_author_follows(f.follower), keys.tag_followers_of("author", f.author),
-          keys.tag_notifications_of(f.follower))
+    c.tag(keys.tag_author_follows(f.follower), keys.tag_followers_of("author", f.author))
     c.mark("author", f.follower, f.author)
 
 
 def topic_follower(f: TopicFollower, _conn: Connection, c: Changes) -> None:
-    c.tag(keys.tag_author_follows(f.follower), keys.tag_followers_of("topic", f.topic),
-          keys.tag_notifications_of(f.follower))
+    c.tag(keys.tag_author_follows(f.follower), keys.tag_followers_of("topic", f.topic))
     c.mark("topic", f.topic)
     c.mark("author", f.follower)
 

@@ -1,4 +1,4 @@
-"""muted notification threads: notification_muted
+"""notification recipients and muted threads: notification_recipient, notification_muted
 
 Revision ID: 0006
 Revises: 0005
@@ -20,6 +20,18 @@ depends_on: str | Sequence[str] | None = None
 
 def upgrade() -> None:
     op.create_table(
+        'notification_recipient',
+        sa.Column('notification', sa.Integer(), nullable=False),
+        sa.Column('author', sa.Integer(), nullable=False),
+        sa.ForeignKeyConstraint(['notification'], ['notification.id'],
+                                name=op.f('fk_notification_recipient_notification_notification'), ondelete='CASCADE'),
+        sa.ForeignKeyConstraint(['author'], ['author.id'], name=op.f('fk_notification_recipient_author_author'),
+                                ondelete='CASCADE'),
+        sa.PrimaryKeyConstraint('notification', 'author', name=op.f('pk_notification_recipient')),
+    )
+    with op.batch_alter_table('notification_recipient', schema=None) as batch_op:
+        batch_op.create_index('ix_notification_recipient_author', ['author', 'notification'], unique=False)
+    op.create_table(
         'notification_muted',
         sa.Column('viewer', sa.Integer(), nullable=False),
         sa.Column('thread', sa.String(length=100), nullable=False),
@@ -36,3 +48,6 @@ def downgrade() -> None:
     with op.batch_alter_table('notification_muted', schema=None) as batch_op:
         batch_op.drop_index('ix_notification_muted_thread')
     op.drop_table('notification_muted')
+    with op.batch_alter_table('notification_recipient', schema=None) as batch_op:
+        batch_op.drop_index('ix_notification_recipient_author')
+    op.drop_table('notification_recipient')

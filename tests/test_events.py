@@ -1,0 +1,165 @@
+"""Notifiable events on real PostgreSQL and Redis: published after the commit and never after a rollback,
+pushed to exactly the people whose notification list shows them, and read and marked by the 2025 web
+client's five notification operations."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from graphql import parse, validate
+from sqlalchemy import func, select
+
+from cache import keys
+from cache.pubsub import Subscription
+from orm import Invite, Notification, Topic
+from resolvers.deps import Deps
+from resolvers.events import follow_event
+from resolvers.notifier import notifications_of
+from resolvers.writes import transaction
+from schema.schema import build_schema
+from tests.helpers import Api, User
+from tests.live import subscribed
+
+CLIENT_OPERATIONS = Path(__file__).parent / "contract_files" / "client-2025" / "notifier.graphql"
+COMMENT = "mutation($r: ReactionInput!) { create_reaction(reaction: $r) { error reaction { id } } }"
+
+
+@contextlib.asynccontextmanager
+async def listening(deps: Deps, channels: list[str]) -> AsyncIterator[list[tuple[str, dict[str, Any]]]]:
+    """Everything published on `channels` while the block runs (and shortly after), decoded."""
+    got: list[tuple[str, dict[str, Any]]] = []
+    sub: Subscription = await deps.hub.subscribe(channels)
+
+    async def read() -> None:
+        async for channel, raw in sub:
+            got.append((channel, orjson.loads(raw)))
+
+    task = asyncio.create_task(read())
+    for channel in channels:
+        await subscribed(deps.cache.redis, channel)
+    try:
+        yield got
+        await asyncio.sleep(0.2)  # what was published reaches the hub
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await sub.aclose()
+
+
+async def _published(api: Api, author: User, topic: int | None = None) -> int:
+    draft: dict[str, Any] = {"title": "Событие", "body": "<p>b</p>", "slug": f"ev-{uuid.uuid4().hex[:10]}"}
+    if topic is not None:
+        draft["topic_ids"], draft["main_topic_id"] = [topic], topic
+    created = await api("mutation($d: DraftInput!) { create_draft(draft_input: $d) { draft { id } } }", {"d": draft},
+                        author)
+    result = await api("mutation($id: Int!) { publish_draft(draft_id: $id) { shout { id } } }",
+                       {"id": created["draft"]["id"]}, author)
+    return int(result["shout"]["id"])
+
+
+async def test_published_after_the_commit_and_never_after_a_rollback(api: Api, deps: Deps) -> None:
+    follower, author = await api.user(), await api.user()
+    async with listening(deps, [keys.channel_user(author.id)]) as got:
+        with pytest.raises(RuntimeError):
+            async with transaction(deps) as session:
+                await follow_event(session, follower.id, author.id)
+                raise RuntimeError("the write fails after the event was recorded")
+        async with transaction(deps) as session:
+            savepoint = await session.begin_nested()
+            await follow_event(session, follower.id, author.id)
+            await savepoint.rollback()
+            await follow_event(session, follower.id, author.id)
+    assert len(got) == 1, got  # the committed event, once
+    channel, message = got[0]
+    assert channel == keys.channel_user(author.id)
+    assert set(message) == {"type", "user_id", "entity_type", "entity_id", "action", "data", "timestamp"}
+    assert (message["type"], message["user_id"], message["entity_type"], message["entity_id"], message["action"]) == (
+        "follower", author.id, "author", follower.id, "follow")
+    assert message["data"]["follower"]["id"] == follower.id and abs(message["timestamp"] - time.time()) < 60
+
+
+async def test_who_is_pushed_an_event_is_who_lists_it(api: Api, deps: Deps) -> None:
+    """A publication (followers of the author and of the topic), a comment (author, discussion follower),
+    a reply (the replied-to commenter too), a muted thread, a follow and an accepted invite: for every
+    user, the notifications pushed on their channel are exactly those their list holds."""
+    author, topic_fan, author_fan, commenter, replier, muter, invitee = [await api.user() for _ in range(7)]
+    people = [author, topic_fan, author_fan, commenter, replier, muter, invitee]
+    async with deps.db() as session:
+        topic_id, topic_slug = (await session.execute(select(Topic.id, Topic.slug).order_by(Topic.id).limit(1))).one()
+    await api('mutation($s: String!) { follow(what: TOPIC, slug: $s) { error } }', {"s": topic_slug}, topic_fan)
+    await api('mutation($s: String!) { follow(what: AUTHOR, slug: $s) { error } }', {"s": author.slug}, author_fan)
+    async with deps.db() as session:
+        before = await session.scalar(select(func.max(Notification.id))) or 0
+    async with listening(deps, [keys.channel_user(p.id) for p in people]) as got:
+        shout = await _published(api, author, topic=topic_id)
+        comment = (await api(COMMENT, {"r": {"kind": "COMMENT", "shout": shout, "body": "первый"}}, commenter))
+        await api(COMMENT, {"r": {"kind": "COMMENT", "shout": shout, "body": "ответ",
+                                  "reply_to": comment["reaction"]["id"]}}, replier)
+        await api(COMMENT, {"r": {"kind": "COMMENT", "shout": shout, "body": "я тоже"}}, muter)
+        await api('mutation($t: String!) { notification_unsubscribe_thread(thread_id: $t) { success } }',
+                  {"t": f"shout:{shout}"}, muter)
+        await api(COMMENT, {"r": {"kind": "COMMENT", "shout": shout, "body": "после"}}, commenter)
+        await api('mutation($s: String, $a: Int) { create_invite(slug: $s, author_id: $a) { error } }',
+                  {"s": (await api("query($id: Int!) { get_shout(shout_id: $id) { slug } }", {"id": shout}))["slug"],
+                   "a": invitee.id}, author)
+        async with deps.db() as session:
+            invite = await session.scalar(select(Invite.id).where(Invite.shout_id == shout))
+        await api("mutation($id: Int!) { accept_invite(invite_id: $id) { error } }", {"id": invite}, invitee)
+    pushed: dict[int, set[int]] = {p.id: set() for p in people}
+    for channel, message in got:
+        pushed[int(channel.rsplit(":", 1)[1])].add(message["data"]["notification"])
+    async with deps.db() as session:
+        listed = {p.id: {n.id for n, _ in await notifications_of(session, p.id, 0) if n.id > before} for p in people}
+    assert pushed == listed
+    kinds = {p.id: sorted(m["type"] for c, m in got if c == keys.channel_user(p.id)) for p in people}
+    assert kinds[topic_fan.id] == kinds[author_fan.id] == ["publication"]  # not in the discussion
+    assert kinds[commenter.id] == ["reaction", "reaction"]  # the reply to them, the next comment; not their own
+    assert kinds[replier.id] == ["reaction", "reaction"]  # the comments after they joined the discussion
+    assert kinds[muter.id] == []  # joined after the reply, muted the thread before the next comment
+    assert kinds[author.id] == ["invite", "reaction", "reaction", "reaction", "reaction"]
+    assert kinds[invitee.id] == []
+
+
+async def test_the_client_notification_operations_run(api: Api) -> None:
+    """The 2025 web client's five operations, unedited, validate and return data against seeded data."""
+    documents = [d.strip() for d in CLIENT_OPERATIONS.read_text().split("#---") if d.strip()]
+    schema = build_schema()
+    assert len(documents) == 5
+    for document in documents:
+        assert not validate(schema._schema, parse(document)), document
+    author, reader = await api.user(), await api.user()
+    shout = await _published(api, author)
+    since = int(time.time()) - 5
+    await api(COMMENT, {"r": {"kind": "COMMENT", "shout": shout, "body": "интересно"}}, reader)
+    await api('mutation($s: String!) { follow(what: AUTHOR, slug: $s) { error } }', {"s": reader.slug}, author)
+    await api('mutation($s: String!) { follow(what: AUTHOR, slug: $s) { error } }', {"s": author.slug}, reader)
+    by_name = {d.split("(")[0].split()[1]: d for d in documents}
+
+    async def run(name: str, variables: dict[str, Any]) -> Any:
+        body = await api.raw(by_name[name], variables, author)
+        assert "errors" not in body and body["data"], (name, body)
+        return next(iter(body["data"].values()))
+
+    loaded = await run("LoadNotificationsQuery", {"after": since, "limit": 10, "offset": 0})
+    assert loaded["total"] == 2 and loaded["unread"] == 2
+    discussion = next(g for g in loaded["notifications"] if g["shout"])
+    assert discussion["shout"]["id"] == shout and discussion["authors"][0]["id"] == reader.id
+    assert len(discussion["reactions"]) == 1 and isinstance(discussion["reactions"][0], int)
+    assert (await run("MarkNotificationAsReadMutation", {"notificationId": discussion["id"]}))["error"] is None
+    assert (await run("LoadNotificationsQuery", {"after": since}))["unread"] == 1
+    assert (await run("MarkThreadSeen", {"thread": "followers", "after": since}))["error"] is None
+    assert (await run("LoadNotificationsQuery", {"after": since}))["unread"] == 0
+    assert (await run("MarkSeenAfter", {"after": since}))["error"] is None
+    assert (await run("NotificationUnsubscribeThread", {"threadId": f"shout:{shout}"})) == {
+        "success": True, "error": None}
+    after = await run("LoadNotificationsQuery", {"after": since})
+    assert after["total"] == 1 and not any(g["shout"] for g in after["notifications"])  # the muted thread is gone
