@@ -41,11 +41,12 @@ GRAPHQL_RESPONSE = "application/graphql-response+json"
 
 class TextFrames(ASGIWebSocketAdapter):
     """WebSocket messages as text frames: browsers' and the reference graphql-ws client read no binary
-    ones, and the view's orjson encoder gives bytes."""
+    ones, and the view's orjson encoder gives bytes (Strawberry would send those as binary frames)."""
 
     async def send_json(self, message: Mapping[str, object]) -> None:
         try:
-            await self.ws.send_text(orjson.dumps(message).decode())
+            encoded = self.view.encode_json(message)
+            await self.ws.send_text(encoded.decode() if isinstance(encoded, bytes) else encoded)
         except WebSocketDisconnect as exc:
             raise WebSocketDisconnected from exc
 

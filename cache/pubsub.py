@@ -143,10 +143,6 @@ class Hub:
         self.reconnects = 0
 
     @property
-    def channels(self) -> set[str]:
-        return set(self._by_channel)
-
-    @property
     def subscribers(self) -> int:
         return len({s for subs in self._by_channel.values() for s in subs})
 

@@ -15,10 +15,9 @@ from typing import Any
 
 from redis.exceptions import RedisError
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from auth.mailer import Message
-from orm import Author, Reaction, ShoutAuthor
+from orm import Author
 from resolvers.deps import Deps
 from resolvers.notifier import note_thread, notifications_of
 
@@ -26,18 +25,6 @@ log = logging.getLogger(__name__)
 
 DIGEST = "notification_digest"
 MAX_LINES = 20  # threads listed in one mail
-
-
-async def reaction_recipients(session: AsyncSession, reaction: Reaction) -> set[int]:
-    """Who a reaction concerns directly: the shout's authors and the author of the comment it answers."""
-    authors = set((await session.scalars(select(ShoutAuthor.author)
-                                         .where(ShoutAuthor.shout == reaction.shout))).all())
-    if reaction.reply_to is not None:
-        owner = await session.scalar(select(Reaction.created_by).where(Reaction.id == reaction.reply_to))
-        if owner is not None:
-            authors.add(owner)
-    authors.discard(reaction.created_by)
-    return authors
 
 
 async def queue_digests(deps: Deps, authors: set[int], now: float) -> None:

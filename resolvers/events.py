@@ -100,8 +100,10 @@ async def _shout_brief(session: AsyncSession, shout_id: int) -> tuple[dict[str, 
     return {"id": row.id, "slug": row.slug, "title": row.title}, authors, public
 
 
-async def reaction_event(session: AsyncSession, reaction: dict[str, Any], action: str, *, cap: int) -> None:
-    """A reaction created, edited or deleted (`reaction`: its plain values, as resolvers return it)."""
+async def reaction_event(session: AsyncSession, reaction: dict[str, Any], action: str, *, cap: int) -> set[int]:
+    """A reaction created, edited or deleted (`reaction`: its plain values, as resolvers return it).
+    Returns who it concerns directly (the shout's authors, the author of the comment it answers): they
+    get digests (resolvers/digests.py); followers of the discussion have the in-app list only."""
     assert action in REACTION_ACTIONS
     now = int(time.time())
     shout, authors, public = await _shout_brief(session, reaction["shout"])
@@ -109,21 +111,23 @@ async def reaction_event(session: AsyncSession, reaction: dict[str, Any], action
                "created_by": reaction["created_by"], "kind": reaction["kind"]}
     note = await _store(session, "reaction", action, payload, now)
     people: list[int] = []
+    direct: set[int | None] = set(authors)
     if action == "create":
-        candidates: set[int | None] = set(authors)
+        followers: set[int | None] = set()
         if public:
-            candidates |= set((await session.scalars(select(ShoutReactionsFollower.follower).where(
+            followers = set((await session.scalars(select(ShoutReactionsFollower.follower).where(
                 ShoutReactionsFollower.shout == shout["id"], ShoutReactionsFollower.deleted_at.is_(None)))).all())
             if reaction.get("reply_to") is not None:
-                candidates.add(await session.scalar(
+                direct.add(await session.scalar(
                     select(Reaction.created_by).where(Reaction.id == reaction["reply_to"])))
-        people = await _recipients(session, candidates, thread_of("reaction", payload),
+        people = await _recipients(session, direct | followers, thread_of("reaction", payload),
                                    actor=reaction["created_by"], cap=cap)
     value = {k: v for k, v in reaction.items() if k != "first_replies"}
     event = Event(type="reaction", entity_type="reaction", entity_id=reaction["id"], action=action, timestamp=now,
                   data={"notification": note, "reaction": value, "shout": shout, "public": public,
                         **({} if public else {"authors": authors})})
     await _send(session, event, people=people, channels=[keys.channel_shout(shout["id"])])
+    return {p for p in people if p in direct}
 
 
 async def follow_event(session: AsyncSession, follower: int, author: int) -> None:
@@ -145,7 +149,7 @@ async def publication_event(session: AsyncSession, shout_id: int, actor: int | N
     if not public:
         return
     topics = list((await session.scalars(select(ShoutTopic.topic).where(ShoutTopic.shout == shout_id))).all())
-    payload = {"shout": shout_id, "created_by": actor, "authors": authors, "topics": topics}
+    payload = {"shout": shout_id, "created_by": actor}
     note = await _store(session, "shout", "publish", payload, now)
     followers = (await session.scalars(union(
         select(AuthorFollower.follower).where(AuthorFollower.author.in_(authors)),

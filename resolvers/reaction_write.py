@@ -15,7 +15,7 @@ from orm.reaction import RATING_KINDS, ReactionKind
 from orm.stats import is_listed, reaction_stats
 from resolvers.access import require
 from resolvers.deps import Deps
-from resolvers.digests import queue_digests, reaction_recipients
+from resolvers.digests import queue_digests
 from resolvers.errors import BadInput, Conflict, NotFound
 from resolvers.events import reaction_event
 from resolvers.writes import transaction
@@ -68,9 +68,8 @@ async def create_reaction(deps: Deps, viewer: Viewer | None, reaction: dict[str,
             elif follows.deleted_at is not None:
                 follows.deleted_at = None
         await session.flush()
-        notified = await reaction_recipients(session, created)
         result = await _reaction_dict(session, created)
-        await reaction_event(session, result, "create", cap=deps.notify_fanout)
+        notified = await reaction_event(session, result, "create", cap=deps.notify_fanout)
     await queue_digests(deps, notified, now)
     return {"reaction": result, "error": None}
 

@@ -56,6 +56,7 @@ class ReactionEvent:
     reaction: Reaction
 
 
+_closing: set[asyncio.Task[None]] = set()  # socket closes under way (asyncio keeps only weak references)
 _SHARED_LOADERS = 256  # events whose loaders are kept for the other subscribers of this worker
 _loaders_by_event: OrderedDict[tuple[int, bytes], Loaders] = OrderedDict()
 
@@ -93,9 +94,6 @@ async def _events(info: Info, channels: list[str]) -> AsyncIterator[Event]:
             if event is not None:
                 context.loaders = _loaders_for(deps, raw)
                 yield event
-
-
-_closing: set[asyncio.Task[None]] = set()
 
 
 def _visible(event: Event, viewer_id: int | None) -> bool:

@@ -1,18 +1,28 @@
-"""Helpers for the live tests: the app served by a real uvicorn on a loopback port (in the test's own event
-loop, so the test and the server share one Deps), and a small graphql-transport-ws client."""
+"""Helpers for tests against running servers: the app served by a real uvicorn on a loopback port (in the
+test's own event loop, so the test and the server share one Deps), two uvicorn worker processes, and a
+small graphql-transport-ws client."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
+import os
 import socket
+import subprocess
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
+import httpx
 import uvicorn
 import websockets
 from redis.asyncio import Redis
+
+from tests.conftest import TEST_DATABASE_URL, TEST_REDIS_URL
+
+ROOT = Path(__file__).resolve().parent.parent
 
 TRANSPORT_WS = "graphql-transport-ws"
 LEGACY_WS = "graphql-ws"
@@ -39,6 +49,46 @@ async def serve(app: Any) -> AsyncIterator[str]:
     finally:
         server.should_exit = True
         await asyncio.wait_for(task, 10)
+
+
+@contextlib.asynccontextmanager
+async def two_workers() -> AsyncIterator[tuple[str, set[int], Redis]]:
+    """`uvicorn --workers 2` on the test PostgreSQL and a Redis database of their own (emptied first);
+    yields (base URL, the two worker pids, a client of that Redis database)."""
+    port = free_port()
+    redis_url = TEST_REDIS_URL.rsplit("/", 1)[0] + "/10"
+    redis = Redis.from_url(redis_url)
+    await redis.flushdb()
+    env = {**os.environ, "DATABASE_URL": TEST_DATABASE_URL, "REDIS_URL": redis_url, "JWT_SECRET": "c" * 40,
+           "PASSWORD_TIME_COST": "1", "PASSWORD_MEMORY_COST": "1024", "CACHE_REVALIDATION_INTERVAL": "3600"}
+    process = subprocess.Popen(  # noqa: ASYNC220 - starting, not waiting: the servers run beside the test
+        [sys.executable, "-m", "uvicorn", "app.asgi:app", "--host", "127.0.0.1", "--port", str(port),
+         "--workers", "2", "--log-level", "warning"], cwd=ROOT, env=env)
+    base = f"http://127.0.0.1:{port}"
+    pids: set[int] = set()
+    try:
+        for _ in range(150):  # until both workers have answered
+            try:
+                pids |= await worker_pids(base)
+            except httpx.TransportError:
+                pass
+            if len(pids) >= 2:
+                break
+            await asyncio.sleep(0.2)
+        yield base, pids, redis
+    finally:
+        process.terminate()
+        process.wait(10)
+        await redis.aclose()
+
+
+async def worker_pids(base: str, probes: int = 40) -> set[int]:
+    """Which processes answer: many fresh connections at once, which the kernel spreads over the workers."""
+    async def probe() -> int:
+        async with httpx.AsyncClient(base_url=base) as client:
+            return int((await client.get("/health")).json()["worker"])
+
+    return set(await asyncio.gather(*(probe() for _ in range(probes))))
 
 
 class GqlWs:

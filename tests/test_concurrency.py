@@ -9,32 +9,19 @@ write whose response had arrived before the read started. Counters are not check
 from __future__ import annotations
 
 import asyncio
-import os
 import random
-import socket
-import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from redis.asyncio import Redis
 
-from tests.conftest import TEST_DATABASE_URL, TEST_REDIS_URL
+from tests.live import two_workers
 
-ROOT = Path(__file__).resolve().parent.parent
 USERS = 6
 READERS_PER_USER = 2
 OPERATIONS = 2400
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -67,38 +54,8 @@ class Tally:
 
 @pytest.fixture
 async def server(engine: Any) -> Any:
-    port = _free_port()
-    redis_url = TEST_REDIS_URL.rsplit("/", 1)[0] + "/10"
-    redis = Redis.from_url(redis_url)
-    await redis.flushdb()  # the servers' own logical database, emptied before they start
-    env = {**os.environ, "DATABASE_URL": TEST_DATABASE_URL, "REDIS_URL": redis_url, "JWT_SECRET": "c" * 40,
-           "PASSWORD_TIME_COST": "1", "PASSWORD_MEMORY_COST": "1024", "CACHE_REVALIDATION_INTERVAL": "3600"}
-    process = subprocess.Popen(  # noqa: ASYNC220 - starting, not waiting: the servers run beside the test
-        [sys.executable, "-m", "uvicorn", "app.asgi:app", "--host", "127.0.0.1", "--port", str(port),
-         "--workers", "2", "--log-level", "warning"], cwd=ROOT, env=env)
-    base = f"http://127.0.0.1:{port}"
-    pids: set[int] = set()
-    for _ in range(100):  # until both workers have answered
-        try:
-            pids |= await _worker_pids(base)
-        except httpx.TransportError:
-            pass
-        if len(pids) >= 2:
-            break
-        await asyncio.sleep(0.2)
-    yield base, pids
-    process.terminate()
-    process.wait(10)
-    await redis.aclose()
-
-
-async def _worker_pids(base: str) -> set[int]:
-    """Which processes answer: many fresh connections at once, which the kernel spreads over the workers."""
-    async def probe() -> int:
-        async with httpx.AsyncClient(base_url=base) as client:
-            return int((await client.get("/health")).json()["worker"])
-
-    return set(await asyncio.gather(*(probe() for _ in range(40))))
+    async with two_workers() as (base, pids, _redis):
+        yield base, pids
 
 
 async def _gql(http: httpx.AsyncClient, query: str, variables: dict[str, Any], token: str | None = None) -> Any:

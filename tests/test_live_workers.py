@@ -3,57 +3,23 @@ on one worker receives, within a second, what mutations handled by the other cau
 
 from __future__ import annotations
 
-import asyncio
-import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from redis.asyncio import Redis
 
 from cache import keys
-from tests.conftest import TEST_DATABASE_URL, TEST_REDIS_URL
-from tests.live import GqlWs, free_port, subscribed
+from tests.live import GqlWs, subscribed, two_workers
 
-ROOT = Path(__file__).resolve().parent.parent
 WRITES = 12  # mutations over fresh connections: the kernel spreads them over both workers
 
 
 @pytest.fixture
 async def workers(engine: Any) -> Any:
-    port = free_port()
-    redis_url = TEST_REDIS_URL.rsplit("/", 1)[0] + "/10"
-    redis = Redis.from_url(redis_url)
-    await redis.flushdb()
-    env = {**os.environ, "DATABASE_URL": TEST_DATABASE_URL, "REDIS_URL": redis_url, "JWT_SECRET": "w" * 40,
-           "PASSWORD_TIME_COST": "1", "PASSWORD_MEMORY_COST": "1024", "CACHE_REVALIDATION_INTERVAL": "3600"}
-    process = subprocess.Popen(  # noqa: ASYNC220 - the servers run beside the test
-        [sys.executable, "-m", "uvicorn", "app.asgi:app", "--host", "127.0.0.1", "--port", str(port),
-         "--workers", "2", "--log-level", "warning"], cwd=ROOT, env=env)
-    base = f"http://127.0.0.1:{port}"
-    pids: set[int] = set()
-    for _ in range(150):
-        try:
-            pids |= {await _pid(base) for _ in range(10)}
-        except httpx.TransportError:
-            pass
-        if len(pids) >= 2:
-            break
-        await asyncio.sleep(0.2)
-    assert len(pids) == 2, "both workers answer"
-    yield base, redis
-    process.terminate()
-    process.wait(10)
-    await redis.aclose()
-
-
-async def _pid(base: str) -> int:
-    async with httpx.AsyncClient(base_url=base) as http:
-        return int((await http.get("/health")).json()["worker"])
+    async with two_workers() as (base, pids, redis):
+        assert len(pids) == 2, "both workers answer"
+        yield base, redis
 
 
 async def _call(base: str, query: str, variables: dict[str, Any], token: str | None = None) -> tuple[int, Any]:

@@ -128,7 +128,7 @@ def _after_rollback(session: Session) -> None:
 
 
 def _after_transaction_create(session: Session, transaction: SessionTransaction) -> None:
-    if transaction.nested:  # where this savepoint's messages will start
+    if transaction.nested and _sink(session) is not None:  # where this savepoint's messages will start
         session.info.setdefault(INFO_SAVEPOINTS, {})[transaction] = len(_pending(session).messages)
 
 
