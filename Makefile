@@ -30,11 +30,13 @@ services:
 test: install services
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/pytest -q
 
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 bench: install services
 	$(BIN)/python -m bench.read_path

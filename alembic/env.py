@@ -23,7 +23,7 @@ def _database_url() -> str:
     url = config.attributes.get("database_url")
     if url:
         return str(url)
-    from app.settings import get_settings
+    from config.settings import get_settings
 
     return get_settings().database_url
 

@@ -7,7 +7,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from app.settings import SettingsError, load_settings
+from config.settings import SettingsError, load_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -19,7 +19,6 @@ from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL, GRAPHQL_TRANSPORT_WS_
 
 from app import oauth_routes
 from app.graphql_view import DiscoursGraphQL
-from app.settings import Settings, SettingsError, get_settings
 from auth.services import AuthServices, build_auth
 from cache.client import make_redis
 from cache.delayed import DelayedQueue
@@ -30,6 +29,7 @@ from cache.pubsub import Hub
 from cache.revalidator import CacheRevalidationManager
 from cache.store import Cache
 from cache.views import ViewCounter
+from config.settings import Settings, SettingsError, get_settings
 from orm.engine import make_engine, make_session_factory
 from resolvers import digests, scheduled
 from resolvers.deps import DEFERRED_QUEUE, Deps

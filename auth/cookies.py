@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from starlette.responses import Response
 
-from app.settings import Settings
+from config.settings import Settings
 
 
 def set_session_cookie(response: Response, settings: Settings, token: str) -> None:

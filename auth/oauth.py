@@ -18,8 +18,8 @@ from urllib.parse import urlencode
 import httpx
 from redis.asyncio import Redis
 
-from app.settings import OAuthProvider, Settings
 from cache import keys
+from config.settings import OAuthProvider, Settings
 
 STATE_TTL = 600
 ACCESS_TTL = 3600

@@ -6,12 +6,12 @@ from dataclasses import dataclass
 
 from redis.asyncio import Redis
 
-from app.settings import Settings
 from auth.mailer import LogMailer, Mailer, SmtpMailer
 from auth.passwords import Passwords
 from auth.sessions import SessionStore
 from auth.throttle import LoginThrottle
 from auth.verification import VerificationStore
+from config.settings import Settings
 
 
 @dataclass

@@ -31,9 +31,9 @@ from alembic import command
 from app.cli import alembic_config
 from app.main import create_app
 from app.seed import SIZES, Size, seed_database
-from app.settings import load_settings
 from cache import keys
 from cache.store import Cache
+from config.settings import load_settings
 from orm.engine import make_engine, make_session_factory
 from resolvers.deps import Deps
 

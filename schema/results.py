@@ -1,5 +1,5 @@
-"""Result and auxiliary types of the contract: drafts, CommonResult and the other operation results,
-search results, notifications, auth results. Entities live in schema/types.py."""
+"""Result and auxiliary types of the contract: CommonResult and the other operation results,
+search results, notifications, auth results. Entities (drafts among them) live in schema/types.py."""
 
 from __future__ import annotations
 
@@ -12,16 +12,13 @@ from schema.enums import InviteStatus, ReactionKind, ReactionStatus
 from schema.types import (
     Author,
     Community,
-    FromData,
-    MediaItem,
+    Draft,
     Reaction,
     Shout,
     Topic,
-    build,
     load_author,
     load_authors,
     main_topic_of,
-    media_items,
     topics_of_shout,
 )
 
@@ -38,66 +35,6 @@ class Rating:
     rater: str
     value: int
 
-
-@strawberry.type
-class PublicationInfo:
-    id: int
-    slug: str
-    published_at: int | None = None
-
-
-@strawberry.type
-class Draft(FromData):
-    id: int
-    created_at: int
-    layout: str | None = None
-    slug: str | None = None
-    title: str | None = None
-    subtitle: str | None = None
-    lead: str | None = None
-    body: str | None = None
-    cover: str | None = None
-    cover_caption: str | None = None
-    lang: str | None = None
-    seo: str | None = None
-    updated_at: int | None = None
-    deleted_at: int | None = None
-    # When the draft is scheduled to be published (schedule_draft), unix seconds.
-    publish_at: int | None = None
-    data: strawberry.Private[dict[str, Any] | None] = None
-
-    @strawberry.field
-    def publication(self) -> PublicationInfo | None:
-        return build(PublicationInfo, self._get("publication"))
-
-    @strawberry.field
-    async def created_by(self, info: Info) -> Author:
-        return await load_author(info, self._get("created_by"))  # type: ignore[return-value]
-
-    @strawberry.field
-    async def community(self, info: Info) -> Community:
-        return Community.of(await info.context.loaders.communities.load(self._get("community")))  # type: ignore[return-value]
-
-    @strawberry.field
-    def media(self) -> list[MediaItem | None] | None:
-        return media_items(self._get("media"))
-
-    @strawberry.field
-    async def updated_by(self, info: Info) -> Author | None:
-        return await load_author(info, self._get("updated_by"))
-
-    @strawberry.field
-    async def deleted_by(self, info: Info) -> Author | None:
-        return await load_author(info, self._get("deleted_by"))
-
-    @strawberry.field
-    async def authors(self, info: Info) -> list[Author | None]:
-        return await load_authors(info, self._get("author_ids") or [])
-
-    @strawberry.field
-    async def topics(self, info: Info) -> list[Topic | None]:
-        found = await info.context.loaders.topics.load_many(self._get("topic_ids") or [])
-        return [Topic.of(t) for t in found if t is not None]
 
 
 @strawberry.type

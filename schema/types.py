@@ -4,7 +4,7 @@ relations resolve through the request's DataLoaders, so a page costs a constant 
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import Any, TypeVar
 
 import strawberry
 
@@ -12,9 +12,6 @@ from auth.accounts import get_account
 from auth.permissions import DEFAULT_COMMUNITY
 from schema.context import Info
 from schema.enums import ReactionKind
-
-if TYPE_CHECKING:
-    from schema.results import Draft
 
 T = TypeVar("T")
 
@@ -290,7 +287,7 @@ class Shout(FromData):
         return None if original is None else Shout.of(await info.context.loaders.shouts.load(original))
 
     @strawberry.field
-    def draft(self) -> Annotated[Draft, strawberry.lazy("schema.results")] | None:
+    def draft(self) -> Draft | None:
         return None  # a shout's draft is private to its authors; read it through load_drafts
 
     @strawberry.field
@@ -345,3 +342,64 @@ class Reaction(FromData):
     def first_replies(self) -> list[Reaction | None] | None:
         replies = self._get("first_replies")
         return None if replies is None else [Reaction.of(r) for r in replies]
+
+
+@strawberry.type
+class PublicationInfo:
+    id: int
+    slug: str
+    published_at: int | None = None
+
+
+@strawberry.type
+class Draft(FromData):
+    id: int
+    created_at: int
+    layout: str | None = None
+    slug: str | None = None
+    title: str | None = None
+    subtitle: str | None = None
+    lead: str | None = None
+    body: str | None = None
+    cover: str | None = None
+    cover_caption: str | None = None
+    lang: str | None = None
+    seo: str | None = None
+    updated_at: int | None = None
+    deleted_at: int | None = None
+    # When the draft is scheduled to be published (schedule_draft), unix seconds.
+    publish_at: int | None = None
+    data: strawberry.Private[dict[str, Any] | None] = None
+
+    @strawberry.field
+    def publication(self) -> PublicationInfo | None:
+        return build(PublicationInfo, self._get("publication"))
+
+    @strawberry.field
+    async def created_by(self, info: Info) -> Author:
+        return await load_author(info, self._get("created_by"))  # type: ignore[return-value]
+
+    @strawberry.field
+    async def community(self, info: Info) -> Community:
+        return Community.of(await info.context.loaders.communities.load(self._get("community")))  # type: ignore[return-value]
+
+    @strawberry.field
+    def media(self) -> list[MediaItem | None] | None:
+        return media_items(self._get("media"))
+
+    @strawberry.field
+    async def updated_by(self, info: Info) -> Author | None:
+        return await load_author(info, self._get("updated_by"))
+
+    @strawberry.field
+    async def deleted_by(self, info: Info) -> Author | None:
+        return await load_author(info, self._get("deleted_by"))
+
+    @strawberry.field
+    async def authors(self, info: Info) -> list[Author | None]:
+        return await load_authors(info, self._get("author_ids") or [])
+
+    @strawberry.field
+    async def topics(self, info: Info) -> list[Topic | None]:
+        found = await info.context.loaders.topics.load_many(self._get("topic_ids") or [])
+        return [Topic.of(t) for t in found if t is not None]

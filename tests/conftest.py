@@ -19,11 +19,11 @@ from alembic import command
 from app.cli import alembic_config
 from app.main import create_app, wire
 from app.seed import SIZES, seed_connection
-from app.settings import Settings, load_settings
 from auth.mailer import LogMailer
 from auth.services import build_auth
 from cache.client import make_redis
 from cache.store import Cache
+from config.settings import Settings, load_settings
 from orm.engine import make_engine
 from resolvers.deps import Deps
 

@@ -10,9 +10,9 @@ import pytest
 from redis.asyncio import Redis
 from sqlalchemy import select
 
-from app.settings import Settings
 from cache import keys
 from cache.boards import FLOOR, WEEK
+from config.settings import Settings
 from orm import Reaction, Shout
 from orm.stats import is_listed
 from resolvers.writes import transaction

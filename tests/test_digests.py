@@ -10,9 +10,9 @@ import pytest
 from redis.asyncio import Redis
 from sqlalchemy import update
 
-from app.settings import Settings
 from auth.mailer import LogMailer
 from cache import keys
+from config.settings import Settings
 from orm import Author
 from resolvers.digests import DIGEST
 from resolvers.writes import transaction

@@ -13,7 +13,7 @@ from alembic import command
 from app.cli import alembic_config
 from app.main import check_services, create_app, open_deps
 from app.seed import SIZES, seed_database
-from app.settings import Settings, SettingsError, load_settings
+from config.settings import Settings, SettingsError, load_settings
 
 
 def test_defaults_are_embedded(monkeypatch: pytest.MonkeyPatch) -> None:

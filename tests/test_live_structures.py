@@ -20,7 +20,6 @@ from redis.asyncio import Redis
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.settings import Settings
 from cache import keys
 from cache.boards import board_query, current_boards
 from cache.counters import QUERIES, get_counters
@@ -28,6 +27,7 @@ from cache.follows import fan_ids, fans_query, following_ids, following_query
 from cache.live import LiveOps, structure_key
 from cache.rebuild import rebuild_all
 from cache.threads import as_row, comment_rating, encode, members_query
+from config.settings import Settings
 from orm import (
     Author,
     AuthorFollower,

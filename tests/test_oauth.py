@@ -22,8 +22,8 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from app.main import create_app
-from app.settings import OAuthProvider, Settings
 from auth.services import build_auth
+from config.settings import OAuthProvider, Settings
 from resolvers.deps import Deps
 
 CLIENT_ID, CLIENT_SECRET = "discours-test", "provider-secret"
