@@ -38,7 +38,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     port = args.port or settings.port
     workers = args.workers or settings.workers
     uvicorn.run("app.asgi:app", host=host, port=port, workers=workers, factory=False,
-                log_level="info", proxy_headers=True)
+                log_level="info", proxy_headers=True, ws_max_size=settings.max_body_bytes)
     return 0
 
 

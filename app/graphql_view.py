@@ -3,6 +3,8 @@ media types."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,13 +17,27 @@ from strawberry import UNSET
 from strawberry.asgi import ASGIWebSocketAdapter, GraphQL
 from strawberry.http import GraphQLHTTPResponse
 from strawberry.http.exceptions import WebSocketDisconnected
+from strawberry.http.parse_content_type import parse_content_type
 from strawberry.types import ExecutionResult
 
+from app.http_guards import (
+    BAD_REQUEST,
+    METHOD_NOT_ALLOWED,
+    TIMEOUT,
+    TOO_MANY_OPERATIONS,
+    UNSUPPORTED_MEDIA_TYPE,
+    Refused,
+    json_depth,
+)
 from cache import response_capture
 from cache.response import ResponseCache, request_key, root_fields_allowed
 from cache.views import client_key
 from resolvers.deps import Deps
 from schema.context import Context, Loaders
+from schema.safety import changes_state
+from schema.schema import DiscoursSchema
+
+log = logging.getLogger(__name__)
 
 # Public queries whose answers depend only on data read through the cache (and on nothing about the
 # viewer): their anonymous responses may be served from the response cache.
@@ -66,11 +82,71 @@ class DiscoursGraphQL(GraphQL[Context, None]):
 
     websocket_adapter_class = TextFrames  # type: ignore[assignment]
 
-    def __init__(self, *args: Any, response_cache_ttl: int = 60, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    schema: DiscoursSchema
+
+    def __init__(self, schema: DiscoursSchema, *args: Any, response_cache_ttl: int = 60,
+                 request_timeout: float = 15.0, max_json_depth: int = 32, **kwargs: Any) -> None:
+        super().__init__(schema, *args, **kwargs)
         self.response_cache_ttl = response_cache_ttl
+        self.request_timeout = request_timeout
+        self.max_json_depth = max_json_depth
+        batching = schema.config.batching_config
+        self.max_batch_operations = batching["max_operations"] if batching else 1
 
     async def run(self, request: Any, context: Any = UNSET, root_value: Any = UNSET) -> Any:
+        """An HTTP request is answered within `request_timeout`: past it, its work (database queries and
+        Redis calls included) is cancelled and the client gets a 503 with code TIMEOUT. A write's commit
+        under way is not cancelled (resolvers/writes.py)."""
+        if not isinstance(request, Request):  # a WebSocket lives as long as its subscriptions
+            return await super().run(request, context, root_value)
+        try:
+            async with asyncio.timeout(self.request_timeout):
+                self._refuse_state_change_over_get(request)
+                return await self._answer(request, context, root_value)
+        except Refused as refused:
+            return refused.response(_media_type(request))
+        except TimeoutError:
+            log.warning("%s request stopped after %.1fs", request.method, self.request_timeout)
+            timeout = Refused(503, TIMEOUT, f"The request took longer than {self.request_timeout:g}s and was "
+                              "stopped; try again, or ask for less", {"Retry-After": "1"})
+            return timeout.response(_media_type(request))
+
+    def _refuse_state_change_over_get(self, request: Request) -> None:
+        query = request.query_params.get("query")
+        if request.method != "GET" or not query:
+            return
+        try:
+            document = self.schema.parse(query)
+        except GraphQLError:
+            return  # execution answers the syntax error
+        if changes_state(self.schema._schema, document, request.query_params.get("operationName")):
+            raise Refused(405, METHOD_NOT_ALLOWED, "This operation changes state: send it with POST",
+                          {"Allow": "POST"})
+
+    def decode_json(self, data: str | bytes) -> object:
+        """orjson (invalid UTF-8 and nesting past 1,024 are JSON errors, answered 400), then the depth limit."""
+        value = orjson.loads(data)
+        if json_depth(value) > self.max_json_depth:
+            raise Refused(400, BAD_REQUEST, f"JSON nested deeper than {self.max_json_depth} levels")
+        return value
+
+    async def parse_http_body(self, request: Any) -> Any:
+        """POST bodies: JSON only (415 otherwise), an object or a batch of at most `max_batch_operations`."""
+        if request.method == "POST":
+            content_type, _ = parse_content_type(request.content_type or "")
+            if content_type != "application/json":
+                raise Refused(415, UNSUPPORTED_MEDIA_TYPE, "Send GraphQL requests as application/json",
+                              {"Accept": "application/json"})
+            body = self.parse_json(await request.get_body())
+            batch = body if isinstance(body, list) else [body]
+            if not all(isinstance(item, dict) for item in batch) or not batch:
+                raise Refused(400, BAD_REQUEST, "The body must be a JSON object, or a list of them (a batch)")
+            if len(batch) > self.max_batch_operations:
+                raise Refused(400, TOO_MANY_OPERATIONS, f"{len(batch)} operations in one request; at most "
+                              f"{self.max_batch_operations} are run together")
+        return await super().parse_http_body(request)
+
+    async def _answer(self, request: Request, context: Any, root_value: Any) -> Any:
         params = await _cacheable_params(request, self.response_cache_ttl)
         if params is None:
             return await super().run(request, context, root_value)
@@ -93,8 +169,9 @@ class DiscoursGraphQL(GraphQL[Context, None]):
             response_capture.end(token)
         if not hasattr(response, "body"):  # a stream (a subscription over SSE): nothing to store
             return response
-        if response.status_code == 200 and _storable(response.body, params[0], params[1]):
-            await responses.store(key, response.body, capture)
+        answer = response.body
+        if response.status_code == 200 and isinstance(answer, bytes) and _storable(answer, params[0], params[1]):
+            await responses.store(key, answer, capture)
         return response
 
     def encode_json(self, data: object) -> bytes:  # type: ignore[override]

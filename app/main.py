@@ -12,6 +12,7 @@ from redis.exceptions import RedisError
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route, WebSocketRoute
@@ -19,6 +20,7 @@ from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL, GRAPHQL_TRANSPORT_WS_
 
 from app import oauth_routes
 from app.graphql_view import DiscoursGraphQL
+from app.http_guards import BodySizeLimit
 from auth.services import AuthServices, build_auth
 from cache.client import make_redis
 from cache.delayed import DelayedQueue
@@ -33,6 +35,7 @@ from config.settings import Settings, SettingsError, get_settings
 from orm.engine import make_engine, make_session_factory
 from resolvers import digests, scheduled
 from resolvers.deps import DEFERRED_QUEUE, Deps
+from schema.limits import Limits
 from schema.schema import build_schema
 from triggers.listeners import register as register_triggers
 from triggers.sink import CacheSink
@@ -102,7 +105,8 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
     """`deps` lets a test hand in its own engine and Redis; otherwise the lifespan creates them."""
     settings = settings or get_settings()
     graphql = DiscoursGraphQL(
-        build_schema(), graphql_ide="graphiql", response_cache_ttl=settings.response_cache_ttl,
+        build_schema(Limits.of(settings)), graphql_ide="graphiql", response_cache_ttl=settings.response_cache_ttl,
+        request_timeout=settings.request_timeout, max_json_depth=settings.max_variables_depth,
         subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL, GRAPHQL_SSE_PROTOCOL),
         max_subscriptions_per_connection=settings.subscriptions_per_connection,
         connection_init_wait_timeout=timedelta(seconds=settings.subscription_init_timeout))
@@ -141,6 +145,7 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
 
     app = Starlette(
         debug=settings.debug,
+        middleware=[Middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)],
         routes=[
             Route("/", root),
             Route("/health", health),

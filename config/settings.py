@@ -88,6 +88,26 @@ class Settings(BaseSettings):
     notification_digest_window: int = 3600
     max_page_size: int = 100
 
+    # --- what one request may ask (schema/limits.py, app/guards.py); each refused before execution ---
+    # Body bytes (413 above); the 2025 client's largest operation is about 120 tokens, depth 4, and costs
+    # at most 8,400 with every page at its largest.
+    max_body_bytes: int = 1_048_576
+    max_query_tokens: int = 2000
+    max_query_depth: int = 10
+    max_query_aliases: int = 30
+    max_query_cost: int = 20_000
+    # A list field with no `limit` argument counts as this many items in the cost.
+    query_cost_list_size: int = 20
+    # Operations in one batched request (a JSON list of requests).
+    max_batch_operations: int = 10
+    # Variables nested deeper than this are refused (400) before anything else reads them.
+    max_variables_depth: int = 32
+    # Seconds a query or mutation may run; then its work is cancelled and the client told so (a commit
+    # under way still finishes, with its cache invalidation).
+    request_timeout: float = 15.0
+    # Parsed documents kept per worker, by their text.
+    parsed_documents_cache: int = 512
+
     # --- live events: pub/sub and subscriptions (seed 000 section 6, resolvers/events.py) ---
     # One event is pushed to at most this many people (it is stored and listed for all of them).
     notify_fanout_cap: int = 10_000

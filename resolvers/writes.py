@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, AsyncSessionTransaction
 
 from orm.engine import settle
 from resolvers.deps import Deps
@@ -16,9 +17,27 @@ from triggers.listeners import announce
 async def transaction(deps: Deps) -> AsyncIterator[AsyncSession]:
     """Commits on success, rolls back on error. Before the commit it announces the live structures the
     write will change; after it, it waits until the triggers' invalidation and live updates have reached
-    Redis, so a response sent after this block never lets a reader see the old data."""
+    Redis, so a response sent after this block never lets a reader see the old data.
+
+    A request cancelled (its timeout, its client gone) before the commit rolls back; once the commit has
+    begun, it and its invalidation run to the end regardless, since PostgreSQL may already hold the write
+    and a cache left unaware of it would serve stale data."""
     async with deps.db() as session:
-        async with session.begin():
+        begun = await session.begin()
+        try:
             yield session
             await announce(session)
-        await settle(session)
+        except BaseException:
+            await begun.rollback()
+            raise
+        finishing = asyncio.ensure_future(_commit_and_settle(session, begun))
+        try:
+            await asyncio.shield(finishing)
+        except asyncio.CancelledError:
+            await finishing
+            raise
+
+
+async def _commit_and_settle(session: AsyncSession, begun: AsyncSessionTransaction) -> None:
+    await begun.commit()
+    await settle(session)

@@ -18,6 +18,7 @@ from schema.results import (
     SecurityUpdateResult,
     SessionInfo,
 )
+from schema.safety import CHANGES_STATE
 from schema.types import Author
 
 
@@ -62,7 +63,7 @@ class AuthQuery:
     async def me(self, info: Info) -> AuthResult:
         return _auth_result(info, await auth.current(info.context.deps, await info.context.session()))
 
-    @strawberry.field
+    @strawberry.field(metadata=CHANGES_STATE)
     async def logout(self, info: Info) -> AuthResult:
         await _logout(info)
         return AuthResult(success=True)

@@ -8,17 +8,28 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from graphql import GraphQLError
+from graphql import GraphQLError, GraphQLSyntaxError
 from redis.exceptions import RedisError
 from strawberry.extensions import SchemaExtension
 
 from resolvers.errors import ApiError
+from schema.limits import PARSE_FAILED, VALIDATION_FAILED
+
+
+def is_client_error(error: GraphQLError) -> bool:
+    """Parse and validation errors, refused limits, variables that do not fit, and ApiErrors."""
+    original = error.original_error
+    return original is None or isinstance(original, GraphQLError | ApiError)
 
 
 def _mapped(error: GraphQLError) -> GraphQLError:
     original = error.original_error
-    if original is None:  # parse / validation errors: already client errors
-        return error
+    if original is None:  # parse and validation errors and refused limits: the client's doing
+        if (error.extensions or {}).get("code"):
+            return error
+        code = PARSE_FAILED if isinstance(error, GraphQLSyntaxError) else VALIDATION_FAILED
+        return GraphQLError(error.message, nodes=error.nodes, source=error.source, positions=error.positions,
+                            path=error.path, extensions={**(error.extensions or {}), "code": code})
     if isinstance(original, GraphQLError):  # a variable that does not fit its type: the client's doing
         return GraphQLError(error.message, nodes=error.nodes, path=error.path,
                             extensions={**(error.extensions or {}), "code": "BAD_USER_INPUT"})

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import logging
+
 import strawberry
-from graphql import GraphQLError
+from graphql import DocumentNode, GraphQLError, parse
+from strawberry.extensions import SchemaExtension
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext
 
@@ -11,10 +14,15 @@ from resolvers.errors import ApiError
 from schema import enums, inputs, results
 from schema.admin import AdminMutation
 from schema.auth import AuthMutation
-from schema.errors import ErrorMapping
+from schema.errors import ErrorMapping, is_client_error
+from schema.limits import LimitChecks, Limits, request_limits
 from schema.mutation import WriteMutation
 from schema.query import Query
 from schema.subscription import Subscription
+
+log = logging.getLogger("discours.graphql")
+# How much of a refused or failing document a log line quotes: enough to recognise it, never a weapon.
+LOGGED_DOCUMENT_CHARS = 200
 
 
 @strawberry.type
@@ -35,19 +43,44 @@ _NOT_YET_REACHABLE = [
 
 
 class DiscoursSchema(strawberry.Schema):
+    checks: LimitChecks | None = None
+
+    def parse(self, query: str) -> DocumentNode:
+        """A document as execution will see it (through the limits' cache and token limit, when set)."""
+        return self.checks.parse(query) if self.checks is not None else parse(query)
+
     def process_errors(self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None) -> None:
-        """Log only what is not the client's doing; an ApiError is an answer, not an incident."""
-        unexpected = [e for e in errors if not isinstance(e.original_error, ApiError)]
-        if unexpected:
-            super().process_errors(unexpected, execution_context)
+        """One line per request, never the whole document or the variables: a client's mistakes (parse,
+        validation, refused limits, bad variables) at INFO; failures of ours at ERROR with the traceback.
+        An ApiError is an answer, not an incident, and is not logged."""
+        operation = (execution_context.operation_name if execution_context else None) or "anonymous"
+        query = (execution_context.query if execution_context else None) or ""
+        document = query[:LOGGED_DOCUMENT_CHARS] + ("…" if len(query) > LOGGED_DOCUMENT_CHARS else "")
+        failures = [e for e in errors if not is_client_error(e)]
+        refused = [e for e in errors if is_client_error(e) and not isinstance(e.original_error, ApiError)]
+        if failures:
+            log.error("%s failed (%d errors): %s; document: %r", operation, len(failures), failures[0].message,
+                      document, exc_info=failures[0].original_error)
+        elif refused:
+            log.info("%s refused (%d errors): %s; document: %r", operation, len(refused),
+                     refused[0].message[:LOGGED_DOCUMENT_CHARS], document)
 
 
-def build_schema() -> strawberry.Schema:
-    return DiscoursSchema(
+def build_schema(limits: Limits | None = None) -> DiscoursSchema:
+    """With `limits`, documents are parsed through a cache and refused over them before validation
+    (schema/limits.py); without (the exported SDL, contract checks), nothing is limited."""
+    checks = LimitChecks(limits) if limits is not None else None
+    extensions: list[type[SchemaExtension]] = [ErrorMapping]
+    if checks is not None:
+        extensions.append(request_limits(checks))
+    schema = DiscoursSchema(
         query=Query,
         mutation=Mutation,
         subscription=Subscription,
         types=_NOT_YET_REACHABLE,
-        config=StrawberryConfig(auto_camel_case=False),
-        extensions=[ErrorMapping],
+        config=StrawberryConfig(auto_camel_case=False,
+                                batching_config={"max_operations": limits.batch} if limits else None),
+        extensions=extensions,
     )
+    schema.checks = checks
+    return schema

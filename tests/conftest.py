@@ -118,8 +118,8 @@ def deps(engine: AsyncEngine, cache: Cache, redis: Redis, settings: Settings, ma
 
 
 @pytest.fixture
-def app(deps: Deps) -> Any:
-    return create_app(deps=deps)
+def app(deps: Deps, settings: Settings) -> Any:
+    return create_app(settings, deps=deps)
 
 
 @pytest.fixture
