@@ -18,7 +18,7 @@ from cache.entities import fetch_shouts
 from orm import Draft, DraftAuthor, DraftTopic, Shout, ShoutAuthor, ShoutTopic, Topic
 from resolvers.access import require, require_viewer
 from resolvers.deps import Deps
-from resolvers.errors import BadInput, Conflict, NotFound
+from resolvers.errors import BadInput, Conflict, Forbidden, NotFound
 from resolvers.events import publication_event
 from resolvers.writes import transaction
 
@@ -70,13 +70,18 @@ async def draft_dicts(session: AsyncSession, drafts: list[Draft]) -> list[dict[s
              "publication": published.get(d.id)} for d in drafts]
 
 
-async def _set_relations(session: AsyncSession, draft: Draft, author_ids: list[int] | None,
+async def _set_relations(session: AsyncSession, draft: Draft, viewer_id: int, author_ids: list[int] | None,
                          topic_ids: list[int] | None, main_topic: int | None) -> None:
     if author_ids is not None:
+        # `author_ids` may drop co-authors and add the viewer, never add someone else: a co-author joins by
+        # accepting an invite (create_invite, accept_invite), not because another user listed them.
+        present = set(await _draft_authors(session, draft.id))
         wanted = set(author_ids) | {draft.created_by}
+        if strangers := wanted - present - {viewer_id}:
+            raise Forbidden(f"authors {sorted(strangers)} are not on this draft; a co-author joins by accepting "
+                            "an invite (create_invite)", field="author_ids")
         await session.execute(delete(DraftAuthor).where(DraftAuthor.draft == draft.id,
                                                         DraftAuthor.author.not_in(wanted)))
-        present = set(await _draft_authors(session, draft.id))
         session.add_all(DraftAuthor(draft=draft.id, author=a) for a in sorted(wanted - present))
     if topic_ids is not None:
         known = set((await session.scalars(select(Topic.id).where(Topic.id.in_(topic_ids)))).all())
@@ -99,8 +104,8 @@ async def create_draft(deps: Deps, viewer: Viewer | None, draft_input: dict[str,
         await session.flush()
         session.add(DraftAuthor(draft=draft.id, author=signed_in.author_id))
         await session.flush()
-        await _set_relations(session, draft, draft_input.get("author_ids"), draft_input.get("topic_ids"),
-                             draft_input.get("main_topic_id"))
+        await _set_relations(session, draft, signed_in.author_id, draft_input.get("author_ids"),
+                             draft_input.get("topic_ids"), draft_input.get("main_topic_id"))
     return {"draft": await get_draft(deps, draft.id)}
 
 
@@ -123,8 +128,8 @@ async def update_draft(deps: Deps, viewer: Viewer | None, draft_id: int, draft_i
             draft.media = draft_input["media"]
         draft.updated_at = int(time.time())
         draft.updated_by = viewer.author_id if viewer else None
-        await _set_relations(session, draft, draft_input.get("author_ids"), draft_input.get("topic_ids"),
-                             draft_input.get("main_topic_id"))
+        await _set_relations(session, draft, draft.updated_by or draft.created_by, draft_input.get("author_ids"),
+                             draft_input.get("topic_ids"), draft_input.get("main_topic_id"))
     return {"draft": await get_draft(deps, draft_id)}
 
 

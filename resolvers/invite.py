@@ -8,7 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from auth.permissions import Viewer
-from orm import Author, Invite, InviteStatus, Shout, ShoutAuthor
+from orm import Author, DraftAuthor, Invite, InviteStatus, Shout, ShoutAuthor
 from resolvers.access import require, require_viewer
 from resolvers.deps import Deps
 from resolvers.draft import own_shout
@@ -64,11 +64,20 @@ async def answer_invite(deps: Deps, viewer: Viewer | None, invite_id: int, *, ac
         if invite.status != InviteStatus.PENDING.value:
             raise Conflict("this invite has been answered", field="invite_id")
         invite.status = (InviteStatus.ACCEPTED if accept else InviteStatus.REJECTED).value
-        if accept and await session.get(ShoutAuthor, (invite.shout_id, invite.author_id)) is None:
-            session.add(ShoutAuthor(shout=invite.shout_id, author=invite.author_id))
         if accept:
+            await _join(session, invite.shout_id, invite.author_id)
             await invite_event(session, invite)
     return {"shout": await own_shout(deps, invite.shout_id), "error": None}
+
+
+async def _join(session: AsyncSession, shout_id: int, author_id: int) -> None:
+    """An accepted invite makes its author a co-author of the shout and of the draft it is published from,
+    so publishing the draft again keeps them."""
+    if await session.get(ShoutAuthor, (shout_id, author_id)) is None:
+        session.add(ShoutAuthor(shout=shout_id, author=author_id))
+    draft_id = await session.scalar(select(Shout.draft).where(Shout.id == shout_id))
+    if draft_id is not None and await session.get(DraftAuthor, (draft_id, author_id)) is None:
+        session.add(DraftAuthor(draft=draft_id, author=author_id))
 
 
 async def remove_invite(deps: Deps, viewer: Viewer | None, invite_id: int) -> dict[str, Any]:
@@ -92,8 +101,9 @@ async def remove_author(deps: Deps, viewer: Viewer | None, slug: str | None, aut
             raise NotFound("not an author of this shout", field="author_id")
         if removed == shout.created_by or len(authors) == 1:
             raise BadInput("the shout's creator stays its author", field="author_id")
-        row = await session.get(ShoutAuthor, (shout.id, removed))
-        await session.delete(row)
+        await session.delete(await session.get(ShoutAuthor, (shout.id, removed)))
+        if shout.draft is not None and (row := await session.get(DraftAuthor, (shout.draft, removed))):
+            await session.delete(row)  # or publishing the draft again would bring them back
     return {"shout": await own_shout(deps, shout.id), "error": None}
 
 

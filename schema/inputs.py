@@ -12,13 +12,15 @@ from schema.enums import ReactionKind, ReactionSort, ShoutsOrderBy
 
 
 def as_dict(value: Any) -> Any:
-    """Inputs -> plain dicts, enums -> their values, UNSET/None dropped from dicts."""
+    """Inputs -> plain dicts, enums -> their values, UNSET/None dropped from dicts, and nulls dropped from
+    lists: the contract's list inputs (`[String]`, `[MediaItemInput]`) allow null items, which name
+    nothing, and resolvers never see them."""
     if value is None or value is strawberry.UNSET:
         return None
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, list):
-        return [as_dict(v) for v in value]
+        return [as_dict(v) for v in value if v is not None and v is not strawberry.UNSET]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out = {}
         for f in dataclasses.fields(value):

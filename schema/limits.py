@@ -10,10 +10,14 @@ fields, so the hostile document never reaches it.
 Cost: a scalar is free, an object field costs 1 plus its selection, and a list field multiplies that by
 the number of items it may return: its `limit` argument (top level or in `options`, variables
 resolved, clamped to the page size as the resolvers clamp it), else `list_size`. Nesting multiplies, so
-`load_shouts_by(limit: 100) { authors { shouts ... } }` is priced as what it would read."""
+`load_shouts_by(limit: 100) { authors { shouts ... } }` is priced as what it would read.
+
+One input check rides along, because it too must come before any resolver: no string, in a variable or
+a literal, may hold a NUL character (PostgreSQL cannot store one in text): BAD_USER_INPUT."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -31,7 +35,9 @@ from graphql import (
     GraphQLSyntaxError,
     InlineFragmentNode,
     SelectionSetNode,
+    StringValueNode,
     ValueNode,
+    Visitor,
     get_named_type,
     get_nullable_type,
     get_operation_ast,
@@ -39,6 +45,7 @@ from graphql import (
     parse,
     validate,
     value_from_ast_untyped,
+    visit,
 )
 from strawberry.extensions import MaxAliasesLimiter, QueryDepthLimiter, SchemaExtension
 
@@ -51,6 +58,7 @@ TOO_MANY_TOKENS = "TOO_MANY_TOKENS"
 TOO_DEEP = "QUERY_TOO_DEEP"
 TOO_MANY_ALIASES = "TOO_MANY_ALIASES"
 TOO_COSTLY = "QUERY_TOO_COSTLY"
+BAD_USER_INPUT = "BAD_USER_INPUT"
 
 
 @dataclass(frozen=True)
@@ -70,6 +78,10 @@ class Limits:
                    aliases=settings.max_query_aliases, cost=settings.max_query_cost,
                    page_size=settings.max_page_size, list_size=settings.query_cost_list_size,
                    parsed_documents=settings.parsed_documents_cache, batch=settings.max_batch_operations)
+
+
+# A NUL character can only enter a document's string literal as an escape.
+NUL_ESCAPE = re.compile(r"\\u(?:0000|\{0+\})")
 
 
 def refusal(message: str, code: str, **extensions: Any) -> GraphQLError:
@@ -96,7 +108,7 @@ class LimitChecks:
         except RecursionError:  # nesting deep enough to exhaust the parser's stack, within the tokens
             raise refusal(f"The document nests deeper than {self.limits.depth} levels", TOO_DEEP) from None
 
-    def refusals(self, schema: GraphQLSchema, document: DocumentNode, operation_name: str | None,
+    def refusals(self, schema: GraphQLSchema, query: str, document: DocumentNode, operation_name: str | None,
                  variables: Mapping[str, Any]) -> list[GraphQLError]:
         for rules, code in ((self._depth_rules, TOO_DEEP), (self._alias_rules, TOO_MANY_ALIASES)):
             try:
@@ -105,6 +117,8 @@ class LimitChecks:
                 return []
             if errors:
                 return [refusal(errors[0].message, code)]
+        if _has_nul(variables) or (NUL_ESCAPE.search(query) and _has_nul(_string_literals(document))):
+            return [refusal("Strings may not contain the NUL character (U+0000)", BAD_USER_INPUT)]
         cost = query_cost(schema, document, operation_name, variables, self.limits)
         if cost > self.limits.cost:
             return [refusal(f"The query costs {cost}, more than the {self.limits.cost} allowed; ask for "
@@ -126,13 +140,40 @@ def request_limits(checks: LimitChecks) -> type[SchemaExtension]:
             context = self.execution_context
             document = context.graphql_document
             if document is not None and context.pre_execution_errors is None:
-                errors = checks.refusals(context.schema._schema, document, context.operation_name,
-                                         context.variables or {})
+                errors = checks.refusals(context.schema._schema, context.query or "", document,
+                                         context.operation_name, context.variables or {})
                 if errors:  # Strawberry's validation step finds errors already set and returns them
                     context.pre_execution_errors = errors
             yield
 
     return RequestLimits
+
+
+def _has_nul(value: Any) -> bool:
+    """Whether a NUL character is in any string of `value` (PostgreSQL cannot store one in text)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return False
+
+
+def _string_literals(document: DocumentNode) -> list[str]:
+    found: list[str] = []
+
+    class Strings(Visitor):
+        def enter_string_value(self, node: StringValueNode, *_: Any) -> None:
+            found.append(node.value)
+
+    visit(document, Strings())
+    return found
 
 
 def query_cost(schema: GraphQLSchema, document: DocumentNode, operation_name: str | None,

@@ -113,3 +113,41 @@ async def test_publishing_needs_title_and_body_and_a_free_slug(api: Api) -> None
     taken = await _draft(api, author, slug="shout-1")
     assert await api.error(publish, {"id": taken}, author) == "CONFLICT"
     assert await api.error(publish, {"id": 99999999}, author) == "NOT_FOUND"
+
+
+async def test_nobody_becomes_a_co_author_without_accepting_an_invite(api: Api) -> None:
+    """Listing someone in `author_ids` is refused; an invite they accept makes them a co-author of the
+    shout and of its draft, so publishing again keeps them; removing them removes them from both."""
+    from sqlalchemy import select
+
+    from orm import Invite
+
+    author, other = await api.user(), await api.user()
+    slug = _slug()
+    refused = await api.raw(CREATE, {"d": {"title": "t", "body": "<p>b</p>", "slug": slug, "author_ids": [other.id]}},
+                            author)
+    assert refused["errors"][0]["extensions"] == {"code": "FORBIDDEN", "field": "author_ids"}
+    assert (await api(DRAFTS, user=other))["drafts"] == []
+    unknown = await api.raw(CREATE, {"d": {"title": "t", "body": "b", "author_ids": [987654321]}}, author)
+    assert unknown["errors"][0]["extensions"]["code"] == "FORBIDDEN"
+
+    draft_id = await _draft(api, author, slug=slug, author_ids=[author.id])
+    update = "mutation($id: Int!, $d: DraftInput!) { update_draft(draft_id: $id, draft_input: $d) { error } }"
+    assert await api.error(update, {"id": draft_id, "d": {"author_ids": [author.id, other.id]}}, author) == "FORBIDDEN"
+    publish = "mutation($id: Int!) { publish_draft(draft_id: $id) { shout { id authors { id } } } }"
+    shout = (await api(publish, {"id": draft_id}, author))["shout"]
+    assert shout["authors"] == [{"id": author.id}]
+
+    await api("mutation($s: String, $a: Int) { create_invite(slug: $s, author_id: $a) { error } }",
+              {"s": slug, "a": other.id}, author)
+    assert [a["id"] for a in (await api(SHOUT, {"s": slug}))["authors"]] == [author.id]  # pending: not yet
+    async with api.deps.db() as session:
+        invite_id = await session.scalar(select(Invite.id).where(Invite.shout_id == shout["id"]))
+    await api("mutation($id: Int!) { accept_invite(invite_id: $id) { error } }", {"id": invite_id}, other)
+    republished = (await api(publish, {"id": draft_id}, author))["shout"]
+    assert sorted(a["id"] for a in republished["authors"]) == sorted([author.id, other.id])
+    assert [d["id"] for d in (await api(DRAFTS, user=other))["drafts"]] == [draft_id]
+
+    await api("mutation($s: String, $a: Int) { remove_author(slug: $s, author_id: $a) { error } }",
+              {"s": slug, "a": other.id}, author)
+    assert (await api(publish, {"id": draft_id}, author))["shout"]["authors"] == [{"id": author.id}]
