@@ -1,9 +1,14 @@
-"""Outgoing mail behind a small interface: the default writes each message to the log (and keeps the
-last few, which development tools and tests read); `SmtpMailer` sends through the configured server."""
+"""Outgoing mail behind a small interface: the default logs that a message went out (and keeps the
+last few, which development tools and tests read); `SmtpMailer` sends through the configured server.
+
+A log line never holds the recipient's address or the body (which carries sign-in links): only a
+digest of the address and the subject. `MAIL_LOG_LINKS` (on by default with the embedded SQLite
+development setup, off otherwise) adds the body, so a newcomer without SMTP can follow the link."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import smtplib
 from collections import deque
@@ -25,13 +30,22 @@ class Mailer(Protocol):
     async def send(self, message: Message) -> None: ...
 
 
+def recipient(address: str) -> str:
+    """How logs name a recipient: a digest, never the address."""
+    return "mailbox " + hashlib.sha256(address.strip().lower().encode()).hexdigest()[:12]
+
+
 class LogMailer:
-    def __init__(self, keep: int = 50) -> None:
+    def __init__(self, keep: int = 50, *, log_bodies: bool = False) -> None:
         self.sent: deque[Message] = deque(maxlen=keep)
+        self.log_bodies = log_bodies
 
     async def send(self, message: Message) -> None:
         self.sent.append(message)
-        log.info("mail to %s: %s\n%s", message.to, message.subject, message.body)
+        if self.log_bodies:  # a development setting: the body holds a sign-in link
+            log.info("mail to %s: %s\n%s", recipient(message.to), message.subject, message.body)
+        else:
+            log.info("mail to %s: %s", recipient(message.to), message.subject)
 
 
 class SmtpMailer:

@@ -9,9 +9,12 @@ from redis.asyncio import Redis
 from auth.mailer import LogMailer, Mailer, SmtpMailer
 from auth.passwords import Passwords
 from auth.sessions import SessionStore
-from auth.throttle import LoginThrottle
+from auth.throttle import LoginThrottle, Rate, RateLimits
 from auth.verification import VerificationStore
 from config.settings import Settings
+
+# Rate-limited actions: by client address, except MAIL_RECEIVED (by the recipient's address).
+LOGIN, REGISTER, MAIL_ASKED, MAIL_RECEIVED = "login", "register", "mail", "mailto"
 
 
 @dataclass
@@ -20,6 +23,7 @@ class AuthServices:
     sessions: SessionStore
     verifications: VerificationStore
     throttle: LoginThrottle
+    limits: RateLimits
     passwords: Passwords
     mailer: Mailer
 
@@ -29,14 +33,22 @@ def build_auth(settings: Settings, redis: Redis, *, mailer: Mailer | None = None
         mailer = (SmtpMailer(settings.smtp_host, settings.smtp_port, user=settings.smtp_user,
                              password=settings.smtp_password, starttls=settings.smtp_starttls,
                              sender=settings.mail_from)
-                  if settings.smtp_host else LogMailer())
+                  if settings.smtp_host else LogMailer(log_bodies=settings.logs_mail_bodies))
     assert settings.jwt_secret is not None  # the settings validator fills or refuses it
     return AuthServices(
         settings=settings,
-        sessions=SessionStore(redis, secret=settings.jwt_secret, ttl=settings.session_ttl),
+        sessions=SessionStore(redis, secret=settings.jwt_secret, ttl=settings.session_ttl,
+                              grace=settings.session_outage_grace),
         verifications=VerificationStore(redis, ttl=settings.verification_ttl),
         throttle=LoginThrottle(redis, max_failures=settings.login_max_failures,
                                lock_seconds=settings.login_lock_seconds),
-        passwords=Passwords(time_cost=settings.password_time_cost, memory_cost=settings.password_memory_cost),
+        limits=RateLimits(redis, {
+            LOGIN: Rate(settings.logins_per_address, 60),
+            REGISTER: Rate(settings.registrations_per_address, 3600),
+            MAIL_ASKED: Rate(settings.mails_per_address, 3600),
+            MAIL_RECEIVED: Rate(settings.mails_per_recipient, 3600),
+        }),
+        passwords=Passwords(time_cost=settings.password_time_cost, memory_cost=settings.password_memory_cost,
+                            threads=settings.password_hash_threads, max_waiting=settings.password_hash_queue),
         mailer=mailer,
     )

@@ -4,16 +4,23 @@ A session is a signed JWT that is valid only while its `session:{user_id}:{token
 its id is listed in `user_sessions:{user_id}`. Both carry the session TTL and are written in one
 pipeline. Revoking a session deletes its hash, so a revoked token stops working at once even though
 its signature and expiry are still good.
+
+While Redis does not answer, a session this worker checked within the last `grace` seconds stays valid
+from memory, so a short outage signs nobody out; any other token cannot be checked, and the caller says
+so (SERVICE_UNAVAILABLE, never "not signed in"). Redis is always asked first: once it answers again, a
+revocation made meanwhile wins at once.
 """
 
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from auth import tokens
 from cache import keys
@@ -30,10 +37,24 @@ class Session:
 
 
 class SessionStore:
-    def __init__(self, redis: Redis, *, secret: str, ttl: int) -> None:
+    def __init__(self, redis: Redis, *, secret: str, ttl: int, grace: float = 60.0, remembered: int = 10_000) -> None:
         self.redis = redis
         self.secret = secret
         self.ttl = ttl
+        self.grace = grace
+        self.remembered = remembered
+        # token id -> (user id, when Redis last said it is valid), newest last; at most `remembered`
+        self._checked: OrderedDict[str, tuple[int, float]] = OrderedDict()
+
+    def _remember(self, token_id: str, user_id: int) -> None:
+        self._checked[token_id] = (user_id, time.monotonic())
+        self._checked.move_to_end(token_id)
+        while len(self._checked) > self.remembered:
+            self._checked.popitem(last=False)
+
+    def _recently_valid(self, token_id: str, user_id: int) -> bool:
+        checked = self._checked.get(token_id)
+        return checked is not None and checked[0] == user_id and time.monotonic() - checked[1] <= self.grace
 
     async def create(self, user_id: int, username: str, *, auth_data: dict[str, Any] | None = None,
                      device_info: dict[str, Any] | None = None) -> Session:
@@ -64,15 +85,27 @@ class SessionStore:
         except tokens.InvalidToken:
             return None
         token_id = tokens.token_id(token)
+        session = Session(user_id=claims.user_id, token=token, token_id=token_id)
         key = keys.session(claims.user_id, token_id)
-        user_id, last_activity = await self.redis.hmget(key, ["user_id", "last_activity"])
+        try:
+            user_id, last_activity = await self.redis.hmget(key, ["user_id", "last_activity"])
+        except RedisError:
+            if self._recently_valid(token_id, claims.user_id):
+                return session
+            raise
         if user_id is None or int(user_id) != claims.user_id:
+            self._checked.pop(token_id, None)
             return None
+        self._remember(token_id, claims.user_id)
         if last_activity is None or int(last_activity) < time.time() - ACTIVITY_RESOLUTION:
-            await self.redis.hset(key, "last_activity", str(int(time.time())))
-        return Session(user_id=claims.user_id, token=token, token_id=token_id)
+            try:
+                await self.redis.hset(key, "last_activity", str(int(time.time())))
+            except RedisError:  # bookkeeping only: the session was checked
+                pass
+        return session
 
     async def revoke(self, user_id: int, token_id: str) -> None:
+        self._checked.pop(token_id, None)
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.delete(keys.session(user_id, token_id))
             pipe.srem(keys.user_sessions(user_id), token_id)
@@ -82,6 +115,8 @@ class SessionStore:
         """Revoke every session of a user except `keep` (a token id); returns how many."""
         members = [tokens.as_text(m) for m in await self.redis.smembers(keys.user_sessions(user_id))]
         doomed = [m for m in members if m != keep]
+        for member in doomed:
+            self._checked.pop(member, None)
         if not doomed:
             return 0
         async with self.redis.pipeline(transaction=True) as pipe:

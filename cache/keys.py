@@ -487,6 +487,11 @@ def login_failures(email_digest: str) -> str:
     return f"login_failures:{email_digest}"
 
 
+def rate_window(action: str, subject_digest: str, window: int) -> str:
+    """How often one client address or account did `action` in one fixed window (expires with it)."""
+    return f"rate:{action}:{subject_digest}:{window}"
+
+
 def env_var(name: str) -> str:
     return f"env_vars:{_part(name)}"
 

@@ -122,10 +122,22 @@ class Settings(BaseSettings):
     jwt_secret: str | None = None
     session_ttl: int = 30 * 24 * 3600
     session_cookie: str = "session_token"
+    # While Redis does not answer, a session this worker checked this many seconds ago or less stays valid.
+    session_outage_grace: float = 60.0
     cookie_secure: bool = False
     verification_ttl: int = 3600
     login_max_failures: int = 5
     login_lock_seconds: int = 300
+    # Per client address: login attempts a minute, registrations an hour, mails asked for (confirmation,
+    # password reset, email change) an hour; and mails one recipient address gets an hour. 0: no limit.
+    logins_per_address: int = 30
+    registrations_per_address: int = 10
+    mails_per_address: int = 20
+    mails_per_recipient: int = 5
+    # Password hashing runs in this many threads (argon2 releases the GIL), off the event loop; at most
+    # `password_hash_queue` more wait, past that a sign-in is refused as busy.
+    password_hash_threads: int = 1
+    password_hash_queue: int = 64
     # argon2id cost; tests lower it, production keeps the library's defaults
     password_time_cost: int = 3
     password_memory_cost: int = 65536
@@ -142,6 +154,9 @@ class Settings(BaseSettings):
     smtp_password: str | None = None
     smtp_starttls: bool = True
     mail_from: str = "Discours <noreply@discours.io>"
+    # Without SMTP, mail is logged by subject only; this adds the body (its sign-in link) to the log. Unset:
+    # on with the embedded SQLite development setup, off otherwise. Never on in production.
+    mail_log_links: bool | None = None
 
     @field_validator("database_url")
     @classmethod
@@ -176,6 +191,10 @@ class Settings(BaseSettings):
         elif len(self.jwt_secret) < 32:
             raise ValueError("JWT_SECRET must be at least 32 characters")
         return self
+
+    @property
+    def logs_mail_bodies(self) -> bool:
+        return self.is_sqlite if self.mail_log_links is None else self.mail_log_links
 
     @property
     def is_sqlite(self) -> bool:

@@ -17,13 +17,15 @@ from auth import tokens, verification
 from auth.accounts import get_account, viewer_of
 from auth.mailer import Message
 from auth.oauth import Identity, store_provider_tokens
+from auth.passwords import HashingBusy
 from auth.permissions import PERMISSIONS, ROLES, Viewer
+from auth.services import LOGIN, MAIL_ASKED, MAIL_RECEIVED, REGISTER
 from auth.sessions import Session
 from cache.entities import get_cached_author, id_by_slug
 from orm import Author, CommunityAuthor
 from resolvers.access import require_session
 from resolvers.deps import Deps
-from resolvers.errors import BadInput, Conflict, InvalidTokenError, Unauthenticated
+from resolvers.errors import BadInput, Busy, Conflict, InvalidTokenError, RateLimited, Unauthenticated
 from resolvers.writes import transaction
 
 log = logging.getLogger(__name__)
@@ -37,6 +39,33 @@ def normalize_email(email: str | None) -> str:
     if not EMAIL.match(value):
         raise BadInput("a valid email address is needed", field="email")
     return value
+
+
+async def _hash(deps: Deps, password: str) -> str:
+    try:
+        return await deps.accounts.passwords.hash(password)
+    except HashingBusy as exc:
+        raise Busy(str(exc)) from exc
+
+
+async def _verify(deps: Deps, stored: str | None, password: str) -> bool:
+    try:
+        return await deps.accounts.passwords.verify(stored, password)
+    except HashingBusy as exc:
+        raise Busy(str(exc)) from exc
+
+
+async def _limit(deps: Deps, action: str, client: str | None) -> None:
+    """Refuses a client address past its rate for `action` (requests with no address are not counted)."""
+    if client is not None and not await deps.accounts.limits.allow(action, client):
+        raise RateLimited("too many attempts from your address; try again later")
+
+
+async def _mail(deps: Deps, message: Message) -> None:
+    """Sends unless the recipient has had their hour's share: mail asked for by others must not flood an
+    inbox. Skipped silently, so the answer does not tell whether anything was sent."""
+    if await deps.accounts.limits.allow(MAIL_RECEIVED, message.to):
+        await deps.accounts.mailer.send(message)
 
 
 def _slugify(text: str) -> str:
@@ -82,20 +111,22 @@ def _link(deps: Deps, path: str, token: str) -> str:
 
 async def _send_confirmation(deps: Deps, author_id: int, email: str) -> None:
     token = await deps.accounts.verifications.issue(author_id, verification.EMAIL_VERIFICATION, {"email": email})
-    await deps.accounts.mailer.send(Message(email, "Confirm your email", _link(deps, "confirm", token)))
+    await _mail(deps, Message(email, "Confirm your email", _link(deps, "confirm", token)))
 
 
 # --- registration and sign-in -----------------------------------------------------------------------
 
-async def register_user(deps: Deps, email: str, password: str | None, name: str | None) -> dict[str, Any]:
+async def register_user(deps: Deps, email: str, password: str | None, name: str | None,
+                        client: str | None = None) -> dict[str, Any]:
     address = normalize_email(email)
     if password is not None and (problem := deps.accounts.passwords.problem(password)):
         return {"success": False, "error": problem, "token": None, "author": None}
+    await _limit(deps, REGISTER, client)
     display = (name or address.split("@")[0]).strip()[:255]
     slug = await _free_slug(deps, _slugify(display))
     now = int(time.time())
     author = Author(email=address, name=display, slug=slug, created_at=now, last_seen=now, updated_at=now,
-                    password=deps.accounts.passwords.hash(password) if password else None)
+                    password=await _hash(deps, password) if password else None)
     try:
         async with transaction(deps) as session:
             session.add(author)
@@ -103,8 +134,8 @@ async def register_user(deps: Deps, email: str, password: str | None, name: str 
             session.add(CommunityAuthor(community=1, author=author.id, joined_at=now, roles="reader,author"))
     except IntegrityError:
         # The address is taken. Say what a new registration would say, and tell the owner by mail.
-        await deps.accounts.mailer.send(Message(address, "Someone tried to register with your email",
-                                                "If it was you, sign in or reset your password."))
+        await _mail(deps, Message(address, "Someone tried to register with your email",
+                                  "If it was you, sign in or reset your password."))
         return {"success": True, "error": None, "token": None, "author": None}
     try:
         await _send_confirmation(deps, author.id, address)
@@ -116,6 +147,7 @@ async def register_user(deps: Deps, email: str, password: str | None, name: str 
 
 async def login(deps: Deps, email: str, password: str, device_info: dict[str, Any] | None = None) -> dict[str, Any]:
     failure = {"success": False, "error": BAD_CREDENTIALS, "token": None, "author": None}
+    await _limit(deps, LOGIN, (device_info or {}).get("ip"))
     try:
         address = normalize_email(email)
     except BadInput:
@@ -123,7 +155,7 @@ async def login(deps: Deps, email: str, password: str, device_info: dict[str, An
     if await deps.accounts.throttle.locked(address):
         return {**failure, "error": LOCKED}
     author = await _author_by_email(deps, address)
-    if not deps.accounts.passwords.verify(author.password if author else None, password or ""):
+    if not await _verify(deps, author.password if author else None, password or ""):
         await deps.accounts.throttle.failed(address)
         return failure
     assert author is not None
@@ -160,10 +192,11 @@ async def current(deps: Deps, session: Session | None) -> dict[str, Any]:
 
 # --- email confirmation, links --------------------------------------------------------------------
 
-async def send_link(deps: Deps, email: str) -> dict[str, Any]:
+async def send_link(deps: Deps, email: str, client: str | None = None) -> dict[str, Any]:
     """Send a confirmation link. The contract returns the Author, so an unknown address is an error;
     the message matches any other failure to send."""
     address = normalize_email(email)
+    await _limit(deps, MAIL_ASKED, client)
     author = await _author_by_email(deps, address)
     if author is None:
         raise BadInput("could not send a link to this address", field="email")
@@ -195,11 +228,12 @@ async def _consume(deps: Deps, token: str, kind: str) -> tuple[int, dict[str, An
 async def _set_password(deps: Deps, author_id: int, password: str) -> None:
     if problem := deps.accounts.passwords.problem(password):
         raise BadInput(problem, field="password")
+    hashed = await _hash(deps, password)  # before the transaction: no connection held while it hashes
     async with transaction(deps) as session:
         author = await session.get(Author, author_id)
         if author is None:
             raise Unauthenticated("the account no longer exists")
-        author.password = deps.accounts.passwords.hash(password)
+        author.password = hashed
 
 
 async def change_password(deps: Deps, session: Session | None, old: str, new: str) -> bool:
@@ -207,15 +241,16 @@ async def change_password(deps: Deps, session: Session | None, old: str, new: st
     session = require_session(session)
     async with deps.db() as db_session:
         stored = await db_session.scalar(select(Author.password).where(Author.id == session.user_id))
-    if not deps.accounts.passwords.verify(stored, old or ""):
+    if not await _verify(deps, stored, old or ""):
         raise BadInput("the current password is wrong", field="oldPassword")
     await _set_password(deps, session.user_id, new)
     await deps.accounts.sessions.revoke_all(session.user_id, keep=session.token_id)
     return True
 
 
-async def request_password_reset(deps: Deps, email: str) -> bool:
+async def request_password_reset(deps: Deps, email: str, client: str | None = None) -> bool:
     """Always succeeds; a reset link goes out only when the address belongs to an account."""
+    await _limit(deps, MAIL_ASKED, client)
     try:
         address = normalize_email(email)
     except BadInput:
@@ -223,7 +258,7 @@ async def request_password_reset(deps: Deps, email: str) -> bool:
     author = await _author_by_email(deps, address)
     if author is not None:
         token = await deps.accounts.verifications.issue(author.id, verification.PASSWORD_RESET)
-        await deps.accounts.mailer.send(Message(address, "Reset your password", _link(deps, "reset", token)))
+        await _mail(deps, Message(address, "Reset your password", _link(deps, "reset", token)))
     return True
 
 
@@ -239,13 +274,13 @@ async def reset_password(deps: Deps, token: str, new: str) -> bool:
 # --- email change -------------------------------------------------------------------------------------
 
 async def update_security(deps: Deps, session: Session | None, email: str | None, old_password: str | None,
-                          new_password: str | None) -> dict[str, Any]:
+                          new_password: str | None, client: str | None = None) -> dict[str, Any]:
     session = require_session(session)
     async with deps.db() as db_session:
         author = await db_session.get(Author, session.user_id)
     if author is None:
         raise Unauthenticated("the account no longer exists")
-    if not deps.accounts.passwords.verify(author.password, old_password or ""):
+    if not await _verify(deps, author.password, old_password or ""):
         return {"success": False, "error": "the current password is wrong", "author": None}
     if new_password:
         await _set_password(deps, author.id, new_password)
@@ -253,9 +288,9 @@ async def update_security(deps: Deps, session: Session | None, email: str | None
     if email:
         address = normalize_email(email)
         if address != (author.email or "").lower():
+            await _limit(deps, MAIL_ASKED, client)
             token = await deps.accounts.verifications.issue(author.id, verification.EMAIL_CHANGE, {"email": address})
-            await deps.accounts.mailer.send(Message(address, "Confirm your new email",
-                                                    _link(deps, "confirm-email-change", token)))
+            await _mail(deps, Message(address, "Confirm your new email", _link(deps, "confirm-email-change", token)))
     return {"success": True, "error": None,
             "author": await get_cached_author(author.id, cache=deps.cache, db=deps.db)}
 

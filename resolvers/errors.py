@@ -34,3 +34,11 @@ class InvalidTokenError(ApiError):
 
 class Conflict(ApiError):
     code = "CONFLICT"
+
+
+class RateLimited(ApiError):
+    code = "RATE_LIMITED"
+
+
+class Busy(ApiError):
+    code = "SERVICE_UNAVAILABLE"

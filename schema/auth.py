@@ -32,12 +32,17 @@ def _set_cookie(info: Info, token: str | None) -> None:
         clear_session_cookie(response, settings)
 
 
+def _client(info: Info) -> str | None:
+    """The client's address (uvicorn takes it from X-Forwarded-For only behind a trusted proxy)."""
+    client = getattr(info.context.request, "client", None)
+    return client.host if client else None
+
+
 def _device(info: Info) -> dict[str, Any]:
     request = info.context.request
     if request is None:
         return {}
-    client = getattr(request, "client", None)
-    return {"user_agent": request.headers.get("user-agent", "")[:255], "ip": client.host if client else None}
+    return {"user_agent": request.headers.get("user-agent", "")[:255], "ip": _client(info)}
 
 
 def _auth_result(info: Info, result: dict[str, Any]) -> AuthResult:
@@ -109,12 +114,12 @@ class AuthMutation:
     @strawberry.mutation(name="registerUser")
     async def register_user(self, info: Info, email: str, password: str | None = None,
                             name: str | None = None) -> AuthResult:
-        return _auth_result(info, await auth.register_user(info.context.deps, email, password, name))
+        return _auth_result(info, await auth.register_user(info.context.deps, email, password, name, _client(info)))
 
     @strawberry.mutation(name="sendLink")
     async def send_link(self, info: Info, email: str, lang: str | None = None,
                         template: str | None = None) -> Author:
-        author = Author.of(await auth.send_link(info.context.deps, email))
+        author = Author.of(await auth.send_link(info.context.deps, email, _client(info)))
         assert author is not None
         return author
 
@@ -140,13 +145,14 @@ class AuthMutation:
 
     @strawberry.mutation(name="requestPasswordReset")
     async def request_password_reset(self, info: Info, email: str, lang: str | None = None) -> AuthSuccess:
-        return AuthSuccess(success=await auth.request_password_reset(info.context.deps, email))
+        return AuthSuccess(success=await auth.request_password_reset(info.context.deps, email, _client(info)))
 
     @strawberry.mutation(name="updateSecurity")
     async def update_security(self, info: Info, email: str | None = None, old_password: str | None = None,
                               new_password: str | None = None) -> SecurityUpdateResult:
         session = await info.context.session()
-        return _security(await auth.update_security(info.context.deps, session, email, old_password, new_password))
+        return _security(await auth.update_security(info.context.deps, session, email, old_password, new_password,
+                                                    _client(info)))
 
     @strawberry.mutation(name="confirmEmailChange")
     async def confirm_email_change(self, info: Info, token: str) -> SecurityUpdateResult:

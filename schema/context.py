@@ -19,6 +19,7 @@ from cache.entities import get_cached_authors, get_cached_communities, get_cache
 from cache.views import client_key
 from resolvers.auth import account_viewer
 from resolvers.deps import Deps
+from resolvers.errors import Busy
 from resolvers.reaction import reactions_by_ids
 
 log = logging.getLogger(__name__)
@@ -130,8 +131,12 @@ class Context:
             if auth and token:
                 try:
                     self._session = await auth.sessions.validate(token)
-                except RedisError:
-                    log.warning("sessions unavailable: Redis does not answer")
+                except RedisError as exc:
+                    # Not "signed out": the token may well be valid, and a client told UNAUTHENTICATED
+                    # throws it away. Asked again, the next call tries Redis again.
+                    self._session = _UNSET
+                    log.warning("a session could not be checked: Redis does not answer")
+                    raise Busy("sessions cannot be checked right now; try again shortly") from exc
         return self._session  # type: ignore[no-any-return]
 
     async def client(self) -> str:

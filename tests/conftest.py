@@ -101,8 +101,12 @@ def cache(redis: Redis) -> Cache:
 
 @pytest.fixture
 def settings() -> Settings:
+    # Every test client comes from one address, so the per-address rate limits are off here; the
+    # throttling tests (test_auth_load.py) set their own.
     return load_settings(database_url=TEST_DATABASE_URL, redis_url=TEST_REDIS_URL, jwt_secret="t" * 40,
-                         password_time_cost=1, password_memory_cost=1024, admin_emails=["root@example.org"])
+                         password_time_cost=1, password_memory_cost=1024, admin_emails=["root@example.org"],
+                         logins_per_address=0, registrations_per_address=0, mails_per_address=0,
+                         mails_per_recipient=0)
 
 
 @pytest.fixture
