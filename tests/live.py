@@ -52,17 +52,18 @@ async def serve(app: Any) -> AsyncIterator[str]:
 
 
 @contextlib.asynccontextmanager
-async def two_workers() -> AsyncIterator[tuple[str, set[int], Redis]]:
+async def two_workers(redis_url: str | None = None,
+                      env: dict[str, str] | None = None) -> AsyncIterator[tuple[str, set[int], Redis]]:
     """`uvicorn --workers 2` on the test PostgreSQL and a Redis database of their own (emptied first);
     yields (base URL, the two worker pids, a client of that Redis database)."""
     port = free_port()
-    redis_url = TEST_REDIS_URL.rsplit("/", 1)[0] + "/10"
+    redis_url = redis_url or TEST_REDIS_URL.rsplit("/", 1)[0] + "/10"
     redis = Redis.from_url(redis_url)
     await redis.flushdb()
     env = {**os.environ, "DATABASE_URL": TEST_DATABASE_URL, "REDIS_URL": redis_url, "JWT_SECRET": "c" * 40,
            "PASSWORD_TIME_COST": "1", "PASSWORD_MEMORY_COST": "1024", "CACHE_REVALIDATION_INTERVAL": "3600",
            # every test client shares one address: no per-address limits here
-           "LOGINS_PER_ADDRESS": "0", "REGISTRATIONS_PER_ADDRESS": "0", "MAILS_PER_ADDRESS": "0"}
+           "LOGINS_PER_ADDRESS": "0", "REGISTRATIONS_PER_ADDRESS": "0", "MAILS_PER_ADDRESS": "0", **(env or {})}
     process = subprocess.Popen(  # noqa: ASYNC220 - starting, not waiting: the servers run beside the test
         [sys.executable, "-m", "uvicorn", "app.asgi:app", "--host", "127.0.0.1", "--port", str(port),
          "--workers", "2", "--log-level", "warning"], cwd=ROOT, env=env)
