@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import logging
-
+from app import logs
 from app.main import create_app
 
-logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+logs.configure()
 app = create_app()

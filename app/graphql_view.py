@@ -124,8 +124,13 @@ class DiscoursGraphQL(GraphQL[Context, None]):
                           {"Allow": "POST"})
 
     def decode_json(self, data: str | bytes) -> object:
-        """orjson (invalid UTF-8 and nesting past 1,024 are JSON errors, answered 400), then the depth limit."""
-        value = orjson.loads(data)
+        """orjson: invalid UTF-8 and nesting past 1,024 levels are JSON errors (HTTP 400; a WebSocket
+        message that is not JSON closes its connection, as the protocols say)."""
+        return orjson.loads(data)
+
+    def parse_json(self, data: str | bytes) -> Any:
+        """An HTTP body or GET parameter, decoded, within the depth limit."""
+        value = super().parse_json(data)
         if json_depth(value) > self.max_json_depth:
             raise Refused(400, BAD_REQUEST, f"JSON nested deeper than {self.max_json_depth} levels")
         return value

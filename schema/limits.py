@@ -63,14 +63,16 @@ BAD_USER_INPUT = "BAD_USER_INPUT"
 
 @dataclass(frozen=True)
 class Limits:
-    tokens: int = 5000
-    depth: int = 12
-    aliases: int = 30
-    cost: int = 20_000
-    page_size: int = 100  # a `limit` argument counts up to this (the resolvers clamp to it)
-    list_size: int = 20  # a list field with no `limit` argument counts as this many items
-    parsed_documents: int = 512  # parsed documents kept per worker, by their text
-    batch: int = 10  # operations in one batched HTTP request
+    """What one request may ask; the defaults live in the settings (`Limits.of`)."""
+
+    tokens: int
+    depth: int
+    aliases: int
+    cost: int
+    page_size: int  # a `limit` argument counts up to this (the resolvers clamp to it)
+    list_size: int  # a list field with no `limit` argument counts as this many items
+    parsed_documents: int  # parsed documents kept per worker, by their text
+    batch: int  # operations in one batched HTTP request
 
     @classmethod
     def of(cls, settings: Settings) -> Limits:

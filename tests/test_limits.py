@@ -79,7 +79,8 @@ def test_cost_multiplies_list_sizes_through_nesting() -> None:
     from graphql import parse
 
     schema = build_schema()._schema
-    limits = Limits(page_size=100, list_size=20)
+    limits = Limits(tokens=2000, depth=10, aliases=30, cost=20_000, page_size=100, list_size=20,
+                    parsed_documents=8, batch=10)
 
     def cost(document: str, variables: dict[str, Any] | None = None) -> int:
         return query_cost(schema, parse(document), None, variables or {}, limits)
