@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import orjson
-from graphql import GraphQLError, parse
+from graphql import GraphQLError
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.websockets import WebSocketDisconnect
@@ -175,9 +175,19 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         if not hasattr(response, "body"):  # a stream (a subscription over SSE): nothing to store
             return response
         answer = response.body
-        if response.status_code == 200 and isinstance(answer, bytes) and _storable(answer, params[0], params[1]):
+        if response.status_code == 200 and isinstance(answer, bytes) and self._storable(answer, params[0], params[1]):
             await responses.store(key, answer, capture)
         return response
+
+    def _storable(self, body: bytes, document: str, operation: str | None) -> bool:
+        """Error-free answers to allowlisted public queries only (the document was just executed, so the
+        schema's parse cache holds it)."""
+        try:
+            if orjson.loads(body).get("errors"):
+                return False
+            return root_fields_allowed(self.schema.parse(document), operation, RESPONSE_CACHEABLE)
+        except (orjson.JSONDecodeError, GraphQLError, AttributeError):
+            return False
 
     def encode_json(self, data: object) -> bytes:  # type: ignore[override]
         return orjson.dumps(data)
@@ -245,13 +255,3 @@ async def _cacheable_params(request: Any, ttl: int) -> tuple[str, str | None, An
         variables = request.query_params.get("variables")
         return request.query_params["query"], request.query_params.get("operationName"), variables
     return None
-
-
-def _storable(body: bytes, document: str, operation: str | None) -> bool:
-    """Error-free answers to allowlisted public queries only (parsing here costs a miss, never a hit)."""
-    try:
-        if orjson.loads(body).get("errors"):
-            return False
-        return root_fields_allowed(parse(document), operation, RESPONSE_CACHEABLE)
-    except (orjson.JSONDecodeError, GraphQLError, AttributeError):
-        return False

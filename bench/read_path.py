@@ -34,7 +34,7 @@ from app.seed import SIZES, Size, seed_database
 from cache import keys
 from cache.store import Cache
 from config.settings import load_settings
-from orm.engine import make_engine, make_session_factory
+from orm.engine import create_database_if_missing, make_engine, make_session_factory
 from resolvers.deps import Deps
 
 OPERATIONS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -113,24 +113,9 @@ async def _scaling(big: httpx.AsyncClient, big_cache: Cache, small: httpx.AsyncC
 
 
 async def _prepare(url: str, size: Size) -> None:
-    await _create_database_if_missing(url)
+    await create_database_if_missing(url)
     await asyncio.to_thread(command.upgrade, alembic_config(url), "head")
     await seed_database(url, size, only_if_empty=True, progress=True)
-
-
-async def _create_database_if_missing(url: str) -> None:
-    if not url.startswith("postgresql"):
-        return
-    from sqlalchemy import text
-    from sqlalchemy.ext.asyncio import create_async_engine
-
-    base, name = url.rsplit("/", 1)
-    admin = create_async_engine(base + "/postgres", isolation_level="AUTOCOMMIT")
-    async with admin.connect() as conn:
-        exists = await conn.scalar(text("SELECT 1 FROM pg_database WHERE datname = :n"), {"n": name})
-        if not exists:
-            await conn.execute(text(f'CREATE DATABASE "{name}"'))
-    await admin.dispose()
 
 
 async def main() -> None:

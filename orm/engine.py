@@ -76,3 +76,20 @@ async def settle(session: AsyncSession) -> None:
     tasks = session.sync_session.info.pop(INFO_TASKS, [])
     if tasks:
         await asyncio.gather(*tasks)
+
+
+async def create_database_if_missing(url: str) -> None:
+    """Create a PostgreSQL database named by `url` unless it exists (SQLite files create themselves)."""
+    if not url.startswith("postgresql"):
+        return
+    from sqlalchemy import text
+
+    base, name = url.rsplit("/", 1)
+    admin = create_async_engine(base + "/postgres", isolation_level="AUTOCOMMIT")
+    try:
+        async with admin.connect() as conn:
+            exists = await conn.scalar(text("SELECT 1 FROM pg_database WHERE datname = :n"), {"n": name})
+            if not exists:
+                await conn.execute(text(f'CREATE DATABASE "{name}"'))
+    finally:
+        await admin.dispose()

@@ -186,14 +186,14 @@ def query_cost(schema: GraphQLSchema, document: DocumentNode, operation_name: st
     if operation is None or root is None:
         return 0
     fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
-    return _Pricer(schema, fragments, variables, limits).selection(operation.selection_set, root, frozenset())
+    return _Pricer(schema, fragments, dict(variables), limits).selection(operation.selection_set, root, frozenset())
 
 
 @dataclass
 class _Pricer:
     schema: GraphQLSchema
     fragments: dict[str, FragmentDefinitionNode]
-    variables: Mapping[str, Any]
+    variables: dict[str, Any]
     limits: Limits
 
     def selection(self, selection_set: SelectionSetNode, parent: Any, seen: frozenset[str]) -> int:
@@ -233,5 +233,5 @@ class _Pricer:
         return self.limits.list_size
 
     def value(self, node: ValueNode | None) -> Any:
-        return None if node is None else value_from_ast_untyped(node, dict(self.variables))
+        return None if node is None else value_from_ast_untyped(node, self.variables)
 

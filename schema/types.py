@@ -233,7 +233,37 @@ async def load_author(info: Info, author_id: int | None) -> Author | None:
 
 
 @strawberry.type
-class Shout(FromData):
+class Authored(FromData):
+    """Who made a shout, a draft or a reaction, and who deleted it (never in the schema by itself)."""
+
+    @strawberry.field
+    async def created_by(self, info: Info) -> Author:
+        return await load_author(info, self._get("created_by"))  # type: ignore[return-value]
+
+    @strawberry.field
+    async def deleted_by(self, info: Info) -> Author | None:
+        return await load_author(info, self._get("deleted_by"))
+
+
+@strawberry.type
+class Edited(Authored):
+    """What shouts and drafts also share: the last editor, the community, the media."""
+
+    @strawberry.field
+    async def updated_by(self, info: Info) -> Author | None:
+        return await load_author(info, self._get("updated_by"))
+
+    @strawberry.field
+    async def community(self, info: Info) -> Community:
+        return Community.of(await info.context.loaders.communities.load(self._get("community")))  # type: ignore[return-value]
+
+    @strawberry.field
+    def media(self) -> list[MediaItem | None] | None:
+        return media_items(self._get("media"))
+
+
+@strawberry.type
+class Shout(Edited):
     id: int
     title: str
     slug: str
@@ -254,10 +284,6 @@ class Shout(FromData):
     data: strawberry.Private[dict[str, Any] | None] = None
 
     @strawberry.field
-    async def community(self, info: Info) -> Community:
-        return Community.of(await info.context.loaders.communities.load(self._get("community")))  # type: ignore[return-value]
-
-    @strawberry.field
     async def main_topic(self, info: Info) -> Topic | None:
         return await main_topic_of(info, self.data or {})
 
@@ -270,18 +296,6 @@ class Shout(FromData):
         return await load_authors(info, self._get("author_ids") or [])
 
     @strawberry.field
-    async def created_by(self, info: Info) -> Author:
-        return await load_author(info, self._get("created_by"))  # type: ignore[return-value]
-
-    @strawberry.field
-    async def updated_by(self, info: Info) -> Author | None:
-        return await load_author(info, self._get("updated_by"))
-
-    @strawberry.field
-    async def deleted_by(self, info: Info) -> Author | None:
-        return await load_author(info, self._get("deleted_by"))
-
-    @strawberry.field
     async def version_of(self, info: Info) -> Shout | None:
         original = self._get("version_of")
         return None if original is None else Shout.of(await info.context.loaders.shouts.load(original))
@@ -291,10 +305,6 @@ class Shout(FromData):
         return None  # a shout's draft is private to its authors; read it through load_drafts
 
     @strawberry.field
-    def media(self) -> list[MediaItem | None] | None:
-        return media_items(self._get("media"))
-
-    @strawberry.field
     async def stat(self, info: Info) -> Stat | None:
         counts = await info.context.loaders.counters["shout"].load(self.id)
         return Stat(rating=counts["rating"], comments_count=counts["comments"],
@@ -302,7 +312,7 @@ class Shout(FromData):
 
 
 @strawberry.type
-class Reaction(FromData):
+class Reaction(Authored):
     id: int
     created_at: int
     kind: ReactionKind
@@ -326,14 +336,6 @@ class Reaction(FromData):
         return Shout.of(await info.context.loaders.shouts.load(self._get("shout")))  # type: ignore[return-value]
 
     @strawberry.field
-    async def created_by(self, info: Info) -> Author:
-        return await load_author(info, self._get("created_by"))  # type: ignore[return-value]
-
-    @strawberry.field
-    async def deleted_by(self, info: Info) -> Author | None:
-        return await load_author(info, self._get("deleted_by"))
-
-    @strawberry.field
     def stat(self) -> Stat | None:
         stat = self._get("stat") or {}
         return Stat(rating=stat.get("rating"), comments_count=stat.get("comments_count"))
@@ -352,7 +354,7 @@ class PublicationInfo:
 
 
 @strawberry.type
-class Draft(FromData):
+class Draft(Edited):
     id: int
     created_at: int
     layout: str | None = None
@@ -374,26 +376,6 @@ class Draft(FromData):
     @strawberry.field
     def publication(self) -> PublicationInfo | None:
         return build(PublicationInfo, self._get("publication"))
-
-    @strawberry.field
-    async def created_by(self, info: Info) -> Author:
-        return await load_author(info, self._get("created_by"))  # type: ignore[return-value]
-
-    @strawberry.field
-    async def community(self, info: Info) -> Community:
-        return Community.of(await info.context.loaders.communities.load(self._get("community")))  # type: ignore[return-value]
-
-    @strawberry.field
-    def media(self) -> list[MediaItem | None] | None:
-        return media_items(self._get("media"))
-
-    @strawberry.field
-    async def updated_by(self, info: Info) -> Author | None:
-        return await load_author(info, self._get("updated_by"))
-
-    @strawberry.field
-    async def deleted_by(self, info: Info) -> Author | None:
-        return await load_author(info, self._get("deleted_by"))
 
     @strawberry.field
     async def authors(self, info: Info) -> list[Author | None]:

@@ -20,10 +20,10 @@ import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from app.seed import SIZES, seed_connection
+from orm.engine import create_database_if_missing
 from schema.schema import build_schema
 from tests.conftest import TEST_DATABASE_URL, TEST_REDIS_URL, _migrate_fresh
 from tests.helpers import PASSWORD
@@ -37,23 +37,13 @@ ENDS_SESSION = ("logout", "delete_author", "deleteAuthor")
 
 
 def _prepare_database() -> None:
-    async def create_and_seed() -> None:
-        admin = create_async_engine(TEST_DATABASE_URL.rsplit("/", 1)[0] + "/postgres",
-                                    isolation_level="AUTOCOMMIT")
-        name = FUZZ_DATABASE_URL.rsplit("/", 1)[1]
-        async with admin.connect() as conn:
-            exists = await conn.scalar(text("SELECT 1 FROM pg_database WHERE datname = :n"), {"n": name})
-            if not exists:
-                await conn.execute(text(f'CREATE DATABASE "{name}"'))
-        await admin.dispose()
-
     async def seed() -> None:
         engine = create_async_engine(FUZZ_DATABASE_URL)
         async with engine.begin() as conn:
             await seed_connection(conn, SIZES["test"], seed=11)
         await engine.dispose()
 
-    asyncio.run(create_and_seed())
+    asyncio.run(create_database_if_missing(FUZZ_DATABASE_URL))
     _migrate_fresh(FUZZ_DATABASE_URL)
     asyncio.run(seed())
 
