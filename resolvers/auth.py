@@ -158,8 +158,10 @@ async def login(deps: Deps, email: str, password: str, device_info: dict[str, An
     if not await _verify(deps, author.password if author else None, password or ""):
         await deps.accounts.throttle.failed(address)
         return failure
-    assert author is not None
+    assert author is not None and author.password is not None
     await deps.accounts.throttle.succeeded(address)
+    if deps.accounts.passwords.outdated(author.password):
+        await _store_hash(deps, author.id, await _hash(deps, password))
     return await _signed_in(deps, author, device_info)
 
 
@@ -228,7 +230,10 @@ async def _consume(deps: Deps, token: str, kind: str) -> tuple[int, dict[str, An
 async def _set_password(deps: Deps, author_id: int, password: str) -> None:
     if problem := deps.accounts.passwords.problem(password):
         raise BadInput(problem, field="password")
-    hashed = await _hash(deps, password)  # before the transaction: no connection held while it hashes
+    await _store_hash(deps, author_id, await _hash(deps, password))  # hashed with no connection held
+
+
+async def _store_hash(deps: Deps, author_id: int, hashed: str) -> None:
     async with transaction(deps) as session:
         author = await session.get(Author, author_id)
         if author is None:

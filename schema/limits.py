@@ -3,9 +3,9 @@
 A document is refused, with a GraphQL error whose `extensions.code` names the limit, when it has more
 tokens than `tokens` (the parser stops counting there, so a huge document costs little to refuse),
 nests deeper than `depth`, uses more aliases than `aliases`, or costs more than `cost`. The depth and
-alias checks are Strawberry's own rules (`QueryDepthLimiter`, `MaxAliasesLimiter`); they and the cost
-run *before* graphql-core's validation, whose overlapping-fields rule is quadratic in the number of
-fields, so the hostile document never reaches it.
+alias checks are Strawberry's own rules (`QueryDepthLimiter`, `MaxAliasesLimiter`); they run *before*
+graphql-core's validation, whose overlapping-fields rule is quadratic in the number of fields, so the
+hostile document never reaches it. The cost is priced on valid documents only.
 
 Cost: a scalar is free, an object field costs 1 plus its selection, and a list field multiplies that by
 the number of items it may return: its `limit` argument (top level or in `options`, variables
@@ -47,7 +47,9 @@ from graphql import (
     value_from_ast_untyped,
     visit,
 )
+from graphql.validation import ASTValidationRule
 from strawberry.extensions import MaxAliasesLimiter, QueryDepthLimiter, SchemaExtension
+from strawberry.schema.schema import validate_document
 
 from config.settings import Settings
 
@@ -91,12 +93,14 @@ def refusal(message: str, code: str, **extensions: Any) -> GraphQLError:
 
 
 class LimitChecks:
-    """The per-worker part of the checks: the parse cache (a document's text parses to the same tree every
-    time) with the token limit, Strawberry's depth and alias rules, and the cost."""
+    """The per-worker part of the checks. A document's text always parses to the same tree and validates
+    to the same errors, so both are cached by the text (`parsed_documents` of each): a document seen before
+    costs neither a parse nor a validation, only the checks that depend on the variables (NUL, cost)."""
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
         self.parse = lru_cache(maxsize=limits.parsed_documents)(self._parse)
+        self._static_errors = lru_cache(maxsize=limits.parsed_documents)(self._validate)
         self._depth_rules = QueryDepthLimiter(max_depth=limits.depth).validation_rules
         self._alias_rules = MaxAliasesLimiter(max_alias_count=limits.aliases).validation_rules
 
@@ -110,15 +114,27 @@ class LimitChecks:
         except RecursionError:  # nesting deep enough to exhaust the parser's stack, within the tokens
             raise refusal(f"The document nests deeper than {self.limits.depth} levels", TOO_DEEP) from None
 
-    def refusals(self, schema: GraphQLSchema, query: str, document: DocumentNode, operation_name: str | None,
-                 variables: Mapping[str, Any]) -> list[GraphQLError]:
-        for rules, code in ((self._depth_rules, TOO_DEEP), (self._alias_rules, TOO_MANY_ALIASES)):
+    def _validate(self, schema: GraphQLSchema, query: str, rules: tuple[type[ASTValidationRule], ...],
+                  ) -> tuple[GraphQLError, ...]:
+        """Depth and aliases first (cheap, linear), so a hostile document never reaches graphql-core's
+        validation proper (`rules`, Strawberry's), whose overlapping-fields rule is quadratic."""
+        document = self.parse(query)
+        for limit_rules, code in ((self._depth_rules, TOO_DEEP), (self._alias_rules, TOO_MANY_ALIASES)):
             try:
-                errors = validate(schema, document, rules)
+                errors = validate(schema, document, limit_rules)
             except KeyError:  # a spread of an unknown fragment: validation proper refuses it
-                return []
+                break
             if errors:
-                return [refusal(errors[0].message, code)]
+                return (refusal(errors[0].message, code),)
+        return tuple(validate_document(schema, document, rules))
+
+    def errors(self, schema: GraphQLSchema, query: str, rules: tuple[type[ASTValidationRule], ...],
+               operation_name: str | None, variables: Mapping[str, Any]) -> list[GraphQLError]:
+        """Why this request may not run (an empty list when it may): its document's limits and validation
+        (cached), then the NUL check and the cost, which depend on the variables."""
+        if errors := self._static_errors(schema, query, rules):
+            return list(errors)
+        document = self.parse(query)
         if _has_nul(variables) or (NUL_ESCAPE.search(query) and _has_nul(_string_literals(document))):
             return [refusal("Strings may not contain the NUL character (U+0000)", BAD_USER_INPUT)]
         cost = query_cost(schema, document, operation_name, variables, self.limits)
@@ -140,12 +156,11 @@ def request_limits(checks: LimitChecks) -> type[SchemaExtension]:
 
         def on_validate(self) -> Iterator[None]:
             context = self.execution_context
-            document = context.graphql_document
-            if document is not None and context.pre_execution_errors is None:
-                errors = checks.refusals(context.schema._schema, context.query or "", document,
-                                         context.operation_name, context.variables or {})
-                if errors:  # Strawberry's validation step finds errors already set and returns them
-                    context.pre_execution_errors = errors
+            if context.query and context.pre_execution_errors is None:
+                # Set, even to [], so Strawberry's own validation step does not validate again.
+                context.pre_execution_errors = checks.errors(
+                    context.schema._schema, context.query, tuple(context.validation_rules),
+                    context.operation_name, context.variables or {})
             yield
 
     return RequestLimits

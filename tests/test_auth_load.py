@@ -4,6 +4,7 @@ a per-recipient limit on mail, and password hashing off the event loop with a bo
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -12,11 +13,14 @@ from typing import Any
 
 import httpx
 import pytest
+from argon2 import PasswordHasher
+from sqlalchemy import select, update
 
 from app.main import create_app, wire
 from auth.mailer import LogMailer
 from auth.passwords import HashingBusy, Passwords
 from auth.services import build_auth
+from orm.author import Author
 from tests.helpers import PASSWORD
 
 LOGIN = "mutation($e: String!, $p: String!) { login(email: $e, password: $p) { success error } }"
@@ -119,3 +123,34 @@ async def test_hashing_runs_off_the_event_loop_and_refuses_when_its_queue_is_ful
     assert seen and all(thread is not loop_thread for thread in seen)
     assert await passwords.verify(hashes[0], "first password")
     assert not await passwords.verify(hashes[0], "wrong")
+
+
+async def test_hashing_uses_one_lane_at_idle_priority() -> None:
+    """A hash may take its pool's one thread and no more (argon2 starts a thread per lane), and that
+    thread yields to every other: a flood of logins costs idle CPU, not the requests' (bench.login_flood)."""
+    passwords = Passwords(time_cost=1, memory_cost=1024)
+    stored = await passwords.hash("some password")
+    assert ",p=1$" in stored
+    policy = await asyncio.get_running_loop().run_in_executor(passwords._pool, os.sched_getscheduler, 0)
+    assert policy == os.SCHED_IDLE
+
+
+async def test_an_outdated_hash_is_replaced_at_sign_in(client: Any, deps: Any) -> None:
+    """Four-lane hashes (argon2-cffi's default, which older versions stored) still sign in, and the
+    sign-in replaces them with today's."""
+    email = _email()
+    register = "mutation($e: String!, $p: String!) { registerUser(email: $e, password: $p) { author { id } } }"
+    registered = await client.post("/graphql", json={"query": register, "variables": {"e": email, "p": PASSWORD}})
+    author_id = registered.json()["data"]["registerUser"]["author"]["id"]
+    four_lanes = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=4).hash(PASSWORD)
+    async with deps.db() as session, session.begin():
+        await session.execute(update(Author).where(Author.id == author_id).values(password=four_lanes))
+
+    signed_in = await client.post("/graphql", json={"query": LOGIN, "variables": {"e": email, "p": PASSWORD}})
+    assert signed_in.json()["data"]["login"] == {"success": True, "error": None}
+    async with deps.db() as session:
+        stored = await session.scalar(select(Author.password).where(Author.id == author_id))
+    assert stored != four_lanes and ",p=1$" in stored
+    assert deps.accounts.passwords.outdated(four_lanes) and not deps.accounts.passwords.outdated(stored)
+    again = await client.post("/graphql", json={"query": LOGIN, "variables": {"e": email, "p": PASSWORD}})
+    assert again.json()["data"]["login"]["success"]

@@ -75,6 +75,25 @@ async def test_cost_reads_limits_from_variables(api: Api) -> None:
     assert large["errors"][0]["extensions"]["cost"] > large["errors"][0]["extensions"]["limit"]
 
 
+async def test_a_document_is_validated_once_per_worker(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Validation depends on the text alone: the second request with the same document (other variables)
+    skips it, and still gets the checks that depend on the variables."""
+    import schema.limits
+
+    validations: list[object] = []
+    real = schema.limits.validate_document
+    monkeypatch.setattr(schema.limits, "validate_document", lambda *a: validations.append(a) or real(*a))
+    document = "query($n: Int!) { load_shouts_by(options: {limit: $n}) { id authors { id } } } # once"
+    assert "errors" not in await api.raw(document, {"n": 3})
+    assert "errors" not in await api.raw(document, {"n": 5})
+    assert (await api.raw(document, {"n": "\x00"}))["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
+    assert len(validations) == 1
+    invalid = "{ get_topics_all { nope } } # once"
+    for _ in range(2):
+        assert (await api.raw(invalid))["errors"][0]["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
+    assert len(validations) == 2
+
+
 def test_cost_multiplies_list_sizes_through_nesting() -> None:
     from graphql import parse
 
