@@ -15,15 +15,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cache.entities import SessionFactory
 from cache.live import LiveStore
-from orm.stats import SHOUT_METRICS, author_stats, community_stats, shout_stats, topic_stats
+from orm.stats import AUTHOR_METRICS, SHOUT_METRICS, author_stats, community_stats, shout_stats, topic_stats
 
 Counts = dict[str, Any]
 StatsQuery = Callable[[AsyncSession, Sequence[int]], Awaitable[dict[int, Counts]]]
 
 METRICS: dict[str, tuple[str, ...]] = {
     "shout": SHOUT_METRICS,
-    "author": ("shouts", "followers", "authors", "topics", "comments", "rating", "rating_shouts",
-               "rating_comments"),
+    "author": AUTHOR_METRICS,
     "topic": ("shouts", "followers", "authors", "comments"),
     "community": ("shouts", "followers", "authors"),
 }
@@ -37,6 +36,12 @@ QUERIES: dict[str, StatsQuery] = {
 def _decode(kind: str, raw: dict[bytes, bytes]) -> Counts:
     stored = {k.decode(): int(v) for k, v in raw.items()}
     return {m: stored.get(m, None if m in NULLABLE else 0) for m in METRICS[kind]}
+
+
+def _complete(kind: str, raw: dict[bytes, bytes]) -> bool:
+    """Whether a stored HASH has every metric of today's definition: one built by an earlier version,
+    before a metric was added, is built again rather than read with zeros."""
+    return all(m.encode() in raw for m in METRICS[kind] if m not in NULLABLE)
 
 
 def _flat(counts: Counts) -> list[Any]:
@@ -53,10 +58,12 @@ async def get_counters(kind: str, ids: Sequence[int], *, live: LiveStore, db: Se
     result: dict[int, Counts] = {}
     missing: list[int] = []
     for entity_id, raw in zip(ids, found, strict=True):
-        if raw is None or refresh:
+        if raw is None or refresh or not _complete(kind, raw[0]):
             missing.append(entity_id)
         else:
             result[entity_id] = _decode(kind, raw[0])
+    if outdated := [i for i in missing if i not in noted]:
+        noted.update(await live.note(kind, "count", outdated))
     if missing:
         async with db() as session:
             computed = await QUERIES[kind](session, missing)

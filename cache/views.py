@@ -5,10 +5,10 @@ hash of its address and user agent) and shout per hour: the viewer's hourly SET 
 and a viewer past `per_hour_cap` distinct shouts in an hour (a crawler) counts no more that hour.
 `viewed:{id}` leads; the background loop flushes the counters of shouts viewed since the last round to
 `shout_views` in batches (a total only rises), adds what each rose by to the week's `shout_views_weekly`
-(views are dated by the flush, at most one interval late) and places the totals on the views
-leaderboards (cache/boards.py); a counter missing from Redis (a flush, an expiry) starts again from
-`shout_views`. A signed-in reader's history keeps the newest 100 shouts read; their
-searches, the newest 50 texts.
+(views are dated by the flush, at most one interval late) and to its authors' `viewed` counters, and
+places the totals on the views leaderboards (cache/boards.py); a counter missing from Redis (a flush,
+an expiry) starts again from `shout_views`. A signed-in reader's history keeps the newest 100 shouts
+read; their searches, the newest 50 texts.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from cache.entities import SessionFactory
 from cache.live import BOARD_ENTITY, LiveOps, LiveStore
 from cache.periodic import Periodic
 from cache.store import Cache
-from orm import Shout, ShoutViews, ShoutViewsWeekly
+from orm import Shout, ShoutAuthor, ShoutViews, ShoutViewsWeekly
 from orm.stats import is_listed
 
 HOUR = 3600
@@ -129,17 +129,22 @@ class ViewCounter:
             values = await self.redis.mget([keys.viewed(i) for i in ids])
             counted = {i: int(v) for i, v in zip(ids, values, strict=True) if v is not None}
             week = keys.week_of(time.time())
-            # Announced like any write: a board built meanwhile from rows this batch is changing (or
-            # from a shout withdrawn meanwhile) is not stored before the batch is placed.
-            boards = [("board", BOARD_ENTITY), ("weekly", BOARD_ENTITY)]
-            announced = await self.live.announce(boards)
-            ops = LiveOps.touching(boards)
+            authors = await self._authors_of(list(counted))
+            # Announced like any write: a board or an author's counters built meanwhile from rows this
+            # batch is changing (or from a shout withdrawn meanwhile) are not stored before it is placed.
+            touched = [("board", BOARD_ENTITY), ("weekly", BOARD_ENTITY),
+                       *(("author", a) for a in sorted({a for shout in authors.values() for a in shout}))]
+            announced = await self.live.announce(touched)
+            ops = LiveOps.touching(touched)
             try:
-                totals, weekly = await self._write_down(counted, week)
+                totals, weekly, grown = await self._write_down(counted, week)
                 for shout_id, views in totals.items():
                     ops.place("shouts:views", views, shout_id)
                 for shout_id, views in weekly.items():
                     ops.place(keys.weekly_board("shouts:views", week), views, shout_id)
+                for shout_id, delta in grown.items():  # an author's `viewed`: their public shouts' views
+                    for author in authors.get(shout_id, ()):
+                        ops.incr("author", author, viewed=delta)
             except Exception:
                 await self.redis.sadd(keys.views_pending(), *ids)
                 raise
@@ -147,12 +152,21 @@ class ViewCounter:
                 await self.live.apply(ops, announced=announced)
             flushed += len(counted)
 
-    async def _write_down(self, counted: dict[int, int], week: str) -> tuple[dict[int, int], dict[int, int]]:
+    async def _authors_of(self, shout_ids: list[int]) -> dict[int, list[int]]:
+        found: dict[int, list[int]] = {}
+        async with self.db() as session:
+            for shout_id, author in await session.execute(
+                    select(ShoutAuthor.shout, ShoutAuthor.author).where(ShoutAuthor.shout.in_(shout_ids))):
+                found.setdefault(shout_id, []).append(author)
+        return found
+
+    async def _write_down(self, counted: dict[int, int], week: str,
+                          ) -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
         """One transaction: totals rise to the counters (never fall), and the week gains what they rose
         by. The rows are locked first, so two workers flushing one shout add its growth once.
-        Returns the new totals and weekly counts of the public shouts that grew."""
+        Returns the new totals, the weekly counts and the growth of the public shouts that grew."""
         if not counted:
-            return {}, {}
+            return {}, {}, {}
         now = int(time.time())
         async with self.db() as session, session.begin():
             insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
@@ -168,7 +182,7 @@ class ViewCounter:
             grown = {i: counted[i] - int(views) for i, views, _ in rows if counted[i] > views}
             listed = {i for i, _, public in rows if public}
             if not grown:
-                return {}, {}
+                return {}, {}, {}
             await session.execute(update(ShoutViews), [{"shout": i, "views": counted[i], "updated_at": now}
                                                        for i in grown])
             statement = insert(ShoutViewsWeekly).values(
@@ -178,7 +192,8 @@ class ViewCounter:
                 set_={"views": ShoutViewsWeekly.views + statement.excluded.views})
                 .returning(ShoutViewsWeekly.shout, ShoutViewsWeekly.views))).all()
         return ({i: counted[i] for i in grown if i in listed},
-                {int(i): int(v) for i, v in weekly if i in listed})
+                {int(i): int(v) for i, v in weekly if i in listed},
+                {i: delta for i, delta in grown.items() if i in listed})
 
     async def start(self) -> None:
         self._loop.start()

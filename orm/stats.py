@@ -18,7 +18,7 @@ from sqlalchemy.orm import aliased
 from orm.author import AuthorBookmark, AuthorFollower, AuthorRating
 from orm.community import CommunityAuthor, CommunityFollower
 from orm.reaction import COMMENT_KINDS, Reaction, ReactionKind
-from orm.shout import Shout, ShoutAuthor, ShoutTopic
+from orm.shout import Shout, ShoutAuthor, ShoutTopic, ShoutViews
 from orm.topic import TopicFollower
 
 LIKE = ReactionKind.LIKE.value
@@ -51,9 +51,14 @@ def _metric(name: str, id_col: Any, value: Any) -> Select[Any]:
     return select(literal(name).label("metric"), id_col.label("id"), value.label("value"))
 
 
+AUTHOR_METRICS = ("shouts", "followers", "authors", "topics", "comments", "rating", "rating_shouts",
+                  "rating_comments", "coauthors", "replies_count", "viewed")
+
+
 async def author_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, int]]:
     ids = list(ids)
     comment = aliased(Reaction)
+    other = aliased(ShoutAuthor)
     parts = [
         _metric("shouts", ShoutAuthor.author, func.count(distinct(ShoutAuthor.shout)))
         .join(Shout, Shout.id == ShoutAuthor.shout)
@@ -91,10 +96,30 @@ async def author_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int, d
         _metric("rating", AuthorRating.author, func.sum(case((AuthorRating.plus, 1), else_=-1)))
         .where(AuthorRating.author.in_(ids))
         .group_by(AuthorRating.author),
+        # Everyone who signs a public shout with the author.
+        _metric("coauthors", ShoutAuthor.author, func.count(distinct(other.author)))
+        .join(other, (other.shout == ShoutAuthor.shout) & (other.author != ShoutAuthor.author))
+        .join(Shout, Shout.id == ShoutAuthor.shout)
+        .where(ShoutAuthor.author.in_(ids), is_listed())
+        .group_by(ShoutAuthor.author),
+        # Comments by others in reply to the author's comments.
+        _metric("replies_count", comment.created_by, func.count())
+        .join(Reaction, Reaction.reply_to == comment.id)
+        .where(
+            comment.created_by.in_(ids),
+            Reaction.created_by != comment.created_by,
+            Reaction.kind.in_(COMMENT_KINDS),
+            Reaction.deleted_at.is_(None),
+        )
+        .group_by(comment.created_by),
+        # Views of the author's public shouts, as last written down from the view counters.
+        _metric("viewed", ShoutAuthor.author, func.sum(ShoutViews.views))
+        .join(ShoutViews, ShoutViews.shout == ShoutAuthor.shout)
+        .join(Shout, Shout.id == ShoutAuthor.shout)
+        .where(ShoutAuthor.author.in_(ids), is_listed())
+        .group_by(ShoutAuthor.author),
     ]
-    metrics = ("shouts", "followers", "authors", "topics", "comments", "rating_shouts",
-               "rating_comments", "rating")
-    return await _collect(session, ids, parts, metrics)
+    return await _collect(session, ids, parts, AUTHOR_METRICS)
 
 
 async def topic_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, int]]:
@@ -196,6 +221,7 @@ async def reaction_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int,
 
 
 __all__ = [
+    "AUTHOR_METRICS",
     "SHOUT_METRICS",
     "author_stats",
     "community_stats",

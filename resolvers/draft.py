@@ -109,6 +109,32 @@ async def create_draft(deps: Deps, viewer: Viewer | None, draft_input: dict[str,
     return {"draft": await get_draft(deps, draft.id)}
 
 
+async def create_draft_from_shout(deps: Deps, viewer: Viewer | None, shout_id: int) -> dict[str, Any]:
+    """An editable draft of a shout, for its authors (or an editor): the shout's own draft if it has one,
+    else a new one copied from the shout, with its authors and topics, that `publish_draft` publishes
+    back into the same shout. Its authors are the shout's: they consented when they joined it."""
+    async with transaction(deps) as session:
+        shout = await session.get(Shout, shout_id, with_for_update=True)  # two calls make one draft
+        if shout is None or shout.deleted_at is not None:
+            raise NotFound("no such shout", field="shout_id")
+        authors = await _shout_authors(session, shout.id)
+        require(viewer, "shout:update", community_id=shout.community, owners=authors)
+        existing = await session.get(Draft, shout.draft) if shout.draft is not None else None
+        if existing is not None and existing.deleted_at is None:
+            return {"draft": await get_draft(deps, existing.id)}
+        now = int(time.time())
+        draft = Draft(created_by=shout.created_by, created_at=now, updated_at=now, community=shout.community,
+                      media=shout.media, **{name: getattr(shout, name) for name in DRAFT_FIELDS})
+        session.add(draft)
+        await session.flush()
+        shout.draft = draft.id
+        session.add_all(DraftAuthor(draft=draft.id, author=a) for a in authors)
+        session.add_all(DraftTopic(draft=draft.id, topic=topic, main=bool(main)) for topic, main in
+                        await session.execute(select(ShoutTopic.topic, ShoutTopic.main)
+                                              .where(ShoutTopic.shout == shout.id)))
+    return {"draft": await get_draft(deps, draft.id)}
+
+
 async def _editable_draft(session: AsyncSession, viewer: Viewer | None, draft_id: int, action: str) -> Draft:
     draft = await session.get(Draft, draft_id)
     if draft is None or draft.deleted_at is not None:

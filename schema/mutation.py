@@ -40,6 +40,12 @@ class WriteMutation:
     async def create_draft(self, info: Info, draft_input: DraftInput) -> CommonResult:
         return common(await draft.create_draft(info.context.deps, await info.context.viewer(), as_dict(draft_input)))
 
+    @strawberry.mutation(description="An editable draft of a published shout, for its authors (the shout's "
+                                     "own draft when it has one); publish_draft publishes it back into the shout.")
+    async def create_draft_from_shout(self, info: Info, shout_id: int) -> CommonResult:
+        viewer = await info.context.viewer()
+        return common(await draft.create_draft_from_shout(info.context.deps, viewer, shout_id))
+
     @strawberry.mutation
     async def update_draft(self, info: Info, draft_id: int, draft_input: DraftInput) -> CommonResult:
         viewer = await info.context.viewer()

@@ -73,6 +73,7 @@ class CommonResult:
 
 @strawberry.type
 class SearchResult:
+    id: int
     slug: str
     title: str
     score: float
@@ -82,7 +83,7 @@ class SearchResult:
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> SearchResult:
-        return cls(slug=data["slug"], title=data["title"], score=data.get("score") or 0.0,
+        return cls(id=data["id"], slug=data["slug"], title=data["title"], score=data.get("score") or 0.0,
                    cover=data.get("cover"), created_at=data.get("created_at"), shout=data)
 
     @strawberry.field

@@ -58,7 +58,17 @@ class AuthorStat:
     rating_shouts: int | None = None
     rating_comments: int | None = None
     comments: int | None = None
-    viewed: int | None = None
+    viewed: int | None = strawberry.field(default=None, description=(
+        "Views of the author's public shouts, as last written down from the view counters (a minute "
+        "or so behind the shouts' own `stat.viewed`)."))
+    coauthors: int | None = strawberry.field(default=None, description=(
+        "Authors who sign at least one public shout with this one."))
+    replies_count: int | None = strawberry.field(default=None, description=(
+        "Comments by others in reply to this author's comments."))
+
+    @strawberry.field(description="`viewed`, under the name the 2025 web client asks for.")
+    def viewed_shouts(self) -> int | None:
+        return self.viewed
 
 
 @strawberry.type
@@ -201,11 +211,18 @@ class Stat:
     last_commented_at: int | None = None
     shout_id: strawberry.Private[int | None] = None
 
-    @strawberry.field
-    async def viewed(self, info: Info) -> int | None:
+    async def _views(self, info: Info) -> int | None:
         if self.shout_id is None:
             return None
         return await info.context.loaders.views.load(self.shout_id)
+
+    @strawberry.field
+    async def viewed(self, info: Info) -> int | None:
+        return await self._views(info)
+
+    @strawberry.field(description="`viewed`, under the name the 2025 web client asks for.")
+    async def views_count(self, info: Info) -> int | None:
+        return await self._views(info)
 
 
 async def load_authors(info: Info, ids: list[int]) -> list[Author | None]:
@@ -376,6 +393,17 @@ class Draft(Edited):
     @strawberry.field
     def publication(self) -> PublicationInfo | None:
         return build(PublicationInfo, self._get("publication"))
+
+    @strawberry.field(description="The shout this draft is published as (or was, if unpublished since).")
+    async def shout(self, info: Info) -> Shout | None:
+        publication = self._get("publication")
+        if publication is None:
+            return None
+        if publication["published_at"] is not None:  # public: from the shared cache
+            return Shout.of(await info.context.loaders.shouts.load(publication["id"]))
+        from resolvers.draft import own_shout  # a draft's authors read its unpublished shout
+
+        return Shout.of(await own_shout(info.context.deps, publication["id"]))
 
     @strawberry.field
     async def authors(self, info: Info) -> list[Author | None]:

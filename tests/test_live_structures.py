@@ -32,6 +32,7 @@ from orm import (
     Author,
     AuthorFollower,
     Community,
+    Invite,
     Reaction,
     Shout,
     ShoutAuthor,
@@ -63,6 +64,9 @@ DRAFT = "mutation($d: DraftInput!) { create_draft(draft_input: $d) { draft { id 
 PUBLISH = "mutation($id: Int!) { publish_draft(draft_id: $id) { error shout { id } } }"
 UNPUBLISH = "mutation($id: Int!) { unpublish_draft(draft_id: $id) { error } }"
 READ = "query($s: String!) { get_shout(slug: $s) { id } }"
+INVITE = "mutation($a: Int!, $s: String!) { create_invite(author_id: $a, slug: $s) { error } }"
+ACCEPT = "mutation($i: Int!) { accept_invite(invite_id: $i) { error } }"
+REMOVE_AUTHOR = "mutation($a: Int!, $s: String!) { remove_author(author_id: $a, slug: $s) { error } }"
 # Refusals a random writer runs into (voting twice, on one's own shout, following oneself ...).
 EXPECTED_REFUSALS = {"CONFLICT", "BAD_USER_INPUT", "NOT_FOUND", "FORBIDDEN"}
 
@@ -147,6 +151,8 @@ async def _write(api: Api, world: World, rng: random.Random) -> None:
         reader = rng.randrange(40)
         body = await api.raw(READ, {"s": shout_slug}, user if reader < 6 else None,
                              headers={"user-agent": f"reader-{reader}"})
+    elif choice < 0.97:  # co-authors come and go: an invite accepted, or an author removed
+        body = await _collaborate(api, world, rng)
     else:
         draft_id, owner, _ = rng.choice(world.drafts)
         if draft_id in world.published and rng.random() < 0.5:
@@ -160,6 +166,31 @@ async def _write(api: Api, world: World, rng: random.Random) -> None:
                     world.shouts.append((shout["id"], next(d[2] for d in world.drafts if d[0] == draft_id)))
     for error in body.get("errors") or []:
         assert error["extensions"]["code"] in EXPECTED_REFUSALS, error
+
+
+async def _collaborate(api: Api, world: World, rng: random.Random) -> Any:
+    published = [d for d in world.drafts if d[0] in world.published]
+    if not published:
+        return {}
+    draft_id, owner, slug = rng.choice(published)
+    async with api.deps.db() as session:
+        authors = set((await session.scalars(select(ShoutAuthor.author).where(
+            ShoutAuthor.shout == world.published[draft_id]))).all())
+    others = [u for u in world.users if u.id not in authors]
+    if others and rng.random() < 0.6:
+        invitee = rng.choice(others)
+        body = await api.raw(INVITE, {"a": invitee.id, "s": slug}, owner)
+        if body.get("errors"):
+            return body
+        async with api.deps.db() as session:
+            invite_id = await session.scalar(select(Invite.id).where(
+                Invite.author_id == invitee.id, Invite.shout_id == world.published[draft_id],
+                Invite.status == "PENDING"))
+        return await api.raw(ACCEPT, {"i": invite_id}, invitee)
+    coauthors = [a for a in authors if a != owner.id]
+    if not coauthors:
+        return {}
+    return await api.raw(REMOVE_AUTHOR, {"a": rng.choice(coauthors), "s": slug}, owner)
 
 
 async def _scope(deps: Deps, world: World) -> dict[str, list[int]]:
@@ -424,3 +455,17 @@ async def test_the_rules_of_one_row_read_each_related_row_once(api: Api, sql_cou
         assert (await api(REACT, vote, voter))["error"] is None
         costs.append(sql_counter.count)
     assert costs[0] == costs[1] - 1, costs
+
+
+async def test_counters_stored_before_a_metric_was_added_are_built_again(api: Api, redis: Redis) -> None:
+    """A `count:*` HASH an earlier version stored lacks today's newer metrics (coauthors, say): it is
+    read as a miss and built again, never served with zeros for what it lacks."""
+    deps = api.deps
+    async with deps.db() as session:
+        author_id = await session.scalar(select(ShoutAuthor.author).order_by(ShoutAuthor.author).limit(1))
+    (truth,) = await get_counters("author", [author_id], live=deps.live, db=deps.db)
+    key = keys.counters("author", author_id)
+    await redis.hdel(key, "coauthors", "replies_count", "viewed")
+    await redis.hset(key, "followers", 999)  # what the old HASH held is not trusted either
+    assert await get_counters("author", [author_id], live=deps.live, db=deps.db) == [truth]
+    assert await redis.hexists(key, "coauthors")

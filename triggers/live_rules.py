@@ -102,6 +102,10 @@ def _reaction_contribution(state: dict[str, Any] | None, conn: Connection) -> Co
     elif kind in COMMENT_KINDS:
         out[("shout", shout, "comments")] += 1
         out[("author", state["created_by"], "comments")] += 1
+        if state["reply_to"] is not None:
+            owner = reaction_author(conn, state["reply_to"])
+            if owner is not None and owner != state["created_by"]:
+                out[("author", owner, "replies_count")] += 1
         for topic in shout_topics(conn, shout):
             out[("topic", topic, "comments")] += 1
     return out
@@ -279,6 +283,8 @@ def shout_author(sa: ShoutAuthor, conn: Connection, ops: LiveOps, event: Event) 
     if event == "update":
         return
     ops.drop("author", sa.author)  # its shouts and the rating of its shouts
+    for other in shout_authors(conn, sa.shout):
+        ops.drop("author", other)  # their co-authors
     for topic in shout_topics(conn, sa.shout):
         ops.drop("topic", topic)  # its distinct authors
 
