@@ -20,6 +20,7 @@ from strawberry.http.exceptions import WebSocketDisconnected
 from strawberry.http.parse_content_type import parse_content_type
 from strawberry.types import ExecutionResult
 
+from app.graphiql import offline_page
 from app.http_guards import (
     BAD_REQUEST,
     METHOD_NOT_ALLOWED,
@@ -75,6 +76,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
     - `application/graphql-response+json` when the client asks for it (GraphQL over HTTP): then a request
       that never executed (parse, validation or variable errors) is a 400 with no `data`. Clients that
       accept only `application/json` get the classic 200;
+    - GraphiQL from the server's own copies of its scripts (app/graphiql.py), working offline;
     - subscriptions over WebSocket (`graphql-transport-ws`, legacy `graphql-ws`) and over HTTP as server-sent
       events (`graphql-sse`, `Accept: text/event-stream`). Strawberry keeps a WebSocket's connection_init
       payload on `Context.connection_params`, where `Context.session` looks for a token first.
@@ -92,6 +94,10 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         self.max_json_depth = max_json_depth
         batching = schema.config.batching_config
         self.max_batch_operations = batching["max_operations"] if batching else 1
+
+    @property
+    def graphql_ide_html(self) -> str:
+        return offline_page()
 
     async def run(self, request: Any, context: Any = UNSET, root_value: Any = UNSET) -> Any:
         """An HTTP request is answered within `request_timeout`: past it, its work (database queries and

@@ -19,6 +19,8 @@ from starlette.routing import Route, WebSocketRoute
 from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL, GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL
 
 from app import oauth_routes
+from app.cors import cors
+from app.graphiql import assets_route
 from app.graphql_view import DiscoursGraphQL
 from app.http_guards import BodySizeLimit
 from auth.services import AuthServices, build_auth
@@ -145,12 +147,13 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
 
     app = Starlette(
         debug=settings.debug,
-        middleware=[Middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)],
+        middleware=[cors(settings), Middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)],
         routes=[
             Route("/", root),
             Route("/health", health),
             Route("/graphql", graphql, methods=["GET", "POST"]),
             WebSocketRoute("/graphql", graphql),
+            assets_route(),
             *oauth_routes.routes,
         ],
         lifespan=lifespan,

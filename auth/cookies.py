@@ -9,9 +9,9 @@ from config.settings import Settings
 
 def set_session_cookie(response: Response, settings: Settings, token: str) -> None:
     response.set_cookie(settings.session_cookie, token, max_age=settings.session_ttl, httponly=True,
-                        secure=settings.cookie_secure, samesite="lax", path="/")
+                        secure=settings.cookie_secure, samesite=settings.cookie_samesite, path="/")
 
 
 def clear_session_cookie(response: Response, settings: Settings) -> None:
     response.delete_cookie(settings.session_cookie, path="/", httponly=True, secure=settings.cookie_secure,
-                           samesite="lax")
+                           samesite=settings.cookie_samesite)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -15,6 +16,9 @@ class SettingsError(RuntimeError):
 
 # Used only with the embedded SQLite default, so a newcomer's first run needs no secret.
 EMBEDDED_JWT_SECRET = "embedded-development-secret-not-for-production"
+# An origin as CORS_ORIGINS takes it: scheme://host[:port], where * stands for a part of the host or the port.
+ORIGIN = re.compile(r"^https?://[A-Za-z0-9.*-]+(:(\d+|\*))?$")
+DEVELOPMENT_ORIGINS = ("http://localhost:*", "http://127.0.0.1:*", "https://localhost:*")
 
 
 class OAuthProvider(BaseModel):
@@ -46,6 +50,17 @@ class Settings(BaseSettings):
     port: int = 8000
     workers: int = 1
     debug: bool = False
+    # development or production; unset: development with the embedded SQLite database, else production.
+    # Development allows what a developer's machine needs (browsers on localhost origins, for one).
+    environment: Literal["development", "production"] | None = None
+
+    # Browser origins allowed to call the API with credentials (CORS), as JSON: exact origins
+    # ("https://discours.io") and patterns with * for a part of the host or the port
+    # ("https://*.discours.io", "http://localhost:*"). Unset: localhost origins in development, none in
+    # production (a same-origin deployment needs none).
+    cors_origins: list[str] | None = None
+    # Seconds a browser may keep a preflight's answer.
+    cors_max_age: int = 3600
 
     # Background revalidation loop period, seconds (seed 002: 5 minutes).
     cache_revalidation_interval: int = 300
@@ -125,6 +140,9 @@ class Settings(BaseSettings):
     # While Redis does not answer, a session this worker checked this many seconds ago or less stays valid.
     session_outage_grace: float = 60.0
     cookie_secure: bool = False
+    # The session cookie's SameSite: lax (sent to this API from its own site, subdomains included);
+    # none when the web client runs on another site (needs COOKIE_SECURE=true: browsers refuse it otherwise).
+    cookie_samesite: Literal["lax", "strict", "none"] = "lax"
     verification_ttl: int = 3600
     login_max_failures: int = 5
     login_lock_seconds: int = 300
@@ -181,6 +199,31 @@ class Settings(BaseSettings):
         if not value.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError(f"REDIS_URL must be redis://, rediss:// or unix://, got {value!r}")
         return value
+
+    @field_validator("cors_origins")
+    @classmethod
+    def _check_origins(cls, value: list[str] | None) -> list[str] | None:
+        for origin in value or ():
+            if not ORIGIN.match(origin):
+                raise ValueError(f"{origin!r} is not an origin (scheme://host[:port], no path; * for a part "
+                                 "of the host or the port)")
+        return value
+
+    @model_validator(mode="after")
+    def _secure_cookie_for_cross_site(self) -> Settings:
+        if self.cookie_samesite == "none" and not self.cookie_secure:
+            raise ValueError("COOKIE_SAMESITE=none needs COOKIE_SECURE=true (browsers drop the cookie otherwise)")
+        return self
+
+    @property
+    def is_production(self) -> bool:
+        return self.environment == "production" if self.environment else not self.is_sqlite
+
+    @property
+    def allowed_origins(self) -> list[str]:
+        if self.cors_origins is not None:
+            return self.cors_origins
+        return [] if self.is_production else list(DEVELOPMENT_ORIGINS)
 
     @model_validator(mode="after")
     def _require_secret_in_production(self) -> Settings:
