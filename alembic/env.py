@@ -23,9 +23,9 @@ def _database_url() -> str:
     url = config.attributes.get("database_url")
     if url:
         return str(url)
-    from config.settings import get_settings
+    from config.settings import load_database_settings
 
-    return get_settings().database_url
+    return load_database_settings().database_url  # migrations need DATABASE_URL alone
 
 
 def _configure(connection: Connection) -> None:

@@ -7,7 +7,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from config.settings import SettingsError, load_settings
+from config.settings import SettingsError, load_database_settings, load_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -25,8 +25,7 @@ def alembic_config(database_url: str | None = None):  # type: ignore[no-untyped-
 def cmd_migrate(args: argparse.Namespace) -> int:
     from alembic import command
 
-    settings = load_settings()
-    command.upgrade(alembic_config(settings.database_url), args.revision)
+    command.upgrade(alembic_config(load_database_settings().database_url), args.revision)
     return 0
 
 
@@ -37,6 +36,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     host = args.host or settings.host
     port = args.port or settings.port
     workers = args.workers or settings.workers
+    if workers > 1 and settings.redis_url is None:
+        raise SettingsError(f"REDIS_URL: {workers} workers need one Redis to share (without REDIS_URL each would "
+                            "keep its own in-process one, and a session or a cached value one worker wrote "
+                            "would be unknown to the others); set REDIS_URL=redis://127.0.0.1:6379/0 or serve "
+                            "with one worker")
     uvicorn.run("app.asgi:app", host=host, port=port, workers=workers, factory=False,
                 log_level="info", proxy_headers=True, ws_max_size=settings.max_body_bytes)
     return 0
@@ -138,12 +142,37 @@ def main(argv: list[str] | None = None) -> int:
     export = sub.add_parser("export-schema", help="print the GraphQL SDL")
     export.set_defaults(func=cmd_export_schema)
 
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
-    except SettingsError as exc:
-        print(f"discours: {exc}", file=sys.stderr)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        if args.debug:
+            raise
+        print(f"discours {args.command}: {explain(exc)} (--debug shows the traceback)", file=sys.stderr)
         return 2
+
+
+def explain(exc: BaseException) -> str:
+    """One line that names the setting to fix, for the errors a start meets."""
+    if isinstance(exc, SettingsError):
+        return str(exc)
+    from redis.exceptions import RedisError
+    from sqlalchemy.exc import DBAPIError
+
+    cause = exc
+    while cause.__cause__ is not None or cause.__context__ is not None:
+        if isinstance(cause, DBAPIError | RedisError):
+            break
+        cause = cause.__cause__ or cause.__context__  # type: ignore[assignment]
+    first_line = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+    if isinstance(cause, RedisError):
+        return f"REDIS_URL: Redis does not answer: {first_line}"
+    if isinstance(cause, DBAPIError | OSError) or "asyncpg" in type(cause).__module__:
+        return f"DATABASE_URL: the database does not answer or refuses: {first_line}"
+    return f"{type(cause).__name__}: {first_line}"
 
 
 if __name__ == "__main__":

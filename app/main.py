@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL, GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL
 
-from app import oauth_routes
+from app import link_pages, oauth_routes
 from app.cors import cors
 from app.graphiql import assets_route
 from app.graphql_view import DiscoursGraphQL
@@ -155,6 +155,7 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
             WebSocketRoute("/graphql", graphql),
             assets_route(),
             *oauth_routes.routes,
+            *link_pages.routes,
         ],
         lifespan=lifespan,
     )

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+T = TypeVar("T", bound=BaseSettings)
 
 
 class SettingsError(RuntimeError):
@@ -33,11 +35,34 @@ class OAuthProvider(BaseModel):
     scope: str = "openid email profile"
 
 
-class Settings(BaseSettings):
+class DatabaseSettings(BaseSettings):
+    """What migrations need, and nothing more (no JWT_SECRET, no Redis)."""
+
     model_config = SettingsConfigDict(env_file=".env", extra="ignore")
 
     # No DATABASE_URL: a SQLite file next to where the server starts (the embedded default).
     database_url: str = Field(default="sqlite+aiosqlite:///./discours.db")
+
+    @field_validator("database_url")
+    @classmethod
+    def _normalise_database_url(cls, value: str) -> str:
+        if value.startswith(("postgres://", "postgresql://")):
+            return "postgresql+asyncpg://" + value.split("://", 1)[1]
+        if value.startswith("sqlite://") and "+aiosqlite" not in value:
+            return value.replace("sqlite://", "sqlite+aiosqlite://", 1)
+        if not value.startswith(("postgresql+asyncpg://", "sqlite+aiosqlite://")):
+            raise ValueError(
+                "DATABASE_URL must be postgresql://... (asyncpg) or sqlite:///path (aiosqlite), "
+                f"got {value!r}"
+            )
+        return value
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite")
+
+
+class Settings(DatabaseSettings):
     # No REDIS_URL: an in-process Redis (fakeredis) with the same command set and Lua.
     redis_url: str | None = None
     db_pool_size: int = 10
@@ -161,6 +186,9 @@ class Settings(BaseSettings):
     password_memory_cost: int = 65536
     admin_emails: list[str] = Field(default_factory=list)
     public_url: str = "http://127.0.0.1:8000"
+    # Where the links in our mail lead (…/confirm, …/reset, …/confirm-email-change with ?token=): a web client
+    # that handles them; unset: this server's own small pages at PUBLIC_URL.
+    links_url: str | None = None
     # OAuth providers by id, as JSON in OAUTH_PROVIDERS: {"github": {"name": ..., "client_id": ...}}
     oauth_providers: dict[str, OAuthProvider] = Field(default_factory=dict)
     # Where an OAuth flow may send the browser back to (prefixes); empty: only public_url.
@@ -175,20 +203,6 @@ class Settings(BaseSettings):
     # Without SMTP, mail is logged by subject only; this adds the body (its sign-in link) to the log. Unset:
     # on with the embedded SQLite development setup, off otherwise. Never on in production.
     mail_log_links: bool | None = None
-
-    @field_validator("database_url")
-    @classmethod
-    def _normalise_database_url(cls, value: str) -> str:
-        if value.startswith(("postgres://", "postgresql://")):
-            return "postgresql+asyncpg://" + value.split("://", 1)[1]
-        if value.startswith("sqlite://") and "+aiosqlite" not in value:
-            return value.replace("sqlite://", "sqlite+aiosqlite://", 1)
-        if not value.startswith(("postgresql+asyncpg://", "sqlite+aiosqlite://")):
-            raise ValueError(
-                "DATABASE_URL must be postgresql://... (asyncpg) or sqlite:///path (aiosqlite), "
-                f"got {value!r}"
-            )
-        return value
 
     @field_validator("redis_url")
     @classmethod
@@ -239,11 +253,6 @@ class Settings(BaseSettings):
     def logs_mail_bodies(self) -> bool:
         return self.is_sqlite if self.mail_log_links is None else self.mail_log_links
 
-    @property
-    def is_sqlite(self) -> bool:
-        return self.database_url.startswith("sqlite")
-
-
 def _describe(err: Any) -> str:
     location = "_".join(str(p) for p in err["loc"]).upper()
     message = str(err["msg"]).removeprefix("Value error, ")
@@ -252,13 +261,27 @@ def _describe(err: Any) -> str:
 
 def load_settings(**overrides: object) -> Settings:
     """Build settings from the environment; a wrong value raises SettingsError naming the variable."""
+    return _load(Settings, overrides)
+
+
+def load_database_settings() -> DatabaseSettings:
+    return _load(DatabaseSettings, {})
+
+
+def _load(kind: type[T], overrides: dict[str, Any]) -> T:
     from pydantic import ValidationError
+    from pydantic_settings import SettingsError as SourceError
 
     try:
-        return Settings(**overrides)  # type: ignore[arg-type]
+        return kind(**overrides)
     except ValidationError as exc:
         problems = "; ".join(_describe(err) for err in exc.errors())
         raise SettingsError(f"invalid settings: {problems}") from exc
+    except SourceError as exc:  # a list or mapping setting that is not JSON
+        field = re.search(r'field "(\w+)"', str(exc))
+        name = field.group(1).upper() if field else "a setting"
+        raise SettingsError(f"{name}: not valid JSON; a list is written [\"a\", \"b\"], a mapping "
+                            "{\"key\": \"value\"}") from None
 
 
 @lru_cache(maxsize=1)

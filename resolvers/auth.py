@@ -106,7 +106,10 @@ async def _signed_in(deps: Deps, author: Author, device_info: dict[str, Any] | N
 
 
 def _link(deps: Deps, path: str, token: str) -> str:
-    return f"{deps.accounts.settings.public_url.rstrip('/')}/{path}?token={token}"
+    """A link in our mail: to the web client (LINKS_URL) or, by default, this server's own pages
+    (app/link_pages.py)."""
+    settings = deps.accounts.settings
+    return f"{(settings.links_url or settings.public_url).rstrip('/')}/{path}?token={token}"
 
 
 async def _send_confirmation(deps: Deps, author_id: int, email: str) -> None:

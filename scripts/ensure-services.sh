@@ -53,4 +53,10 @@ if ! redis_up; then
   for _ in $(seq 1 30); do redis_up && break; sleep 0.5; done
   redis_up || { echo "Redis did not start" >&2; exit 1; }
 fi
-echo "services: PostgreSQL $PGHOST:$PGPORT and Redis 127.0.0.1:$REDIS_PORT are up" >&2
+# The GraphiQL test drives Debian's Chromium (tests/test_graphiql_browser.py).
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+if [ ! -x "$CHROMIUM" ]; then
+  echo "Chromium is not installed; installing Debian's chromium for the browser test" >&2
+  apt_install chromium
+fi
+echo "services: PostgreSQL $PGHOST:$PGPORT and Redis 127.0.0.1:$REDIS_PORT are up; $($CHROMIUM --version 2>/dev/null)" >&2
