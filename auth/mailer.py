@@ -8,13 +8,14 @@ development setup, off otherwise) adds the body, so a newcomer without SMTP can 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import smtplib
 from collections import deque
 from dataclasses import dataclass
 from email.message import EmailMessage
 from typing import Protocol
+
+from auth.throttle import email_digest
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +33,7 @@ class Mailer(Protocol):
 
 def recipient(address: str) -> str:
     """How logs name a recipient: a digest, never the address."""
-    return "mailbox " + hashlib.sha256(address.strip().lower().encode()).hexdigest()[:12]
+    return "mailbox " + email_digest(address)[:12]
 
 
 class LogMailer:

@@ -128,7 +128,7 @@ class Settings(DatabaseSettings):
     notification_digest_window: int = 3600
     max_page_size: int = 100
 
-    # --- what one request may ask (schema/limits.py, app/guards.py); each refused before execution ---
+    # --- what one request may ask (schema/limits.py, app/http_guards.py); each refused before execution ---
     # Body bytes (413 above); the 2025 client's largest operation is about 120 tokens, depth 4, and costs
     # at most 8,400 with every page at its largest.
     max_body_bytes: int = 1_048_576
@@ -201,7 +201,7 @@ class Settings(DatabaseSettings):
     smtp_starttls: bool = True
     mail_from: str = "Discours <noreply@discours.io>"
     # Without SMTP, mail is logged by subject only; this adds the body (its sign-in link) to the log. Unset:
-    # on with the embedded SQLite development setup, off otherwise. Never on in production.
+    # on in development, off in production (ENVIRONMENT). Never set it on in production.
     mail_log_links: bool | None = None
 
     @field_validator("redis_url")
@@ -242,8 +242,8 @@ class Settings(DatabaseSettings):
     @model_validator(mode="after")
     def _require_secret_in_production(self) -> Settings:
         if self.jwt_secret is None:
-            if not self.is_sqlite:
-                raise ValueError("JWT_SECRET must be set when DATABASE_URL is PostgreSQL")
+            if self.is_production:
+                raise ValueError("JWT_SECRET must be set in production (with PostgreSQL, or ENVIRONMENT=production)")
             self.jwt_secret = EMBEDDED_JWT_SECRET
         elif len(self.jwt_secret) < 32:
             raise ValueError("JWT_SECRET must be at least 32 characters")
@@ -251,7 +251,8 @@ class Settings(DatabaseSettings):
 
     @property
     def logs_mail_bodies(self) -> bool:
-        return self.is_sqlite if self.mail_log_links is None else self.mail_log_links
+        return not self.is_production if self.mail_log_links is None else self.mail_log_links
+
 
 def _describe(err: Any) -> str:
     location = "_".join(str(p) for p in err["loc"]).upper()

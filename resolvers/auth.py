@@ -3,10 +3,12 @@ changes. Messages never tell whether an address is registered (only `isEmailUsed
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import time
 import unicodedata
+from collections.abc import Iterator
 from typing import Any
 
 from redis.exceptions import RedisError
@@ -41,18 +43,23 @@ def normalize_email(email: str | None) -> str:
     return value
 
 
-async def _hash(deps: Deps, password: str) -> str:
+@contextlib.contextmanager
+def _hashing() -> Iterator[None]:
+    """A full hashing queue is the service being busy (SERVICE_UNAVAILABLE), not a failure of ours."""
     try:
-        return await deps.accounts.passwords.hash(password)
+        yield
     except HashingBusy as exc:
         raise Busy(str(exc)) from exc
+
+
+async def _hash(deps: Deps, password: str) -> str:
+    with _hashing():
+        return await deps.accounts.passwords.hash(password)
 
 
 async def _verify(deps: Deps, stored: str | None, password: str) -> bool:
-    try:
+    with _hashing():
         return await deps.accounts.passwords.verify(stored, password)
-    except HashingBusy as exc:
-        raise Busy(str(exc)) from exc
 
 
 async def _limit(deps: Deps, action: str, client: str | None) -> None:
