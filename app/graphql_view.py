@@ -160,7 +160,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
     async def _answer(self, request: Request, context: Any, root_value: Any) -> Any:
         params = await _cacheable_params(request, self.response_cache_ttl)
         if params is None:
-            return await super().run(request, context, root_value)
+            return _marked(await super().run(request, context, root_value), "BYPASS")
         responses = _responses(request, self.response_cache_ttl)
         key = request_key(*params)
         hit = await responses.get(key)
@@ -172,7 +172,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
                                     request.headers.get("user-agent"))
                 for shout_id in views:
                     await deps.views.count(shout_id, client)
-            return Response(body, media_type=_media_type(request))
+            return _marked(Response(body, media_type=_media_type(request)), "HIT")
         capture, token = response_capture.begin()
         try:
             response = await super().run(request, context, root_value)
@@ -183,7 +183,8 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         answer = response.body
         if response.status_code == 200 and isinstance(answer, bytes) and self._storable(answer, params[0], params[1]):
             await responses.store(key, answer, capture)
-        return response
+            return _marked(response, "MISS")
+        return _marked(response, "BYPASS")
 
     def _storable(self, body: bytes, document: str, operation: str | None) -> bool:
         """Error-free answers to allowlisted public queries only (the document was just executed, so the
@@ -225,6 +226,14 @@ class DiscoursGraphQL(GraphQL[Context, None]):
     async def get_context(self, request: Any, response: Any) -> Context:
         deps: Deps = request.app.state.deps
         return Context(deps=deps, loaders=Loaders.create(deps), request=request, response=response)
+
+
+def _marked(response: Any, outcome: str) -> Any:
+    """`X-Cache` says what the response cache did: HIT (stored bytes), MISS (computed, now stored) or
+    BYPASS (not a cacheable request: signed in, a mutation, an error, a query outside the public list)."""
+    if isinstance(response, Response):
+        response.headers["x-cache"] = outcome
+    return response
 
 
 def _media_type(request: Request) -> str:

@@ -8,6 +8,9 @@ one reader sends an anonymous shouts page again and again. Quiet and flooded pha
 reads' p50 and p99 of each kind are compared.
 
     python -m bench.login_flood [--database-url URL] [--redis-url URL] [--seconds S] [--rounds N]
+
+Like bench.read_path, it runs where DATABASE_URL and REDIS_URL say, or on a scratch database and a Redis
+server of its own (bench/services.py).
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ import argparse
 import asyncio
 import itertools
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -25,7 +27,10 @@ from pathlib import Path
 
 import httpx
 
-from bench.read_path import PAGE, _prepare
+from app.seed import SIZES
+from bench import services
+from bench.read_path import PAGE
+from devtools.services import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGIN = "mutation($e: String!, $p: String!) { login(email: $e, password: $p) { success } }"
@@ -52,12 +57,6 @@ async def _flood(http: httpx.AsyncClient, until: float, counter: itertools.count
     return sent
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
@@ -65,20 +64,29 @@ def _percentile(values: list[float], share: float) -> float:
 
 async def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--database-url", default="postgresql+asyncpg://postgres@127.0.0.1:5432/discours_bench")
-    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/12")
+    parser.add_argument("--database-url", default=services.named_database(),
+                        help="default: DATABASE_URL, else a scratch database dropped afterwards")
+    parser.add_argument("--redis-url", default=services.named_redis(),
+                        help="default: REDIS_URL, else a redis-server of the run's own")
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--flooders", type=int, default=12)
     args = parser.parse_args()
+    async with services.database(args.database_url, SIZES["demo"]) as database_url, \
+            services.redis(args.redis_url) as redis_url:
+        quiet, flooded, logins = await _run(database_url, redis_url, args)
+    print(f"{args.rounds} rounds of {args.seconds:g} s, {args.flooders} flooders, "
+          f"{logins} failed logins hashed ({logins / (args.rounds * args.seconds):.0f}/s)")
+    print(f"{'reads':<10}{'n':>7}{'p50 ms':>10}{'p99 ms':>10}")
+    for name, timings in (("quiet", quiet), ("flooded", flooded)):
+        print(f"{name:<10}{len(timings):>7}{statistics.median(timings) * 1000:>10.1f}"
+              f"{_percentile(timings, 0.99) * 1000:>10.1f}")
+    print(f"p99 flooded / quiet: {_percentile(flooded, 0.99) / _percentile(quiet, 0.99):.2f}x (target: within 2x)")
 
-    from sqlalchemy.engine import make_url
 
-    from app.seed import SIZES
-
-    await _prepare(args.database_url, SIZES["demo"])
-    port = _free_port()
-    env = {**os.environ, "DATABASE_URL": args.database_url, "REDIS_URL": args.redis_url, "JWT_SECRET": "bench" * 8}
+async def _run(database_url: str, redis_url: str, args: argparse.Namespace) -> tuple[list[float], list[float], int]:
+    port = free_port()
+    env = {**os.environ, "DATABASE_URL": database_url, "REDIS_URL": redis_url, "JWT_SECRET": "bench" * 8}
     server = subprocess.Popen([sys.executable, "-m", "uvicorn", "app.asgi:app", "--port", str(port),  # noqa: ASYNC220
                                "--log-level", "warning"], cwd=ROOT, env=env)
     quiet: list[float] = []
@@ -103,14 +111,8 @@ async def main() -> None:
                 logins += sum(sent)
     finally:
         server.terminate()
-        server.wait(10)
-    print(f"database {make_url(args.database_url).database}, {args.rounds} rounds of {args.seconds:g} s, "
-          f"{args.flooders} flooders, {logins} failed logins hashed ({logins / (args.rounds * args.seconds):.0f}/s)")
-    print(f"{'reads':<10}{'n':>7}{'p50 ms':>10}{'p99 ms':>10}")
-    for name, timings in (("quiet", quiet), ("flooded", flooded)):
-        print(f"{name:<10}{len(timings):>7}{statistics.median(timings) * 1000:>10.1f}"
-              f"{_percentile(timings, 0.99) * 1000:>10.1f}")
-    print(f"p99 flooded / quiet: {_percentile(flooded, 0.99) / _percentile(quiet, 0.99):.2f}x (target: within 2x)")
+        server.wait(10)  # the server's connections end before the scratch database is dropped
+    return quiet, flooded, logins
 
 
 if __name__ == "__main__":

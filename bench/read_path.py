@@ -8,10 +8,11 @@
 
     python -m bench.read_path [--database-url URL] [--redis-url URL] [--size test|demo|bench] [--requests N]
 
-It migrates and seeds the databases when they are empty. Cold requests bump the cache's global epoch
-(every cached value becomes a miss); the live counters and follow sets are not cached values but
-structures the writes keep current (cache/live.py), so they stay. The Redis database defaults to
-redis://127.0.0.1:6379/14 (and 13 for the small database).
+It runs where the settings say (DATABASE_URL, REDIS_URL) or, by default, on a scratch database and a
+Redis server of its own, removed afterwards (bench/services.py); a named database is migrated and seeded
+when it is empty, and kept. Cold requests bump the cache's global epoch (every cached value becomes a
+miss); the live counters and follow sets are not cached values but structures the writes keep current
+(cache/live.py), so they stay.
 """
 
 from __future__ import annotations
@@ -25,16 +26,16 @@ from typing import Any
 import httpx
 from redis.asyncio import Redis
 from sqlalchemy import event
+from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from alembic import command
-from app.cli import alembic_config
 from app.main import create_app
-from app.seed import SIZES, Size, seed_database
+from app.seed import SIZES
+from bench import services
 from cache import keys
 from cache.store import Cache
 from config.settings import load_settings
-from orm.engine import create_database_if_missing, make_engine, make_session_factory
+from orm.engine import make_engine, make_session_factory
 from resolvers.deps import Deps
 
 OPERATIONS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -112,63 +113,68 @@ async def _scaling(big: httpx.AsyncClient, big_cache: Cache, small: httpx.AsyncC
     return statistics.median(timings["small"]), statistics.median(timings["big"])
 
 
-async def _prepare(url: str, size: Size) -> None:
-    await create_database_if_missing(url)
-    await asyncio.to_thread(command.upgrade, alembic_config(url), "head")
-    await seed_database(url, size, only_if_empty=True, progress=True)
-
-
 async def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--database-url", default="postgresql+asyncpg://postgres@127.0.0.1:5432/discours_bench")
-    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/14")
+    parser.add_argument("--database-url", default=services.named_database(),
+                        help="default: DATABASE_URL, else a scratch database dropped afterwards")
+    parser.add_argument("--redis-url", default=services.named_redis(),
+                        help="default: REDIS_URL, else a redis-server of the run's own")
     parser.add_argument("--size", choices=sorted(SIZES), default="demo")
     parser.add_argument("--requests", type=int, default=50)
     args = parser.parse_args()
+    async with services.database(args.database_url, SIZES[args.size]) as database_url, \
+            services.redis(args.redis_url) as redis_url:
+        await _run(database_url, redis_url, args)
 
-    await _prepare(args.database_url, SIZES[args.size])
-    engine = make_engine(args.database_url)
-    redis = Redis.from_url(args.redis_url)
+
+async def _run(database_url: str, redis_url: str, args: argparse.Namespace) -> None:
+    engine = make_engine(database_url)
+    redis = Redis.from_url(redis_url)
     deps = Deps(cache=Cache(redis), db=make_session_factory(engine))
-    settings = load_settings(database_url=args.database_url, jwt_secret="bench" * 8)
+    settings = load_settings(database_url=database_url, jwt_secret="bench" * 8)
     entity_level = create_app(settings.model_copy(update={"response_cache_ttl": 0}), deps=deps)
     whole = create_app(settings, deps=deps)
     print(f"{'operation':<22}{'cold':>9}{'warm':>9}{'response':>10}{'cold/warm':>11}{'warm/cold':>11}"
           f"{'resp/cold':>11}  (req/s)")
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=entity_level), base_url="http://b") as http, \
-            httpx.AsyncClient(transport=httpx.ASGITransport(app=whole), base_url="http://b") as cached:
-        for name, (query, variables) in OPERATIONS.items():
-            cold = await _measure(http, deps.cache, query, variables, args.requests, cold=True)
-            warm = await _measure(http, deps.cache, query, variables, args.requests, cold=False)
-            response = await _measure(cached, deps.cache, query, variables, args.requests, cold=False)
-            print(f"{name:<22}{cold:>9.1f}{warm:>9.1f}{response:>10.1f}{cold / warm:>11.2f}{warm / cold:>10.1f}x"
-                  f"{response / cold:>10.1f}x")
-        for limit in (20, 100):
-            statements = await _cold_statements(http, deps.cache, engine, limit)
-            aggregating = sum("GROUP BY" in s or "count(" in s.lower() for s in statements)
-            print(f"cold shouts page of {limit}: {len(statements)} SQL statements, {aggregating} aggregating")
-        if args.size == "bench":
-            await _compare_sizes(http, deps.cache, args)
-    await redis.aclose()
-    await engine.dispose()
+    try:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=entity_level), base_url="http://b") as http, \
+                httpx.AsyncClient(transport=httpx.ASGITransport(app=whole), base_url="http://b") as cached:
+            for name, (query, variables) in OPERATIONS.items():
+                cold = await _measure(http, deps.cache, query, variables, args.requests, cold=True)
+                warm = await _measure(http, deps.cache, query, variables, args.requests, cold=False)
+                response = await _measure(cached, deps.cache, query, variables, args.requests, cold=False)
+                print(f"{name:<22}{cold:>9.1f}{warm:>9.1f}{response:>10.1f}{cold / warm:>11.2f}"
+                      f"{warm / cold:>10.1f}x{response / cold:>10.1f}x")
+            for limit in (20, 100):
+                statements = await _cold_statements(http, deps.cache, engine, limit)
+                aggregating = sum("GROUP BY" in s or "count(" in s.lower() for s in statements)
+                print(f"cold shouts page of {limit}: {len(statements)} SQL statements, {aggregating} aggregating")
+            if args.size == "bench":
+                await _compare_sizes(http, deps.cache, database_url, args.requests)
+    finally:
+        await redis.aclose()
+        await engine.dispose()
 
 
-async def _compare_sizes(big: httpx.AsyncClient, big_cache: Cache, args: argparse.Namespace) -> None:
-    """The same cold page on a database a tenth of the size, interleaved with the full one."""
-    url = args.database_url + "_small"
+async def _compare_sizes(big: httpx.AsyncClient, big_cache: Cache, big_url: str, requests: int) -> None:
+    """The same cold page on a database a tenth of the size (scratch, on the same PostgreSQL server, with a
+    Redis of its own), interleaved with the full one."""
     size = SIZES["bench"].scaled(authors=SIZES["bench"].authors // 10)
-    await _prepare(url, size)
-    engine = make_engine(url)
-    redis = Redis.from_url(args.redis_url.rsplit("/", 1)[0] + "/13")
-    deps = Deps(cache=Cache(redis), db=make_session_factory(engine))
-    settings = load_settings(database_url=url, jwt_secret="bench" * 8, response_cache_ttl=0)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(settings, deps=deps)),
-                                 base_url="http://b") as small:
-        small_s, big_s = await _scaling(big, big_cache, small, deps.cache, args.requests)
+    server = make_url(big_url).set(database="postgres").render_as_string(hide_password=False)
+    async with services.database(None, size, server=server) as url, services.redis(None) as redis_url:
+        engine = make_engine(url)
+        redis = Redis.from_url(redis_url)
+        deps = Deps(cache=Cache(redis), db=make_session_factory(engine))
+        settings = load_settings(database_url=url, jwt_secret="bench" * 8, response_cache_ttl=0)
+        try:
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(settings, deps=deps)),
+                                         base_url="http://b") as small:
+                small_s, big_s = await _scaling(big, big_cache, small, deps.cache, requests)
+        finally:
+            await redis.aclose()
+            await engine.dispose()
     print(f"cold shouts page (20): {size.shouts:,} shouts {small_s * 1000:.1f} ms, "
           f"{SIZES['bench'].shouts:,} shouts {big_s * 1000:.1f} ms: {big_s / small_s:.2f}x")
-    await redis.aclose()
-    await engine.dispose()
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from auth.services import build_auth
 from cache.client import make_redis
 from cache.store import Cache
 from config.settings import Settings, load_settings
+from devtools.services import RedisServer
 from orm.engine import make_engine
 from resolvers.deps import Deps
 
@@ -92,6 +93,13 @@ async def redis() -> AsyncIterator[Redis]:
     await client.flushdb()  # the tests' own logical database; never done outside tests
     yield client
     await client.aclose()
+
+
+@pytest.fixture
+async def redis_server() -> AsyncIterator[RedisServer]:
+    """A redis-server of the test's own on a free port, which the test may stop and start again."""
+    async with RedisServer() as server:
+        yield server
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ import asyncio
 import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -20,18 +19,13 @@ import uvicorn
 import websockets
 from redis.asyncio import Redis
 
+from devtools.services import free_port
 from tests.conftest import TEST_DATABASE_URL, TEST_REDIS_URL
 
 ROOT = Path(__file__).resolve().parent.parent
 
 TRANSPORT_WS = "graphql-transport-ws"
 LEGACY_WS = "graphql-ws"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextlib.asynccontextmanager

@@ -7,7 +7,6 @@ import asyncio
 import base64
 import hashlib
 import secrets
-import socket
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -24,6 +23,7 @@ from starlette.routing import Route
 from app.main import create_app
 from auth.services import build_auth
 from config.settings import OAuthProvider, Settings
+from devtools.services import free_port
 from resolvers.deps import Deps
 
 CLIENT_ID, CLIENT_SECRET = "discours-test", "provider-secret"
@@ -63,15 +63,9 @@ def _provider_app() -> Starlette:
                              Route("/userinfo", userinfo)])
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 async def provider_url() -> AsyncIterator[str]:
-    port = _free_port()
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(_provider_app(), host="127.0.0.1", port=port, log_level="warning"))
     task = asyncio.create_task(server.serve())
     while not server.started:  # noqa: ASYNC110 - uvicorn offers a flag, not an event

@@ -7,17 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
-from redis.asyncio import Redis
 from sqlalchemy import func, select
 
+from devtools.services import RedisServer
 from orm import Reaction
-from tests.live import free_port, two_workers
+from tests.live import two_workers
 
 USERS = 4
 # OUTAGE_CONTROL_GRACE=0 runs the control: no session grace, so signed-in requests must fail.
@@ -28,99 +26,75 @@ COMMENT = "mutation($s: Int!, $b: String) { create_reaction(reaction: {kind: COM
 COMMENTS = "query($s: Int!) { load_shout_comments(shout: $s, limit: 100) { id } }"
 
 
-def _redis_server(port: int, directory: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no", "--dir", str(directory), "--dbfilename", "outage.rdb"],
-                            stdout=subprocess.DEVNULL)
-
-
-async def _until_up(url: str) -> None:
-    client = Redis.from_url(url)
-    for _ in range(100):
-        try:
-            await client.ping()
-            break
-        except Exception:
-            await asyncio.sleep(0.05)
-    await client.aclose()
-
-
-async def test_a_ten_second_redis_outage_fails_no_signed_in_request(engine: Any, tmp_path: Path) -> None:
-    port = free_port()
-    url = f"redis://127.0.0.1:{port}/0"
-    redis_process = _redis_server(port, tmp_path)
-    await _until_up(url)
+async def test_a_ten_second_redis_outage_fails_no_signed_in_request(engine: Any, redis_server: RedisServer) -> None:
+    url = redis_server.url
     failures: list[str] = []
     acknowledged: dict[int, int] = {}
-    try:
-        grace = {"SESSION_OUTAGE_GRACE": os.environ["OUTAGE_CONTROL_GRACE"]} if CONTROL else {}
-        async with two_workers(url, grace) as (base, pids, redis):
-            assert len(pids) == 2
-            # A fresh connection per request, so each user's requests reach both workers.
-            fresh = httpx.Limits(max_keepalive_connections=0)
-            async with httpx.AsyncClient(base_url=base, limits=fresh, timeout=30) as http:
-                async def call(query: str, variables: dict[str, Any], token: str | None = None) -> Any:
-                    headers = {"authorization": f"Bearer {token}"} if token else {}
-                    response = await http.post("/graphql", json={"query": query, "variables": variables},
-                                               headers=headers)
-                    body = response.json() if response.status_code < 500 else {"errors": [response.text]}
-                    if response.status_code != 200 or body.get("errors"):
-                        failures.append(f"{response.status_code} {str(body.get('errors'))[:200]}")
-                        return None
-                    return body["data"]
+    grace = {"SESSION_OUTAGE_GRACE": os.environ["OUTAGE_CONTROL_GRACE"]} if CONTROL else {}
+    async with two_workers(url, grace) as (base, pids, redis):
+        assert len(pids) == 2
+        # A fresh connection per request, so each user's requests reach both workers.
+        fresh = httpx.Limits(max_keepalive_connections=0)
+        async with httpx.AsyncClient(base_url=base, limits=fresh, timeout=30) as http:
+            async def call(query: str, variables: dict[str, Any], token: str | None = None) -> Any:
+                headers = {"authorization": f"Bearer {token}"} if token else {}
+                response = await http.post("/graphql", json={"query": query, "variables": variables},
+                                           headers=headers)
+                body = response.json() if response.status_code < 500 else {"errors": [response.text]}
+                if response.status_code != 200 or body.get("errors"):
+                    failures.append(f"{response.status_code} {str(body.get('errors'))[:200]}")
+                    return None
+                return body["data"]
 
-                users = []
-                for n in range(USERS):
-                    email = f"outage-{n}-{time.time_ns()}@example.org"
-                    await call('mutation($e: String!) { registerUser(email: $e, password: "long password") '
-                               "{ success } }", {"e": email})
-                    login = await call('mutation($e: String!) { login(email: $e, password: "long password") '
-                                       "{ token } }", {"e": email})
-                    page = await call("query($o: Int) { load_shouts_by(options: {limit: 1, offset: $o}) { id } }",
-                                      {"o": 10 + n})
-                    users.append((login["login"]["token"], page["load_shouts_by"][0]["id"]))
-                assert not failures, failures
+            users = []
+            for n in range(USERS):
+                email = f"outage-{n}-{time.time_ns()}@example.org"
+                await call('mutation($e: String!) { registerUser(email: $e, password: "long password") '
+                           "{ success } }", {"e": email})
+                login = await call('mutation($e: String!) { login(email: $e, password: "long password") '
+                                   "{ token } }", {"e": email})
+                page = await call("query($o: Int) { load_shouts_by(options: {limit: 1, offset: $o}) { id } }",
+                                  {"o": 10 + n})
+                users.append((login["login"]["token"], page["load_shouts_by"][0]["id"]))
+            assert not failures, failures
 
-                stop = asyncio.Event()
+            stop = asyncio.Event()
 
-                async def load(token: str, shout: int) -> None:
-                    n = 0
-                    while not stop.is_set():
-                        n += 1
-                        await call(ME, {}, token)
-                        if await call(COMMENT, {"s": shout, "b": f"outage comment {n}"}, token) is not None:
-                            acknowledged[shout] = acknowledged.get(shout, 0) + 1
-                        await call(COMMENTS, {"s": shout}, token)
-                        await asyncio.sleep(0.02)
+            async def load(token: str, shout: int) -> None:
+                n = 0
+                while not stop.is_set():
+                    n += 1
+                    await call(ME, {}, token)
+                    if await call(COMMENT, {"s": shout, "b": f"outage comment {n}"}, token) is not None:
+                        acknowledged[shout] = acknowledged.get(shout, 0) + 1
+                    await call(COMMENTS, {"s": shout}, token)
+                    await asyncio.sleep(0.02)
 
-                loads = [asyncio.create_task(load(token, shout)) for token, shout in users]
-                await asyncio.sleep(3)  # every token checked by both workers
-                await redis.shutdown(save=True)
-                redis_process.wait(10)
-                outage_started = time.monotonic()
-                await asyncio.sleep(OUTAGE)
-                redis_process = _redis_server(port, tmp_path)
-                await _until_up(url)
-                outage = time.monotonic() - outage_started
-                await asyncio.sleep(8)  # past the breaker's 5 s: the cache is used again
-                stop.set()
-                await asyncio.gather(*loads)
-                assert not failures, f"{len(failures)} failed requests: {failures[:5]}"
+            loads = [asyncio.create_task(load(token, shout)) for token, shout in users]
+            await asyncio.sleep(3)  # every token checked by both workers
+            await redis.shutdown(save=True)  # its data comes back, as after a restart
+            redis_server.stop()
+            outage_started = time.monotonic()
+            await asyncio.sleep(OUTAGE)
+            redis_server.start()
+            await redis_server.ready()
+            outage = time.monotonic() - outage_started
+            await asyncio.sleep(8)  # past the breaker's 5 s: the cache is used again
+            stop.set()
+            await asyncio.gather(*loads)
+            assert not failures, f"{len(failures)} failed requests: {failures[:5]}"
 
-                async with engine.connect() as conn:
-                    for _token, shout in users:
-                        stored = await conn.scalar(select(func.count()).select_from(Reaction).where(
-                            Reaction.shout == shout, Reaction.kind == "COMMENT", Reaction.deleted_at.is_(None),
-                            Reaction.body.like("outage comment %")))
-                        assert stored == acknowledged[shout], (shout, stored, acknowledged[shout])  # 0 lost
-                        newest = list((await conn.scalars(select(Reaction.id).where(
-                            Reaction.shout == shout, Reaction.kind.in_(["COMMENT", "QUOTE"]),
-                            Reaction.deleted_at.is_(None)).order_by(Reaction.created_at.desc(), Reaction.id.desc())
-                            .limit(100))).all())
-                        for _ in range(4):  # 0 stale: every worker serves what the database holds
-                            served = await call(COMMENTS, {"s": shout})
-                            assert [r["id"] for r in served["load_shout_comments"]] == newest
-            print(f"\noutage {outage:.1f} s, {sum(acknowledged.values())} comments written, 0 failed requests")
-    finally:
-        redis_process.terminate()
-        redis_process.wait(10)
+            async with engine.connect() as conn:
+                for _token, shout in users:
+                    stored = await conn.scalar(select(func.count()).select_from(Reaction).where(
+                        Reaction.shout == shout, Reaction.kind == "COMMENT", Reaction.deleted_at.is_(None),
+                        Reaction.body.like("outage comment %")))
+                    assert stored == acknowledged[shout], (shout, stored, acknowledged[shout])  # 0 lost
+                    newest = list((await conn.scalars(select(Reaction.id).where(
+                        Reaction.shout == shout, Reaction.kind.in_(["COMMENT", "QUOTE"]),
+                        Reaction.deleted_at.is_(None)).order_by(Reaction.created_at.desc(), Reaction.id.desc())
+                        .limit(100))).all())
+                    for _ in range(4):  # 0 stale: every worker serves what the database holds
+                        served = await call(COMMENTS, {"s": shout})
+                        assert [r["id"] for r in served["load_shout_comments"]] == newest
+        print(f"\noutage {outage:.1f} s, {sum(acknowledged.values())} comments written, 0 failed requests")

@@ -34,12 +34,22 @@ async def test_a_hit_costs_no_sql_and_two_redis_commands(client: Any, app: Any, 
     assert app.state.responses.hits >= 1
 
 
-async def test_a_committed_write_refreshes_the_response(api: Api) -> None:
+async def test_a_committed_write_refreshes_the_response(api: Api, client: Any) -> None:
+    """X-Cache shows each step: computed and stored, served whole, made a miss by the write."""
     user = await api.user()
-    first = await api(AUTHOR, {"s": user.slug})
-    assert await api(AUTHOR, {"s": user.slug}) == first  # now served whole
+    read = {"query": AUTHOR, "variables": {"s": user.slug}}
+    client.cookies.clear()
+    first = await client.post("/graphql", json=read)
+    second = await client.post("/graphql", json=read)
+    assert (first.headers["x-cache"], second.headers["x-cache"]) == ("MISS", "HIT")
+    assert second.content == first.content
     await api("mutation { update_author(profile: {name: \"Новое имя\"}) { error } }", user=user)
-    assert (await api(AUTHOR, {"s": user.slug}))["name"] == "Новое имя"
+    client.cookies.clear()
+    third = await client.post("/graphql", json=read)
+    assert third.headers["x-cache"] == "MISS"
+    assert third.json()["data"]["get_author"]["name"] == "Новое имя"
+    signed_in = await client.post("/graphql", json=read, headers={"authorization": f"Bearer {user.token}"})
+    assert signed_in.headers["x-cache"] == "BYPASS"
 
 
 async def test_signed_in_errors_mutations_and_random_are_not_stored(api: Api, app: Any) -> None:

@@ -4,11 +4,6 @@ marks arriving during processing, one processor at a time, and a Redis that stop
 from __future__ import annotations
 
 import asyncio
-import shutil
-import socket
-import subprocess
-import tempfile
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,6 +13,7 @@ from sqlalchemy import select
 from cache import keys
 from cache.revalidator import CacheRevalidationManager
 from cache.store import Cache
+from devtools.services import RedisServer
 from orm import Shout
 from orm.stats import is_listed
 from resolvers.deps import Deps
@@ -114,52 +110,8 @@ async def test_a_crashed_batch_is_picked_up_again(deps: Deps, redis: Redis) -> N
     assert await manager.process_revalidation() == {"author": 2}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture
-def own_redis() -> Iterator[tuple[int, Any]]:
-    """A Redis server of this test's own, which it can stop and start again."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server is not installed")
-    port = _free_port()
-    workdir = tempfile.mkdtemp()
-    processes: list[subprocess.Popen[bytes]] = []
-
-    def start() -> None:
-        processes.append(subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                                           "--appendonly", "no", "--dir", workdir],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-
-    def stop() -> None:
-        processes[-1].terminate()
-        processes[-1].wait(5)
-
-    start()
-    yield port, (start, stop)
-    for process in processes:
-        if process.poll() is None:
-            process.terminate()
-            process.wait(5)
-
-
-async def _wait_for(redis: Redis) -> None:
-    for _ in range(100):
-        try:
-            await redis.ping()
-            return
-        except Exception:
-            await asyncio.sleep(0.05)
-
-
-async def test_the_loop_survives_redis_stopping_and_coming_back(deps: Deps, own_redis: Any) -> None:
-    port, (start, stop) = own_redis
-    redis = Redis.from_url(f"redis://127.0.0.1:{port}/0", socket_connect_timeout=0.5, socket_timeout=0.5)
-    await _wait_for(redis)
+async def test_the_loop_survives_redis_stopping_and_coming_back(deps: Deps, redis_server: RedisServer) -> None:
+    redis = Redis.from_url(redis_server.url, socket_connect_timeout=0.5, socket_timeout=0.5)
     manager = CacheRevalidationManager(Cache(redis, breaker_seconds=0), deps.db, deps.live, interval=0.05)
     await manager.start()
     await manager.mark_for_revalidation(2, "author")
@@ -168,11 +120,11 @@ async def test_the_loop_survives_redis_stopping_and_coming_back(deps: Deps, own_
             break
         await asyncio.sleep(0.05)
     assert await redis.exists(keys.author_id(2))
-    stop()
+    redis_server.stop()
     await asyncio.sleep(0.3)  # several rounds fail while Redis is gone
     assert manager.running
-    start()
-    await _wait_for(redis)
+    redis_server.start()
+    await redis_server.ready()
     rounds = manager.rounds
     await manager.mark_for_revalidation(3, "author")
     for _ in range(100):

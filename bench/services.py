@@ -1,0 +1,57 @@
+"""Where a benchmark runs: the database and Redis named by the settings (DATABASE_URL, REDIS_URL, or the
+--database-url / --redis-url flags), or, when none is named, a PostgreSQL database and a Redis server of
+the benchmark's own, created for the run and removed after it. A benchmark never borrows a database or a
+Redis db number that may belong to someone else."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator
+
+from sqlalchemy.engine import make_url
+
+from alembic import command
+from app.cli import alembic_config
+from app.seed import Size, seed_database
+from devtools.services import LOCAL_POSTGRES, RedisServer, scratch_database
+from orm.engine import create_database_if_missing
+
+
+def named_database() -> str | None:
+    return os.environ.get("DATABASE_URL")
+
+
+def named_redis() -> str | None:
+    return os.environ.get("REDIS_URL")
+
+
+async def _prepare(url: str, size: Size) -> None:
+    """Migrate and, when it is empty, seed the database."""
+    await create_database_if_missing(url)
+    await asyncio.to_thread(command.upgrade, alembic_config(url), "head")
+    await seed_database(url, size, only_if_empty=True, progress=True)
+
+
+@contextlib.asynccontextmanager
+async def database(url: str | None, size: Size, server: str = LOCAL_POSTGRES) -> AsyncIterator[str]:
+    """The database at `url` (seeded if empty, kept), or a scratch one on `server` (seeded, dropped)."""
+    if url:
+        await _prepare(url, size)
+        yield url
+        return
+    async with scratch_database(server, prefix="discours_bench") as scratch:
+        print(f"benchmark database {make_url(scratch).database} (dropped afterwards)", flush=True)
+        await _prepare(scratch, size)
+        yield scratch
+
+
+@contextlib.asynccontextmanager
+async def redis(url: str | None) -> AsyncIterator[str]:
+    """The Redis at `url`, or a redis-server of the run's own on a free loopback port."""
+    if url:
+        yield url
+        return
+    async with RedisServer() as server:
+        yield server.url

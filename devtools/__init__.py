@@ -1,0 +1,1 @@
+"""Tools for developing the server (tests, benchmarks); never imported by it."""

@@ -1,0 +1,107 @@
+"""Throwaway services for tests and benchmarks: a free loopback port, a Redis server of one's own (which a
+test can stop and start again), and a uniquely named PostgreSQL database dropped afterwards.
+
+Nothing here is part of the server; it exists so that no test or benchmark has to borrow a database or a
+Redis db number that may belong to someone else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import AsyncIterator
+
+from redis.asyncio import Redis
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import create_async_engine
+
+LOCAL_POSTGRES = "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class RedisServer:
+    """`redis-server` on a free loopback port, without persistence, in a temporary directory.
+
+    `stop()` and `start()` can be called again and again (the port stays the same), which is how outage
+    tests take Redis away from running servers and give it back."""
+
+    def __init__(self, binary: str | None = None) -> None:
+        found = binary or shutil.which("redis-server")
+        if found is None:
+            raise FileNotFoundError("redis-server is not installed (Debian: apt-get install redis-server)")
+        self.binary = found
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self._directory = tempfile.TemporaryDirectory(prefix="redis-")
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def start(self) -> None:
+        if self.running:
+            return
+        self._process = subprocess.Popen(
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--dir", self._directory.name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def stop(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()
+            self._process.wait(10)
+
+    async def ready(self) -> None:
+        """Wait (up to 10 s) until the server answers PING."""
+        client = Redis.from_url(self.url)
+        try:
+            for _ in range(200):
+                with contextlib.suppress(Exception):
+                    if await client.ping():
+                        return
+                await asyncio.sleep(0.05)
+            raise TimeoutError(f"redis-server on port {self.port} did not answer")
+        finally:
+            await client.aclose()
+
+    def close(self) -> None:
+        self.stop()
+        self._directory.cleanup()
+
+    async def __aenter__(self) -> RedisServer:
+        self.start()
+        await self.ready()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+@contextlib.asynccontextmanager
+async def scratch_database(server_url: str = LOCAL_POSTGRES, prefix: str = "scratch") -> AsyncIterator[str]:
+    """A new, empty PostgreSQL database named `{prefix}_{random}` on the server of `server_url`; yields its
+    URL and drops it afterwards (with FORCE: a benchmark's leftover connections do not keep it alive)."""
+    name = f"{prefix}_{secrets.token_hex(4)}"
+    admin = create_async_engine(server_url, isolation_level="AUTOCOMMIT")
+    try:
+        async with admin.connect() as conn:
+            await conn.execute(text(f'CREATE DATABASE "{name}"'))
+        try:
+            yield make_url(server_url).set(database=name).render_as_string(hide_password=False)
+        finally:
+            async with admin.connect() as conn:
+                await conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    finally:
+        await admin.dispose()
+
