@@ -23,6 +23,7 @@ from app.cors import cors
 from app.graphiql import assets_route
 from app.graphql_view import DiscoursGraphQL
 from app.http_guards import BodySizeLimit
+from app.served_by import WorkerHeader
 from auth.services import AuthServices, build_auth
 from cache.client import make_redis
 from cache.delayed import DelayedQueue
@@ -85,7 +86,10 @@ def wire(settings: Settings, engine: AsyncEngine, cache: Cache, *, auth: AuthSer
                      thread_cap=settings.live_thread_cap)
     revalidator = CacheRevalidationManager(cache, make_session_factory(engine), live,
                                            interval=settings.cache_revalidation_interval)
-    db = make_session_factory(engine, sink=CacheSink(cache, revalidator, live))
+    if not settings.cache_invalidation:
+        log.warning("CACHE_INVALIDATION=off: committed writes do not invalidate the cache (stale reads ahead)")
+    sink = CacheSink(cache, revalidator, live, invalidation=settings.cache_invalidation)
+    db = make_session_factory(engine, sink=sink)
     views = ViewCounter(cache, make_session_factory(engine), live, per_hour_cap=settings.views_per_hour_cap,
                         flush_interval=settings.views_flush_interval)
     delayed = DelayedQueue(cache.redis, DEFERRED_QUEUE, batch=settings.queue_batch, lease=settings.queue_lease,
@@ -147,7 +151,8 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
 
     app = Starlette(
         debug=settings.debug,
-        middleware=[cors(settings), Middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)],
+        middleware=[*([Middleware(WorkerHeader)] if settings.expose_worker else []), cors(settings),
+                    Middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)],
         routes=[
             Route("/", root),
             Route("/health", health),

@@ -87,6 +87,11 @@ class Settings(DatabaseSettings):
     # Seconds a browser may keep a preflight's answer.
     cors_max_age: int = 3600
 
+    # false ("off") makes the after-commit invalidation a no-op: committed writes leave cached values as
+    # they were. Only for tests and drills that show what the invalidation prevents; refused in production.
+    cache_invalidation: bool = True
+    # Every response names the worker process that answered (X-Worker: its pid); for tests and debugging.
+    expose_worker: bool = False
     # Background revalidation loop period, seconds (seed 002: 5 minutes).
     cache_revalidation_interval: int = 300
     precache_on_start: bool = True
@@ -247,6 +252,13 @@ class Settings(DatabaseSettings):
             self.jwt_secret = EMBEDDED_JWT_SECRET
         elif len(self.jwt_secret) < 32:
             raise ValueError("JWT_SECRET must be at least 32 characters")
+        return self
+
+    @model_validator(mode="after")
+    def _invalidation_in_production(self) -> Settings:
+        if not self.cache_invalidation and self.is_production:
+            raise ValueError("CACHE_INVALIDATION=off serves stale data and is for tests and drills only; it is "
+                             "refused in production (set ENVIRONMENT=development for a drill)")
         return self
 
     @property

@@ -7,7 +7,6 @@ import contextlib
 import logging
 import re
 import time
-import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,6 +27,7 @@ from orm import Author, CommunityAuthor
 from resolvers.access import require_session
 from resolvers.deps import Deps
 from resolvers.errors import BadInput, Busy, Conflict, InvalidTokenError, RateLimited, Unauthenticated
+from resolvers.slugs import slugify
 from resolvers.writes import transaction
 
 log = logging.getLogger(__name__)
@@ -73,12 +73,6 @@ async def _mail(deps: Deps, message: Message) -> None:
     inbox. Skipped silently, so the answer does not tell whether anything was sent."""
     if await deps.accounts.limits.allow(MAIL_RECEIVED, message.to):
         await deps.accounts.mailer.send(message)
-
-
-def _slugify(text: str) -> str:
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
-    return slug[:40] or "author"
 
 
 async def _free_slug(deps: Deps, base: str) -> str:
@@ -133,7 +127,7 @@ async def register_user(deps: Deps, email: str, password: str | None, name: str 
         return {"success": False, "error": problem, "token": None, "author": None}
     await _limit(deps, REGISTER, client)
     display = (name or address.split("@")[0]).strip()[:255]
-    slug = await _free_slug(deps, _slugify(display))
+    slug = await _free_slug(deps, slugify(display))
     now = int(time.time())
     author = Author(email=address, name=display, slug=slug, created_at=now, last_seen=now, updated_at=now,
                     password=await _hash(deps, password) if password else None)
@@ -371,7 +365,7 @@ async def oauth_sign_in(deps: Deps, identity: Identity) -> str:
     author = await _author_by_email(deps, identity.email)
     if author is None:
         display = (identity.name or identity.email.split("@")[0])[:255]
-        slug = await _free_slug(deps, _slugify(display))
+        slug = await _free_slug(deps, slugify(display))
         now = int(time.time())
         author = Author(email=identity.email, email_verified=True, name=display, slug=slug, pic=identity.picture,
                         created_at=now, last_seen=now, updated_at=now, oauth={identity.provider: identity.subject})

@@ -142,6 +142,14 @@ async def client(app: Any) -> AsyncIterator[httpx.AsyncClient]:
 
 
 @pytest.fixture
+async def uncached_client(deps: Deps, settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
+    """The app with the response cache off: every read executes GraphQL over the entity and list caches."""
+    app = create_app(settings.model_copy(update={"response_cache_ttl": 0}), deps=deps)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+        yield client
+
+
+@pytest.fixture
 def gql(client: httpx.AsyncClient):  # type: ignore[no-untyped-def]
     async def run(query: str, variables: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
         response = await client.post("/graphql", json={"query": query, "variables": variables or {}, **extra})

@@ -56,6 +56,7 @@ async def two_workers(redis_url: str | None = None,
     await redis.flushdb()
     env = {**os.environ, "DATABASE_URL": TEST_DATABASE_URL, "REDIS_URL": redis_url, "JWT_SECRET": "c" * 40,
            "PASSWORD_TIME_COST": "1", "PASSWORD_MEMORY_COST": "1024", "CACHE_REVALIDATION_INTERVAL": "3600",
+           "EXPOSE_WORKER": "true",
            # every test client shares one address: no per-address limits here
            "LOGINS_PER_ADDRESS": "0", "REGISTRATIONS_PER_ADDRESS": "0", "MAILS_PER_ADDRESS": "0", **(env or {})}
     process = subprocess.Popen(  # noqa: ASYNC220 - starting, not waiting: the servers run beside the test

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from sqlalchemy import event
 
+from app.main import create_app
 from cache import keys
 from cache.store import Cache
+from resolvers.deps import Deps
 
 SHOUTS_PAGE = """
 query($options: LoadShoutsOptions) {
@@ -25,17 +28,22 @@ query($options: LoadShoutsOptions) {
 """
 
 
-async def test_second_identical_read_costs_no_sql(gql: Any, sql_counter: Any) -> None:
-    variables = {"options": {"limit": 10, "order_by": "rating"}}
+async def test_warm_entity_and_list_caches_cost_no_sql(uncached_client: httpx.AsyncClient, cache: Cache,
+                                                       sql_counter: Any) -> None:
+    """The tier under the response cache on its own: the second read executes GraphQL again (X-Cache:
+    BYPASS) and every value it needs comes from Redis, with no miss and no SQL statement."""
+    request = {"query": SHOUTS_PAGE, "variables": {"options": {"limit": 10, "order_by": "rating"}}}
     sql_counter.reset()
-    first = await gql(SHOUTS_PAGE, variables)
-    assert "errors" not in first
-    assert len(first["data"]["load_shouts_by"]) == 10
+    first = await uncached_client.post("/graphql", json=request)
+    assert "errors" not in first.json() and len(first.json()["data"]["load_shouts_by"]) == 10
     assert sql_counter.count > 0
     sql_counter.reset()
-    second = await gql(SHOUTS_PAGE, variables)
-    assert second == first
+    hits, misses = cache.stats.hits, cache.stats.misses
+    second = await uncached_client.post("/graphql", json=request)
+    assert second.headers["x-cache"] == "BYPASS"
+    assert second.json() == first.json()
     assert sql_counter.count == 0, sql_counter.statements
+    assert cache.stats.misses == misses and cache.stats.hits > hits
 
 
 async def test_page_of_shouts_costs_constant_sql(gql: Any, sql_counter: Any, redis: Redis) -> None:
@@ -95,8 +103,10 @@ async def test_ttls_where_the_seeds_give_one(gql: Any, redis: Redis) -> None:
 
 async def test_no_private_field_in_cached_authors(gql: Any, redis: Redis) -> None:
     await gql("{ get_authors_all { id } }")
-    async for key in redis.scan_iter(match="author:id:*"):
-        raw = await redis.get(key)
+    cached = [await redis.get(key) async for key in redis.scan_iter(match="author:id:*")]
+    assert len(cached) >= 10, "get_authors_all cached the authors"
+    assert all(raw and b'"slug"' in raw for raw in cached)
+    for raw in cached:
         for secret in (b"email", b"password", b"token"):
             assert secret not in raw
 
@@ -168,11 +178,10 @@ async def test_reads_survive_a_dead_redis(engine: Any) -> None:
     """Redis is a cache: with no Redis at all every read is answered from the database."""
     import httpx
 
-    from app.main import create_app
+    from cache.client import make_redis
     from orm.engine import make_session_factory
-    from resolvers.deps import Deps
 
-    dead = Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.2)
+    dead = make_redis("redis://127.0.0.1:1/0")  # configured as the app's: nothing listens there
     deps = Deps(cache=Cache(dead, breaker_seconds=30), db=make_session_factory(engine))
     app = create_app(deps=deps)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as http:

@@ -29,6 +29,8 @@ def discours(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[s
     (("serve",), {"CORS_ORIGINS": '["https://discours.io/app"]'}, "CORS_ORIGINS"),
     (("serve",), {"DATABASE_URL": "postgresql://postgres@127.0.0.1/x"}, "JWT_SECRET"),
     (("serve", "--workers", "4"), {}, "REDIS_URL"),
+    (("serve",), {"CACHE_INVALIDATION": "off", "ENVIRONMENT": "production", "JWT_SECRET": "j" * 40},
+     "CACHE_INVALIDATION"),
     (("seed",), {"DATABASE_URL": "mysql://root@localhost/x"}, "DATABASE_URL"),
 ])
 def test_a_start_up_error_is_one_line_naming_the_setting(tmp_path: Path, args: tuple[str, ...],

@@ -1,9 +1,14 @@
-"""No stale reads across worker processes.
+"""No stale reads across worker processes, and a control run that shows the test can find them.
 
 Two uvicorn worker processes on the test PostgreSQL and a Redis database of their own; writers change
-author names, comment threads and follows; readers read them through the cache at the same time. A
-read is checked when no write of the same user overlaps it: it must then show the state of the last
-write whose response had arrived before the read started. Counters are not checked (they may lag).
+author names, comment threads and follows; readers read them through the cache at the same time (the
+response cache included: anonymous reads of public queries). A read is checked when no write of the same
+user overlaps it: it must then show the state of the last write whose response had arrived before the
+read started. Every response names its worker (X-Worker), and enough checked reads must come from another
+worker than the write they check. Counters are not checked (they may lag).
+
+The control runs the same load with CACHE_INVALIDATION=off (commits leave the cache as it was) and must
+find stale reads: the zero above is the invalidation's doing, not the test's blindness.
 """
 
 from __future__ import annotations
@@ -15,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-import pytest
 
 from tests.live import two_workers
 
@@ -30,44 +34,67 @@ class Writes:
 
     intervals: list[tuple[float, float]] = field(default_factory=list)
     states: list[Any] = field(default_factory=list)
+    workers: list[str] = field(default_factory=list)
     in_flight_since: float | None = None
 
-    def expected(self, started: float, ended: float) -> tuple[bool, Any]:
-        """(checkable, state): not checkable when a write overlaps the read."""
+    def expected(self, started: float, ended: float) -> tuple[bool, Any, str | None]:
+        """(checkable, state, the worker that wrote it): not checkable when a write overlaps the read."""
         if self.in_flight_since is not None and self.in_flight_since <= ended:
-            return False, None
-        state = None
-        for (sent, acked), value in zip(self.intervals, self.states, strict=True):
+            return False, None, None
+        state, worker = None, None
+        for (sent, acked), value, writer in zip(self.intervals, self.states, self.workers, strict=True):
             if sent <= ended and acked >= started:
-                return False, None
+                return False, None, None
             if acked < started:
-                state = value
-        return True, state
+                state, worker = value, writer
+        return True, state, worker
 
 
 @dataclass
 class Tally:
     operations: int = 0
     checked: int = 0
+    crossed: int = 0  # checked reads served by another worker than the write they check
+    hits: int = 0  # reads answered from the response cache
     stale: list[str] = field(default_factory=list)
 
 
-@pytest.fixture
-async def server(engine: Any) -> Any:
-    async with two_workers() as (base, pids, _redis):
-        yield base, pids
-
-
-async def _gql(http: httpx.AsyncClient, query: str, variables: dict[str, Any], token: str | None = None) -> Any:
+async def _call(http: httpx.AsyncClient, query: str, variables: dict[str, Any],
+                token: str | None = None) -> tuple[Any, httpx.Headers]:
     headers = {"authorization": f"Bearer {token}"} if token else {}
     response = await http.post("/graphql", json={"query": query, "variables": variables}, headers=headers)
     body = response.json()
     assert "errors" not in body, body
-    return body["data"]
+    return body["data"], response.headers
 
 
-async def test_no_stale_reads_across_two_workers(server: tuple[str, set[int]]) -> None:
-    server_url, pids = server
+async def _gql(http: httpx.AsyncClient, query: str, variables: dict[str, Any], token: str | None = None) -> Any:
+    return (await _call(http, query, variables, token))[0]
+
+
+async def test_no_stale_reads_across_two_workers(engine: Any) -> None:
+    async with two_workers() as (server_url, pids, _redis):
+        tally = await _run(server_url)
+    print(f"\nconcurrency: {tally.operations} operations on {len(pids)} worker processes; {tally.checked} reads "
+          f"checked ({tally.crossed} served by another worker than the write, {tally.hits} response-cache hits), "
+          f"{len(tally.stale)} stale reads")
+    assert len(pids) >= 2, "both worker processes served requests"
+    assert tally.operations >= 2000
+    assert tally.checked >= 300
+    assert tally.crossed >= 100, "too few checked reads crossed workers to show anything"
+    assert tally.stale == [], tally.stale[:5]
+
+
+async def test_control_without_invalidation_finds_stale_reads(engine: Any) -> None:
+    drill = {"CACHE_INVALIDATION": "off", "ENVIRONMENT": "development"}
+    async with two_workers(env=drill) as (server_url, _pids, _redis):
+        tally = await _run(server_url)
+    print(f"\ncontrol (CACHE_INVALIDATION=off): {tally.checked} reads checked, {len(tally.stale)} stale reads")
+    assert tally.checked >= 300
+    assert len(tally.stale) >= 50, "with the invalidation off the same load must read stale data"
+
+
+async def _run(server_url: str) -> Tally:
     rng = random.Random(5)
     tally = Tally()
     limits = httpx.Limits(max_connections=40, max_keepalive_connections=40)
@@ -99,9 +126,10 @@ async def test_no_stale_reads_across_two_workers(server: tuple[str, set[int]]) -
             log: Writes = user[kind]
             sent = time.monotonic()
             log.in_flight_since = sent
-            await _gql(own, query, variables, user["token"])
+            _data, headers = await _call(own, query, variables, user["token"])
             log.intervals.append((sent, time.monotonic()))
             log.states.append(state)
+            log.workers.append(headers["x-worker"])
             log.in_flight_since = None
 
         async def writer(user: dict[str, Any]) -> None:
@@ -138,24 +166,26 @@ async def test_no_stale_reads_across_two_workers(server: tuple[str, set[int]]) -
                 choice = rng.random()
                 started = time.monotonic()
                 if choice < 0.4:
-                    data = await _gql(http, "query($id: Int) { get_author(author_id: $id) { name } }",
-                                      {"id": user["id"]})
+                    data, headers = await _call(http, "query($id: Int) { get_author(author_id: $id) { name } }",
+                                                {"id": user["id"]})
                     seen: Any = data["get_author"]["name"]
                     kind = "names"
                 elif choice < 0.7:
-                    data = await _gql(http, "query($s: Int!) { load_comments_branch(shout: $s, limit: 100) "
-                                      "{ body } }", {"s": user["shout"]})
+                    data, headers = await _call(http, "query($s: Int!) { load_comments_branch(shout: $s, "
+                                                "limit: 100) { body } }", {"s": user["shout"]})
                     seen = {c["body"] for c in data["load_comments_branch"]}
                     kind = "comments"
                 else:
-                    data = await _gql(http, "query($id: Int) { get_author_follows_authors(author_id: $id) "
-                                      "{ slug } }", {"id": user["id"]})
+                    data, headers = await _call(http, "query($id: Int) { get_author_follows_authors("
+                                                "author_id: $id) { slug } }", {"id": user["id"]})
                     seen = user["target"] in [a["slug"] for a in data["get_author_follows_authors"]]
                     kind = "follows"
-                checkable, expected = user[kind].expected(started, time.monotonic())
+                checkable, expected, writer = user[kind].expected(started, time.monotonic())
                 if not checkable or expected is None:
                     continue
                 tally.checked += 1
+                tally.crossed += headers["x-worker"] != writer
+                tally.hits += headers.get("x-cache") == "HIT"
                 if kind == "comments":
                     fresh = set(expected[-100:]) <= seen if isinstance(seen, set) else False
                     stale = not fresh
@@ -165,12 +195,5 @@ async def test_no_stale_reads_across_two_workers(server: tuple[str, set[int]]) -
                     tally.stale.append(f"{kind} of user {user['id']}: read {seen!r}, expected {expected!r}")
 
         tasks = [writer(u) for u in users] + [reader(u) for u in users for _ in range(READERS_PER_USER)]
-        started = time.monotonic()
         await asyncio.gather(*tasks)
-        elapsed = time.monotonic() - started
-    print(f"\nconcurrency: {tally.operations} operations on {len(pids)} worker processes in {elapsed:.1f}s; "
-          f"{tally.checked} reads checked, {len(tally.stale)} stale reads")
-    assert len(pids) >= 2, "both worker processes served requests"
-    assert tally.operations >= 2000
-    assert tally.checked >= 300
-    assert tally.stale == [], tally.stale[:5]
+    return tally

@@ -1,9 +1,11 @@
-"""The README's settings table is the reference people read: it must list every setting with its default."""
+"""The project as a newcomer meets it: the README's settings table lists every setting with its default, and
+the suite reads nothing outside the repository."""
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -31,3 +33,16 @@ def test_every_setting_is_in_the_table_with_its_default() -> None:
     assert sorted(set(table) - set(expected)) == [], "the README's table lists settings that do not exist"
     wrong = {name: (table[name], shown) for name, shown in expected.items() if table[name] != shown}
     assert wrong == {}, "README default differs from config/settings.py: (README, actual)"
+
+
+def test_nothing_reads_outside_the_project() -> None:
+    """A clone anywhere passes `make test`: no code, script or Makefile names a path above the project (the
+    contract files the tests need are copied into tests/contract_files/, their origin in ORIGIN.md)."""
+    root, here = README.parent, Path(__file__).resolve()
+    tracked = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True, check=True).stdout
+    code = [root / p for p in tracked.split() if p.endswith((".py", ".sh", ".toml", ".ini", ".cfg")) or
+            p in ("Makefile", ".ci/run")]
+    outside = re.compile(r"\.\./|/work/|parents\[[2-9]\]|parent\.parent\.parent")
+    found = [f"{path.relative_to(root)}: {match.group(0)}" for path in code if path.exists() and path != here
+             for match in [outside.search(path.read_text())] if match]
+    assert found == []

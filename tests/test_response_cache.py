@@ -3,13 +3,32 @@ was built from makes it a miss; only anonymous, error-free public queries are st
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx
+import pytest
 from redis.asyncio import Redis
 
+from app.main import create_app, wire
+from auth.services import build_auth
+from cache.client import make_redis
+from cache.store import Cache
+from config.settings import Settings
+from devtools.services import RedisServer
 from tests.helpers import Api
 
 AUTHOR = 'query($s: String) { get_author(slug: $s) { id name stat { shouts } } }'
+
+
+@pytest.fixture
+async def own_redis_app(redis_server: RedisServer, engine: Any, settings: Settings) -> AsyncIterator[Any]:
+    """The app on a Redis server of the test's own: its INFO commandstats count this app's commands only."""
+    redis = make_redis(redis_server.url)
+    app = create_app(settings, deps=wire(settings, engine, Cache(redis), auth=build_auth(settings, redis)))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+        yield client, redis, app
+    await redis.aclose()
 
 
 async def _commands(redis: Redis) -> dict[str, int]:
@@ -17,21 +36,24 @@ async def _commands(redis: Redis) -> dict[str, int]:
     return {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in stats.items()}
 
 
-async def test_a_hit_costs_no_sql_and_two_redis_commands(client: Any, app: Any, sql_counter: Any,
-                                                         redis: Redis) -> None:
+async def test_a_hit_costs_no_sql_and_two_redis_commands(own_redis_app: Any, sql_counter: Any) -> None:
+    client, redis, app = own_redis_app
     query = {"query": "query($o: LoadShoutsOptions) { load_shouts_by(options: $o) { id title authors { name } "
                       "topics { slug } stat { rating } } }", "variables": {"o": {"limit": 10, "offset": 20}}}
-    first = (await client.post("/graphql", json=query)).json()
+    first = await client.post("/graphql", json=query)
+    assert first.headers["x-cache"] == "MISS"
+    responses = app.state.responses
+    hits, stores = responses.hits, responses.stores
     before = await _commands(redis)
     sql_counter.reset()
     second = await client.post("/graphql", json=query)
     after = await _commands(redis)
-    assert second.json() == first
-    assert sql_counter.count == 0
+    assert second.headers["x-cache"] == "HIT" and second.content == first.content
+    assert (responses.hits - hits, responses.stores - stores) == (1, 0)
+    assert sql_counter.count == 0, sql_counter.statements
     spent = {name: after[name] - before.get(name, 0) for name in after if after[name] != before.get(name, 0)}
-    spent.pop("info", None)
+    spent.pop("info", None)  # the reading of the statistics itself
     assert spent == {"get": 1, "mget": 1}, spent
-    assert app.state.responses.hits >= 1
 
 
 async def test_a_committed_write_refreshes_the_response(api: Api, client: Any) -> None:
@@ -52,12 +74,23 @@ async def test_a_committed_write_refreshes_the_response(api: Api, client: Any) -
     assert signed_in.headers["x-cache"] == "BYPASS"
 
 
-async def test_signed_in_errors_mutations_and_random_are_not_stored(api: Api, app: Any) -> None:
+async def test_signed_in_errors_mutations_and_random_are_not_stored(api: Api, client: Any, redis: Redis) -> None:
     user = await api.user()
+    signed_in = {"authorization": f"Bearer {user.token}"}
+    requests = [
+        ({"query": AUTHOR, "variables": {"s": user.slug}}, signed_in),
+        ({"query": "{ load_shouts_by(options: {limit: -1}) { id } }"}, {}),
+        ({"query": "{ load_shouts_random_top(options: {limit: 3}) { id } }"}, {}),
+        ({"query": 'mutation { requestPasswordReset(email: "nobody@example.org") { success } }'}, {}),
+    ]
     for _ in range(2):
-        await api(AUTHOR, {"s": user.slug}, user)
-        await api.raw("{ load_shouts_by(options: {limit: -1}) { id } }")
-        await api("{ load_shouts_random_top(options: {limit: 3}) { id } }")
-        await api("mutation { requestPasswordReset(email: \"nobody@example.org\") { success } }")
-    cache = getattr(app.state, "responses", None)
-    assert cache is None or cache.stores == 0
+        for body, headers in requests:
+            client.cookies.clear()
+            response = await client.post("/graphql", json=body, headers=headers)
+            assert response.headers["x-cache"] == "BYPASS", body
+    assert [key async for key in redis.scan_iter(match="response:*")] == []
+    # the control: the same read, anonymous, is stored
+    client.cookies.clear()
+    anonymous = await client.post("/graphql", json=requests[0][0])
+    assert anonymous.headers["x-cache"] == "MISS"
+    assert len([key async for key in redis.scan_iter(match="response:*")]) == 1

@@ -120,6 +120,10 @@ def _after_commit(session: Session) -> None:
 
 
 def _after_rollback(session: Session) -> None:
+    if session.in_nested_transaction():
+        # SQLAlchemy fires this for ROLLBACK TO SAVEPOINT too (the savepoint still current): the outer
+        # transaction goes on and its record must stay; `_after_soft_rollback` trims the savepoint's part.
+        return
     session.info.pop(INFO_SAVEPOINTS, None)
     changes = session.info.pop(INFO_PENDING, None)
     sink = _sink(session)

@@ -22,10 +22,14 @@ log = logging.getLogger(__name__)
 
 
 class CacheSink:
-    def __init__(self, cache: Cache, revalidator: CacheRevalidationManager | None, live: LiveStore) -> None:
+    def __init__(self, cache: Cache, revalidator: CacheRevalidationManager | None, live: LiveStore, *,
+                 invalidation: bool = True) -> None:
         self.cache = cache
         self.revalidator = revalidator
         self.live = live
+        # Off (CACHE_INVALIDATION=off, tests and drills only): commits leave cached values and live
+        # structures as they were, so a control run can show the stale reads the invalidation prevents.
+        self.invalidation = invalidation
         self._running: set[asyncio.Task[None]] = set()
 
     def _spawn(self, work: Coroutine[Any, Any, None], what: str) -> asyncio.Task[None] | None:
@@ -55,7 +59,8 @@ class CacheSink:
         async def live_changes(pipe: Pipeline) -> None:
             await self.live.queue_apply(pipe, changes.live, announced=announced)
 
-        await self.cache.invalidate_tags(changes.tags, also=live_changes if changes.live else None)
+        if self.invalidation:
+            await self.cache.invalidate_tags(changes.tags, also=live_changes if changes.live else None)
         if self.revalidator is not None and changes.marks:
             await self.revalidator.mark_many(changes.marks)
         if changes.messages:
