@@ -11,10 +11,11 @@ from auth import oauth
 from auth.cookies import set_session_cookie
 from resolvers.auth import oauth_sign_in
 from resolvers.deps import Deps
+from resolvers.errors import Conflict
 
 
-def _error(message: str) -> Response:
-    return JSONResponse({"error": message}, status_code=400)
+def _error(message: str, status: int = 400) -> Response:
+    return JSONResponse({"error": message}, status_code=status)
 
 
 async def oauth_start(request: Request) -> Response:
@@ -38,7 +39,10 @@ async def oauth_callback(request: Request) -> Response:
                                                     code, state)
     except oauth.OAuthError as exc:
         return _error(str(exc))
-    token = await oauth_sign_in(deps, identity)
+    try:
+        token = await oauth_sign_in(deps, identity)
+    except Conflict as exc:
+        return _error(str(exc), 409)
     response = RedirectResponse(redirect_uri, status_code=302)
     set_session_cookie(response, settings, token)
     return response

@@ -22,6 +22,7 @@ from cache import keys
 from config.settings import OAuthProvider, Settings
 
 STATE_TTL = 600
+PROVIDER_TIMEOUT = 10.0  # seconds for each call to a provider
 ACCESS_TTL = 3600
 REFRESH_TTL = 30 * 24 * 3600
 
@@ -35,6 +36,7 @@ class Identity:
     provider: str
     subject: str
     email: str
+    email_verified: bool  # the provider vouches for the address: it may then sign in to an account with it
     name: str | None
     picture: str | None
     access_token: str
@@ -102,7 +104,7 @@ async def finish(redis: Redis, settings: Settings, provider_id: str, code: str, 
     if saved["provider"] != provider_id:
         raise OAuthError("state belongs to another provider")
     owns_client = http is None
-    client = http or httpx.AsyncClient(timeout=10)
+    client = http or httpx.AsyncClient(timeout=PROVIDER_TIMEOUT)
     try:
         token_response = await client.post(provider.token_url, data={
             "grant_type": "authorization_code", "code": code, "redirect_uri": callback_url(settings, provider_id),
@@ -126,9 +128,13 @@ async def finish(redis: Redis, settings: Settings, provider_id: str, code: str, 
             await client.aclose()
     email = str(user.get("email") or "").strip().lower()
     subject = str(user.get("sub") or user.get("id") or "")
-    if not email or not subject:
-        raise OAuthError("the provider gave no verified email")
-    identity = Identity(provider=provider_id, subject=subject, email=email, name=user.get("name"),
+    if not subject:
+        raise OAuthError("the provider gave no user id")
+    if not email:
+        raise OAuthError("the provider gave no email address; allow it to share your email and try again")
+    verified = provider.emails_verified or user.get("email_verified") in (True, "true")
+    identity = Identity(provider=provider_id, subject=subject, email=email, email_verified=verified,
+                        name=user.get("name"),
                         picture=user.get("picture") or user.get("avatar_url"), access_token=access,
                         refresh_token=token_data.get("refresh_token"))
     return identity, saved["redirect_uri"]

@@ -436,6 +436,11 @@ def lock(resource: str) -> str:
     return f"lock:{resource}"
 
 
+def precache_done() -> str:
+    """Set by the worker that finished warming (with a TTL): workers starting later skip the warming."""
+    return "precache:done"
+
+
 def fill_lock(cache_key: str) -> str:
     """Held by the one worker computing a missing value, so the others wait instead of piling on."""
     return f"lock:fill:{digest(cache_key)}"

@@ -1,21 +1,27 @@
 """Warm the hot entries at start (seed 002 precache.py), under `lock:precache` so that of several
-workers starting together only one does it. It only adds values through the normal read path: it
-never flushes Redis and never touches session or auth keys."""
+workers starting together only one does it, and marked done (`precache:done`, an hour) so that workers
+starting later (a rolling restart, a worker replaced after a crash) do not do it again. It only adds
+values through the normal read path: it never flushes Redis and never touches session or auth keys."""
 
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from redis.exceptions import RedisError
 from sqlalchemy import select
 
+from cache import keys
 from cache.entities import SessionFactory, get_cached_entities
 from cache.locks import RedisLock
 from cache.store import Cache
 from orm import Author, Community, Topic
 
 log = logging.getLogger(__name__)
+# Entities carry no TTL, so an hour-old warming still holds unless Redis was emptied (then the marker
+# went with it and the next worker to start warms again).
+DONE_TTL = 3600
 
 
 async def _ids(db: SessionFactory, column: Any, limit: int) -> list[int]:
@@ -24,10 +30,13 @@ async def _ids(db: SessionFactory, column: Any, limit: int) -> list[int]:
 
 
 async def precache_data(cache: Cache, db: SessionFactory, *, authors: int = 500) -> bool:
-    """Returns True if this worker did the warming, False if another one holds the lock."""
+    """Returns True if this worker did the warming, False if another one is doing it or has done it."""
     lock = RedisLock(cache.redis, "precache", ttl_ms=60_000)
     try:
-        if not await lock.acquire():
+        if await cache.redis.exists(keys.precache_done()) or not await lock.acquire():
+            return False
+        if await cache.redis.exists(keys.precache_done()):  # finished between the check and the lock
+            await lock.release()
             return False
     except RedisError as exc:
         log.warning("precache skipped: Redis unavailable (%s)", exc)
@@ -38,6 +47,7 @@ async def precache_data(cache: Cache, db: SessionFactory, *, authors: int = 500)
             ids = await _ids(db, column, limit)
             for start in range(0, len(ids), 100):  # seed 004: batches of at most 100
                 await get_cached_entities(kind, ids[start:start + 100], cache=cache, db=db)
+        await cache.redis.set(keys.precache_done(), int(time.time()), ex=DONE_TTL)
         log.info("precache done")
         return True
     finally:

@@ -6,7 +6,7 @@ every `interval` seconds one worker, holding `lock:revalidation`, takes each bat
 
 - authors, topics, communities: recomputes and re-caches each marked entity (hot entries never go cold)
   and recounts its live counters from SQL, which corrects any drift;
-- shouts and reactions: up to `threshold` marked items one by one, past it the collections are
+- shouts and reactions: fewer than `threshold` marked items one by one; on reaching it the collections are
   invalidated instead; the marked shouts' counters are recounted in one statement either way;
 - the id `all` invalidates every cached entity of the type.
 
@@ -125,7 +125,7 @@ class CacheRevalidationManager:
         if entity_type == "shout":
             for start in range(0, len(numeric), 100):  # seed 004: batches of at most 100
                 await get_counters("shout", numeric[start:start + 100], live=self.live, db=self.db, refresh=True)
-        if len(numeric) > self.threshold:
+        if len(numeric) >= self.threshold:  # seed 002: on *reaching* the threshold
             tags = [FAMILY[entity_type]]
             if entity_type == "shout":
                 tags += [ENTITY_KINDS["shout"].tag_of(i) for i in numeric]

@@ -33,6 +33,10 @@ class OAuthProvider(BaseModel):
     token_url: str
     userinfo_url: str
     scope: str = "openid email profile"
+    # True for a provider that gives only addresses it has verified but sends no `email_verified` claim
+    # (GitHub's primary email, for one). Otherwise an address counts as verified only with
+    # `email_verified: true`, and an unverified one never signs in to an existing account.
+    emails_verified: bool = False
 
 
 class DatabaseSettings(BaseSettings):

@@ -93,6 +93,12 @@ async def _author_by_email(deps: Deps, email: str) -> Author | None:
                                                          Author.deleted_at.is_(None)))
 
 
+async def _author_by_identity(deps: Deps, identity: Identity) -> Author | None:
+    async with deps.db() as session:
+        return await session.scalar(select(Author).where(
+            Author.oauth[identity.provider].as_string() == identity.subject, Author.deleted_at.is_(None)))
+
+
 async def account_viewer(deps: Deps, author_id: int) -> Viewer | None:
     account = await get_account(author_id, cache=deps.cache, db=deps.db)
     return None if account is None else viewer_of(account, deps.accounts.settings.admin_emails)
@@ -361,19 +367,25 @@ async def get_author_id(deps: Deps, user: str) -> dict[str, Any] | None:
 # --- OAuth ---------------------------------------------------------------------------------------------
 
 async def oauth_sign_in(deps: Deps, identity: Identity) -> str:
-    """The author behind a provider identity (found by email, or created), signed in; returns the token."""
-    author = await _author_by_email(deps, identity.email)
+    """The author behind a provider identity, signed in; returns the token. Found by the identity linked
+    before, else by email (linking the identity, only when the provider has verified that address: an
+    unverified one would hand someone else's account to whoever typed it at the provider), else created."""
+    author = await _author_by_identity(deps, identity) or await _author_by_email(deps, identity.email)
     if author is None:
         display = (identity.name or identity.email.split("@")[0])[:255]
         slug = await _free_slug(deps, slugify(display))
         now = int(time.time())
-        author = Author(email=identity.email, email_verified=True, name=display, slug=slug, pic=identity.picture,
-                        created_at=now, last_seen=now, updated_at=now, oauth={identity.provider: identity.subject})
+        author = Author(email=identity.email, email_verified=identity.email_verified, name=display, slug=slug,
+                        pic=identity.picture, created_at=now, last_seen=now, updated_at=now,
+                        oauth={identity.provider: identity.subject})
         async with transaction(deps) as session:
             session.add(author)
             await session.flush()
             session.add(CommunityAuthor(community=1, author=author.id, joined_at=now, roles="reader,author"))
     elif (author.oauth or {}).get(identity.provider) != identity.subject:
+        if not identity.email_verified:
+            raise Conflict("An account with this email exists and the provider has not verified the address: "
+                           "sign in with your password", field="email")
         async with transaction(deps) as session:
             row = await session.get(Author, author.id)
             assert row is not None

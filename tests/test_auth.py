@@ -13,6 +13,7 @@ import pytest
 from redis.asyncio import Redis
 
 from auth.mailer import LogMailer
+from auth.throttle import email_digest
 from cache import keys
 from resolvers.slugs import slugify
 
@@ -103,6 +104,37 @@ async def test_five_failures_lock_the_account_for_five_minutes(client: Any, redi
         await _call(client, LOGIN, {"email": "nobody-" + email, "password": "wrong password"})
     assert "Too many" in (await _call(client, LOGIN, {"email": "nobody-" + email, "password": "x" * 9}))[
         "data"]["login"]["error"]
+
+
+@pytest.mark.parametrize("failures", [1, 2, 3, 4, 5])
+async def test_the_lock_starts_at_the_fifth_failure(client: Any, failures: int) -> None:
+    email, _ = await _register_and_login(client)
+    for _ in range(failures):
+        await _call(client, LOGIN, {"email": email, "password": "wrong password"})
+    login = (await _call(client, LOGIN, {"email": email, "password": PASSWORD}))["data"]["login"]
+    if failures < 5:
+        assert login["success"], login
+    else:
+        assert not login["success"] and "Too many" in login["error"]
+
+
+async def test_a_success_resets_the_count_and_the_lock_ends(client: Any, redis: Redis) -> None:
+    email, _ = await _register_and_login(client)
+    for _ in range(2):  # 4 + 4 failures with a success between them never lock
+        for _ in range(4):
+            await _call(client, LOGIN, {"email": email, "password": "wrong password"})
+        assert (await _call(client, LOGIN, {"email": email, "password": PASSWORD}))["data"]["login"]["success"]
+    for _ in range(5):
+        await _call(client, LOGIN, {"email": email, "password": "wrong password"})
+    assert not (await _call(client, LOGIN, {"email": email, "password": PASSWORD}))["data"]["login"]["success"]
+    lock = keys.login_failures(email_digest(email))
+    assert await redis.ttl(lock) > 0
+    await redis.pexpire(lock, 1)  # the five minutes pass
+    for _ in range(200):
+        if not await redis.exists(lock):
+            break
+        await asyncio.sleep(0.005)
+    assert (await _call(client, LOGIN, {"email": email, "password": PASSWORD}))["data"]["login"]["success"]
 
 
 async def test_verification_tokens_are_single_use_and_expire(client: Any, mailer: LogMailer, redis: Redis) -> None:

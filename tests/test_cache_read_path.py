@@ -228,3 +228,15 @@ async def test_a_cold_read_by_slug_shares_one_connection(gql: Any, sql_counter: 
     sql_counter.reset()
     assert await gql(query) == result
     assert sql_counter.count == 0
+
+
+def test_ttl_jitter_stays_within_its_bounds_and_uses_them(redis: Redis) -> None:
+    """Seed 004: expiry times spread (打散) so keys written together do not expire together: every TTL is
+    in [ttl, ttl + 10%], and the spread is used, from its bottom to its top."""
+    cache = Cache(redis, ttl_jitter=0.1)
+    ttls = [cache.jittered(1000) for _ in range(3000)]
+    assert all(ttl is not None and 1000 <= ttl <= 1100 for ttl in ttls)
+    assert min(ttls) < 1010 and max(ttls) > 1090  # type: ignore[type-var]
+    assert len(set(ttls)) > 50
+    assert cache.jittered(None) is None and cache.jittered(0) is None
+    assert Cache(redis, ttl_jitter=0).jittered(300) == 300

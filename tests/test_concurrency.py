@@ -158,7 +158,9 @@ async def _run(server_url: str) -> Tally:
                                 "{ error } }", {"t": user["target"]}, following)
 
         async def reader(user: dict[str, Any]) -> None:
-            async with httpx.AsyncClient(base_url=server_url, timeout=30) as own:
+            # a fresh connection per read: the kernel hands each to either worker, so many reads cross
+            fresh = httpx.Limits(max_keepalive_connections=0)
+            async with httpx.AsyncClient(base_url=server_url, timeout=30, limits=fresh) as own:
                 await reads_of(own, user)
 
         async def reads_of(http: httpx.AsyncClient, user: dict[str, Any]) -> None:

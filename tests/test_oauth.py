@@ -8,6 +8,7 @@ import base64
 import hashlib
 import secrets
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -21,15 +22,29 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from app.main import create_app
+from auth import oauth
 from auth.services import build_auth
 from config.settings import OAuthProvider, Settings
 from devtools.services import free_port
+from orm import Author
 from resolvers.deps import Deps
 
 CLIENT_ID, CLIENT_SECRET = "discours-test", "provider-secret"
 
 
-def _provider_app() -> Starlette:
+@dataclass
+class Provider:
+    """What the provider on loopback answers; a test changes it before the flow."""
+
+    user: dict[str, Any] = field(default_factory=lambda: {
+        "sub": "gh-4242", "email": "oauth.user@example.org", "email_verified": True, "name": "OAuth User"})
+    token_fields: dict[str, Any] = field(default_factory=lambda: {"token_type": "Bearer", "expires_in": 3600})
+    with_access_token: bool = True
+    token_delay: float = 0.0
+    url: str = ""
+
+
+def _provider_app(provider: Provider) -> Starlette:
     """A minimal OAuth2 authorization server: consents at once, enforces PKCE S256."""
     codes: dict[str, dict[str, str]] = {}
     tokens: dict[str, dict[str, Any]] = {}
@@ -43,6 +58,7 @@ def _provider_app() -> Starlette:
         return RedirectResponse(f"{q['redirect_uri']}?code={code}&state={q['state']}", status_code=302)
 
     async def token(request: Request) -> Response:
+        await asyncio.sleep(provider.token_delay)
         form = {k: v[0] for k, v in parse_qs((await request.body()).decode()).items()}
         grant = codes.pop(str(form.get("code")), None)
         verifier = str(form.get("code_verifier", ""))
@@ -51,9 +67,9 @@ def _provider_app() -> Starlette:
                 or form.get("redirect_uri") != grant["redirect_uri"]):
             return JSONResponse({"error": "invalid_grant"}, status_code=400)
         access = secrets.token_urlsafe(16)
-        tokens[access] = {"sub": "gh-4242", "email": "oauth.user@example.org", "name": "OAuth User"}
-        return JSONResponse({"access_token": access, "refresh_token": "refresh-" + access, "token_type": "Bearer",
-                             "expires_in": 3600})
+        tokens[access] = dict(provider.user)
+        issued = {"access_token": access, "refresh_token": "refresh-" + access} if provider.with_access_token else {}
+        return JSONResponse({**issued, **provider.token_fields})
 
     async def userinfo(request: Request) -> Response:
         user = tokens.get(request.headers.get("authorization", "").removeprefix("Bearer "))
@@ -64,25 +80,33 @@ def _provider_app() -> Starlette:
 
 
 @pytest.fixture
-async def provider_url() -> AsyncIterator[str]:
+async def provider() -> AsyncIterator[Provider]:
+    behaviour = Provider()
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(_provider_app(), host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(_provider_app(behaviour), host="127.0.0.1", port=port,
+                                           log_level="warning"))
     task = asyncio.create_task(server.serve())
     while not server.started:  # noqa: ASYNC110 - uvicorn offers a flag, not an event
         await asyncio.sleep(0.01)
-    yield f"http://127.0.0.1:{port}"
+    behaviour.url = f"http://127.0.0.1:{port}"
+    yield behaviour
     server.should_exit = True
     await task
 
 
+def _configured(url: str) -> OAuthProvider:
+    return OAuthProvider(name="Test", client_id=CLIENT_ID, client_secret=CLIENT_SECRET,
+                         authorize_url=f"{url}/authorize", token_url=f"{url}/token", userinfo_url=f"{url}/userinfo")
+
+
 @pytest.fixture
-async def oauth_client(deps: Deps, settings: Settings, redis: Redis, provider_url: str,
+async def oauth_client(deps: Deps, settings: Settings, redis: Redis, provider: Provider,
                        mailer: Any) -> AsyncIterator[httpx.AsyncClient]:
     configured = settings.model_copy(update={
         "public_url": "http://discours.test",
-        "oauth_providers": {"test": OAuthProvider(
-            name="Test", client_id=CLIENT_ID, client_secret=CLIENT_SECRET, authorize_url=f"{provider_url}/authorize",
-            token_url=f"{provider_url}/token", userinfo_url=f"{provider_url}/userinfo")},
+        # a second provider on the same server, to carry a state across providers
+        "oauth_providers": {"test": _configured(provider.url),
+                            "other": _configured(provider.url).model_copy(update={"name": "Other"})},
     })
     app_deps = Deps(cache=deps.cache, db=deps.db, auth=build_auth(configured, redis, mailer=mailer))
     transport = httpx.ASGITransport(app=create_app(configured, deps=app_deps))
@@ -104,6 +128,7 @@ async def _to_callback(oauth_client: httpx.AsyncClient, redirect_uri: str) -> st
 async def test_full_flow_signs_in_with_a_cookie(oauth_client: httpx.AsyncClient, redis: Redis) -> None:
     providers = (await oauth_client.post("/graphql", json={"query": "{ getOAuthProviders { id name url } }"})).json()
     assert providers["data"]["getOAuthProviders"] == [
+        {"id": "other", "name": "Other", "url": "http://discours.test/oauth/other"},
         {"id": "test", "name": "Test", "url": "http://discours.test/oauth/test"}]
 
     callback = await _to_callback(oauth_client, "http://discours.test/after-login")
@@ -141,3 +166,91 @@ async def test_bad_requests(oauth_client: httpx.AsyncClient) -> None:
     assert outside.status_code == 400
     assert (await oauth_client.get("/oauth/test/callback?code=x&state=unknown")).status_code == 400
     assert (await oauth_client.get("/oauth/test/callback")).status_code == 400
+
+
+ME = "{ me { author { id email email_verified } } }"
+REGISTER = 'mutation($e: String!) { registerUser(email: $e, password: "long password", name: "Has A Password") ' \
+    "{ author { id } } }"
+
+
+async def _signed_in(oauth_client: httpx.AsyncClient) -> dict[str, Any]:
+    callback = await _to_callback(oauth_client, "http://discours.test/")
+    done = await oauth_client.get(callback)
+    assert done.status_code == 302, done.text
+    author: dict[str, Any] = (await oauth_client.post("/graphql", json={"query": ME})).json()["data"]["me"]["author"]
+    oauth_client.cookies.clear()
+    return author
+
+
+async def test_a_verified_email_links_the_existing_account(oauth_client: httpx.AsyncClient, provider: Provider,
+                                                           deps: Deps) -> None:
+    email = f"linked-{secrets.token_hex(4)}@example.org"
+    registered = (await oauth_client.post("/graphql", json={"query": REGISTER, "variables": {"e": email}})).json()
+    account = registered["data"]["registerUser"]["author"]["id"]
+    provider.user = {"sub": f"sub-{email}", "email": email.upper(), "email_verified": True, "name": "Linked"}
+    assert (await _signed_in(oauth_client))["id"] == account
+    async with deps.db() as session:
+        assert (await session.get(Author, account)).oauth == {"test": f"sub-{email}"}  # type: ignore[union-attr]
+    # signed in again by the linked identity, even after the address changed at the provider
+    provider.user = {**provider.user, "email": f"changed-{email}"}
+    assert (await _signed_in(oauth_client))["id"] == account
+
+
+async def test_an_unverified_email_never_signs_in_to_an_existing_account(
+        oauth_client: httpx.AsyncClient, provider: Provider, deps: Deps) -> None:
+    email = f"victim-{secrets.token_hex(4)}@example.org"
+    registered = (await oauth_client.post("/graphql", json={"query": REGISTER, "variables": {"e": email}})).json()
+    account = registered["data"]["registerUser"]["author"]["id"]
+    provider.user = {"sub": "attacker", "email": email, "name": "Attacker"}  # no email_verified claim
+    callback = await _to_callback(oauth_client, "http://discours.test/")
+    refused = await oauth_client.get(callback)
+    assert refused.status_code == 409 and "password" in refused.json()["error"]
+    assert "set-cookie" not in refused.headers
+    async with deps.db() as session:
+        assert (await session.get(Author, account)).oauth is None  # type: ignore[union-attr]
+
+
+async def test_an_unverified_email_of_nobody_makes_an_unverified_account(oauth_client: httpx.AsyncClient,
+                                                                        provider: Provider) -> None:
+    email = f"fresh-{secrets.token_hex(4)}@example.org"
+    provider.user = {"sub": f"sub-{email}", "email": email, "email_verified": False}
+    author = await _signed_in(oauth_client)
+    assert author["email"] == email and author["email_verified"] is False
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"with_access_token": False}, "no access token"),
+    ({"user": {"sub": "no-email", "name": "No Email"}}, "no email address"),
+    ({"user": {"email": "no-subject@example.org", "email_verified": True}}, "no user id"),
+])
+async def test_what_a_provider_leaves_out_is_a_clear_error(oauth_client: httpx.AsyncClient, provider: Provider,
+                                                          change: dict[str, Any], message: str) -> None:
+    for name, value in change.items():
+        setattr(provider, name, value)
+    callback = await _to_callback(oauth_client, "http://discours.test/")
+    refused = await oauth_client.get(callback)
+    assert refused.status_code == 400 and message in refused.json()["error"], refused.text
+    assert "set-cookie" not in refused.headers
+
+
+async def test_a_provider_that_does_not_answer_in_time(oauth_client: httpx.AsyncClient, provider: Provider,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(oauth, "PROVIDER_TIMEOUT", 0.2)
+    provider.token_delay = 1.0
+    callback = await _to_callback(oauth_client, "http://discours.test/")
+    refused = await oauth_client.get(callback)
+    assert refused.status_code == 400 and refused.json()["error"] == "the provider does not answer"
+
+
+async def test_the_provider_reports_an_error(oauth_client: httpx.AsyncClient, redis: Redis) -> None:
+    callback = await _to_callback(oauth_client, "http://discours.test/")
+    state = parse_qs(urlsplit(callback).query)["state"][0]
+    denied = await oauth_client.get(f"/oauth/test/callback?error=access_denied&state={state}")
+    assert denied.status_code == 400 and denied.json()["error"] == "access_denied"
+
+
+async def test_a_state_issued_for_another_provider_is_refused(oauth_client: httpx.AsyncClient) -> None:
+    callback = await _to_callback(oauth_client, "http://discours.test/")
+    crossed = await oauth_client.get(callback.replace("/oauth/test/", "/oauth/other/"))
+    assert crossed.status_code == 400 and "another provider" in crossed.json()["error"]
+    assert "set-cookie" not in crossed.headers

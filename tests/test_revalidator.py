@@ -28,7 +28,7 @@ async def _gen(redis: Redis, tag: str) -> bytes | None:
     return await redis.get(keys.generation(tag))
 
 
-@pytest.mark.parametrize("count, collections_invalidated", [(9, False), (11, True)])
+@pytest.mark.parametrize("count, collections_invalidated", [(9, False), (10, True), (11, True)])
 async def test_threshold_chooses_the_path(deps: Deps, redis: Redis, sql_counter: Any, count: int,
                                           collections_invalidated: bool) -> None:
     manager = deps.revalidator
@@ -144,3 +144,15 @@ async def test_precache_runs_once_among_workers(deps: Deps, cache: Cache, redis:
     assert sorted(results) == [False, True]
     assert await redis.exists(keys.topic_id(1)) and await redis.exists(keys.community_id(1))
     assert await redis.hgetall("session:1:abc") == {b"user_id": b"1"}  # session keys untouched
+
+
+async def test_a_worker_starting_later_does_not_warm_again(deps: Deps, redis: Redis, sql_counter: Any) -> None:
+    from cache.precache import DONE_TTL, precache_data
+
+    assert await precache_data(deps.cache, deps.db) is True
+    assert 0 < await redis.ttl(keys.precache_done()) <= DONE_TTL
+    sql_counter.reset()
+    assert await precache_data(Cache(redis), deps.db) is False  # the lock is free, the work is done
+    assert sql_counter.count == 0
+    await redis.flushdb()  # Redis emptied: the marker went with the values
+    assert await precache_data(Cache(redis), deps.db) is True
