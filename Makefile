@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: run test install services migrate lint bench clean
+.PHONY: run test install services migrate lint bench mutants clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) 2>/dev/null || python3 -m venv $(VENV)
@@ -43,3 +43,11 @@ bench: install services
 
 clean:
 	rm -rf $(VENV) discours.db discours.db-wal discours.db-shm .pytest_cache
+
+## The mutation pass over the invalidation path (pyproject [tool.mutmut]); slow: run it on purpose.
+mutants: install services
+	psql -h 127.0.0.1 -U postgres -tc "SELECT 1 FROM pg_database WHERE datname = 'mutmut_test'" | grep -q 1 || \
+		createdb -h 127.0.0.1 -U postgres mutmut_test
+	TEST_DATABASE_URL=postgresql+asyncpg://postgres@127.0.0.1:5432/mutmut_test TEST_REDIS_URL=redis://127.0.0.1:6379/7 \
+		$(BIN)/mutmut run --max-children 1
+	$(BIN)/mutmut results

@@ -255,11 +255,6 @@ class LiveOps:
     def lose(self, *kinds: str) -> None:
         self.lost_kinds.update(kinds)
 
-    def merge(self, other: LiveOps) -> None:
-        for entity, ops in other.by_entity.items():
-            self.by_entity.setdefault(entity, []).extend(ops)
-        self.lost_kinds |= other.lost_kinds
-
     def __bool__(self) -> bool:
         return bool(self.by_entity or self.lost_kinds)
 

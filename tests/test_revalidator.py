@@ -8,15 +8,17 @@ from typing import Any
 
 import pytest
 from redis.asyncio import Redis
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from cache import keys
+from cache.counters import get_counters
 from cache.revalidator import CacheRevalidationManager
 from cache.store import Cache
 from devtools.services import RedisServer
-from orm import Shout
+from orm import Reaction, Shout
 from orm.stats import is_listed
 from resolvers.deps import Deps
+from tests.helpers import Api
 
 
 async def _listed_shouts(deps: Deps, count: int) -> list[int]:
@@ -156,3 +158,90 @@ async def test_a_worker_starting_later_does_not_warm_again(deps: Deps, redis: Re
     assert sql_counter.count == 0
     await redis.flushdb()  # Redis emptied: the marker went with the values
     assert await precache_data(Cache(redis), deps.db) is True
+
+
+async def test_a_write_marks_what_it_touched(api: Api, deps: Deps, redis: Redis) -> None:
+    """The marks of a committed rating name the shout, the reaction and the authors it changes."""
+    reader = await api.user()
+    shout_id = (await _listed_shouts(deps, 1))[0]
+    created = await api("mutation($s: Int!) { create_reaction(reaction: {kind: LIKE, shout: $s}) "
+                        "{ reaction { id } } }", {"s": shout_id}, reader)
+    reaction_id = created["reaction"]["id"]
+    assert str(shout_id).encode() in await redis.smembers(keys.revalidation_batch("shout"))
+    assert str(reaction_id).encode() in await redis.smembers(keys.revalidation_batch("reaction"))
+    assert str(reader.id).encode() in await redis.smembers(keys.revalidation_batch("author"))
+
+
+@pytest.mark.parametrize("kind, entity_id", [("author", 3), ("shout", 0)])
+async def test_revalidation_corrects_drifted_counters(deps: Deps, redis: Redis, kind: str, entity_id: int) -> None:
+    """Seed 002's reconciliation: a live counter that drifted from the rows (a lost increment) is recounted
+    from SQL when its entity is revalidated."""
+    manager = deps.revalidator
+    assert manager is not None
+    entity_id = entity_id or (await _listed_shouts(deps, 1))[0]
+    true = (await get_counters(kind, [entity_id], live=deps.live, db=deps.db))[0]
+    key = keys.counters(kind, entity_id)
+    field = sorted(k for k in await redis.hkeys(key) if not k.startswith(b"_"))[0]
+    await redis.hset(key, field, 987_654)  # drift
+    await manager.mark_for_revalidation(entity_id, kind)
+    await manager.process_revalidation()
+    assert (await get_counters(kind, [entity_id], live=deps.live, db=deps.db))[0] == true
+    assert await redis.hget(key, field) != b"987654"
+
+
+async def test_a_marked_author_is_recomputed_and_recached(deps: Deps, engine: Any, redis: Redis,
+                                                          client: Any) -> None:
+    """A row changed behind the ORM's back (no trigger saw it) is read again and cached at once when its
+    entity is revalidated (the hot entry never goes cold and never stays wrong), and its tag moves, so
+    whole responses built on the old row are refreshed too."""
+    manager = deps.revalidator
+    assert manager is not None
+    read = {"query": "{ get_author(author_id: 3) { id bio } }"}
+    assert (await client.post("/graphql", json=read)).headers["x-cache"] == "MISS"
+    assert (await client.post("/graphql", json=read)).headers["x-cache"] == "HIT"
+    async with engine.begin() as conn:
+        await conn.execute(text("UPDATE author SET bio = 'changed under the cache' WHERE id = 3"))
+    await manager.mark_for_revalidation(3, "author")
+    await manager.process_revalidation()
+    assert b"changed under the cache" in await redis.get(keys.author_id(3))
+    after = await client.post("/graphql", json=read)
+    assert after.json()["data"]["get_author"]["bio"] == "changed under the cache"
+
+
+async def test_batch_mode_moves_each_marked_shout_and_reaction_lists(deps: Deps, redis: Redis) -> None:
+    manager = deps.revalidator
+    assert manager is not None
+    shouts = await _listed_shouts(deps, 10)
+    async with deps.db() as session:
+        reactions = list((await session.scalars(select(Reaction.id).order_by(Reaction.id).limit(10))).all())
+        few = list((await session.execute(select(Reaction.id, Reaction.shout).order_by(Reaction.id.desc())
+                                          .limit(3))).all())
+    tags = [keys.tag_shout(s) for s in shouts] + [keys.tag_entities("reaction")] + \
+        [keys.tag_shout_reactions(shout) for _, shout in few]
+    for tag in tags:
+        await redis.set(keys.generation(tag), 100)
+    for s in shouts:
+        await manager.mark_for_revalidation(s, "shout")
+    for r in reactions:
+        await manager.mark_for_revalidation(r, "reaction")
+    await manager.process_revalidation()
+    assert [await _gen(redis, keys.tag_shout(s)) for s in shouts] == [b"101"] * 10
+    assert await _gen(redis, keys.tag_entities("reaction")) == b"101"  # ten reactions: their lists, by family
+    for r, _ in few:  # below the threshold: the shouts' reaction lists, one by one
+        await manager.mark_for_revalidation(r, "reaction")
+    await manager.process_revalidation()
+    assert {await _gen(redis, keys.tag_shout_reactions(shout)) for _, shout in few} == {b"101"}
+
+
+async def test_marked_shouts_are_recounted_in_batches_of_100(deps: Deps, sql_counter: Any) -> None:
+    """Seed 004: no command or statement over 100 items; 101 marked shouts are recounted in two batches."""
+    manager = deps.revalidator
+    assert manager is not None
+    shouts = await _listed_shouts(deps, 101)
+    assert len(shouts) == 101
+    for s in shouts:
+        await manager.mark_for_revalidation(s, "shout")
+    sql_counter.reset()
+    await manager.process_revalidation()
+    recount = [s for s in sql_counter.statements if "FROM reaction" in s or "FROM author_bookmark" in s]
+    assert len(recount) == 4  # two statements per batch

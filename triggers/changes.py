@@ -25,11 +25,5 @@ class Changes:
     def mark(self, entity_type: str, *ids: int | str | None) -> None:
         self.marks.update((entity_type, str(i)) for i in ids if i is not None)
 
-    def merge(self, other: Changes) -> None:
-        self.tags |= other.tags
-        self.marks |= other.marks
-        self.live.merge(other.live)
-        self.messages.extend(other.messages)
-
     def __bool__(self) -> bool:
         return bool(self.tags or self.marks or self.live or self.messages)
