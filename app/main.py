@@ -65,7 +65,9 @@ async def open_deps(settings: Settings) -> AsyncIterator[Deps]:
     engine = make_engine(settings.database_url, pool_size=settings.db_pool_size,
                          ping_after_idle=settings.db_ping_after_idle)
     redis = make_redis(settings.redis_url, max_connections=settings.redis_max_connections)
-    cache = Cache(redis, ttl_jitter=settings.cache_ttl_jitter, breaker_seconds=settings.redis_breaker_seconds)
+    cache = Cache(redis, ttl_jitter=settings.cache_ttl_jitter, breaker_seconds=settings.redis_breaker_seconds,
+                  default_ttl=settings.cache_ttl_default, missing_ttl=settings.cache_ttl_missing,
+                  generation_ttl=settings.cache_ttl_generations)
     deps = wire(settings, engine, cache, auth=build_auth(settings, redis))
     try:
         yield deps

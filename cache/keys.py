@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 _SAFE = re.compile(r"[^0-9A-Za-z_.\-]")
 # Longer slugs are hashed so that every key stays under 64 characters (seed 004, section 2.2).
 _MAX_PART = 40
+MAX_KEY = 64
 
 
 def _part(value: object) -> str:
@@ -23,6 +24,15 @@ def _part(value: object) -> str:
     if len(text) <= _MAX_PART and not _SAFE.search(text):
         return text
     return "h" + hashlib.blake2b(text.encode(), digest_size=10).hexdigest()
+
+
+def _fit(key: str, family: int = 2) -> str:
+    """Seed 004: at most MAX_KEY characters for any input. A longer key keeps its family (its first
+    `family` segments, so prefix tools still find it) and replaces the rest with a hash of the whole."""
+    if len(key) <= MAX_KEY:
+        return key
+    tail = ":h" + hashlib.blake2b(key.encode(), digest_size=10).hexdigest()
+    return ":".join(key.split(":")[:family])[:MAX_KEY - len(tail)] + tail
 
 
 def params(**values: object) -> str:
@@ -108,7 +118,7 @@ def drafts_by_author(author: int) -> str:
 
 def viewer_list(viewer: int, name: str, params_digest: str = "") -> str:
     """A list that depends on who asks (feed, bookmarks, rates): keyed by the viewer, never shared."""
-    return f"viewer:{viewer}:{name}" + (f":{params_digest}" if params_digest else "")
+    return _fit(f"viewer:{viewer}:{name}" + (f":{params_digest}" if params_digest else ""), family=3)
 
 
 def viewed(shout: int) -> str:
@@ -287,7 +297,7 @@ def communities_all() -> str:
 
 
 def topics_by_community(community: int, limit: int, offset: int) -> str:
-    return f"topics:community:{community}:{params(limit=limit, offset=offset)}"
+    return _fit(f"topics:community:{community}:{params(limit=limit, offset=offset)}")
 
 
 def topics_by_author(author: int) -> str:
@@ -299,11 +309,11 @@ def communities_by_author(author: int) -> str:
 
 
 def authors_stats(limit: int, offset: int, sort: str, filters: str | None = None) -> str:
-    return f"authors:stats:{params(limit=limit, offset=offset, sort=sort, by=filters)}"
+    return _fit(f"authors:stats:{params(limit=limit, offset=offset, sort=sort, by=filters)}")
 
 
 def shouts_feed(limit: int, offset: int) -> str:
-    return f"shouts:feed:{params(limit=limit, offset=offset)}"
+    return _fit(f"shouts:feed:{params(limit=limit, offset=offset)}")
 
 
 def shouts_by(options_digest: str) -> str:
@@ -312,16 +322,16 @@ def shouts_by(options_digest: str) -> str:
 
 
 def shouts_random_top(pool: int, filters: str) -> str:
-    return f"shouts:random_top:{params(limit=pool, f=filters)}"
+    return _fit(f"shouts:random_top:{params(limit=pool, f=filters)}")
 
 
 def search(query: str, limit: int, offset: int) -> str:
     """Seed 000 section 4 `search_cache:{normalized_query}`; the query is hashed to keep the key safe."""
-    return f"search_cache:{_part(normalize_query(query))}:{params(limit=limit, offset=offset)}"
+    return _fit(f"search_cache:{_part(normalize_query(query))}:{params(limit=limit, offset=offset)}", family=1)
 
 
 def search_authors(query: str, limit: int, offset: int) -> str:
-    return f"search:author:{_part(normalize_query(query))}:{params(limit=limit, offset=offset)}"
+    return _fit(f"search:author:{_part(normalize_query(query))}:{params(limit=limit, offset=offset)}")
 
 
 def reactions_by(filters_digest: str) -> str:
@@ -329,15 +339,15 @@ def reactions_by(filters_digest: str) -> str:
 
 
 def reactions_shout(shout: int, limit: int, offset: int, kind: str = "comments") -> str:
-    return f"reactions:shout:{shout}:{params(kind=kind, limit=limit, offset=offset)}"
+    return _fit(f"reactions:shout:{shout}:{params(kind=kind, limit=limit, offset=offset)}", family=3)
 
 
 def reactions_comment(comment: int, limit: int, offset: int) -> str:
-    return f"reactions:comment:{comment}:{params(limit=limit, offset=offset)}"
+    return _fit(f"reactions:comment:{comment}:{params(limit=limit, offset=offset)}", family=3)
 
 
 def comments_branch(shout: int, parent: int | None, branch_digest: str) -> str:
-    return f"reactions:shout:{shout}:branch:{parent or 0}:{branch_digest}"
+    return _fit(f"reactions:shout:{shout}:branch:{parent or 0}:{branch_digest}", family=3)
 
 
 # --- tags and generations (the invalidation mechanism) ---------------------------------------------
@@ -480,7 +490,7 @@ def oauth_refresh(user_id: int, provider: str) -> str:
 
 
 def verification(user_id: int, kind: str, token_id: str) -> str:
-    return f"verification:{user_id}:{kind}:{token_id}"
+    return _fit(f"verification:{user_id}:{kind}:{token_id}", family=3)
 
 
 def pending_verification(user_id: int, kind: str) -> str:
@@ -494,7 +504,7 @@ def login_failures(email_digest: str) -> str:
 
 def rate_window(action: str, subject_digest: str, window: int) -> str:
     """How often one client address or account did `action` in one fixed window (expires with it)."""
-    return f"rate:{action}:{subject_digest}:{window}"
+    return _fit(f"rate:{action}:{subject_digest}:{window}")
 
 
 def env_var(name: str) -> str:

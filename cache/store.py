@@ -64,6 +64,11 @@ def decode(raw: bytes) -> tuple[bytes, Any]:
     return stamp, orjson.loads(body)
 
 
+DEFAULT_TTL = 7 * 86_400
+MISSING_TTL = 60
+GENERATION_TTL = 30 * 86_400
+
+
 @dataclass(slots=True)
 class CacheStats:
     hits: int = 0
@@ -83,9 +88,19 @@ class Cache:
         breaker_seconds: float = 5.0,
         fill_lock_ms: int = 5000,
         fill_wait_ms: int = 1000,
+        default_ttl: int = DEFAULT_TTL,
+        missing_ttl: int = MISSING_TTL,
+        generation_ttl: int = GENERATION_TTL,
     ) -> None:
         self.redis = redis
         self.ttl_jitter = ttl_jitter
+        # Seed 004: every key expires. Values without a TTL of their own get `default_ttl`; a lookup of
+        # something that does not exist is remembered `missing_ttl` only (clients choose what they look
+        # up); generation keys outlive the values stamped with them (`generation_ttl`), and one that
+        # expired anyway restarts at a random value, which no stored stamp can match.
+        self.default_ttl = default_ttl
+        self.missing_ttl = missing_ttl
+        self.generation_ttl = generation_ttl
         self.breaker_seconds = breaker_seconds
         self.stats = CacheStats()
         self._open_until = 0.0
@@ -118,7 +133,7 @@ class Cache:
         if not self._lost_invalidations:
             return
         async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.incr(keys.generation(keys.GLOBAL_TAG))
+            self._queue_bump(pipe, keys.GLOBAL_TAG)
             for kind in keys.LIVE_KINDS:
                 pipe.incr(keys.live_epoch(kind))
             await pipe.execute()
@@ -148,7 +163,7 @@ class Cache:
         if missing:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for tag in missing:
-                    pipe.set(keys.generation(tag), random.getrandbits(48), nx=True)
+                    pipe.set(keys.generation(tag), random.getrandbits(48), nx=True, ex=self.generation_ttl)
                 await pipe.execute()
             fetched = cast("list[bytes | None]", await self.redis.mget(keys.generations(missing)))
             by_tag = dict(zip(missing, fetched, strict=True))
@@ -243,10 +258,19 @@ class Cache:
         except RedisError as exc:
             self.trip(exc, "write")
 
+    def _queue_bump(self, pipe: Pipeline, tag: str) -> None:
+        """Move a generation: from a random start if it is missing (an INCR alone would restart at 1, a
+        value a stamp stored in an earlier life of the key may carry), and push its expiry out."""
+        key = keys.generation(tag)
+        pipe.set(key, random.getrandbits(48), nx=True)
+        pipe.incr(key)
+        pipe.expire(key, self.generation_ttl)
+
     def _queue_sets(self, pipe: Pipeline, items: Sequence[Fill]) -> None:
         for key, data, stamp, ttl in items:
             if stamp is not None:
-                pipe.set(key, encode(stamp, data), ex=self.jittered(ttl))
+                lifetime = self.missing_ttl if data is None else ttl or self.default_ttl
+                pipe.set(key, encode(stamp, data), ex=self.jittered(lifetime))
 
     async def get_cached_data(self, key: str, tags: Sequence[str] = ()) -> Any | None:
         values, _ = await self.get_many([key], [tags])
@@ -389,7 +413,7 @@ class Cache:
                 if also is not None:
                     await also(pipe)
                 for tag in tag_list:
-                    pipe.incr(keys.generation(tag))
+                    self._queue_bump(pipe, tag)
                 await pipe.execute()
         except RedisError as exc:
             self.lose(exc, "invalidation")

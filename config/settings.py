@@ -104,6 +104,12 @@ class Settings(DatabaseSettings):
     # Time-limited collections (seed 000 section 3.3: 5 minutes; search: 10 minutes).
     cache_ttl_shouts: int = 300
     cache_ttl_search: int = 600
+    # Seed 004: every key expires. Cached values without a TTL of their own (entities, follow lists,
+    # community pages) live this long; a lookup of something that does not exist is remembered this
+    # briefly; generation keys live this long after their last move (longer than any value they stamp).
+    cache_ttl_default: int = 7 * 86_400
+    cache_ttl_missing: int = 60
+    cache_ttl_generations: int = 30 * 86_400
     # Fraction of a TTL used as random spread so keys written together do not expire together.
     cache_ttl_jitter: float = 0.1
     # After a Redis error, go straight to the database for this long before trying Redis again.

@@ -97,8 +97,35 @@ async def test_ttls_where_the_seeds_give_one(gql: Any, redis: Redis) -> None:
     assert search_keys
     for key in search_keys:  # seed 000 section 4: 10 minutes
         assert 590 <= await redis.ttl(key) <= 660
-    # Entities have no TTL (seed 000 3.1: invalidated on change)
-    assert await redis.ttl("author:id:2") == -1
+    # Entities are invalidated on change (seed 000 3.1) and still expire (seed 004): the default TTL
+    assert 7 * 86400 <= await redis.ttl("author:id:2") <= 7 * 86400 * 1.1
+
+
+async def test_every_key_a_read_leaves_expires(gql: Any, redis: Redis) -> None:
+    """Seed 004: anonymous lookups of things that do not exist, client-chosen ids and offsets leave no key
+    without a TTL; the misses are remembered one minute only."""
+    await gql('{ get_author(slug: "nobody-at-all") { id } get_topic(slug: "no-such-topic") { id } '
+              'get_shout(slug: "no-such-shout") { id } by_id: get_author(author_id: 99999999) { id } }')
+    await gql("{ get_topics_by_community(community_id: 424242) { id } "
+              "load_shouts_by(options: {limit: 5, offset: 100000}) { id } }")
+    found = {k.decode(): await redis.ttl(k) async for k in redis.scan_iter(count=1000)}
+    assert found and all(ttl > 0 for ttl in found.values()), {k: t for k, t in found.items() if t <= 0}
+    for key in ("author:slug:nobody-at-all", "topic:slug:no-such-topic", "shout:slug:no-such-shout"):
+        assert 60 <= found[key] <= 66, (key, found.get(key))
+    assert all(t <= 30 * 86400 for k, t in found.items() if k.startswith("gen:"))
+
+
+async def test_an_expired_generation_restarts_where_no_stamp_can_match(cache: Cache, redis: Redis) -> None:
+    """A generation key that expired and is then bumped must not come back at a value an old stamp holds
+    (an INCR alone restarts at 1): the old value is a miss."""
+    await redis.delete(keys.generation("t:restart"))
+    await cache.invalidate_tags(["t:restart"])  # first life, created by a bump
+    await cache.cache_data("k:restart", {"v": "old"}, tags=["t:restart"])
+    assert await cache.get_cached_data("k:restart", tags=["t:restart"]) == {"v": "old"}
+    await redis.delete(keys.generation("t:restart"))  # it expires while the value lives
+    await cache.invalidate_tags(["t:restart"])  # a write in its second life
+    assert await cache.get_cached_data("k:restart", tags=["t:restart"]) is None
+    assert 0 < await redis.ttl(keys.generation("t:restart")) <= cache.generation_ttl
 
 
 async def test_no_private_field_in_cached_authors(gql: Any, redis: Redis) -> None:
