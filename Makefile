@@ -46,8 +46,4 @@ clean:
 
 ## The mutation pass over the invalidation path (pyproject [tool.mutmut]); slow: run it on purpose.
 mutants: install services
-	psql -h 127.0.0.1 -U postgres -tc "SELECT 1 FROM pg_database WHERE datname = 'mutmut_test'" | grep -q 1 || \
-		createdb -h 127.0.0.1 -U postgres mutmut_test
-	TEST_DATABASE_URL=postgresql+asyncpg://postgres@127.0.0.1:5432/mutmut_test TEST_REDIS_URL=redis://127.0.0.1:6379/7 \
-		$(BIN)/mutmut run --max-children 1
-	$(BIN)/mutmut results
+	$(BIN)/python -m devtools.mutants

@@ -64,6 +64,8 @@ def decode(raw: bytes) -> tuple[bytes, Any]:
     return stamp, orjson.loads(body)
 
 
+# Seed 004: at most this many keys in one command and commands in one pipeline.
+BATCH = 100
 DEFAULT_TTL = 7 * 86_400
 MISSING_TTL = 60
 GENERATION_TTL = 30 * 86_400
@@ -161,14 +163,31 @@ class Cache:
         """Missing generation keys are created with a random start (never 0, never an old value)."""
         missing = [t for t, g in zip(tags, current, strict=True) if g is None]
         if missing:
-            async with self.redis.pipeline(transaction=False) as pipe:
-                for tag in missing:
-                    pipe.set(keys.generation(tag), random.getrandbits(48), nx=True, ex=self.generation_ttl)
-                await pipe.execute()
-            fetched = cast("list[bytes | None]", await self.redis.mget(keys.generations(missing)))
+            fetched: list[bytes | None] = []
+            for start in range(0, len(missing), BATCH // 2):  # two commands per tag
+                chunk = missing[start:start + BATCH // 2]
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for tag in chunk:
+                        pipe.set(keys.generation(tag), random.getrandbits(48), nx=True, ex=self.generation_ttl)
+                    pipe.mget(keys.generations(chunk))
+                    *_, got = await pipe.execute()
+                fetched += got
             by_tag = dict(zip(missing, fetched, strict=True))
             current = [g if g is not None else by_tag[t] for t, g in zip(tags, current, strict=True)]
         return [g or b"0" for g in current]
+
+    @staticmethod
+    def _queue_mget(pipe: Pipeline, names: Sequence[str]) -> int:
+        """Queue MGETs of at most BATCH keys each; returns how many were queued (see `_joined`)."""
+        for start in range(0, len(names), BATCH):
+            pipe.mget(list(names[start:start + BATCH]))
+        return -(-len(names) // BATCH)
+
+    @staticmethod
+    def _joined(results: Sequence[Any], commands: int) -> tuple[list[Any], list[Any]]:
+        """Split a pipeline's results into the last `commands` MGET replies joined, and what came before."""
+        head, tail = list(results[:len(results) - commands]), results[len(results) - commands:]
+        return head, [value for reply in tail for value in reply]
 
     @staticmethod
     def _stamp(generations: Sequence[bytes]) -> bytes:
@@ -197,11 +216,17 @@ class Cache:
         distinct = list(dict.fromkeys(tag for group in all_tags for tag in group))
         try:
             await self.recover_if_needed()
+            reads = -(-count // BATCH) + -(-len(distinct) // BATCH)
+            if len(store) + reads > BATCH:  # a large fill goes first, in pipelines of its own
+                await self._set_chunked(store)
+                store = ()
             async with self.redis.pipeline(transaction=False) as pipe:
                 self._queue_sets(pipe, store)
-                pipe.mget(list(cache_keys))
-                pipe.mget(keys.generations(distinct))
-                *_, raw_values, raw_gens = await pipe.execute()
+                value_commands = self._queue_mget(pipe, cache_keys)
+                gen_commands = self._queue_mget(pipe, keys.generations(distinct))
+                results = await pipe.execute()
+            rest, raw_gens = self._joined(results, gen_commands)
+            _, raw_values = self._joined(rest, value_commands)
             gens = dict(zip(distinct, await self._ensure_generations(distinct, raw_gens), strict=True))
         except RedisError as exc:
             self.trip(exc, "read")
@@ -250,13 +275,19 @@ class Cache:
         if not (any(item[2] is not None for item in items) or unlock) or not self.available:
             return
         try:
-            async with self.redis.pipeline(transaction=False) as pipe:
-                self._queue_sets(pipe, items)
-                if unlock:
-                    pipe.delete(unlock)
-                await pipe.execute()
+            await self._set_chunked(items, unlock=unlock)
         except RedisError as exc:
             self.trip(exc, "write")
+
+    async def _set_chunked(self, items: Sequence[Fill], *, unlock: str | None = None) -> None:
+        """Pipelines of at most BATCH commands; the unlock rides with the last one."""
+        chunks = [items[start:start + BATCH] for start in range(0, len(items), BATCH)] or [()]
+        for n, chunk in enumerate(chunks):
+            async with self.redis.pipeline(transaction=False) as pipe:
+                self._queue_sets(pipe, chunk)
+                if unlock and n == len(chunks) - 1:
+                    pipe.delete(unlock)
+                await pipe.execute()
 
     def _queue_bump(self, pipe: Pipeline, tag: str) -> None:
         """Move a generation: from a random start if it is missing (an INCR alone would restart at 1, a
@@ -406,15 +437,18 @@ class Cache:
         if not tag_list and also is None:
             return
         try:
-            async with self.redis.pipeline(transaction=False) as pipe:
-                # Live structures change before the generations move: a reader that sees a new
-                # generation then also sees the new structures, so it cannot cache a page built from
-                # the old ones under the new stamp.
-                if also is not None:
-                    await also(pipe)
-                for tag in tag_list:
-                    self._queue_bump(pipe, tag)
-                await pipe.execute()
+            # Live structures change before the generations move: a reader that sees a new generation
+            # then also sees the new structures, so it cannot cache a page built from the old ones under
+            # the new stamp. Three commands per tag, in pipelines of at most BATCH commands.
+            per_pipeline = BATCH // 3
+            chunks = [tag_list[start:start + per_pipeline] for start in range(0, len(tag_list), per_pipeline)]
+            for n, chunk in enumerate(chunks or [[]]):
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    if also is not None and n == 0:
+                        await also(pipe)
+                    for tag in chunk:
+                        self._queue_bump(pipe, tag)
+                    await pipe.execute()
         except RedisError as exc:
             self.lose(exc, "invalidation")
 

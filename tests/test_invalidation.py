@@ -21,6 +21,8 @@ from orm.stats import is_listed
 from resolvers.deps import Deps
 from resolvers.writes import transaction
 from triggers.listeners import announce, publish_after_commit
+from triggers.live_rules import LIVE_BULK
+from triggers.rules import BULK_MARKS
 
 AUTHOR = "query($id: Int) { get_author(author_id: $id) { id name } }"
 
@@ -117,13 +119,19 @@ async def test_an_announced_write_that_rolls_back_lets_readers_store_again(
     assert sql_counter.statements == [], "the thread was not stored: every read goes to SQL"
 
 
-async def test_bulk_update_invalidates_the_whole_kind(deps: Deps, gql: Any) -> None:
+async def test_bulk_update_invalidates_the_whole_kind(deps: Deps, gql: Any, redis: Redis) -> None:
+    """A bulk statement names no rows: the whole kind's values, counters and live structures go."""
     query = "{ load_shouts_by(options: {limit: 3}) { id title } }"
     shouts = (await gql(query))["data"]["load_shouts_by"]
     ids = [s["id"] for s in shouts]
+    epochs = {kind: await redis.get(keys.live_epoch(kind)) for kind in LIVE_BULK[Shout]}
     async with transaction(deps) as session:
         await session.execute(update(Shout).where(Shout.id.in_(ids)).values(title="Bulk title"))
     assert {s["title"] for s in (await gql(query))["data"]["load_shouts_by"]} == {"Bulk title"}
+    for kind in BULK_MARKS[Shout]:  # every counter of the kinds a shout counts in is recounted
+        assert b"all" in await redis.smembers(keys.revalidation_batch(kind)), kind
+    for kind, before in epochs.items():  # and the live structures built before are dropped
+        assert await redis.get(keys.live_epoch(kind)) != before, kind
 
 
 async def test_reader_held_between_sql_and_cache_write_cannot_store_stale(
