@@ -1,29 +1,20 @@
-"""The `discours` command: serve, migrate, seed, rebuild, queue, export-schema."""
+"""The `discours` command: serve, migrate, seed, rebuild, queue, cache, export-schema."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
-from pathlib import Path
+import tempfile
 
+from app import cache_cli
 from config.settings import SettingsError, load_database_settings, load_settings
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def alembic_config(database_url: str | None = None):  # type: ignore[no-untyped-def]
-    from alembic.config import Config
-
-    config = Config(str(ROOT / "alembic.ini"))
-    config.set_main_option("script_location", str(ROOT / "alembic"))
-    if database_url:
-        config.attributes["database_url"] = database_url
-    return config
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
     from alembic import command
+    from orm.migrations import alembic_config
 
     command.upgrade(alembic_config(load_database_settings().database_url), args.revision)
     return 0
@@ -41,6 +32,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
                             "keep its own in-process one, and a session or a cached value one worker wrote "
                             "would be unknown to the others); set REDIS_URL=redis://127.0.0.1:6379/0 or serve "
                             "with one worker")
+    if workers > 1 and settings.prometheus_multiproc_dir is None:
+        # The workers add up their metrics through files here (prometheus-client's multiprocess mode): a
+        # scrape that reaches any of them sees the whole server. Set before they start; they inherit it.
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="discours-metrics-")
     uvicorn.run("app.asgi:app", host=host, port=port, workers=workers, factory=False,
                 log_level="info", proxy_headers=True, ws_max_size=settings.max_body_bytes)
     return 0
@@ -138,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     rebuild = sub.add_parser("rebuild", help="rebuild counters, follow sets, threads and leaderboards from SQL")
     rebuild.add_argument("--quiet", action="store_true")
     rebuild.set_defaults(func=cmd_rebuild)
+
+    cache_cli.add_parser(sub)
 
     export = sub.add_parser("export-schema", help="print the GraphQL SDL")
     export.set_defaults(func=cmd_export_schema)

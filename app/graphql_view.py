@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -37,6 +40,7 @@ from resolvers.deps import Deps
 from schema.context import Context, Loaders
 from schema.safety import changes_state
 from schema.schema import DiscoursSchema
+from telemetry import metrics
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +58,17 @@ RESPONSE_CACHEABLE = frozenset({
 
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"
+
+
+@dataclass(slots=True)
+class _Outcome:
+    """What the metrics say of one HTTP request, noted by the steps that learn it."""
+
+    operation: object = None
+    errors: bool = False
+
+
+_OUTCOME: ContextVar[_Outcome | None] = ContextVar("graphql_request_outcome", default=None)
 
 
 class TextFrames(ASGIWebSocketAdapter):
@@ -105,17 +120,29 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         under way is not cancelled (resolvers/writes.py)."""
         if not isinstance(request, Request):  # a WebSocket lives as long as its subscriptions
             return await super().run(request, context, root_value)
+        started = time.perf_counter()
+        note = _Outcome(operation=request.query_params.get("operationName"))
+        token = _OUTCOME.set(note)
+        outcome = "refused"
         try:
             async with asyncio.timeout(self.request_timeout):
                 self._refuse_state_change_over_get(request)
-                return await self._answer(request, context, root_value)
+                response = await self._answer(request, context, root_value)
+            outcome = _outcome_of(response, note)
+            return response
         except Refused as refused:
             return refused.response(_media_type(request))
         except TimeoutError:
+            outcome = "timeout"
             log.warning("%s request stopped after %.1fs", request.method, self.request_timeout)
             timeout = Refused(503, TIMEOUT, f"The request took longer than {self.request_timeout:g}s and was "
                               "stopped; try again, or ask for less", {"Retry-After": "1"})
             return timeout.response(_media_type(request))
+        finally:
+            _OUTCOME.reset(token)
+            operation = metrics.operation_label(note.operation)
+            metrics.REQUESTS.labels(operation, outcome).inc()
+            metrics.REQUEST_SECONDS.labels(operation, outcome).observe(time.perf_counter() - started)
 
     def _refuse_state_change_over_get(self, request: Request) -> None:
         query = request.query_params.get("query")
@@ -155,7 +182,11 @@ class DiscoursGraphQL(GraphQL[Context, None]):
             if len(batch) > self.max_batch_operations:
                 raise Refused(400, TOO_MANY_OPERATIONS, f"{len(batch)} operations in one request; at most "
                               f"{self.max_batch_operations} are run together")
-        return await super().parse_http_body(request)
+        data = await super().parse_http_body(request)
+        note = _OUTCOME.get()
+        if note is not None:
+            note.operation = "batch" if isinstance(data, list) else data.operation_name
+        return data
 
     async def _answer(self, request: Request, context: Any, root_value: Any) -> Any:
         params = await _cacheable_params(request, self.response_cache_ttl)
@@ -165,6 +196,9 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         key = request_key(*params)
         hit = await responses.get(key)
         if hit is not None:
+            note = _OUTCOME.get()
+            if note is not None:
+                note.operation = params[1]
             body, views = hit
             if views:  # a read of a shout served from the response cache still counts as a view
                 deps: Deps = request.app.state.deps
@@ -206,6 +240,9 @@ class DiscoursGraphQL(GraphQL[Context, None]):
 
     async def process_result(self, request: Any, result: ExecutionResult) -> GraphQLHTTPResponse:
         data = await super().process_result(request, result)
+        note = _OUTCOME.get()
+        if note is not None and result.errors:
+            note.errors = True
         if GRAPHQL_RESPONSE not in request.headers.get("accept", ""):
             return data
         sub_response = request.state.sub_response
@@ -234,6 +271,17 @@ def _marked(response: Any, outcome: str) -> Any:
     if isinstance(response, Response):
         response.headers["x-cache"] = outcome
     return response
+
+
+def _outcome_of(response: Any, note: _Outcome) -> str:
+    """hit (the response cache's bytes), error (GraphQL errors), refused (an HTTP error) or ok."""
+    if not isinstance(response, Response):
+        return "ok"
+    if response.headers.get("x-cache") == "HIT":
+        return "hit"
+    if note.errors:
+        return "error"
+    return "refused" if response.status_code >= 400 else "ok"
 
 
 def _media_type(request: Request) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 from collections.abc import AsyncIterator
 from datetime import timedelta
 
@@ -14,15 +13,16 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL, GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL
 
-from app import link_pages, oauth_routes
+from app import link_pages, oauth_routes, observability
 from app.cors import cors
 from app.graphiql import assets_route
 from app.graphql_view import DiscoursGraphQL
 from app.http_guards import BodySizeLimit
+from app.observability import metrics_route
 from app.served_by import WorkerHeader
 from auth.services import AuthServices, build_auth
 from cache.client import make_redis
@@ -31,6 +31,7 @@ from cache.live import LiveStore
 from cache.periodic import Periodic
 from cache.precache import precache_data
 from cache.pubsub import Hub
+from cache.redis_metrics import RedisMetrics
 from cache.revalidator import CacheRevalidationManager
 from cache.store import Cache
 from cache.views import ViewCounter
@@ -139,17 +140,16 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
                 log.warning("scheduled drafts sweep failed at start: %s", exc)
             own.delayed.start(settings.queue_poll_interval)
             sweeper.start()
+            redis_metrics = RedisMetrics(own.cache, interval=settings.metrics_flush_interval)
+            redis_metrics.start()
             try:
                 yield
             finally:
                 await sweeper.stop()
+                await redis_metrics.stop()
 
     async def root(_request: Request) -> Response:
         return RedirectResponse("/graphql")
-
-    async def health(request: Request) -> Response:
-        cache: Cache = request.app.state.deps.cache
-        return JSONResponse({"status": "ok", "redis": cache.available, "worker": os.getpid()})
 
     app = Starlette(
         debug=settings.debug,
@@ -157,7 +157,8 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
                     Middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)],
         routes=[
             Route("/", root),
-            Route("/health", health),
+            *observability.routes,
+            metrics_route(settings),
             Route("/graphql", graphql, methods=["GET", "POST"]),
             WebSocketRoute("/graphql", graphql),
             assets_route(),

@@ -24,6 +24,7 @@ from redis.exceptions import RedisError
 
 from auth import tokens
 from cache import keys
+from telemetry import metrics
 
 # last_activity is refreshed at most this often, so a busy session does not cost a write per request
 ACTIVITY_RESOLUTION = 60
@@ -83,6 +84,7 @@ class SessionStore:
         try:
             claims = tokens.decode(token, secret=self.secret)
         except tokens.InvalidToken:
+            metrics.SESSIONS_CHECKED.labels("invalid").inc()
             return None
         token_id = tokens.token_id(token)
         session = Session(user_id=claims.user_id, token=token, token_id=token_id)
@@ -91,11 +93,16 @@ class SessionStore:
             user_id, last_activity = await self.redis.hmget(key, ["user_id", "last_activity"])
         except RedisError:
             if self._recently_valid(token_id, claims.user_id):
+                metrics.SESSIONS_CHECKED.labels("grace").inc()
                 return session
+            metrics.SESSIONS_CHECKED.labels("unavailable").inc()
             raise
         if user_id is None or int(user_id) != claims.user_id:
             self._checked.pop(token_id, None)
+            metrics.SESSIONS_CHECKED.labels("invalid").inc()
             return None
+        metrics.SESSIONS_CHECKED.labels("valid").inc()
+        metrics.note_session(token_id)
         self._remember(token_id, claims.user_id)
         if last_activity is None or int(last_activity) < time.time() - ACTIVITY_RESOLUTION:
             try:

@@ -97,7 +97,7 @@ async def _run(database_url: str, redis_url: str, args: argparse.Namespace) -> t
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60) as http:
             for _ in range(100):
                 try:
-                    await http.get("/health")
+                    await http.get("/healthz")
                     break
                 except httpx.TransportError:
                     await asyncio.sleep(0.1)

@@ -13,10 +13,10 @@ from collections.abc import AsyncIterator
 from sqlalchemy.engine import make_url
 
 from alembic import command
-from app.cli import alembic_config
 from app.seed import Size, seed_database
 from devtools.services import LOCAL_POSTGRES, RedisServer, scratch_database
 from orm.engine import create_database_if_missing
+from orm.migrations import alembic_config
 
 
 def named_database() -> str | None:

@@ -442,6 +442,16 @@ def response(request_digest: str) -> str:
     return f"response:{request_digest}"
 
 
+def metric(name: str, period: str) -> str:
+    """Seed 000 section 8: a metric's value for one period (`daily:2026-11-23`, `hourly:2026-11-23T14`)."""
+    return f"metrics:{name}:{period}"
+
+
+def entity_stats(entity: str, timeframe: str) -> str:
+    """Seed 000 section 8: one entity kind's statistics for a timeframe (`weekly:2026-W47`), a HASH."""
+    return f"stats:{entity}:{timeframe}"
+
+
 def lock(resource: str) -> str:
     return f"lock:{resource}"
 
@@ -523,3 +533,23 @@ def tag_account(author: int) -> str:
 def env_index() -> str:
     """The names of all stored variables (variable names are upper case, so this never collides)."""
     return "env_vars:index"
+
+
+
+_FAMILY_PART = re.compile(r"^[a-z_]+$")
+
+
+def family(key: str) -> str:
+    """The family a key belongs to, for metrics and `discours cache stats`: its leading word segments
+    (at most two), so `author:id:5` is `author:id`, `shouts:17` is `shouts` and `topic_shouts_9` is
+    `topic_shouts`. Never holds an id or a client's text: a label made from it is bounded by the code."""
+    words: list[str] = []
+    for part in key.split(":", 2)[:2]:
+        if _FAMILY_PART.match(part):
+            words.append(part)
+            continue
+        glued = part.rstrip("0123456789").rstrip("_")  # `topic_shouts_9`: a word with an id glued on
+        if not words and _FAMILY_PART.match(glued):
+            words.append(glued)
+        break
+    return ":".join(words) or "other"

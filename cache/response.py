@@ -22,6 +22,7 @@ from redis.exceptions import RedisError
 from cache import keys
 from cache.response_capture import Capture
 from cache.store import Cache, decode, encode
+from telemetry import metrics
 
 RESPONSE_TTL = 60  # bounds the lag of what is not tagged (view counters); counters may lag more anyway
 
@@ -49,15 +50,19 @@ class ResponseCache:
         try:
             raw = await self.cache.redis.get(key)
             if raw is None:
+                _count("miss")
                 return None
             _, stored = decode(as_bytes(raw))
             tags: list[str] = stored["t"]
             current = await self.cache.redis.mget(keys.generations(tags)) if tags else []
-        except RedisError:
+        except RedisError as exc:
+            self.cache.trip(exc, "response cache read")
             return None
         if [as_bytes(g).decode() if g else None for g in current] != stored["g"]:
+            _count("stale")
             return None
         self.hits += 1
+        _count("hit")
         body: str = stored["b"]
         return body.encode(), list(stored.get("v", []))
 
@@ -70,8 +75,12 @@ class ResponseCache:
         try:
             await self.cache.redis.set(key, encode(b"", value), ex=self.cache.jittered(self.ttl))
             self.stores += 1
-        except RedisError:
-            return
+        except RedisError as exc:
+            self.cache.trip(exc, "response cache store")
+
+
+def _count(result: str) -> None:
+    metrics.CACHE_READS.labels("response", "response", result).inc()
 
 
 def root_fields_allowed(document: Any, operation: str | None, allowed: Iterable[str]) -> bool:

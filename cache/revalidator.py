@@ -32,6 +32,7 @@ from cache.locks import RedisLock
 from cache.periodic import Periodic
 from cache.store import Cache
 from orm import Reaction
+from telemetry import metrics
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +100,9 @@ class CacheRevalidationManager:
             for entity_type in ENTITY_TYPES:
                 ids = await self._take(entity_type)
                 if ids:
-                    await self._revalidate(entity_type, ids)
+                    with metrics.REVALIDATION_BATCH_SECONDS.labels(entity_type).time():
+                        await self._revalidate(entity_type, ids)
+                    metrics.REVALIDATED.labels(entity_type).inc(len(ids))
                     await self._redis.delete(keys.revalidation_processing(entity_type))
                     handled[entity_type] = len(ids)
         finally:
@@ -151,6 +154,15 @@ class CacheRevalidationManager:
         async with self.db() as session:
             shouts = set((await session.scalars(select(Reaction.shout).where(Reaction.id.in_(ids)))).all())
         await self.cache.invalidate_tags([keys.tag_shout_reactions(s) for s in shouts])
+
+    async def queue_depth(self) -> dict[str, int]:
+        """Marked entities not yet processed, by type (waiting and in a batch under way)."""
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for entity_type in ENTITY_TYPES:
+                pipe.scard(keys.revalidation_batch(entity_type))
+                pipe.scard(keys.revalidation_processing(entity_type))
+            counts = await pipe.execute()
+        return {t: counts[2 * n] + counts[2 * n + 1] for n, t in enumerate(ENTITY_TYPES)}
 
     # --- the loop -------------------------------------------------------------------------------------
 

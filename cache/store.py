@@ -33,6 +33,7 @@ from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
 from cache import keys, response_capture
+from telemetry import metrics
 
 log = logging.getLogger(__name__)
 
@@ -115,18 +116,25 @@ class Cache:
 
     @property
     def available(self) -> bool:
-        return time.monotonic() >= self._open_until
+        if self._open_until and time.monotonic() >= self._open_until:
+            self._open_until = 0.0  # the window passed: Redis is tried again
+            metrics.BREAKER_OPEN.set(0)
+        return not self._open_until
 
     def trip(self, exc: BaseException, what: str) -> None:
         self.stats.errors += 1
+        metrics.REDIS_ERRORS.labels(what).inc()
         if self.available:
             log.warning("redis unavailable during %s, using the database for %.0fs: %s",
                         what, self.breaker_seconds, exc)
+            metrics.BREAKER_TRIPS.inc()
+            metrics.BREAKER_OPEN.set(1)
         self._open_until = time.monotonic() + self.breaker_seconds
 
     def lose(self, exc: BaseException, what: str) -> None:
         """A write's invalidation or live update did not reach Redis: trust nothing until it is back."""
         self._lost_invalidations = True
+        metrics.LOST_INVALIDATIONS.inc()
         self.trip(exc, what)
 
     async def recover_if_needed(self) -> None:
@@ -193,6 +201,12 @@ class Cache:
     def _stamp(generations: Sequence[bytes]) -> bytes:
         return b",".join(generations)
 
+    @staticmethod
+    def parse_stamp(stamp: bytes) -> dict[str, bytes]:
+        """The tags a stored value depends on, with the generations it was computed under."""
+        return dict((tag.decode(), generation) for tag, _, generation in
+                    (part.rpartition(b"=") for part in stamp.split(b",") if part))
+
     # --- the seed API ------------------------------------------------------------------------------
 
     async def get_many(
@@ -233,23 +247,33 @@ class Cache:
             response_capture.report(None)
             return [MISSING] * count, [None] * count
         response_capture.report(gens)
+        # A stamp names its tags (`epoch=81,author:5=3`), so a stored value can be checked by itself
+        # (`discours cache inspect`).
+        named = {tag: tag.encode() + b"=" + generation for tag, generation in gens.items()}
         values: list[Any] = []
         stamps: list[bytes | None] = []
-        for raw, group in zip(raw_values, all_tags, strict=True):
-            stamp = self._stamp([gens[t] for t in group])
+        for key, raw, group in zip(cache_keys, raw_values, all_tags, strict=True):
+            stamp = self._stamp([named[t] for t in group])
             stamps.append(stamp)
             if raw is None:
                 self.stats.misses += 1
+                self._count_read(key, "miss")
                 values.append(MISSING)
                 continue
             stored_stamp, data = decode(raw)
             if stored_stamp != stamp:
                 self.stats.stale += 1
+                self._count_read(key, "stale")
                 values.append(MISSING)
                 continue
             self.stats.hits += 1
+            self._count_read(key, "hit")
             values.append(data)
         return values, stamps
+
+    @staticmethod
+    def _count_read(key: str, result: str) -> None:
+        metrics.CACHE_READS.labels("value", keys.family(key), result).inc()
 
     async def observe(self, tags: Sequence[str]) -> None:
         """Let a response being stored depend on `tags` (for data read outside the stamped values, such
@@ -451,6 +475,9 @@ class Cache:
                     await pipe.execute()
         except RedisError as exc:
             self.lose(exc, "invalidation")
+            return
+        for tag in tag_list:
+            metrics.INVALIDATIONS.labels(keys.family(tag)).inc()
 
     async def delete(self, *cache_keys: str) -> None:
         if not cache_keys:

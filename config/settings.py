@@ -163,6 +163,15 @@ class Settings(DatabaseSettings):
     # Parsed documents kept per worker, by their text.
     parsed_documents_cache: int = 512
 
+    # --- watching it run (app/observability.py, cache/redis_metrics.py) ---
+    # /metrics answers loopback clients only; with a token set, a bearer token from anywhere instead.
+    metrics_token: str | None = None
+    # Seconds between flushes of this worker's counts to seed 000's metrics:* and stats:* keys in Redis.
+    metrics_flush_interval: float = 10.0
+    # prometheus-client's multiprocess mode: a directory the workers share their counts through, emptied
+    # before each start. `discours serve --workers N` makes a fresh one when this is unset.
+    prometheus_multiproc_dir: str | None = None
+
     # --- live events: pub/sub and subscriptions (seed 000 section 6, resolvers/events.py) ---
     # One event is pushed to at most this many people (it is stored and listed for all of them).
     notify_fanout_cap: int = 10_000

@@ -9,6 +9,8 @@ from typing import Any
 from sqlalchemy import event, exc
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
+from telemetry import metrics
+
 
 def _sqlite_pragmas(dbapi_connection: object, _record: object) -> None:
     cursor = dbapi_connection.cursor()  # type: ignore[attr-defined]
@@ -46,13 +48,32 @@ def _ping_after_idle(engine: AsyncEngine, idle_seconds: float) -> None:
     event.listen(engine.sync_engine, "checkout", checkout)
 
 
+def _measure(engine: AsyncEngine) -> None:
+    """Connections in use and failed statements, for /metrics. Listened after the idle ping, whose
+    failed checkout is retried with another connection and must not count twice."""
+
+    def checkout(*_args: Any) -> None:
+        metrics.DB_POOL_IN_USE.inc()
+
+    def checkin(*_args: Any) -> None:
+        metrics.DB_POOL_IN_USE.dec()
+
+    def failed(context: Any) -> None:
+        metrics.DATABASE_ERRORS.labels(type(context.original_exception).__name__).inc()
+
+    event.listen(engine.sync_engine, "checkout", checkout)
+    event.listen(engine.sync_engine, "checkin", checkin)
+    event.listen(engine.sync_engine, "handle_error", failed)
+
+
 def make_engine(url: str, *, pool_size: int = 10, echo: bool = False, ping_after_idle: float = 5.0) -> AsyncEngine:
     if url.startswith("sqlite"):
         engine = create_async_engine(url, echo=echo)
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
-        return engine
-    engine = create_async_engine(url, echo=echo, pool_size=pool_size, max_overflow=pool_size)
-    _ping_after_idle(engine, ping_after_idle)
+    else:
+        engine = create_async_engine(url, echo=echo, pool_size=pool_size, max_overflow=pool_size)
+        _ping_after_idle(engine, ping_after_idle)
+    _measure(engine)
     return engine
 
 

@@ -16,7 +16,6 @@ from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from alembic import command
-from app.cli import alembic_config
 from app.main import create_app, wire
 from app.seed import SIZES, seed_connection
 from auth.mailer import LogMailer
@@ -26,6 +25,7 @@ from cache.store import Cache
 from config.settings import Settings, load_settings
 from devtools.services import RedisServer
 from orm.engine import make_engine
+from orm.migrations import alembic_config
 from resolvers.deps import Deps
 
 TEST_DATABASE_URL = os.environ.get("TEST_DATABASE_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")

@@ -84,7 +84,7 @@ async def worker_pids(base: str, probes: int = 40) -> set[int]:
     """Which processes answer: many fresh connections at once, which the kernel spreads over the workers."""
     async def probe() -> int:
         async with httpx.AsyncClient(base_url=base) as client:
-            return int((await client.get("/health")).json()["worker"])
+            return int((await client.get("/healthz")).json()["worker"])
 
     return set(await asyncio.gather(*(probe() for _ in range(probes))))
 

@@ -10,10 +10,10 @@ import httpx
 import pytest
 
 from alembic import command
-from app.cli import alembic_config
 from app.main import check_services, create_app, open_deps
 from app.seed import SIZES, seed_database
 from config.settings import Settings, SettingsError, load_settings
+from orm.migrations import alembic_config
 
 
 def test_defaults_are_embedded(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -63,7 +63,7 @@ def fuzz_server() -> Iterator[tuple[str, str]]:
         with httpx.Client(base_url=base, timeout=30) as client:
             for _ in range(150):
                 try:
-                    client.get("/health")
+                    client.get("/healthz")
                     break
                 except httpx.TransportError:
                     time.sleep(0.1)

@@ -16,9 +16,10 @@ from cache import keys
 
 MAX_KEY = 64
 # Parameters the code fills from its own constants (a kind, a structure's name), not from clients.
-CODE_CONSTANTS = {"kind", "entity_type", "name", "order", "resource", "board", "tag", "owner_kind", "action"}
+CODE_CONSTANTS = {"kind", "entity_type", "name", "order", "resource", "board", "tag", "owner_kind", "action",
+                  "period", "timeframe", "entity"}
 # Helpers of the module that build parts of keys, not keys.
-NOT_KEYS = {"digest", "normalize_query", "params", "member", "week_of", "board_kind"}
+NOT_KEYS = {"digest", "normalize_query", "params", "member", "week_of", "board_kind", "family"}
 # GraphQL's Int and the id columns are 32-bit.
 ints = st.integers(min_value=-(2**31), max_value=2**31 - 1)
 # Digests the code computes: keys.digest 20 hex, request keys 32, throttle.email_digest 32, tokens.token_id 40.
@@ -39,10 +40,10 @@ def _builders() -> list[tuple[str, Callable[..., Any]]]:
     return found
 
 
-def _strategy(parameter: inspect.Parameter) -> st.SearchStrategy[Any]:
+def _strategy(parameter: inspect.Parameter, constants: st.SearchStrategy[str] = constant) -> st.SearchStrategy[Any]:
     annotation = str(parameter.annotation)
     if parameter.name in CODE_CONSTANTS:
-        return constant
+        return constants
     if parameter.name.endswith("digest") or parameter.name == "token_id":
         return hex_digest
     if parameter.name == "week":  # validated by the resolver before it names a board
@@ -76,3 +77,28 @@ def test_keys_stay_short_and_clean_for_any_input(name: str, builder: Callable[..
         assert not any(c.isspace() or ord(c) < 32 for c in key), (name, values, key)
 
     check()
+
+
+def test_key_families_never_hold_client_input() -> None:
+    """Metrics label cache reads by `keys.family(key)`: whatever clients send, the families stay a small
+    set fixed by the code (with the code's own constants held fixed, client text never widens it)."""
+    families: set[str] = set()
+    for name, builder in BUILDERS:
+        families |= _families(name, builder)
+    assert len(families) <= len(BUILDERS), sorted(families)
+
+
+def _families(name: str, builder: Callable[..., Any]) -> set[str]:
+    found: set[str] = set()
+    parameters = inspect.signature(builder).parameters.values()
+    arguments = st.fixed_dictionaries({p.name: _strategy(p, st.just("shout")) for p in parameters})
+
+    @settings(max_examples=60, deadline=None, database=None, derandomize=True)
+    @given(arguments)
+    def collect(values: dict[str, Any]) -> None:
+        family = keys.family(builder(**values))
+        assert all(c.islower() or c in "_:" for c in family), (name, values, family)
+        found.add(family)
+
+    collect()
+    return found

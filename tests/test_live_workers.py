@@ -26,7 +26,7 @@ async def _call(base: str, query: str, variables: dict[str, Any], token: str | N
     """(the worker that answered, data), over one fresh connection."""
     headers = {"authorization": f"Bearer {token}"} if token else {}
     async with httpx.AsyncClient(base_url=base, timeout=30) as http:
-        pid = int((await http.get("/health")).json()["worker"])
+        pid = int((await http.get("/healthz")).json()["worker"])
         body = (await http.post("/graphql", json={"query": query, "variables": variables}, headers=headers)).json()
     assert "errors" not in body, body
     return pid, next(iter(body["data"].values()))

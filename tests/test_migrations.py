@@ -14,8 +14,8 @@ from sqlalchemy import inspect, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from alembic import command
-from app.cli import alembic_config
 from orm import Base
+from orm.migrations import alembic_config
 from tests.conftest import TEST_DATABASE_URL
 
 PG_ADMIN_URL = TEST_DATABASE_URL.rsplit("/", 1)[0] + "/postgres"

@@ -4,6 +4,7 @@ publish once all of that is done (cache/pubsub.py)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from cache.live import LiveOps
@@ -18,6 +19,8 @@ class Changes:
     # (channel, message): published after the invalidation, so a subscriber that reads on receipt
     # never gets the data from before the write
     messages: list[tuple[str, bytes]] = field(default_factory=list)
+    # (table, insert|update|delete): how many rows, counted in the metrics once committed
+    writes: Counter[tuple[str, str]] = field(default_factory=Counter)
 
     def tag(self, *tags: str) -> None:
         self.tags.update(tags)

@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapper, ORMExecuteState, Session, SessionTransaction, object_session
 
 from orm.engine import INFO_SINK, INFO_TASKS
+from telemetry import metrics
 from triggers.changes import Changes
 from triggers.live_rules import LIVE_BULK, LIVE_RULES, Event
 from triggers.related import one_event
@@ -57,6 +58,7 @@ def _record(event_name: Event, connection: Connection, target: Any) -> None:
     if session is None or session.info.get(INFO_SINK) is None:
         return
     rule, live_rule = RULES.get(type(target)), LIVE_RULES.get(type(target))
+    _pending(session).writes[(type(target).__tablename__, event_name)] += 1
     with one_event():  # both rule sets share their reads of related rows (triggers/related.py)
         if rule is not None:
             rule(target, connection, _pending(session))
@@ -112,6 +114,9 @@ def _after_commit(session: Session) -> None:
     changes = session.info.pop(INFO_PENDING, None)
     announced = bool(session.info.pop(INFO_ANNOUNCED, False))
     sink = _sink(session)
+    if changes is not None:
+        for (entity, action), rows in changes.writes.items():
+            metrics.WRITES.labels(entity, action).inc(rows)
     if not changes or sink is None:
         return
     task = sink.schedule(changes, announced=announced)
@@ -133,19 +138,22 @@ def _after_rollback(session: Session) -> None:
 
 def _after_transaction_create(session: Session, transaction: SessionTransaction) -> None:
     if transaction.nested and _sink(session) is not None:  # where this savepoint's messages will start
-        session.info.setdefault(INFO_SAVEPOINTS, {})[transaction] = len(_pending(session).messages)
+        pending = _pending(session)
+        session.info.setdefault(INFO_SAVEPOINTS, {})[transaction] = (len(pending.messages), pending.writes.copy())
 
 
 def _after_soft_rollback(session: Session, previous: SessionTransaction) -> None:
     # A savepoint's rollback keeps the cache record (invalidating too much is safe, too little is not)
-    # but not its messages: they would tell subscribers about writes that did not happen.
+    # but not its messages, nor its rows in the write counts: they did not happen.
     if not previous.nested:
         _after_rollback(session)
         return
     start = session.info.get(INFO_SAVEPOINTS, {}).pop(previous, None)
     changes = session.info.get(INFO_PENDING)
     if start is not None and changes is not None:
-        del changes.messages[start:]
+        messages_before, writes_before = start
+        del changes.messages[messages_before:]
+        changes.writes = writes_before
 
 
 def register() -> None:

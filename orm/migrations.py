@@ -1,0 +1,25 @@
+"""Where the Alembic migrations are, for the CLI, the readiness check and tests."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from alembic.config import Config
+from alembic.script import ScriptDirectory
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def alembic_config(database_url: str | None = None) -> Config:
+    config = Config(str(ROOT / "alembic.ini"))
+    config.set_main_option("script_location", str(ROOT / "alembic"))
+    if database_url:
+        config.attributes["database_url"] = database_url
+    return config
+
+
+@cache
+def head_revisions() -> frozenset[str]:
+    """The revisions a database at head has (the migration scripts' heads, read once)."""
+    return frozenset(ScriptDirectory.from_config(alembic_config()).get_heads())

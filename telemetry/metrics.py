@@ -1,0 +1,83 @@
+"""The process's Prometheus instruments (prometheus-client), declared once and read from every layer.
+
+With several workers (`discours serve --workers N`) prometheus-client's multiprocess mode adds up the
+counters and histograms of all of them (PROMETHEUS_MULTIPROC_DIR, set by the serve command), so a scrape
+that reaches any worker sees the whole server. Values that live in Redis (queue depths) are read when
+scraped (app/metrics_route.py) and are the same from every worker.
+
+Every label takes a bounded set of values: key families and layers are the code's own, and operation names,
+which clients choose, are kept to the first `OPERATIONS_CAP` distinct ones a process sees (then `other`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from prometheus_client import Counter, Gauge, Histogram
+
+OPERATIONS_CAP = 200
+# Sessions seen since the last flush to Redis (cache/redis_metrics.py), at most this many.
+SESSIONS_SEEN_CAP = 10_000
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+_seen_operations: set[str] = set()
+
+REQUESTS = Counter("discours_requests", "GraphQL HTTP requests by operation name and outcome "
+                   "(hit: the response cache's bytes; ok; error: GraphQL errors; refused: a limit or bad "
+                   "request; timeout)", ["operation", "outcome"])
+REQUEST_SECONDS = Histogram("discours_request_seconds", "Time to answer a GraphQL HTTP request",
+                            ["operation", "outcome"],
+                            buckets=(.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 15))
+CACHE_READS = Counter("discours_cache_reads", "Cache lookups by layer (response: whole responses; value: "
+                      "entities and lists) and key family; result hit, miss or stale (a stored value whose "
+                      "stamp an invalidation made old)", ["layer", "family", "result"])
+INVALIDATIONS = Counter("discours_cache_invalidations", "Cache tags invalidated (generation moves), by tag family",
+                        ["family"])
+LOST_INVALIDATIONS = Counter("discours_cache_invalidations_lost",
+                             "Commits whose invalidation could not reach Redis (answered by an epoch bump)")
+REVALIDATION_BATCH_SECONDS = Histogram("discours_revalidation_batch_seconds",
+                                       "Time to process one revalidation batch, by entity type", ["entity_type"])
+REVALIDATED = Counter("discours_revalidated", "Entities brought up to date by the revalidator", ["entity_type"])
+WRITES = Counter("discours_writes", "Committed row changes, by entity and action", ["entity", "action"])
+REDIS_ERRORS = Counter("discours_redis_errors", "Redis calls that failed, by what was being done", ["during"])
+DATABASE_ERRORS = Counter("discours_database_errors", "Database statements that failed, by error class",
+                          ["error"])
+BREAKER_OPEN = Gauge("discours_redis_breaker_open", "1 while the Redis circuit breaker sends reads to the "
+                     "database (the largest over workers)", multiprocess_mode="livemax")
+BREAKER_TRIPS = Counter("discours_redis_breaker_trips", "Times the Redis circuit breaker opened")
+DB_POOL_IN_USE = Gauge("discours_db_pool_in_use", "Database connections checked out of the pools",
+                       multiprocess_mode="livesum")
+SESSIONS_CHECKED = Counter("discours_sessions_checked", "Session checks by result (valid, invalid, grace: "
+                           "valid from memory while Redis did not answer, unavailable)", ["result"])
+
+
+def operation_label(name: object) -> str:
+    """A client's operation name as a label: its own while it is a plain name among the first
+    OPERATIONS_CAP this process has seen, `other` past that, `anonymous` without one."""
+    if not isinstance(name, str) or not name:
+        return "anonymous"
+    if name in _seen_operations:
+        return name
+    if not _NAME.match(name) or len(_seen_operations) >= OPERATIONS_CAP:
+        return "other"
+    _seen_operations.add(name)
+    return name
+
+
+sessions_seen: set[str] = set()
+
+
+def note_session(token_id: str) -> None:
+    """A valid session was used; counted in Redis's hourly active sessions at the next flush."""
+    if len(sessions_seen) < SESSIONS_SEEN_CAP:
+        sessions_seen.add(token_id)
+
+
+def total(counter: Counter, **match: str | tuple[str, ...]) -> float:
+    """This process's count of `counter`, summed over the labels that match (a value, or any of a tuple)."""
+    def matches(labels: Mapping[str, str]) -> bool:
+        return all(labels[name] in (wanted if isinstance(wanted, tuple) else (wanted,))
+                   for name, wanted in match.items())
+
+    return sum(sample.value for metric in counter.collect() for sample in metric.samples
+               if sample.name.endswith("_total") and matches(sample.labels))
