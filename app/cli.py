@@ -63,7 +63,8 @@ def cmd_queue(args: argparse.Namespace) -> int:
     from resolvers.deps import DEFERRED_QUEUE
 
     async def run() -> None:
-        redis = make_redis(load_settings().redis_url)
+        settings = load_settings()
+        redis = make_redis(settings.redis_state_url or settings.redis_url)
         try:
             queue = DelayedQueue(redis, DEFERRED_QUEUE)
             if args.requeue_parked:

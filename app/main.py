@@ -58,6 +58,11 @@ async def check_services(settings: Settings, deps: Deps) -> None:
         await deps.cache.redis.ping()
     except Exception as exc:
         raise SettingsError(f"REDIS_URL: cannot connect to {settings.redis_url!r}: {exc}") from exc
+    if deps.state is not deps.cache.redis:
+        try:
+            await deps.state.ping()
+        except Exception as exc:
+            raise SettingsError(f"REDIS_STATE_URL: cannot connect to {settings.redis_state_url!r}: {exc}") from exc
 
 
 @contextlib.asynccontextmanager
@@ -66,10 +71,13 @@ async def open_deps(settings: Settings) -> AsyncIterator[Deps]:
     engine = make_engine(settings.database_url, pool_size=settings.db_pool_size,
                          ping_after_idle=settings.db_ping_after_idle)
     redis = make_redis(settings.redis_url, max_connections=settings.redis_max_connections)
-    cache = Cache(redis, ttl_jitter=settings.cache_ttl_jitter, breaker_seconds=settings.redis_breaker_seconds,
+    state = (make_redis(settings.redis_state_url, max_connections=settings.redis_max_connections)
+             if settings.redis_state_url else redis)
+    cache = Cache(redis, state=state, ttl_jitter=settings.cache_ttl_jitter,
+                  breaker_seconds=settings.redis_breaker_seconds,
                   default_ttl=settings.cache_ttl_default, missing_ttl=settings.cache_ttl_missing,
                   generation_ttl=settings.cache_ttl_generations)
-    deps = wire(settings, engine, cache, auth=build_auth(settings, redis))
+    deps = wire(settings, engine, cache, auth=build_auth(settings, state))
     try:
         yield deps
     finally:
@@ -79,12 +87,15 @@ async def open_deps(settings: Settings) -> AsyncIterator[Deps]:
         await deps.delayed.stop()
         await deps.hub.close()
         await redis.aclose()
+        if state is not redis:
+            await state.aclose()
         await engine.dispose()
 
 
 def wire(settings: Settings, engine: AsyncEngine, cache: Cache, *, auth: AuthServices | None) -> Deps:
     """Sessions whose commits invalidate the cache (triggers) and the revalidation manager behind them."""
     register_triggers()
+    state = cache.state  # what must not be evicted (REDIS_STATE_URL): queues here, sessions in `auth`
     live = LiveStore(cache, ttl=settings.live_ttl, set_cap=settings.live_set_cap,
                      thread_cap=settings.live_thread_cap)
     revalidator = CacheRevalidationManager(cache, make_session_factory(engine), live,
@@ -95,7 +106,7 @@ def wire(settings: Settings, engine: AsyncEngine, cache: Cache, *, auth: AuthSer
     db = make_session_factory(engine, sink=sink)
     views = ViewCounter(cache, make_session_factory(engine), live, per_hour_cap=settings.views_per_hour_cap,
                         flush_interval=settings.views_flush_interval)
-    delayed = DelayedQueue(cache.redis, DEFERRED_QUEUE, batch=settings.queue_batch, lease=settings.queue_lease,
+    delayed = DelayedQueue(state, DEFERRED_QUEUE, batch=settings.queue_batch, lease=settings.queue_lease,
                            max_attempts=settings.queue_max_attempts, backoff=settings.queue_backoff,
                            parked_cap=settings.queue_parked_cap)
     deps = Deps(cache=cache, db=db, max_page_size=settings.max_page_size, ttl_shouts=settings.cache_ttl_shouts,

@@ -21,7 +21,7 @@ def _error(message: str, status: int = 400) -> Response:
 async def oauth_start(request: Request) -> Response:
     deps: Deps = request.app.state.deps
     try:
-        url = await oauth.start(deps.cache.redis, deps.accounts.settings, request.path_params["provider"],
+        url = await oauth.start(deps.state, deps.accounts.settings, request.path_params["provider"],
                                 request.query_params.get("redirect_uri"))
     except oauth.OAuthError as exc:
         return _error(str(exc))
@@ -35,7 +35,7 @@ async def oauth_callback(request: Request) -> Response:
     if request.query_params.get("error") or not code or not state:
         return _error(request.query_params.get("error") or "code and state are required")
     try:
-        identity, redirect_uri = await oauth.finish(deps.cache.redis, settings, request.path_params["provider"],
+        identity, redirect_uri = await oauth.finish(deps.state, settings, request.path_params["provider"],
                                                     code, state)
     except oauth.OAuthError as exc:
         return _error(str(exc))

@@ -138,6 +138,8 @@ async def _database(deps: Deps) -> str:
 
 async def _redis(deps: Deps) -> str:
     await deps.cache.redis.ping()
+    if deps.state is not deps.cache.redis:
+        await deps.state.ping()
     return "ok"
 
 

@@ -268,17 +268,17 @@ class Noted:
 
 
 class LiveStore:
-    """Reads, builds and updates live structures through the cache's Redis client and circuit breaker."""
+    """Reads, builds and updates live structures on the state Redis, through the cache's circuit breaker."""
 
     def __init__(self, cache: Cache, *, ttl: int = 7 * 86_400, set_cap: int = 5000,
                  thread_cap: int = 5000) -> None:
         self.cache = cache
-        self.redis = cache.redis
+        self.redis = cache.state
         self.ttl = ttl
         self.set_cap = set_cap
         self.thread_cap = thread_cap
-        self._apply = cache.redis.register_script(_APPLY)
-        self._build = cache.redis.register_script(_BUILD)
+        self._apply = cache.state.register_script(_APPLY)
+        self._build = cache.state.register_script(_BUILD)
 
     # --- the write side ------------------------------------------------------------------------------
 

@@ -106,7 +106,7 @@ class RedisMetrics:
             return 0
         try:
             for start in range(0, len(commands), BATCH):
-                async with self.cache.redis.pipeline(transaction=False) as pipe:
+                async with self.cache.state.pipeline(transaction=False) as pipe:
                     for name, args in commands[start:start + BATCH]:
                         getattr(pipe, name)(*args)
                     await pipe.execute()

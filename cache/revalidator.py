@@ -58,7 +58,9 @@ class CacheRevalidationManager:
                  interval: float = CACHE_REVALIDATION_INTERVAL, threshold: int = BATCH_THRESHOLD,
                  lock_ttl_ms: int = 120_000) -> None:
         self.cache = cache
-        self._redis = cache.redis
+        # The marks, the batches and the lock live on the state Redis: an evicting cache Redis would drop
+        # marked work.
+        self._redis = cache.state
         self.db = db
         self.live = live
         self.interval = interval

@@ -94,8 +94,14 @@ class Cache:
         default_ttl: int = DEFAULT_TTL,
         missing_ttl: int = MISSING_TTL,
         generation_ttl: int = GENERATION_TTL,
+        state: Redis | None = None,
     ) -> None:
         self.redis = redis
+        # What has no generation stamp and must not be evicted: live structures, views, sessions, queues
+        # (REDIS_STATE_URL). Cached values are safe to evict at any moment (a missing value or generation
+        # is a miss); live structures keep invariants across keys (a meta hash says a structure is built)
+        # that an evicting Redis would break. The same client as `redis` unless configured apart.
+        self.state = state if state is not None else redis
         self.ttl_jitter = ttl_jitter
         # Seed 004: every key expires. Values without a TTL of their own get `default_ttl`; a lookup of
         # something that does not exist is remembered `missing_ttl` only (clients choose what they look
@@ -142,10 +148,12 @@ class Cache:
         live structures before trusting Redis again: everything computed before is then a miss."""
         if not self._lost_invalidations:
             return
-        async with self.redis.pipeline(transaction=False) as pipe:
-            self._queue_bump(pipe, keys.GLOBAL_TAG)
+        async with self.state.pipeline(transaction=False) as pipe:
             for kind in keys.LIVE_KINDS:
                 pipe.incr(keys.live_epoch(kind))
+            await pipe.execute()
+        async with self.redis.pipeline(transaction=False) as pipe:
+            self._queue_bump(pipe, keys.GLOBAL_TAG)
             await pipe.execute()
         self._lost_invalidations = False
         log.warning("redis is back; cache and live epochs bumped after lost writes")
@@ -455,12 +463,18 @@ class Cache:
     async def invalidate_tags(self, tags: Iterable[str], *,
                               also: Callable[[Pipeline], Awaitable[None]] | None = None) -> None:
         """Make every value that depends on any of `tags` a miss; `also` adds the commit's other commands
-        (live structure updates) to the same pipeline. Never raises: a lost invalidation is remembered
-        and answered with epoch bumps when Redis is back."""
+        (live structure updates, for the state Redis) before them: in the same pipeline when the state is
+        on the same Redis, else in a pipeline of its own sent first. Never raises: a lost invalidation is
+        remembered and answered with epoch bumps when Redis is back."""
         tag_list = list(dict.fromkeys(tags))
         if not tag_list and also is None:
             return
         try:
+            if also is not None and self.state is not self.redis:
+                async with self.state.pipeline(transaction=False) as pipe:
+                    await also(pipe)
+                    await pipe.execute()
+                also = None
             # Live structures change before the generations move: a reader that sees a new generation
             # then also sees the new structures, so it cannot cache a page built from the old ones under
             # the new stamp. Three commands per tag, in pipelines of at most BATCH commands.

@@ -62,11 +62,11 @@ class ViewCounter:
                  flush_interval: float = 60) -> None:
         self.cache = cache
         self.live = live
-        self.redis = cache.redis
+        self.redis = cache.state
         self.db = db
         self.per_hour_cap = per_hour_cap
         self.flush_interval = flush_interval
-        self._count = cache.redis.register_script(_COUNT)
+        self._count = cache.state.register_script(_COUNT)
         self._loop = Periodic("views flush", flush_interval, self.flush)
 
     async def count(self, shout_id: int, viewer: str) -> None:

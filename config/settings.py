@@ -69,6 +69,10 @@ class DatabaseSettings(BaseSettings):
 class Settings(DatabaseSettings):
     # No REDIS_URL: an in-process Redis (fakeredis) with the same command set and Lua.
     redis_url: str | None = None
+    # What must not be evicted (sessions, sign-in and OAuth tokens, rate limits, the settings store, the
+    # delayed and revalidation queues) on a Redis of its own, run with maxmemory-policy noeviction; then
+    # REDIS_URL holds only the cache and may evict (allkeys-lru). Unset: all on REDIS_URL.
+    redis_state_url: str | None = None
     db_pool_size: int = 10
     # A pooled database connection idle longer than this is pinged before use (one used more recently
     # is trusted: the ping is a round trip that would cost every cold read; orm/engine.py).
@@ -228,14 +232,14 @@ class Settings(DatabaseSettings):
     # on in development, off in production (ENVIRONMENT). Never set it on in production.
     mail_log_links: bool | None = None
 
-    @field_validator("redis_url")
+    @field_validator("redis_url", "redis_state_url")
     @classmethod
     def _check_redis_url(cls, value: str | None) -> str | None:
         if value in (None, ""):
             return None
         assert value is not None
         if not value.startswith(("redis://", "rediss://", "unix://")):
-            raise ValueError(f"REDIS_URL must be redis://, rediss:// or unix://, got {value!r}")
+            raise ValueError(f"a Redis URL is redis://, rediss:// or unix://, got {value!r}")
         return value
 
     @field_validator("cors_origins")
@@ -246,6 +250,12 @@ class Settings(DatabaseSettings):
                 raise ValueError(f"{origin!r} is not an origin (scheme://host[:port], no path; * for a part "
                                  "of the host or the port)")
         return value
+
+    @model_validator(mode="after")
+    def _state_beside_a_cache(self) -> Settings:
+        if self.redis_state_url and not self.redis_url:
+            raise ValueError("REDIS_STATE_URL needs REDIS_URL (the cache's Redis) as well")
+        return self
 
     @model_validator(mode="after")
     def _secure_cookie_for_cross_site(self) -> Settings:

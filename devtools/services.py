@@ -36,7 +36,8 @@ class RedisServer:
     `stop()` and `start()` can be called again and again (the port stays the same), which is how outage
     tests take Redis away from running servers and give it back."""
 
-    def __init__(self, binary: str | None = None) -> None:
+    def __init__(self, binary: str | None = None, *, options: tuple[str, ...] = ()) -> None:
+        """`options`: more redis-server arguments, such as ("--maxmemory", "2mb")."""
         found = binary or shutil.which("redis-server")
         if found is None:
             raise FileNotFoundError("redis-server is not installed (Debian: apt-get install redis-server)")
@@ -45,6 +46,7 @@ class RedisServer:
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self._directory = tempfile.TemporaryDirectory(prefix="redis-")
         self._process: subprocess.Popen[bytes] | None = None
+        self.options = options
 
     @property
     def running(self) -> bool:
@@ -55,7 +57,7 @@ class RedisServer:
             return
         self._process = subprocess.Popen(
             [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", self._directory.name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             "--dir", self._directory.name, *self.options], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def stop(self) -> None:
         if self._process is not None and self._process.poll() is None:

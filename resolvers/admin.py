@@ -13,7 +13,7 @@ from resolvers.errors import BadInput
 
 async def get_env_variables(deps: Deps, viewer: Viewer | None) -> list[dict[str, Any]]:
     require(viewer, "env:read")
-    variables = await EnvStore(deps.cache.redis).all()
+    variables = await EnvStore(deps.state).all()
     sections = []
     for name, description, _ in [*SECTIONS, (*OTHER, ())]:
         members = [v for v in variables if v.section == name]
@@ -26,7 +26,7 @@ async def get_env_variables(deps: Deps, viewer: Viewer | None) -> list[dict[str,
 
 async def update_env_variables(deps: Deps, viewer: Viewer | None, items: dict[str, str]) -> bool:
     require(viewer, "env:write")
-    store = EnvStore(deps.cache.redis)
+    store = EnvStore(deps.state)
     for name, value in items.items():
         if problem := store.check(name, value):
             raise BadInput(f"{name}: {problem}", field="key")

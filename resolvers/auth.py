@@ -390,6 +390,6 @@ async def oauth_sign_in(deps: Deps, identity: Identity) -> str:
             row = await session.get(Author, author.id)
             assert row is not None
             row.oauth = {**(row.oauth or {}), identity.provider: identity.subject}
-    await store_provider_tokens(deps.cache.redis, author.id, identity)
+    await store_provider_tokens(deps.state, author.id, identity)
     session_ = await deps.accounts.sessions.create(author.id, author.slug, auth_data={"method": identity.provider})
     return session_.token

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from redis.asyncio import Redis
+
 from cache.boards import Boards
 from cache.delayed import DelayedQueue
 from cache.entities import SessionFactory
@@ -43,14 +45,19 @@ class Deps:
     delayed: DelayedQueue = None  # type: ignore[assignment]  # built from `cache` when not given
     # This worker's one pub/sub connection, shared by its subscribers (cache/pubsub.py).
     hub: Hub = None  # type: ignore[assignment]  # built from `cache` when not given
+    # What must not be evicted: sessions, sign-in tokens, OAuth state, rate limits, settings, the queues
+    # and the live structures (REDIS_STATE_URL; `cache.state`, the cache's own Redis unless set apart).
+    state: Redis = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
+        if self.state is None:
+            object.__setattr__(self, "state", self.cache.state)
         if self.live is None:
             object.__setattr__(self, "live", LiveStore(self.cache))
         if self.views is None:
             object.__setattr__(self, "views", ViewCounter(self.cache, self.db, self.live))
         if self.delayed is None:
-            object.__setattr__(self, "delayed", DelayedQueue(self.cache.redis, DEFERRED_QUEUE))
+            object.__setattr__(self, "delayed", DelayedQueue(self.state, DEFERRED_QUEUE))
         if self.hub is None:
             object.__setattr__(self, "hub", Hub(self.cache.redis))
 

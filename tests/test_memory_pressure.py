@@ -1,0 +1,110 @@
+"""Redis at `maxmemory` with an eviction policy (issue 12): the server keeps answering and never serves a
+stale value while Redis evicts whatever it likes (values, generation keys, live counters, thread sets,
+response-cache entries).
+
+The cache runs on a redis-server of the test's own with 2 MB (about 1 MB above an empty server's own use)
+and `allkeys-lru`, the state that must not be evicted (sessions, queues) on another (REDIS_STATE_URL), as
+the README advises; each round other tenants' keys push the cache over its limit, a signed-in author
+renames themselves and comments, and anonymous reads (through the response cache and the entity caches)
+must show both at once, with the shout's comment counter not behind SQL. The control: Redis evicted.
+
+With one Redis for both, `allkeys-lru` evicts sessions too (the first run of this test, on one server,
+signed its author out in the first round): hence REDIS_STATE_URL."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from redis.exceptions import ResponseError
+from sqlalchemy import func, select
+
+from app.main import create_app, wire
+from auth.services import build_auth
+from cache.client import make_redis
+from cache.store import Cache
+from config.settings import Settings
+from devtools.services import RedisServer
+from orm import Reaction
+from tests.helpers import Api
+
+ROUNDS = 60
+TENANT_BYTES = 150_000  # what other tenants write each round: more than the server can keep
+
+
+@pytest.fixture
+async def squeezed(engine: Any, settings: Settings, mailer: Any) -> AsyncIterator[tuple[Api, Any, Any]]:
+    squeezed = RedisServer(options=("--maxmemory", "2mb", "--maxmemory-policy", "allkeys-lru"))
+    async with squeezed as server, RedisServer(options=("--maxmemory-policy", "noeviction")) as state_server:
+        redis, state = make_redis(server.url), make_redis(state_server.url)
+        deps = wire(settings, engine, Cache(redis, state=state), auth=build_auth(settings, state, mailer=mailer))
+        app = create_app(settings, deps=deps)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+            yield Api(client, deps), deps, redis
+        await redis.aclose()
+        await state.aclose()
+
+
+async def test_no_stale_reads_and_no_errors_while_redis_evicts(squeezed: tuple[Api, Any, Any]) -> None:
+    api, deps, redis = squeezed
+    stale = await _rounds(api, deps, redis)
+    memory = await redis.info("memory")
+    evicted = (await redis.info("stats"))["evicted_keys"]
+    assert stale == [], stale[:10]
+    assert evicted > 1000, evicted  # the control: Redis did evict, again and again
+    assert memory["used_memory"] <= 2 * 1024 * 1024 * 1.05
+
+
+async def test_one_full_redis_that_refuses_writes_is_answered_from_the_database(
+        engine: Any, settings: Settings, mailer: Any) -> None:
+    """One Redis for everything, `noeviction` (as the README advises for a single Redis): once it is full
+    it refuses writes (OOM), the breaker sends reads to the database, and nothing stale is served."""
+    async with RedisServer(options=("--maxmemory", "2mb", "--maxmemory-policy", "noeviction")) as server:
+        redis = make_redis(server.url)
+        deps = wire(settings, engine, Cache(redis, breaker_seconds=0.2),
+                    auth=build_auth(settings, redis, mailer=mailer))
+        app = create_app(settings, deps=deps)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+            stale = await _rounds(Api(client, deps), deps, redis)
+        refused = (await redis.info("errorstats")).get("errorstat_OOM", {}).get("count", 0)
+        await redis.aclose()
+    assert stale == [], stale[:10]
+    assert refused > 100, refused  # the control: Redis was full and said so
+
+
+async def _rounds(api: Api, deps: Any, redis: Any) -> list[str]:
+    """Each round: other tenants fill Redis, a write of a name and a comment, then anonymous reads that
+    must show both; returns what was stale."""
+    user = await api.user()
+    shout = (await api("{ load_shouts_by(options: {limit: 1}) { id } }"))[0]["id"]
+    read = ("query($s: String, $id: Int!) { get_author(slug: $s) { name } "
+            "load_shouts_by(options: {limit: 50}) { id stat { comments_count } } "
+            "load_comments_branch(shout: $id, limit: 100) { body } }")
+    stale: list[str] = []
+    for n in range(ROUNDS):
+        with contextlib.suppress(ResponseError):  # a full `noeviction` Redis refuses them
+            async with redis.pipeline(transaction=False) as pipe:
+                for k in range(15):
+                    pipe.set(f"tenant:{n}:{k}", b"x" * (TENANT_BYTES // 15), ex=3600)
+                await pipe.execute()
+        name, body = f"squeezed-{n}", f"comment under pressure {n}"
+        await api("mutation($n: String) { update_author(profile: {name: $n}) { error } }", {"n": name}, user=user)
+        await api("mutation($s: Int!, $b: String) { create_reaction(reaction: {kind: COMMENT, shout: $s, body: $b}) "
+                  "{ error } }", {"s": shout, "b": body}, user=user)
+        async with deps.db() as session:
+            comments = (await session.scalar(select(func.count()).select_from(Reaction).where(
+                Reaction.shout == shout, Reaction.kind == "COMMENT", Reaction.deleted_at.is_(None),
+                Reaction.reply_to.is_(None)))) or 0
+        for _ in range(2):  # the second read may be a response-cache hit
+            data = await api(read, {"s": user.slug, "id": shout})
+            if data["get_author"]["name"] != name:
+                stale.append(f"round {n}: name {data['get_author']['name']!r}")
+            if body not in {c["body"] for c in data["load_comments_branch"]}:
+                stale.append(f"round {n}: comment missing")
+            counted = {s["id"]: s["stat"]["comments_count"] for s in data["load_shouts_by"]}
+            if shout in counted and counted[shout] < comments:
+                stale.append(f"round {n}: comments_count {counted[shout]} < {comments}")
+    return stale
