@@ -25,7 +25,7 @@ from app.http_guards import BodySizeLimit
 from app.observability import metrics_route
 from app.served_by import WorkerHeader
 from auth.services import AuthServices, build_auth
-from cache.client import make_redis
+from cache.client import RedisGuard, make_redis
 from cache.delayed import DelayedQueue
 from cache.live import LiveStore
 from cache.periodic import Periodic
@@ -70,11 +70,12 @@ async def open_deps(settings: Settings) -> AsyncIterator[Deps]:
     """Create the engine, session factory, Redis client and cache; close them on exit."""
     engine = make_engine(settings.database_url, pool_size=settings.db_pool_size,
                          ping_after_idle=settings.db_ping_after_idle)
-    redis = make_redis(settings.redis_url, max_connections=settings.redis_max_connections)
-    state = (make_redis(settings.redis_state_url, max_connections=settings.redis_max_connections)
+    # One guard (circuit breaker, error mapping) for every Redis call of this process, on either Redis.
+    guard = RedisGuard(settings.redis_breaker_seconds)
+    redis = make_redis(settings.redis_url, max_connections=settings.redis_max_connections, guard=guard)
+    state = (make_redis(settings.redis_state_url, max_connections=settings.redis_max_connections, guard=guard)
              if settings.redis_state_url else redis)
     cache = Cache(redis, state=state, ttl_jitter=settings.cache_ttl_jitter,
-                  breaker_seconds=settings.redis_breaker_seconds,
                   default_ttl=settings.cache_ttl_default, missing_ttl=settings.cache_ttl_missing,
                   generation_ttl=settings.cache_ttl_generations)
     deps = wire(settings, engine, cache, auth=build_auth(settings, state))

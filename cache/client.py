@@ -1,24 +1,132 @@
-"""The Redis client factory: a real server from a URL, or an in-process fakeredis for the embedded
-default. Both are `redis.asyncio.Redis`, so everything above this module runs the same code."""
+"""The Redis client factory and the one guard every Redis call goes through.
+
+`make_redis` gives a real server's client from a URL, or an in-process fakeredis for the embedded default;
+both are `redis.asyncio.Redis`, so everything above this module runs the same code. Every command and
+every pipeline of either client passes through one `RedisGuard`: the error mapping (a connection failure,
+a timeout or a Redis Cluster error becomes `RedisUnavailable`, a `RedisError`), the circuit breaker that
+such a failure opens, and the metrics. The cache, sessions, sign-in tokens, rate limits, the settings
+store, the queues and pub/sub therefore share one view of whether Redis answers.
+
+What a store does while the breaker is open is its own decision, made by reading `guard.available`: the
+cache skips Redis for reads (the database answers), while invalidations, live updates and session checks
+always try, since a lost invalidation costs more than a failed attempt and a revocation must win as soon
+as Redis answers again.
+"""
 
 from __future__ import annotations
 
+import logging
+import time
+from typing import Any
+
 from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.client import Pipeline
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisClusterException, RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from telemetry import metrics
+
+log = logging.getLogger(__name__)
+
 POOL_WAIT = 2.0  # seconds a command may wait for a free connection
+# What a Redis call may raise: a cluster client's errors do not derive from RedisError.
+REDIS_ERRORS: tuple[type[Exception], ...] = (RedisError, RedisClusterException)
+# Errors that say Redis cannot be reached (the breaker opens); any other error is an answer (a script's
+# error, a full server refusing a write) that the caller judges, and may still trip the breaker for.
+_UNREACHABLE: tuple[type[Exception], ...] = (RedisConnectionError, RedisTimeoutError, RedisClusterException,
+                                             OSError)
+_CAUGHT: tuple[type[Exception], ...] = (*REDIS_ERRORS, OSError)
 
 
-def make_redis(url: str | None, *, max_connections: int = 64) -> Redis:
+class RedisUnavailable(RedisConnectionError):
+    """Redis did not answer (or a cluster could not route the command)."""
+
+
+class RedisGuard:
+    """One circuit breaker for a process's Redis clients."""
+
+    def __init__(self, breaker_seconds: float = 5.0) -> None:
+        self.breaker_seconds = breaker_seconds
+        self._open_until = 0.0
+
+    @property
+    def available(self) -> bool:
+        if self._open_until and time.monotonic() >= self._open_until:
+            self._open_until = 0.0  # the window passed: Redis is tried again
+            metrics.BREAKER_OPEN.set(0)
+        return not self._open_until
+
+    def trip(self, exc: BaseException, what: str) -> None:
+        """Redis failed during `what`: readers skip it for `breaker_seconds`."""
+        metrics.REDIS_ERRORS.labels(what).inc()
+        if self.available:
+            log.warning("redis unavailable during %s, skipping it for %.0fs: %s", what, self.breaker_seconds, exc)
+            metrics.BREAKER_TRIPS.inc()
+            metrics.BREAKER_OPEN.set(1)
+        self._open_until = time.monotonic() + self.breaker_seconds
+
+    def failed(self, exc: Exception, what: str) -> Exception:
+        """What to raise for `exc`: unreachable Redis trips the breaker and becomes RedisUnavailable."""
+        if isinstance(exc, RedisUnavailable):
+            return exc
+        if isinstance(exc, _UNREACHABLE):
+            self.trip(exc, what)
+            unavailable = RedisUnavailable(f"{type(exc).__name__}: {exc}")
+            unavailable.__cause__ = exc
+            return unavailable
+        return exc
+
+
+class _Guarded:
+    """Mixed into a Redis client: every command it sends passes the guard."""
+
+    guard: RedisGuard
+
+    async def execute_command(self, *args: Any, **options: Any) -> Any:
+        try:
+            return await super().execute_command(*args, **options)  # type: ignore[misc]
+        except _CAUGHT as exc:
+            raise self.guard.failed(exc, str(args[0]).lower() if args else "command") from exc
+
+    def pipeline(self, transaction: bool = True, shard_hint: str | None = None) -> Pipeline:
+        pipe = GuardedPipeline(self.connection_pool, self.response_callbacks,  # type: ignore[attr-defined]
+                               transaction, shard_hint)
+        pipe.guard = self.guard
+        return pipe
+
+
+class GuardedPipeline(Pipeline):
+    guard: RedisGuard
+
+    async def execute(self, raise_on_error: bool = True) -> list[Any]:
+        try:
+            return await super().execute(raise_on_error)
+        except _CAUGHT as exc:
+            raise self.guard.failed(exc, "pipeline") from exc
+
+
+class GuardedRedis(_Guarded, Redis):  # type: ignore[misc]
+    pass
+
+
+def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard | None = None) -> Redis:
+    """A client whose calls pass `guard` (a new one when not given: share one between the clients of a
+    process so that they agree on whether Redis answers)."""
+    guard = guard or RedisGuard()
     if url is None:
         # Imported here: production never loads fakeredis.
         from fakeredis import FakeServer
         from fakeredis.aioredis import FakeRedis
 
-        return FakeRedis(server=FakeServer(), decode_responses=False)
+        class GuardedFakeRedis(_Guarded, FakeRedis):  # type: ignore[misc]
+            pass
+
+        fake = GuardedFakeRedis(server=FakeServer(), decode_responses=False)
+        fake.guard = guard
+        return fake
     # A burst of more concurrent commands than connections waits for one (up to POOL_WAIT) instead of
     # failing at once: a plain pool raises "Too many connections", which the breaker would take for an
     # outage and send every read to the database.
@@ -31,8 +139,15 @@ def make_redis(url: str | None, *, max_connections: int = 64) -> Redis:
         health_check_interval=30,
     )
     retry = Retry(ExponentialBackoff(cap=0.5, base=0.05), retries=2)
-    return Redis(
-        connection_pool=pool,
-        retry=retry,
-        retry_on_error=[RedisConnectionError, RedisTimeoutError],
-    )
+    client = GuardedRedis(connection_pool=pool, retry=retry, retry_on_error=[RedisConnectionError, RedisTimeoutError])
+    client.guard = guard
+    return client
+
+
+def guard_of(redis: Redis) -> RedisGuard:
+    """The guard of a client made by `make_redis`, or a guard of its own for a plain client (tests)."""
+    guard = getattr(redis, "guard", None)
+    if guard is None:
+        guard = RedisGuard()
+        redis.guard = guard  # type: ignore[attr-defined]
+    return guard  # type: ignore[no-any-return]

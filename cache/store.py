@@ -33,6 +33,7 @@ from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
 from cache import keys, response_capture
+from cache.client import guard_of
 from telemetry import metrics
 
 log = logging.getLogger(__name__)
@@ -88,7 +89,7 @@ class Cache:
         redis: Redis,
         *,
         ttl_jitter: float = 0.1,
-        breaker_seconds: float = 5.0,
+        breaker_seconds: float | None = None,
         fill_lock_ms: int = 5000,
         fill_wait_ms: int = 1000,
         default_ttl: int = DEFAULT_TTL,
@@ -110,9 +111,12 @@ class Cache:
         self.default_ttl = default_ttl
         self.missing_ttl = missing_ttl
         self.generation_ttl = generation_ttl
-        self.breaker_seconds = breaker_seconds
+        # The circuit breaker is the clients' (cache/client.py: one guard for every Redis call);
+        # `breaker_seconds` sets its window.
+        self.guard = guard_of(redis)
+        if breaker_seconds is not None:
+            self.guard.breaker_seconds = breaker_seconds
         self.stats = CacheStats()
-        self._open_until = 0.0
         self._lost_invalidations = False
         self._inflight: dict[str, asyncio.Future[Any]] = {}
         self.fill_lock_ms = fill_lock_ms
@@ -122,20 +126,12 @@ class Cache:
 
     @property
     def available(self) -> bool:
-        if self._open_until and time.monotonic() >= self._open_until:
-            self._open_until = 0.0  # the window passed: Redis is tried again
-            metrics.BREAKER_OPEN.set(0)
-        return not self._open_until
+        return self.guard.available
 
     def trip(self, exc: BaseException, what: str) -> None:
+        """Redis failed (or answered with an error) during `what`: use the database for the breaker's window."""
         self.stats.errors += 1
-        metrics.REDIS_ERRORS.labels(what).inc()
-        if self.available:
-            log.warning("redis unavailable during %s, using the database for %.0fs: %s",
-                        what, self.breaker_seconds, exc)
-            metrics.BREAKER_TRIPS.inc()
-            metrics.BREAKER_OPEN.set(1)
-        self._open_until = time.monotonic() + self.breaker_seconds
+        self.guard.trip(exc, what)
 
     def lose(self, exc: BaseException, what: str) -> None:
         """A write's invalidation or live update did not reach Redis: trust nothing until it is back."""

@@ -1,0 +1,88 @@
+"""One guard for every Redis call (cache/client.py): every store's failure is mapped the same way and
+opens the one breaker the cache reads by; cluster errors are Redis errors; an answer that is an error
+(the server is up) opens nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+from redis.exceptions import RedisClusterException, RedisError, ResponseError
+
+from app.main import open_deps
+from auth.sessions import SessionStore
+from cache.client import RedisGuard, RedisUnavailable, make_redis
+from cache.store import Cache
+from config.settings import Settings
+from devtools.services import RedisServer
+from telemetry import metrics
+
+
+async def test_a_session_store_failure_opens_the_breaker_the_cache_reads_by(redis_server: RedisServer) -> None:
+    guard = RedisGuard(breaker_seconds=30)
+    client = make_redis(redis_server.url, guard=guard)
+    sessions = SessionStore(client, secret="s" * 40, ttl=60)
+    cache = Cache(client)
+    session = await sessions.create(1, "someone")
+    assert await sessions.validate(session.token) is not None and cache.available
+    redis_server.stop()
+    sessions._checked.clear()  # nothing in the outage grace: the check must reach Redis
+    with pytest.raises(RedisUnavailable):
+        await sessions.validate(session.token)
+    assert not cache.available  # the cache learned it from the session store
+    assert cache.guard is guard
+    await client.aclose()
+
+
+async def test_cluster_errors_are_redis_errors_and_answers_open_nothing(
+        redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    guard = RedisGuard(breaker_seconds=30)
+    client = make_redis(redis_server.url, guard=guard)
+    with pytest.raises(ResponseError):  # the server answered: no outage
+        await client.execute_command("NO-SUCH-COMMAND")
+    assert guard.available
+    errors = metrics.total(metrics.REDIS_ERRORS)
+
+    async def unroutable(*_args: Any, **_options: Any) -> Any:
+        raise RedisClusterException("no node serves this slot")
+
+    monkeypatch.setattr(Redis, "execute_command", unroutable)
+    with pytest.raises(RedisError) as raised:  # what every store already catches
+        await client.get("k")
+    assert isinstance(raised.value, RedisUnavailable) and isinstance(raised.value.__cause__, RedisClusterException)
+    assert not guard.available
+    assert metrics.total(metrics.REDIS_ERRORS) == errors + 1
+    await client.aclose()
+
+
+async def test_a_pipeline_passes_the_guard_too(redis_server: RedisServer) -> None:
+    guard = RedisGuard(breaker_seconds=30)
+    client = make_redis(redis_server.url, guard=guard)
+    async with client.pipeline(transaction=False) as pipe:
+        pipe.set("a", 1)
+        pipe.get("a")
+        assert await pipe.execute() == [True, b"1"]
+    redis_server.stop()
+    with pytest.raises(RedisUnavailable):
+        async with client.pipeline(transaction=True) as pipe:
+            pipe.incr("a")
+            await pipe.execute()
+    assert not guard.available
+    await client.aclose()
+
+
+async def test_the_app_shares_one_guard_between_its_two_redis(redis_server: RedisServer, settings: Settings) -> None:
+    async with RedisServer() as state_server:
+        both = settings.model_copy(update={"redis_url": redis_server.url, "redis_state_url": state_server.url,
+                                           "redis_breaker_seconds": 7.0})
+        async with open_deps(both) as deps:
+            assert deps.state is not deps.cache.redis
+            assert deps.state.guard is deps.cache.redis.guard is deps.cache.guard  # type: ignore[attr-defined]
+            assert deps.cache.guard.breaker_seconds == 7.0
+            assert deps.delayed.redis is deps.state and deps.live.redis is deps.state
+            assert deps.accounts.sessions.redis is deps.state
+            state_server.stop()  # the state Redis fails: the cache's reads go to the database too
+            with pytest.raises(RedisUnavailable):
+                await deps.accounts.sessions.redis.get("x")
+            assert not deps.cache.available
