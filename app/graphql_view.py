@@ -34,7 +34,7 @@ from app.http_guards import (
     json_depth,
 )
 from cache import response_capture
-from cache.response import ResponseCache, request_key, root_fields_allowed
+from cache.response import Hit, ResponseCache, request_key, root_fields_allowed
 from cache.views import client_key
 from resolvers.deps import Deps
 from schema.context import Context, Loaders
@@ -195,18 +195,17 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         responses = _responses(request, self.response_cache_ttl)
         key = request_key(*params)
         hit = await responses.get(key)
+        note = _OUTCOME.get()
         if hit is not None:
-            note = _OUTCOME.get()
             if note is not None:
                 note.operation = params[1]
-            body, views = hit
-            if views:  # a read of a shout served from the response cache still counts as a view
+            if hit.views:  # a read of a shout served from the response cache still counts as a view
                 deps: Deps = request.app.state.deps
                 client = client_key(None, request.client.host if request.client else None,
                                     request.headers.get("user-agent"))
-                for shout_id in views:
+                for shout_id in hit.views:
                     await deps.views.count(shout_id, client)
-            return _marked(Response(body, media_type=_media_type(request)), "HIT")
+            return _marked(_hit_response(request, hit), "HIT")
         capture, token = response_capture.begin()
         try:
             response = await super().run(request, context, root_value)
@@ -215,19 +214,19 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         if not hasattr(response, "body"):  # a stream (a subscription over SSE): nothing to store
             return response
         answer = response.body
-        if response.status_code == 200 and isinstance(answer, bytes) and self._storable(answer, params[0], params[1]):
+        errors = note is None or note.errors
+        if (response.status_code == 200 and isinstance(answer, bytes) and not errors
+                and self._storable(params[0], params[1])):
             await responses.store(key, answer, capture)
             return _marked(response, "MISS")
         return _marked(response, "BYPASS")
 
-    def _storable(self, body: bytes, document: str, operation: str | None) -> bool:
-        """Error-free answers to allowlisted public queries only (the document was just executed, so the
-        schema's parse cache holds it)."""
+    def _storable(self, document: str, operation: str | None) -> bool:
+        """Answers to allowlisted public queries only (the document was just executed, so the schema's
+        parse cache holds it; whether the answer had errors the execution noted, no decoding needed)."""
         try:
-            if orjson.loads(body).get("errors"):
-                return False
             return root_fields_allowed(self.schema.parse(document), operation, RESPONSE_CACHEABLE)
-        except (orjson.JSONDecodeError, GraphQLError, AttributeError):
+        except (GraphQLError, AttributeError):
             return False
 
     def encode_json(self, data: object) -> bytes:  # type: ignore[override]
@@ -282,6 +281,14 @@ def _outcome_of(response: Any, note: _Outcome) -> str:
     if note.errors:
         return "error"
     return "refused" if response.status_code >= 400 else "ok"
+
+
+def _hit_response(request: Request, hit: Hit) -> Response:
+    """The stored bytes as they are: a gzip body to a client that accepts gzip, else decompressed."""
+    headers = {"vary": "accept-encoding"}
+    if hit.gzipped and "gzip" in request.headers.get("accept-encoding", ""):
+        return Response(hit.body, media_type=_media_type(request), headers={**headers, "content-encoding": "gzip"})
+    return Response(hit.plain(), media_type=_media_type(request), headers=headers)
 
 
 def _media_type(request: Request) -> str:

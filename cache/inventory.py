@@ -13,7 +13,7 @@ import orjson
 
 from cache import keys
 from cache.redis_metrics import CACHE_READS
-from cache.response import as_bytes
+from cache.response import as_bytes, gunzip
 from cache.store import BATCH, Cache, decode
 
 
@@ -97,6 +97,14 @@ async def inspect_key(cache: Cache, key: str) -> dict[str, Any]:
         return {"key": key, "exists": False}
     found: dict[str, Any] = {"key": key, "exists": True, "type": kind, "family": keys.family(key),
                              "ttl": await redis.ttl(key), "bytes": await redis.memory_usage(key)}
+    if kind == "hash" and keys.family(key) == "response":  # a stored response (cache/response.py)
+        stored = await redis.hgetall(key)
+        generations_of = Cache.parse_stamp(as_bytes(stored[b"s"]))
+        current = await redis.mget(keys.generations(generations_of)) if generations_of else []
+        found["stamp"] = {tag: _text(generation) for tag, generation in generations_of.items()}
+        found["valid"] = bool(generations_of) and list(generations_of.values()) == current
+        found["value"] = orjson.loads(gunzip(as_bytes(stored[b"b"])) if b"z" in stored else stored[b"b"])
+        return found
     if kind == "hash":
         found["value"] = {_text(k): _text(v)
                           for k, v in (await redis.hgetall(key)).items()}
@@ -109,13 +117,6 @@ async def inspect_key(cache: Cache, key: str) -> dict[str, Any]:
         stamp, data = decode(raw)
     except (orjson.JSONDecodeError, ValueError, UnicodeDecodeError):  # a plain string (a counter, a lock)
         found["value"] = _text(raw)
-        return found
-    if key.startswith("response:"):  # the response cache keeps its tags and generations in the value
-        tags, stored = data["t"], data["g"]
-        current = await redis.mget(keys.generations(tags)) if tags else []
-        found["stamp"] = dict(zip(tags, stored, strict=True))
-        found["valid"] = [_text(g) if g else None for g in current] == stored
-        found["value"] = orjson.loads(data["b"])
         return found
     generations = Cache.parse_stamp(stamp)
     current = await redis.mget(keys.generations(generations)) if generations else []

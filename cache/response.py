@@ -8,12 +8,20 @@ the same correctness argument as for each cached value, applied to the whole res
 Only anonymous, error-free responses of an allowlist of public queries are stored (their resolvers read
 only through the cache: app/graphql_view.py keeps the list), and a request that read while Redis was
 unavailable, or saw a tag move while it ran, is not stored.
+
+A stored response is a HASH: `b` the body as sent, `s` its stamp (`epoch=81,author:5=3`), `v` the shouts
+whose views it counted, `z` set when the body is gzip (seed 004: a value over 10 KB is compressed). A hit
+is one round trip: a Lua script reads the hash, compares every generation of the stamp with the current
+one inside Redis, and returns the body only if all still match. The body goes out as it is stored: gzip
+bodies to clients that accept gzip (most do), decompressed only for the others.
 """
 
 from __future__ import annotations
 
 import hashlib
+import zlib
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -21,10 +29,33 @@ from redis.exceptions import RedisError
 
 from cache import keys
 from cache.response_capture import Capture
-from cache.store import Cache, decode, encode
+from cache.store import BATCH, COMPRESS_OVER, Cache
 from telemetry import metrics
 
 RESPONSE_TTL = 60  # bounds the lag of what is not tagged (view counters); counters may lag more anyway
+
+# KEYS[1]: the response; ARGV[1]: the generation key prefix. Returns {0} (miss), {1} (stale) or
+# {2, body, gzip flag, views}. Generations are read in MGETs of at most 100 keys (seed 004).
+_HIT = """
+if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return {0} end
+local stored = redis.call('HMGET', KEYS[1], 's', 'b', 'z', 'v')
+if not stored[1] or not stored[2] then return {0} end
+local names, wanted = {}, {}
+for part in string.gmatch(stored[1], '[^,]+') do
+  local tag, generation = string.match(part, '^(.*)=([^=]*)$')
+  names[#names + 1] = ARGV[1] .. tag
+  wanted[#wanted + 1] = generation
+end
+for first = 1, #names, 100 do
+  local last = math.min(first + 99, #names)
+  local current = redis.call('MGET', unpack(names, first, last))
+  for i = first, last do
+    if current[i - first + 1] ~= wanted[i] then return {1} end
+  end
+end
+return {2, stored[2], stored[3] or '', stored[4] or ''}
+"""
+_GZIP = 31  # zlib's wbits for the gzip container
 
 
 def as_bytes(value: bytes | str) -> bytes:
@@ -36,47 +67,71 @@ def request_key(query: str, operation: str | None, variables: Any) -> str:
     return keys.response(hashlib.blake2b(canonical, digest_size=16).hexdigest())
 
 
+@dataclass(frozen=True, slots=True)
+class Hit:
+    body: bytes  # as stored: gzip when `gzipped`
+    gzipped: bool
+    views: list[int]  # shouts whose views the stored response counted (a hit counts them again)
+
+    def plain(self) -> bytes:
+        return gunzip(self.body) if self.gzipped else self.body
+
+
+def gunzip(body: bytes) -> bytes:
+    return zlib.decompress(body, _GZIP)
+
+
+def stamp_of(generations: dict[str, bytes]) -> bytes:
+    return b",".join(tag.encode() + b"=" + generations[tag] for tag in sorted(generations))
+
+
 class ResponseCache:
     def __init__(self, cache: Cache, *, ttl: int = RESPONSE_TTL) -> None:
         self.cache = cache
         self.ttl = ttl
         self.hits = 0
         self.stores = 0
+        self._hit = cache.redis.register_script(_HIT)
 
-    async def get(self, key: str) -> tuple[bytes, list[int]] | None:
-        """The stored body and the shouts whose views its computation counted (to count them again)."""
+    async def get(self, key: str) -> Hit | None:
+        """The stored response, if every generation it was stamped with is still current."""
         if not self.cache.available:
             return None
         try:
-            raw = await self.cache.redis.get(key)
-            if raw is None:
-                _count("miss")
-                return None
-            _, stored = decode(as_bytes(raw))
-            tags: list[str] = stored["t"]
-            current = await self.cache.redis.mget(keys.generations(tags)) if tags else []
+            found = await self._hit(keys=[key], args=[keys.generation("")])
         except RedisError as exc:
             self.cache.trip(exc, "response cache read")
             return None
-        if [as_bytes(g).decode() if g else None for g in current] != stored["g"]:
-            _count("stale")
+        if found[0] != 2:
+            _count("stale" if found[0] == 1 else "miss")
             return None
         self.hits += 1
         _count("hit")
-        body: str = stored["b"]
-        return body.encode(), list(stored.get("v", []))
+        views = as_bytes(found[3]).decode()
+        return Hit(as_bytes(found[1]), found[2] in (b"1", "1"), [int(v) for v in views.split(",") if v])
 
     async def store(self, key: str, body: bytes, capture: Capture) -> None:
-        if not capture.storable or not capture.generations:
+        if not capture.storable or not capture.generations or len(capture.generations) > 10 * BATCH:
             return
-        tags = sorted(capture.generations)
-        value = {"t": tags, "g": [capture.generations[t].decode() for t in tags], "b": body.decode(),
-                 "v": capture.views}
+        gzipped = len(body) > COMPRESS_OVER
+        stored: dict[Any, Any] = {"b": _gzip(body) if gzipped else body, "s": stamp_of(capture.generations),
+                  "v": ",".join(str(v) for v in capture.views)}
+        if gzipped:
+            stored["z"] = b"1"
         try:
-            await self.cache.redis.set(key, encode(b"", value), ex=self.cache.jittered(self.ttl))
+            async with self.cache.redis.pipeline(transaction=True) as pipe:
+                pipe.unlink(key)  # whatever was there, of any type
+                pipe.hset(key, mapping=stored)
+                pipe.expire(key, self.cache.jittered(self.ttl) or self.ttl)
+                await pipe.execute()
             self.stores += 1
         except RedisError as exc:
             self.cache.trip(exc, "response cache store")
+
+
+def _gzip(body: bytes) -> bytes:
+    compressor = zlib.compressobj(1, zlib.DEFLATED, _GZIP)
+    return compressor.compress(body) + compressor.flush()
 
 
 def _count(result: str) -> None:
