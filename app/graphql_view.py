@@ -27,6 +27,8 @@ from app.graphiql import offline_page
 from app.http_guards import (
     BAD_REQUEST,
     METHOD_NOT_ALLOWED,
+    PERSISTED_QUERY_NOT_FOUND,
+    PERSISTED_QUERY_NOT_SUPPORTED,
     TIMEOUT,
     TOO_MANY_OPERATIONS,
     UNSUPPORTED_MEDIA_TYPE,
@@ -34,6 +36,7 @@ from app.http_guards import (
     json_depth,
 )
 from cache import response_capture
+from cache.persisted import SHA256, PersistedQueries, sha256
 from cache.response import Hit, ResponseCache, request_key, root_fields_allowed
 from cache.views import client_key
 from resolvers.deps import Deps
@@ -66,6 +69,7 @@ class _Outcome:
 
     operation: object = None
     errors: bool = False
+    persisted: str | None = None  # the document an automatic persisted query's hash stands for
 
 
 _OUTCOME: ContextVar[_Outcome | None] = ContextVar("graphql_request_outcome", default=None)
@@ -102,9 +106,11 @@ class DiscoursGraphQL(GraphQL[Context, None]):
     schema: DiscoursSchema
 
     def __init__(self, schema: DiscoursSchema, *args: Any, response_cache_ttl: int = 60,
-                 request_timeout: float = 15.0, max_json_depth: int = 32, **kwargs: Any) -> None:
+                 request_timeout: float = 15.0, max_json_depth: int = 32, persisted_query_ttl: int = 86_400,
+                 **kwargs: Any) -> None:
         super().__init__(schema, *args, **kwargs)
         self.response_cache_ttl = response_cache_ttl
+        self.persisted_query_ttl = persisted_query_ttl
         self.request_timeout = request_timeout
         self.max_json_depth = max_json_depth
         batching = schema.config.batching_config
@@ -126,7 +132,8 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         outcome = "refused"
         try:
             async with asyncio.timeout(self.request_timeout):
-                self._refuse_state_change_over_get(request)
+                note.persisted = await self._persisted_query(request)
+                self._refuse_state_change_over_get(request, note.persisted)
                 response = await self._answer(request, context, root_value)
             outcome = _outcome_of(response, note)
             return response
@@ -144,8 +151,43 @@ class DiscoursGraphQL(GraphQL[Context, None]):
             metrics.REQUESTS.labels(operation, outcome).inc()
             metrics.REQUEST_SECONDS.labels(operation, outcome).observe(time.perf_counter() - started)
 
-    def _refuse_state_change_over_get(self, request: Request) -> None:
-        query = request.query_params.get("query")
+    async def _persisted_query(self, request: Request) -> str | None:
+        """Automatic persisted queries (Apollo's protocol): `extensions.persistedQuery.sha256Hash` with the
+        document registers it (the hash checked), without it names a registered one (returned here), or
+        is answered PERSISTED_QUERY_NOT_FOUND, which tells the client to send the document too."""
+        params = await _request_params(request)
+        extensions = params.get("extensions") if params else None
+        if isinstance(extensions, str):
+            try:
+                extensions = orjson.loads(extensions)
+            except orjson.JSONDecodeError:
+                raise Refused(400, BAD_REQUEST, "`extensions` is not JSON") from None
+        persisted = extensions.get("persistedQuery") if isinstance(extensions, dict) else None
+        if persisted is None or params is None:
+            return None
+        digest = persisted.get("sha256Hash") if isinstance(persisted, dict) else None
+        if (not isinstance(persisted, dict) or persisted.get("version") != 1 or not isinstance(digest, str)
+                or not SHA256.match(digest)):
+            raise Refused(400, PERSISTED_QUERY_NOT_SUPPORTED, "persistedQuery takes version 1 and a sha256Hash "
+                          "of 64 lower-case hex digits")
+        store = PersistedQueries(request.app.state.deps.cache, ttl=self.persisted_query_ttl)
+        document = params.get("query")
+        if isinstance(document, str) and document:
+            if sha256(document) != digest:
+                raise Refused(400, BAD_REQUEST, "provided sha does not match query")
+            await store.put(digest, document)
+            return None
+        found = await store.get(digest)
+        if found is None:
+            raise Refused(200, PERSISTED_QUERY_NOT_FOUND, "PersistedQueryNotFound")
+        return found
+
+    def should_render_graphql_ide(self, request: Any) -> bool:
+        """Not for a GET that names a persisted query (it carries no `query` either)."""
+        return super().should_render_graphql_ide(request) and "extensions" not in request.query_params
+
+    def _refuse_state_change_over_get(self, request: Request, persisted: str | None = None) -> None:
+        query = request.query_params.get("query") or persisted
         if request.method != "GET" or not query:
             return
         try:
@@ -186,6 +228,8 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         note = _OUTCOME.get()
         if note is not None:
             note.operation = "batch" if isinstance(data, list) else data.operation_name
+            if note.persisted is not None and not isinstance(data, list) and not data.query:
+                data.query = note.persisted
         return data
 
     async def _answer(self, request: Request, context: Any, root_value: Any) -> Any:
@@ -304,24 +348,34 @@ def _responses(request: Request, ttl: int) -> ResponseCache:
     return state.responses  # type: ignore[no-any-return]
 
 
+async def _request_params(request: Request) -> dict[str, Any] | None:
+    """The request's GraphQL parameters as sent: a POST JSON body that is one object, or GET's query
+    parameters (values still JSON text); None for anything else (a batch, another content type)."""
+    if request.method == "POST" and request.headers.get("content-type", "").startswith("application/json"):
+        try:
+            body = orjson.loads(await request.body())
+        except orjson.JSONDecodeError:
+            return None
+        return body if isinstance(body, dict) else None
+    if request.method == "GET":
+        return dict(request.query_params)
+    return None
+
+
 async def _cacheable_params(request: Any, ttl: int) -> tuple[str, str | None, Any] | None:
-    """(document, operation name, variables) of an anonymous GraphQL query request, else None."""
+    """(document, operation name, variables) of an anonymous GraphQL query request, else None. A persisted
+    query's hash stands for its document: the same response-cache entry answers both."""
     if ttl <= 0 or not isinstance(request, Request) or request.headers.get("authorization"):
         return None
     deps: Deps = request.app.state.deps
     cookie = deps.auth.settings.session_cookie if deps.auth else "session_token"
     if request.cookies.get(cookie):
         return None
-    if request.method == "POST" and request.headers.get("content-type", "").startswith("application/json"):
-        try:
-            body = orjson.loads(await request.body())
-        except orjson.JSONDecodeError:
-            return None
-        if not isinstance(body, dict) or not isinstance(body.get("query"), str):
-            return None
-        return body["query"], body.get("operationName"), body.get("variables")
-    if request.method == "GET" and "query" in request.query_params and "text/html" not in request.headers.get(
-            "accept", ""):
-        variables = request.query_params.get("variables")
-        return request.query_params["query"], request.query_params.get("operationName"), variables
-    return None
+    if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
+        return None
+    params = await _request_params(request)
+    note = _OUTCOME.get()
+    document = (params or {}).get("query") or (note.persisted if note is not None else None)
+    if params is None or not isinstance(document, str):
+        return None
+    return document, params.get("operationName"), params.get("variables")

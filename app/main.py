@@ -128,6 +128,7 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
     graphql = DiscoursGraphQL(
         build_schema(Limits.of(settings)), graphql_ide="graphiql", response_cache_ttl=settings.response_cache_ttl,
         request_timeout=settings.request_timeout, max_json_depth=settings.max_variables_depth,
+        persisted_query_ttl=settings.persisted_query_ttl,
         subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL, GRAPHQL_SSE_PROTOCOL),
         max_subscriptions_per_connection=settings.subscriptions_per_connection,
         connection_init_wait_timeout=timedelta(seconds=settings.subscription_init_timeout))

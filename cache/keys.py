@@ -452,6 +452,11 @@ def entity_stats(entity: str, timeframe: str) -> str:
     return f"stats:{entity}:{timeframe}"
 
 
+def persisted_query(sha256_hex: str) -> str:
+    """An automatic persisted query's document by the SHA-256 of its text (hashed again to fit 64 chars)."""
+    return f"persisted:{_part(sha256_hex)}"
+
+
 def lock(resource: str) -> str:
     return f"lock:{resource}"
 

@@ -105,6 +105,8 @@ class Settings(DatabaseSettings):
     precache_on_start: bool = True
     # Whole anonymous responses of public queries, seconds; 0 switches the response cache off.
     response_cache_ttl: int = 60
+    # Automatic persisted queries: a registered document is kept this many seconds after its last use.
+    persisted_query_ttl: int = 86_400
     # Time-limited collections (seed 000 section 3.3: 5 minutes; search: 10 minutes).
     cache_ttl_shouts: int = 300
     cache_ttl_search: int = 600
