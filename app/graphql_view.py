@@ -37,7 +37,7 @@ from app.http_guards import (
 )
 from cache import response_capture
 from cache.persisted import SHA256, PersistedQueries, sha256
-from cache.response import Hit, ResponseCache, request_key, root_fields_allowed
+from cache.response import Hit, ResponseCache, etag_of, request_key, root_fields_allowed
 from cache.views import client_key
 from resolvers.deps import Deps
 from schema.context import Context, Loaders
@@ -135,6 +135,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
                 note.persisted = await self._persisted_query(request)
                 self._refuse_state_change_over_get(request, note.persisted)
                 response = await self._answer(request, context, root_value)
+                response = await self._http_caching(request, response, note)
             outcome = _outcome_of(response, note)
             return response
         except Refused as refused:
@@ -181,6 +182,36 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         if found is None:
             raise Refused(200, PERSISTED_QUERY_NOT_FOUND, "PersistedQueryNotFound")
         return found
+
+    async def _http_caching(self, request: Request, response: Any, note: _Outcome) -> Any:
+        """HTTP caching of query answers: an ETag on every error-free query answer (stored with a cached
+        response, else computed) and 304 Not Modified when `If-None-Match` names it; `Cache-Control: no-cache`
+        (a client or a CDN may keep it but must revalidate: the server cannot promise how long it stays
+        right), `private` when signed in; `no-store` for mutations, errors and whatever sets a cookie."""
+        if not isinstance(response, Response) or not hasattr(response, "body"):
+            return response  # a stream (a subscription over SSE)
+        hit = response.headers.get("x-cache") == "HIT"
+        if (response.status_code != 200 or note.errors or "set-cookie" in response.headers
+                or (not hit and await self._changes_state(request, note))):
+            response.headers["cache-control"] = "no-store"
+            return response
+        etag = response.headers.get("etag") or etag_of(bytes(response.body))
+        headers = {"etag": etag, "cache-control": "private, no-cache" if _signed_in(request) else "no-cache"}
+        if etag in _validators(request.headers.get("if-none-match", "")):
+            return _marked(Response(status_code=304, headers=headers), response.headers.get("x-cache", "BYPASS"))
+        response.headers.update(headers)
+        return response
+
+    async def _changes_state(self, request: Request, note: _Outcome) -> bool:
+        """Whether the request ran a mutation (or a state-changing query); True when it cannot tell."""
+        params = await _request_params(request)
+        document = (params or {}).get("query") or note.persisted
+        if params is None or not isinstance(document, str):
+            return True
+        try:
+            return changes_state(self.schema._schema, self.schema.parse(document), params.get("operationName"))
+        except GraphQLError:
+            return True
 
     def should_render_graphql_ide(self, request: Any) -> bool:
         """Not for a GET that names a persisted query (it carries no `query` either)."""
@@ -327,9 +358,14 @@ def _outcome_of(response: Any, note: _Outcome) -> str:
     return "refused" if response.status_code >= 400 else "ok"
 
 
+def _validators(if_none_match: str) -> set[str]:
+    """The entity tags an `If-None-Match` header names (weak ones compare by their opaque part)."""
+    return {tag.strip().removeprefix("W/") for tag in if_none_match.split(",") if tag.strip()}
+
+
 def _hit_response(request: Request, hit: Hit) -> Response:
     """The stored bytes as they are: a gzip body to a client that accepts gzip, else decompressed."""
-    headers = {"vary": "accept-encoding"}
+    headers = {"vary": "accept-encoding", "etag": hit.etag}
     if hit.gzipped and "gzip" in request.headers.get("accept-encoding", ""):
         return Response(hit.body, media_type=_media_type(request), headers={**headers, "content-encoding": "gzip"})
     return Response(hit.plain(), media_type=_media_type(request), headers=headers)
@@ -346,6 +382,13 @@ def _responses(request: Request, ttl: int) -> ResponseCache:
     if getattr(state, "responses", None) is None:
         state.responses = ResponseCache(state.deps.cache, ttl=ttl)
     return state.responses  # type: ignore[no-any-return]
+
+
+def _signed_in(request: Request) -> bool:
+    """Whether the request carries credentials: a bearer token or the session cookie."""
+    deps: Deps = request.app.state.deps
+    cookie = deps.auth.settings.session_cookie if deps.auth else "session_token"
+    return bool(request.headers.get("authorization") or request.cookies.get(cookie))
 
 
 async def _request_params(request: Request) -> dict[str, Any] | None:
@@ -365,11 +408,7 @@ async def _request_params(request: Request) -> dict[str, Any] | None:
 async def _cacheable_params(request: Any, ttl: int) -> tuple[str, str | None, Any] | None:
     """(document, operation name, variables) of an anonymous GraphQL query request, else None. A persisted
     query's hash stands for its document: the same response-cache entry answers both."""
-    if ttl <= 0 or not isinstance(request, Request) or request.headers.get("authorization"):
-        return None
-    deps: Deps = request.app.state.deps
-    cookie = deps.auth.settings.session_cookie if deps.auth else "session_token"
-    if request.cookies.get(cookie):
+    if ttl <= 0 or not isinstance(request, Request) or _signed_in(request):
         return None
     if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
         return None

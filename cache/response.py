@@ -35,10 +35,10 @@ from telemetry import metrics
 RESPONSE_TTL = 60  # bounds the lag of what is not tagged (view counters); counters may lag more anyway
 
 # KEYS[1]: the response; ARGV[1]: the generation key prefix. Returns {0} (miss), {1} (stale) or
-# {2, body, gzip flag, views}. Generations are read in MGETs of at most 100 keys (seed 004).
+# {2, body, gzip flag, views, etag}. Generations are read in MGETs of at most 100 keys (seed 004).
 _HIT = """
 if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return {0} end
-local stored = redis.call('HMGET', KEYS[1], 's', 'b', 'z', 'v')
+local stored = redis.call('HMGET', KEYS[1], 's', 'b', 'z', 'v', 'e')
 if not stored[1] or not stored[2] then return {0} end
 local names, wanted = {}, {}
 for part in string.gmatch(stored[1], '[^,]+') do
@@ -53,7 +53,7 @@ for first = 1, #names, 100 do
     if current[i - first + 1] ~= wanted[i] then return {1} end
   end
 end
-return {2, stored[2], stored[3] or '', stored[4] or ''}
+return {2, stored[2], stored[3] or '', stored[4] or '', stored[5] or ''}
 """
 _GZIP = 31  # zlib's wbits for the gzip container
 
@@ -72,6 +72,7 @@ class Hit:
     body: bytes  # as stored: gzip when `gzipped`
     gzipped: bool
     views: list[int]  # shouts whose views the stored response counted (a hit counts them again)
+    etag: str  # of the plain body, computed when it was stored
 
     def plain(self) -> bytes:
         return gunzip(self.body) if self.gzipped else self.body
@@ -79,6 +80,11 @@ class Hit:
 
 def gunzip(body: bytes) -> bytes:
     return zlib.decompress(body, _GZIP)
+
+
+def etag_of(body: bytes) -> str:
+    """A strong validator of a response body (HTTP ETag, quoted)."""
+    return '"' + hashlib.blake2b(body, digest_size=16).hexdigest() + '"'
 
 
 def stamp_of(generations: dict[str, bytes]) -> bytes:
@@ -108,14 +114,15 @@ class ResponseCache:
         self.hits += 1
         _count("hit")
         views = as_bytes(found[3]).decode()
-        return Hit(as_bytes(found[1]), found[2] in (b"1", "1"), [int(v) for v in views.split(",") if v])
+        return Hit(as_bytes(found[1]), found[2] in (b"1", "1"), [int(v) for v in views.split(",") if v],
+                   as_bytes(found[4]).decode())
 
     async def store(self, key: str, body: bytes, capture: Capture) -> None:
         if not capture.storable or not capture.generations or len(capture.generations) > 10 * BATCH:
             return
         gzipped = len(body) > COMPRESS_OVER
         stored: dict[Any, Any] = {"b": _gzip(body) if gzipped else body, "s": stamp_of(capture.generations),
-                  "v": ",".join(str(v) for v in capture.views)}
+                  "v": ",".join(str(v) for v in capture.views), "e": etag_of(body)}
         if gzipped:
             stored["z"] = b"1"
         try:

@@ -32,3 +32,37 @@ async def test_executed_requests_are_200_even_with_field_errors(client: Any) -> 
 async def test_plain_json_clients_keep_200(client: Any) -> None:
     response = await client.post("/graphql", json={"query": "{ get_author("}, headers={"accept": "application/json"})
     assert response.status_code == 200 and response.headers["content-type"].startswith("application/json")
+
+
+async def test_etag_and_304_for_hits_and_computed_answers(api: Any, client: Any) -> None:
+    """An ETag on every error-free query answer; If-None-Match with it gives 304 and no body, for a
+    response-cache hit, for a computed answer and for a signed-in one; a write changes the tag."""
+    user = await api.user()
+    query = {"query": "query($s: String) { get_author(slug: $s) { name } }", "variables": {"s": user.slug}}
+    client.cookies.clear()
+    first = await client.post("/graphql", json=query)
+    etag = first.headers["etag"]
+    assert first.headers["cache-control"] == "no-cache" and etag.startswith('"')
+    hit = await client.post("/graphql", json=query, headers={"if-none-match": etag})
+    assert hit.status_code == 304 and hit.content == b"" and hit.headers["etag"] == etag
+    assert hit.headers["x-cache"] == "HIT"
+    other = await client.post("/graphql", json=query, headers={"if-none-match": '"something-else"'})
+    assert other.status_code == 200 and other.headers["etag"] == etag
+
+    signed_in = {"authorization": f"Bearer {user.token}"}
+    computed = await client.post("/graphql", json=query, headers=signed_in)
+    assert computed.headers["x-cache"] == "BYPASS" and computed.headers["cache-control"] == "private, no-cache"
+    again = await client.post("/graphql", json=query, headers={**signed_in, "if-none-match": f'W/{computed.headers["etag"]}'})
+    assert again.status_code == 304
+
+    await api('mutation { update_author(profile: {name: "Другое имя"}) { error } }', user=user)
+    client.cookies.clear()
+    changed = await client.post("/graphql", json=query, headers={"if-none-match": etag})
+    assert changed.status_code == 200 and changed.headers["etag"] != etag
+
+
+async def test_mutations_and_errors_are_not_stored_by_anyone(client: Any) -> None:
+    mutation = await client.post("/graphql", json={"query": 'mutation { requestPasswordReset(email: "x@example.org") { success } }'})
+    assert mutation.headers["cache-control"] == "no-store" and "etag" not in mutation.headers
+    error = await client.post("/graphql", json={"query": "{ nope }"})
+    assert error.headers["cache-control"] == "no-store" and "etag" not in error.headers
