@@ -114,7 +114,7 @@ def cmd_invalidate(args: argparse.Namespace) -> int:
 
     async def work(deps: Any) -> int:
         await deps.cache.invalidate_tags(tags)
-        if deps.cache._lost_invalidations:
+        if deps.cache.lost_invalidations:
             raise SettingsError("REDIS_URL: the invalidation did not reach Redis")
         print(f"invalidated {', '.join(tags)}" + (" (every cached value and response)" if args.all else ""))
         return 0

@@ -197,7 +197,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
             return response
         etag = response.headers.get("etag") or etag_of(bytes(response.body))
         headers = {"etag": etag, "cache-control": "private, no-cache" if _signed_in(request) else "no-cache"}
-        if etag in _validators(request.headers.get("if-none-match", "")):
+        if etag.removeprefix("W/") in _validators(request.headers.get("if-none-match", "")):
             return _marked(Response(status_code=304, headers=headers), response.headers.get("x-cache", "BYPASS"))
         response.headers.update(headers)
         return response

@@ -83,8 +83,9 @@ def gunzip(body: bytes) -> bytes:
 
 
 def etag_of(body: bytes) -> str:
-    """A strong validator of a response body (HTTP ETag, quoted)."""
-    return '"' + hashlib.blake2b(body, digest_size=16).hexdigest() + '"'
+    """A weak validator of a response body (HTTP ETag): weak, because the same answer goes out gzip to
+    some clients and plain to others, and a strong tag would have to differ between them."""
+    return 'W/"' + hashlib.blake2b(body, digest_size=16).hexdigest() + '"'
 
 
 def stamp_of(generations: dict[str, bytes]) -> bytes:

@@ -133,6 +133,11 @@ class Cache:
         self.stats.errors += 1
         self.guard.trip(exc, what)
 
+    @property
+    def lost_invalidations(self) -> bool:
+        """Whether an invalidation or live update failed and the epochs have not been bumped since."""
+        return self._lost_invalidations
+
     def lose(self, exc: BaseException, what: str) -> None:
         """A write's invalidation or live update did not reach Redis: trust nothing until it is back."""
         self._lost_invalidations = True

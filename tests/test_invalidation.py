@@ -14,6 +14,7 @@ from sqlalchemy import select, update
 from app.main import wire
 from cache import keys
 from cache.entities import ENTITY_KINDS, get_cached_author, get_cached_shouts
+from cache.live import structure_key
 from cache.store import Cache
 from orm import Author, Reaction, Shout
 from orm.engine import settle
@@ -117,6 +118,31 @@ async def test_an_announced_write_that_rolls_back_lets_readers_store_again(
     sql_counter.reset()
     assert await read() == ids
     assert sql_counter.statements == [], "the thread was not stored: every read goes to SQL"
+
+
+async def test_a_write_committed_without_announcing_drops_what_it_touched(
+        deps: Deps, uncached_client: httpx.AsyncClient) -> None:
+    """A commit that did not announce its entities first (a session used outside resolvers/writes) may race
+    a reader's build, so its live changes are applied as drops, never in place: the thread is gone and the
+    next read builds it again from SQL, with the new comment."""
+    from orm.engine import settle
+
+    query = "query($s: Int!) { load_comments_branch(shout: $s, limit: 100) { body } }"
+    async with deps.db() as session:
+        shout_id, author_id = (await session.execute(select(Shout.id, Shout.created_by).where(is_listed())
+                                                     .order_by(Shout.id).offset(4).limit(1))).one()
+    await uncached_client.post("/graphql", json={"query": query, "variables": {"s": shout_id}})  # built
+    thread = structure_key("shout", shout_id, "comments")
+    meta = keys.live_meta("shout", shout_id)
+    assert await deps.live.redis.hget(meta, "comments") is not None
+    async with deps.db() as session:
+        session.add(Reaction(kind="COMMENT", shout=shout_id, created_by=author_id, body="not announced"))
+        await session.commit()
+        await settle(session)
+    assert await deps.live.redis.exists(thread) == 0 and await deps.live.redis.hget(meta, "comments") is None
+    await deps.cache.invalidate_tags([keys.GLOBAL_TAG])
+    response = await uncached_client.post("/graphql", json={"query": query, "variables": {"s": shout_id}})
+    assert "not announced" in [c["body"] for c in response.json()["data"]["load_comments_branch"]]
 
 
 async def test_bulk_update_invalidates_the_whole_kind(deps: Deps, gql: Any, redis: Redis) -> None:

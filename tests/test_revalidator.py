@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 from redis.asyncio import Redis
-from sqlalchemy import select, text
+from sqlalchemy import func, select, text
 
 from cache import keys
 from cache.counters import get_counters
 from cache.revalidator import CacheRevalidationManager
 from cache.store import Cache
 from devtools.services import RedisServer
-from orm import Reaction, Shout
+from orm import Author, Community, Reaction, Shout, Topic
 from orm.stats import is_listed
 from resolvers.deps import Deps
 from tests.helpers import Api
@@ -158,6 +158,45 @@ async def test_a_worker_starting_later_does_not_warm_again(deps: Deps, redis: Re
     assert sql_counter.count == 0
     await redis.flushdb()  # Redis emptied: the marker went with the values
     assert await precache_data(Cache(redis), deps.db) is True
+
+
+async def test_precache_forced_held_unreachable_and_in_batches(deps: Deps, redis: Redis, monkeypatch: Any) -> None:
+    """`discours cache precache` forces a warming already done; a worker holding `lock:precache` keeps the
+    others out, forced or not; with Redis unreachable it gives up quietly; entities are read in batches of
+    at most 100 (seed 004) and the progress count ends at the number warmed."""
+    import cache.precache as precache
+    from cache.client import make_redis
+    from cache.locks import RedisLock
+
+    assert await precache.precache_data(deps.cache, deps.db) is True
+    assert await precache.precache_data(deps.cache, deps.db) is False
+    batches: list[int] = []
+    warmed = precache.get_cached_entities
+
+    async def counted(kind: str, ids: list[int], **kwargs: Any) -> Any:
+        batches.append(len(ids))
+        return await warmed(kind, ids, **kwargs)
+
+    monkeypatch.setattr(precache, "get_cached_entities", counted)
+    progress: list[int] = []
+    await redis.delete(keys.topic_id(1))
+    assert await precache.precache_data(deps.cache, deps.db, authors=150, force=True, progress=progress.append)
+    assert await redis.exists(keys.topic_id(1))  # warmed again
+    expected = 0
+    async with deps.db() as session:
+        for model, limit in ((Topic, 10_000), (Community, 1000), (Author, 150)):
+            expected += min(limit, int(await session.scalar(select(func.count()).select_from(model)) or 0))
+    assert progress == sorted(progress) and progress[-1] == expected == sum(batches)
+    assert max(batches) <= 100 and len(batches) >= 2
+
+    holder = RedisLock(redis, "precache", ttl_ms=5000)
+    assert await holder.acquire()
+    assert await precache.precache_data(deps.cache, deps.db, force=True) is False
+    await holder.release()
+
+    dead = make_redis("redis://127.0.0.1:1/0")
+    assert await precache.precache_data(Cache(dead), deps.db) is False
+    await dead.aclose()
 
 
 async def test_a_write_marks_what_it_touched(api: Api, deps: Deps, redis: Redis) -> None:
