@@ -27,6 +27,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisClusterException, RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from config.settings import SENTINEL_SCHEME, parse_sentinel_url
 from telemetry import metrics
 
 log = logging.getLogger(__name__)
@@ -127,6 +128,8 @@ def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard 
         fake = GuardedFakeRedis(server=FakeServer(), decode_responses=False)
         fake.guard = guard
         return fake
+    if url.startswith(SENTINEL_SCHEME):
+        return _sentinel_master(url, max_connections=max_connections, guard=guard)
     # A burst of more concurrent commands than connections waits for one (up to POOL_WAIT) instead of
     # failing at once: a plain pool raises "Too many connections", which the breaker would take for an
     # outage and send every read to the database.
@@ -142,6 +145,19 @@ def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard 
     client = GuardedRedis(connection_pool=pool, retry=retry, retry_on_error=[RedisConnectionError, RedisTimeoutError])
     client.guard = guard
     return client
+
+
+def _sentinel_master(url: str, *, max_connections: int, guard: RedisGuard) -> Redis:
+    """A client of the master the Sentinels name for the service; after a failover its connections go to
+    the new master (redis-py's SentinelConnectionPool asks the Sentinels again)."""
+    from redis.asyncio.sentinel import Sentinel
+
+    sentinels, service, db, password = parse_sentinel_url(url)
+    sentinel = Sentinel(sentinels, socket_timeout=2.0, sentinel_kwargs={"socket_timeout": 2.0})
+    client = sentinel.master_for(service, redis_class=GuardedRedis, db=db, password=password,
+                                 socket_timeout=2.0, socket_connect_timeout=2.0, max_connections=max_connections)
+    client.guard = guard
+    return client  # type: ignore[no-any-return]
 
 
 def guard_of(redis: Redis) -> RedisGuard:

@@ -23,6 +23,28 @@ ORIGIN = re.compile(r"^https?://[A-Za-z0-9.*-]+(:(\d+|\*))?$")
 DEVELOPMENT_ORIGINS = ("http://localhost:*", "http://127.0.0.1:*", "https://localhost:*")
 
 
+SENTINEL_SCHEME = "redis+sentinel://"
+
+
+def parse_sentinel_url(url: str) -> tuple[list[tuple[str, int]], str, int, str | None]:
+    """`redis+sentinel://[:password@]host:port[,host:port...]/service[/db]` -> (sentinels, the service
+    name, db, the master's password)."""
+    rest = url.removeprefix(SENTINEL_SCHEME)
+    password = None
+    if "@" in rest:
+        credentials, rest = rest.rsplit("@", 1)
+        password = credentials.split(":", 1)[-1] or None
+    hosts, _, path = rest.partition("/")
+    service, _, db = path.partition("/")
+    if not hosts or not service:
+        raise ValueError("a Sentinel URL is redis+sentinel://host:port[,host:port]/service[/db]")
+    sentinels = []
+    for host in hosts.split(","):
+        name, _, port = host.rpartition(":")
+        sentinels.append((name or host, int(port) if name else 26379))
+    return sentinels, service, int(db or 0), password
+
+
 class OAuthProvider(BaseModel):
     """One OAuth2 provider (authorization code flow with PKCE)."""
 
@@ -240,8 +262,10 @@ class Settings(DatabaseSettings):
         if value in (None, ""):
             return None
         assert value is not None
-        if not value.startswith(("redis://", "rediss://", "unix://")):
-            raise ValueError(f"a Redis URL is redis://, rediss:// or unix://, got {value!r}")
+        if not value.startswith(("redis://", "rediss://", "unix://", "redis+sentinel://")):
+            raise ValueError(f"a Redis URL is redis://, rediss://, unix:// or redis+sentinel://, got {value!r}")
+        if value.startswith(SENTINEL_SCHEME):
+            parse_sentinel_url(value)
         return value
 
     @field_validator("cors_origins")
