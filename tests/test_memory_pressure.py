@@ -53,6 +53,8 @@ async def test_no_stale_reads_and_no_errors_while_redis_evicts(squeezed: tuple[A
     stale = await _rounds(api, deps, redis)
     memory = await redis.info("memory")
     evicted = (await redis.info("stats"))["evicted_keys"]
+    print(f"memory pressure: {ROUNDS} rounds, {len(stale)} stale reads, {evicted} keys evicted, "
+          f"{memory['used_memory']} bytes used")
     assert stale == [], stale[:10]
     assert evicted > 1000, evicted  # the control: Redis did evict, again and again
     assert memory["used_memory"] <= 2 * 1024 * 1024 * 1.05
@@ -71,6 +73,7 @@ async def test_one_full_redis_that_refuses_writes_is_answered_from_the_database(
             stale = await _rounds(Api(client, deps), deps, redis)
         refused = (await redis.info("errorstats")).get("errorstat_OOM", {}).get("count", 0)
         await redis.aclose()
+    print(f"full noeviction Redis: {ROUNDS} rounds, {len(stale)} stale reads, {refused} writes refused (OOM)")
     assert stale == [], stale[:10]
     assert refused > 100, refused  # the control: Redis was full and said so
 
