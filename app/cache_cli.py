@@ -35,7 +35,7 @@ def _counting(label: str, quiet: bool) -> Callable[[int], None]:
 
 def _run(work: Callable[[Any], Awaitable[int]], *, database: bool = False) -> int:
     """Run `work(deps)` with the app's clients (database and Redis), closed afterwards."""
-    from app.main import open_deps
+    from app.main import check_services, open_deps
 
     async def run() -> int:
         settings = load_settings()
@@ -43,12 +43,7 @@ def _run(work: Callable[[Any], Awaitable[int]], *, database: bool = False) -> in
             raise SettingsError("REDIS_URL: the cache commands act on a shared Redis; without REDIS_URL the "
                                 "server's cache lives inside its own process and cannot be reached")
         async with open_deps(settings) as deps:
-            await deps.cache.redis.ping()
-            if database:
-                from sqlalchemy import text
-
-                async with deps.db() as session:
-                    await session.execute(text("SELECT 1"))
+            await check_services(settings, deps, database=database)
             return await work(deps)
 
     return asyncio.run(run())

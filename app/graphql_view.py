@@ -64,15 +64,23 @@ GRAPHQL_RESPONSE = "application/graphql-response+json"
 
 
 @dataclass(slots=True)
-class _Outcome:
-    """What the metrics say of one HTTP request, noted by the steps that learn it."""
+class _RequestNote:
+    """What the steps of one HTTP request learn of it, for the others: its parameters (decoded once), the
+    document a persisted query's hash stands for, the operation name and whether execution had errors
+    (for the metrics, the response cache and HTTP caching)."""
 
+    params: dict[str, Any] | None = None  # a POST's JSON object or GET's parameters; None for a batch
+    persisted: str | None = None
     operation: object = None
     errors: bool = False
-    persisted: str | None = None  # the document an automatic persisted query's hash stands for
+
+    @property
+    def document(self) -> str | None:
+        query = (self.params or {}).get("query") or self.persisted
+        return query if isinstance(query, str) else None
 
 
-_OUTCOME: ContextVar[_Outcome | None] = ContextVar("graphql_request_outcome", default=None)
+_NOTE: ContextVar[_RequestNote | None] = ContextVar("graphql_request_note", default=None)
 
 
 class TextFrames(ASGIWebSocketAdapter):
@@ -127,14 +135,15 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         if not isinstance(request, Request):  # a WebSocket lives as long as its subscriptions
             return await super().run(request, context, root_value)
         started = time.perf_counter()
-        note = _Outcome(operation=request.query_params.get("operationName"))
-        token = _OUTCOME.set(note)
+        note = _RequestNote(operation=request.query_params.get("operationName"))
+        token = _NOTE.set(note)
         outcome = "refused"
         try:
             async with asyncio.timeout(self.request_timeout):
-                note.persisted = await self._persisted_query(request)
+                note.params = await _request_params(request)
+                note.persisted = await self._persisted_query(request, note.params)
                 self._refuse_state_change_over_get(request, note.persisted)
-                response = await self._answer(request, context, root_value)
+                response = await self._answer(request, note, context, root_value)
                 response = await self._http_caching(request, response, note)
             outcome = _outcome_of(response, note)
             return response
@@ -147,16 +156,15 @@ class DiscoursGraphQL(GraphQL[Context, None]):
                               "stopped; try again, or ask for less", {"Retry-After": "1"})
             return timeout.response(_media_type(request))
         finally:
-            _OUTCOME.reset(token)
+            _NOTE.reset(token)
             operation = metrics.operation_label(note.operation)
             metrics.REQUESTS.labels(operation, outcome).inc()
             metrics.REQUEST_SECONDS.labels(operation, outcome).observe(time.perf_counter() - started)
 
-    async def _persisted_query(self, request: Request) -> str | None:
+    async def _persisted_query(self, request: Request, params: dict[str, Any] | None) -> str | None:
         """Automatic persisted queries (Apollo's protocol): `extensions.persistedQuery.sha256Hash` with the
         document registers it (the hash checked), without it names a registered one (returned here), or
         is answered PERSISTED_QUERY_NOT_FOUND, which tells the client to send the document too."""
-        params = await _request_params(request)
         extensions = params.get("extensions") if params else None
         if isinstance(extensions, str):
             try:
@@ -183,16 +191,16 @@ class DiscoursGraphQL(GraphQL[Context, None]):
             raise Refused(200, PERSISTED_QUERY_NOT_FOUND, "PersistedQueryNotFound")
         return found
 
-    async def _http_caching(self, request: Request, response: Any, note: _Outcome) -> Any:
+    async def _http_caching(self, request: Request, response: Any, note: _RequestNote) -> Any:
         """HTTP caching of query answers: an ETag on every error-free query answer (stored with a cached
         response, else computed) and 304 Not Modified when `If-None-Match` names it; `Cache-Control: no-cache`
         (a client or a CDN may keep it but must revalidate: the server cannot promise how long it stays
         right), `private` when signed in; `no-store` for mutations, errors and whatever sets a cookie."""
         if not isinstance(response, Response) or not hasattr(response, "body"):
             return response  # a stream (a subscription over SSE)
-        hit = response.headers.get("x-cache") == "HIT"
+        stored = response.headers.get("x-cache") in ("HIT", "MISS")  # an allowlisted public query
         if (response.status_code != 200 or note.errors or "set-cookie" in response.headers
-                or (not hit and await self._changes_state(request, note))):
+                or (not stored and self._changes_state(note))):
             response.headers["cache-control"] = "no-store"
             return response
         etag = response.headers.get("etag") or etag_of(bytes(response.body))
@@ -202,14 +210,13 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         response.headers.update(headers)
         return response
 
-    async def _changes_state(self, request: Request, note: _Outcome) -> bool:
+    def _changes_state(self, note: _RequestNote) -> bool:
         """Whether the request ran a mutation (or a state-changing query); True when it cannot tell."""
-        params = await _request_params(request)
-        document = (params or {}).get("query") or note.persisted
-        if params is None or not isinstance(document, str):
+        if note.params is None or note.document is None:
             return True
         try:
-            return changes_state(self.schema._schema, self.schema.parse(document), params.get("operationName"))
+            return changes_state(self.schema._schema, self.schema.parse(note.document),
+                                 note.params.get("operationName"))
         except GraphQLError:
             return True
 
@@ -256,24 +263,22 @@ class DiscoursGraphQL(GraphQL[Context, None]):
                 raise Refused(400, TOO_MANY_OPERATIONS, f"{len(batch)} operations in one request; at most "
                               f"{self.max_batch_operations} are run together")
         data = await super().parse_http_body(request)
-        note = _OUTCOME.get()
+        note = _NOTE.get()
         if note is not None:
             note.operation = "batch" if isinstance(data, list) else data.operation_name
             if note.persisted is not None and not isinstance(data, list) and not data.query:
                 data.query = note.persisted
         return data
 
-    async def _answer(self, request: Request, context: Any, root_value: Any) -> Any:
-        params = await _cacheable_params(request, self.response_cache_ttl)
+    async def _answer(self, request: Request, note: _RequestNote, context: Any, root_value: Any) -> Any:
+        params = _cacheable_params(request, note, self.response_cache_ttl)
         if params is None:
             return _marked(await super().run(request, context, root_value), "BYPASS")
         responses = _responses(request, self.response_cache_ttl)
         key = request_key(*params)
         hit = await responses.get(key)
-        note = _OUTCOME.get()
         if hit is not None:
-            if note is not None:
-                note.operation = params[1]
+            note.operation = params[1]
             if hit.views:  # a read of a shout served from the response cache still counts as a view
                 deps: Deps = request.app.state.deps
                 client = client_key(None, request.client.host if request.client else None,
@@ -289,10 +294,10 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         if not hasattr(response, "body"):  # a stream (a subscription over SSE): nothing to store
             return response
         answer = response.body
-        errors = note is None or note.errors
-        if (response.status_code == 200 and isinstance(answer, bytes) and not errors
+        if (response.status_code == 200 and isinstance(answer, bytes) and not note.errors
                 and self._storable(params[0], params[1])):
-            await responses.store(key, answer, capture)
+            response.headers["etag"] = etag_of(answer)
+            await responses.store(key, answer, capture, response.headers["etag"])
             return _marked(response, "MISS")
         return _marked(response, "BYPASS")
 
@@ -314,7 +319,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
 
     async def process_result(self, request: Any, result: ExecutionResult) -> GraphQLHTTPResponse:
         data = await super().process_result(request, result)
-        note = _OUTCOME.get()
+        note = _NOTE.get()
         if note is not None and result.errors:
             note.errors = True
         if GRAPHQL_RESPONSE not in request.headers.get("accept", ""):
@@ -347,7 +352,7 @@ def _marked(response: Any, outcome: str) -> Any:
     return response
 
 
-def _outcome_of(response: Any, note: _Outcome) -> str:
+def _outcome_of(response: Any, note: _RequestNote) -> str:
     """hit (the response cache's bytes), error (GraphQL errors), refused (an HTTP error) or ok."""
     if not isinstance(response, Response):
         return "ok"
@@ -405,16 +410,11 @@ async def _request_params(request: Request) -> dict[str, Any] | None:
     return None
 
 
-async def _cacheable_params(request: Any, ttl: int) -> tuple[str, str | None, Any] | None:
+def _cacheable_params(request: Request, note: _RequestNote, ttl: int) -> tuple[str, str | None, Any] | None:
     """(document, operation name, variables) of an anonymous GraphQL query request, else None. A persisted
     query's hash stands for its document: the same response-cache entry answers both."""
-    if ttl <= 0 or not isinstance(request, Request) or _signed_in(request):
+    if ttl <= 0 or _signed_in(request) or note.params is None or note.document is None:
         return None
     if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
         return None
-    params = await _request_params(request)
-    note = _OUTCOME.get()
-    document = (params or {}).get("query") or (note.persisted if note is not None else None)
-    if params is None or not isinstance(document, str):
-        return None
-    return document, params.get("operationName"), params.get("variables")
+    return note.document, note.params.get("operationName"), note.params.get("variables")

@@ -14,7 +14,7 @@ import orjson
 from cache import keys
 from cache.redis_metrics import CACHE_READS
 from cache.response import as_bytes, gunzip
-from cache.store import BATCH, Cache, decode
+from cache.store import BATCH, Cache, decode, parse_stamp
 
 
 @dataclass
@@ -99,10 +99,7 @@ async def inspect_key(cache: Cache, key: str) -> dict[str, Any]:
                              "ttl": await redis.ttl(key), "bytes": await redis.memory_usage(key)}
     if kind == "hash" and keys.family(key) == "response":  # a stored response (cache/response.py)
         stored = await redis.hgetall(key)
-        generations_of = Cache.parse_stamp(as_bytes(stored[b"s"]))
-        current = await redis.mget(keys.generations(generations_of)) if generations_of else []
-        found["stamp"] = {tag: _text(generation) for tag, generation in generations_of.items()}
-        found["valid"] = bool(generations_of) and list(generations_of.values()) == current
+        found.update(await _checked(cache, as_bytes(stored[b"s"])))
         found["value"] = orjson.loads(gunzip(as_bytes(stored[b"b"])) if b"z" in stored else stored[b"b"])
         return found
     if kind == "hash":
@@ -118,12 +115,17 @@ async def inspect_key(cache: Cache, key: str) -> dict[str, Any]:
     except (orjson.JSONDecodeError, ValueError, UnicodeDecodeError):  # a plain string (a counter, a lock)
         found["value"] = _text(raw)
         return found
-    generations = Cache.parse_stamp(stamp)
-    current = await redis.mget(keys.generations(generations)) if generations else []
-    found["stamp"] = {tag: _text(generation) for tag, generation in generations.items()}
-    found["valid"] = bool(generations) and list(generations.values()) == current
+    found.update(await _checked(cache, stamp))
     found["value"] = data
     return found
+
+
+async def _checked(cache: Cache, stamp: bytes) -> dict[str, Any]:
+    """A stamp's tags and generations, and whether each generation is still the current one."""
+    generations = parse_stamp(stamp)
+    current = await cache.redis.mget(keys.generations(generations)) if generations else []
+    return {"stamp": {tag: _text(generation) for tag, generation in generations.items()},
+            "valid": bool(generations) and list(generations.values()) == current}
 
 
 def _text(value: bytes | str) -> str:

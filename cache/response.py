@@ -29,7 +29,7 @@ from redis.exceptions import RedisError
 
 from cache import keys
 from cache.response_capture import Capture
-from cache.store import BATCH, COMPRESS_OVER, Cache
+from cache.store import BATCH, COMPRESS_OVER, Cache, stamp_parts
 from telemetry import metrics
 
 RESPONSE_TTL = 60  # bounds the lag of what is not tagged (view counters); counters may lag more anyway
@@ -88,10 +88,6 @@ def etag_of(body: bytes) -> str:
     return 'W/"' + hashlib.blake2b(body, digest_size=16).hexdigest() + '"'
 
 
-def stamp_of(generations: dict[str, bytes]) -> bytes:
-    return b",".join(tag.encode() + b"=" + generations[tag] for tag in sorted(generations))
-
-
 class ResponseCache:
     def __init__(self, cache: Cache, *, ttl: int = RESPONSE_TTL) -> None:
         self.cache = cache
@@ -118,12 +114,14 @@ class ResponseCache:
         return Hit(as_bytes(found[1]), found[2] in (b"1", "1"), [int(v) for v in views.split(",") if v],
                    as_bytes(found[4]).decode())
 
-    async def store(self, key: str, body: bytes, capture: Capture) -> None:
+    async def store(self, key: str, body: bytes, capture: Capture, etag: str) -> None:
+        """Keep `body` (its ETag computed by the caller, who sends it too) under the generations it saw."""
         if not capture.storable or not capture.generations or len(capture.generations) > 10 * BATCH:
             return
         gzipped = len(body) > COMPRESS_OVER
-        stored: dict[Any, Any] = {"b": _gzip(body) if gzipped else body, "s": stamp_of(capture.generations),
-                  "v": ",".join(str(v) for v in capture.views), "e": etag_of(body)}
+        stored: dict[Any, Any] = {"b": _gzip(body) if gzipped else body,
+                                  "s": b",".join(stamp_parts(capture.generations).values()),
+                                  "v": ",".join(str(v) for v in capture.views), "e": etag}
         if gzipped:
             stored["z"] = b"1"
         try:

@@ -23,7 +23,8 @@ import logging
 import random
 import time
 import zlib
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -66,6 +67,18 @@ def decode(raw: bytes) -> tuple[bytes, Any]:
     return stamp, orjson.loads(body)
 
 
+def stamp_parts(generations: Mapping[str, bytes]) -> dict[str, bytes]:
+    """Each tag's part of a stamp. A stamp names its tags (`epoch=81,author:5=3`), so a stored value or
+    response can be checked by itself (`discours cache inspect`, the response cache's Lua)."""
+    return {tag: tag.encode() + b"=" + generation for tag, generation in generations.items()}
+
+
+def parse_stamp(stamp: bytes) -> dict[str, bytes]:
+    """The tags a stored value depends on, with the generations it was computed under."""
+    return dict((tag.decode(), generation) for tag, _, generation in
+                (part.rpartition(b"=") for part in stamp.split(b",") if part))
+
+
 # Seed 004: at most this many keys in one command and commands in one pipeline.
 BATCH = 100
 DEFAULT_TTL = 7 * 86_400
@@ -79,6 +92,15 @@ class CacheStats:
     misses: int = 0
     stale: int = 0
     errors: int = 0
+
+    def count(self, result: str, n: int = 1) -> None:
+        """Count `n` reads of a result: hit, miss or stale."""
+        if result == "hit":
+            self.hits += n
+        elif result == "miss":
+            self.misses += n
+        else:
+            self.stale += n
 
 
 class Cache:
@@ -206,16 +228,6 @@ class Cache:
         head, tail = list(results[:len(results) - commands]), results[len(results) - commands:]
         return head, [value for reply in tail for value in reply]
 
-    @staticmethod
-    def _stamp(generations: Sequence[bytes]) -> bytes:
-        return b",".join(generations)
-
-    @staticmethod
-    def parse_stamp(stamp: bytes) -> dict[str, bytes]:
-        """The tags a stored value depends on, with the generations it was computed under."""
-        return dict((tag.decode(), generation) for tag, _, generation in
-                    (part.rpartition(b"=") for part in stamp.split(b",") if part))
-
     # --- the seed API ------------------------------------------------------------------------------
 
     async def get_many(
@@ -256,33 +268,24 @@ class Cache:
             response_capture.report(None)
             return [MISSING] * count, [None] * count
         response_capture.report(gens)
-        # A stamp names its tags (`epoch=81,author:5=3`), so a stored value can be checked by itself
-        # (`discours cache inspect`).
-        named = {tag: tag.encode() + b"=" + generation for tag, generation in gens.items()}
+        parts = stamp_parts(gens)
         values: list[Any] = []
         stamps: list[bytes | None] = []
+        outcomes: Counter[tuple[str, str]] = Counter()  # (family, result): one metrics update per pair
         for key, raw, group in zip(cache_keys, raw_values, all_tags, strict=True):
-            stamp = self._stamp([named[t] for t in group])
+            stamp = b",".join(parts[t] for t in group)
             stamps.append(stamp)
             if raw is None:
-                self.stats.misses += 1
-                self._count_read(key, "miss")
-                values.append(MISSING)
-                continue
-            stored_stamp, data = decode(raw)
-            if stored_stamp != stamp:
-                self.stats.stale += 1
-                self._count_read(key, "stale")
-                values.append(MISSING)
-                continue
-            self.stats.hits += 1
-            self._count_read(key, "hit")
-            values.append(data)
+                result, value = "miss", MISSING
+            else:
+                stored_stamp, data = decode(raw)
+                result, value = ("hit", data) if stored_stamp == stamp else ("stale", MISSING)
+            outcomes[(keys.family(key), result)] += 1
+            values.append(value)
+        for (family, result), n in outcomes.items():
+            self.stats.count(result, n)
+            metrics.CACHE_READS.labels("value", family, result).inc(n)
         return values, stamps
-
-    @staticmethod
-    def _count_read(key: str, result: str) -> None:
-        metrics.CACHE_READS.labels("value", keys.family(key), result).inc()
 
     async def observe(self, tags: Sequence[str]) -> None:
         """Let a response being stored depend on `tags` (for data read outside the stamped values, such

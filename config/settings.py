@@ -92,8 +92,9 @@ class Settings(DatabaseSettings):
     # No REDIS_URL: an in-process Redis (fakeredis) with the same command set and Lua.
     redis_url: str | None = None
     # What must not be evicted (sessions, sign-in and OAuth tokens, rate limits, the settings store, the
-    # delayed and revalidation queues) on a Redis of its own, run with maxmemory-policy noeviction; then
-    # REDIS_URL holds only the cache and may evict (allkeys-lru). Unset: all on REDIS_URL.
+    # delayed and revalidation queues, live structures, views) on a Redis of its own, run with
+    # maxmemory-policy noeviction; then REDIS_URL holds only stamped cached values and may evict
+    # (allkeys-lru). Unset: all on REDIS_URL.
     redis_state_url: str | None = None
     db_pool_size: int = 10
     # A pooled database connection idle longer than this is pinged before use (one used more recently
@@ -288,6 +289,11 @@ class Settings(DatabaseSettings):
         if self.cookie_samesite == "none" and not self.cookie_secure:
             raise ValueError("COOKIE_SAMESITE=none needs COOKIE_SECURE=true (browsers drop the cookie otherwise)")
         return self
+
+    @property
+    def state_redis_url(self) -> str | None:
+        """Where what must not be evicted lives: REDIS_STATE_URL, else the one Redis."""
+        return self.redis_state_url or self.redis_url
 
     @property
     def is_production(self) -> bool:
