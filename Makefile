@@ -26,12 +26,14 @@ run: install
 services:
 	@bash scripts/ensure-services.sh
 
-## The whole suite against real PostgreSQL and Redis on 127.0.0.1 (installed and started if missing).
+## The whole suite against real PostgreSQL and Redis on 127.0.0.1 (installed and started if missing), then
+## the Redis-heavy modules again on a three-master Redis Cluster of its own (devtools/on_cluster.py).
 test: install services
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/pytest -q
+	$(BIN)/python -m devtools.on_cluster
 
 lint: install
 	$(BIN)/ruff check .

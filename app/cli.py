@@ -64,7 +64,7 @@ def cmd_queue(args: argparse.Namespace) -> int:
 
     async def run() -> None:
         settings = load_settings()
-        redis = make_redis(settings.state_redis_url)
+        redis = make_redis(settings.state_redis_url, cluster=settings.redis_cluster)
         try:
             queue = DelayedQueue(redis, DEFERRED_QUEUE)
             if args.requeue_parked:

@@ -73,8 +73,10 @@ async def open_deps(settings: Settings) -> AsyncIterator[Deps]:
                          ping_after_idle=settings.db_ping_after_idle)
     # One guard (circuit breaker, error mapping) for every Redis call of this process, on either Redis.
     guard = RedisGuard(settings.redis_breaker_seconds)
-    redis = make_redis(settings.redis_url, max_connections=settings.redis_max_connections, guard=guard)
-    state = (make_redis(settings.redis_state_url, max_connections=settings.redis_max_connections, guard=guard)
+    redis = make_redis(settings.redis_url, max_connections=settings.redis_max_connections, guard=guard,
+                       cluster=settings.redis_cluster)
+    state = (make_redis(settings.redis_state_url, max_connections=settings.redis_max_connections, guard=guard,
+                        cluster=settings.redis_cluster)
              if settings.redis_state_url else redis)
     cache = Cache(redis, state=state, ttl_jitter=settings.cache_ttl_jitter,
                   default_ttl=settings.cache_ttl_default, missing_ttl=settings.cache_ttl_missing,

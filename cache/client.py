@@ -1,7 +1,9 @@
 """The Redis client factory and the one guard every Redis call goes through.
 
-`make_redis` gives a real server's client from a URL, or an in-process fakeredis for the embedded default;
-both are `redis.asyncio.Redis`, so everything above this module runs the same code. Every command and
+`make_redis` gives a real server's client from a URL, a Redis Cluster client (`cluster=True`), or an
+in-process fakeredis for the embedded default; all answer the same calls (the cluster client hides what a
+cluster does differently, see GuardedRedisCluster), so everything above this module runs the same code.
+Every command and
 every pipeline of either client passes through one `RedisGuard`: the error mapping (a connection failure,
 a timeout or a Redis Cluster error becomes `RedisUnavailable`, a `RedisError`), the circuit breaker that
 such a failure opens, and the metrics. The cache, sessions, sign-in tokens, rate limits, the settings
@@ -16,11 +18,13 @@ as Redis answers again.
 from __future__ import annotations
 
 import logging
+import random
 import time
 from typing import Any
 
-from redis.asyncio import BlockingConnectionPool, Redis
-from redis.asyncio.client import Pipeline
+from redis.asyncio import BlockingConnectionPool, ConnectionPool, Redis
+from redis.asyncio.client import Pipeline, PubSub
+from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -113,10 +117,125 @@ class GuardedRedis(_Guarded, Redis):  # type: ignore[misc]
     pass
 
 
-def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard | None = None) -> Redis:
+class GuardedRedisCluster(_Guarded, RedisCluster):  # type: ignore[misc]
+    """A Redis Cluster client that the code written for one server can use unchanged:
+
+    - MGET over keys of several slots is split by slot (redis-py's `mget_nonatomic`); every caller reads
+      values that are independent of each other, so nothing relied on MGET's atomicity;
+    - in a pipeline, MGET becomes one GET per key whose replies are joined back into MGET's list, and a
+      script runs as EVAL of its text (redis-py refuses EVALSHA in cluster pipelines, and a node that
+      restarted would not know the SHA anyway);
+    - keys that one command, script or MULTI uses together share a hash tag (cache/keys.py).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.scripts_by_sha: dict[str, str] = {}
+
+    def register_script(self, script: Any) -> Any:
+        registered = super().register_script(script)
+        self.scripts_by_sha[registered.sha] = registered.script  # type: ignore[assignment]
+        return registered
+
+    async def mget(self, keys: Any, *args: Any) -> list[Any]:  # type: ignore[override]
+        return await self.mget_nonatomic(keys, *args)
+
+    def pubsub(self, **kwargs: Any) -> PubSub:  # type: ignore[override]
+        """Pub/sub on one master: a cluster passes every PUBLISH to every node, so any node hears all
+        channels. A new pub/sub (the hub's reconnection) may take another node, so a node that went away
+        is left behind."""
+        nodes = self.get_primaries() or list(self.nodes_manager.startup_nodes.values())
+        node = random.choice(nodes)
+        passed_on: dict[str, Any] = {k: v for k, v in self.get_connection_kwargs().items()  # TLS, credentials
+                                     if k in ("connection_class", "username", "password", "credential_provider")
+                                     or k.startswith("ssl_")}
+        pool = ConnectionPool(host=node.host, port=node.port, socket_connect_timeout=2.0, **passed_on)
+        return _NodePubSub(pool, **kwargs)
+
+    def pipeline(self, transaction: bool | None = None, shard_hint: str | None = None) -> Any:  # type: ignore[override]
+        pipe = GuardedClusterPipeline(self, transaction)  # type: ignore[abstract]
+        pipe.guard = self.guard
+        return pipe
+
+
+class _NodePubSub(PubSub):
+    """A pub/sub with a connection pool of its own, closed with it."""
+
+    async def aclose(self) -> None:
+        await super().aclose()
+        await self.connection_pool.disconnect()
+
+
+class GuardedClusterPipeline(ClusterPipeline):
+    """A cluster pipeline through the guard, with MGET and scripts as GuardedRedisCluster describes."""
+
+    guard: RedisGuard
+
+    def __init__(self, client: GuardedRedisCluster, transaction: bool | None = None) -> None:
+        super().__init__(client, transaction)
+        self.queued = 0
+        self.mget_groups: list[tuple[int, int]] = []  # (first reply, how many) of each emulated MGET
+
+    async def initialize(self) -> ClusterPipeline:
+        try:  # entering the pipeline may have to find the cluster's nodes first
+            return await super().initialize()
+        except _CAUGHT as exc:
+            raise self.guard.failed(exc, "pipeline") from exc
+
+    def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        self.queued += 1
+        return super().execute_command(*args, **kwargs)
+
+    def mget(self, keys: Any, *args: Any) -> Any:  # type: ignore[override]
+        names = [keys, *args] if isinstance(keys, (str, bytes)) else [*keys, *args]
+        self.mget_groups.append((self.queued, len(names)))
+        for name in names:
+            self.get(name)
+        return self
+
+    async def evalsha(self, sha: str, numkeys: int, *keys_and_args: Any) -> Any:  # type: ignore[override]
+        # A coroutine, since redis-py's Script awaits what this returns: awaiting the pipeline itself
+        # would re-initialise it and drop every command queued so far.
+        text = self.cluster_client.scripts_by_sha[sha]  # type: ignore[attr-defined]
+        return self.execute_command("EVAL", text, numkeys, *keys_and_args)
+
+    def publish(self, channel: Any, message: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        return self.execute_command("PUBLISH", channel, message, **kwargs)
+
+    # redis-py's cluster pipeline makes these coroutines that split keys by slot, which a pipeline never
+    # awaits (the command would be lost): here they are queued as they are, their keys in one slot.
+    def delete(self, *names: Any) -> Any:  # type: ignore[override]
+        return self.execute_command("DEL", *names)
+
+    def unlink(self, *names: Any) -> Any:  # type: ignore[override]
+        return self.execute_command("UNLINK", *names)
+
+    def exists(self, *names: Any) -> Any:  # type: ignore[override]
+        return self.execute_command("EXISTS", *names)
+
+    async def execute(self, raise_on_error: bool = True, allow_redirections: bool = True) -> list[Any]:
+        try:
+            replies = await super().execute(raise_on_error, allow_redirections)
+        except _CAUGHT as exc:
+            raise self.guard.failed(exc, "pipeline") from exc
+        finally:
+            groups, self.mget_groups, self.queued = self.mget_groups, [], 0
+        for first, count in reversed(groups):
+            replies[first:first + count] = [replies[first:first + count]]
+        return replies
+
+
+def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard | None = None,
+               cluster: bool = False) -> Redis:
     """A client whose calls pass `guard` (a new one when not given: share one between the clients of a
-    process so that they agree on whether Redis answers)."""
+    process so that they agree on whether Redis answers). `cluster`: `url` names any node of a Redis
+    Cluster, and the client finds the others."""
     guard = guard or RedisGuard()
+    if cluster and url is not None:
+        nodes: GuardedRedisCluster = GuardedRedisCluster.from_url(  # type: ignore[assignment]
+            url, max_connections=max_connections, socket_connect_timeout=2.0, socket_timeout=2.0)
+        nodes.guard = guard
+        return nodes  # type: ignore[return-value]
     if url is None:
         # Imported here: production never loads fakeredis.
         from fakeredis import FakeServer
@@ -158,6 +277,10 @@ def _sentinel_master(url: str, *, max_connections: int, guard: RedisGuard) -> Re
                                  socket_timeout=2.0, socket_connect_timeout=2.0, max_connections=max_connections)
     client.guard = guard
     return client  # type: ignore[no-any-return]
+
+
+def is_cluster(redis: Redis) -> bool:
+    return isinstance(redis, RedisCluster)
 
 
 def guard_of(redis: Redis) -> RedisGuard:

@@ -3,6 +3,12 @@
 Key names follow `{entity}:{property}:{value}`; user input never goes into a key raw: slugs are
 normalised and free text (search queries, long parameter lists) is hashed, so keys carry no spaces,
 quotes or control characters and stay short (seed 004).
+
+Redis Cluster: keys that one command, script or MULTI uses together carry the same hash tag, the part in
+braces, which decides their slot: an entity's live structures and its meta hash (`{id}`), a user's
+sessions and their set, a user's verification tokens, a delayed queue's five keys, the view counters
+with their pending set, the settings store with its index. Everything else is read key by key (or by
+MGETs split by slot), so it needs no tag and spreads over the cluster.
 """
 
 from __future__ import annotations
@@ -121,20 +127,25 @@ def viewer_list(viewer: int, name: str, params_digest: str = "") -> str:
     return _fit(f"viewer:{viewer}:{name}" + (f":{params_digest}" if params_digest else ""), family=3)
 
 
+# One script counts a view against the viewer's hourly set, the shout's counter and the pending set
+# (cache/views.py): the three share the `{views}` tag, so on a cluster every view key lives on one node.
+VIEWS_SLOT = "{views}"
+
+
 def viewed(shout: int) -> str:
     """Seed 000 section 5: the view counter of a shout."""
-    return f"viewed:{shout}"
+    return f"viewed:{VIEWS_SLOT}:{shout}"
 
 
 def views_seen(viewer: str, hour: int) -> str:
     """The shouts one viewer (an author or a hashed anonymous client) read in one hour: a view counts
     once per viewer, shout and hour. Expires after the hour."""
-    return f"views:seen:{_part(viewer)}:{hour}"
+    return f"views:{VIEWS_SLOT}:seen:{_part(viewer)}:{hour}"
 
 
 def views_pending() -> str:
     """Ids of shouts whose view counters changed since the last flush to the database."""
-    return "views:pending"
+    return f"views:{VIEWS_SLOT}:pending"
 
 
 def reading_history(author: int) -> str:
@@ -149,7 +160,11 @@ def search_history(author: int) -> str:
 
 # --- live structures (seeds 001 and 003) ----------------------------------------------------------
 # Kept current by the write side after each commit instead of being recomputed (cache/live.py). Sorted
-# sets of ids hold zero-padded members, so that equal scores order by id exactly as SQL does.
+# sets of ids hold zero-padded members, so that equal scores order by id exactly as SQL does. A script
+# updates an entity's meta hash and its structures together, so they all carry the entity's id as their
+# hash tag (`user:{5}:fans`, `live:author:{5}`): the seed's names, with the braces kept.
+
+BOARD_ENTITY = 0  # the boards are the structures of one entity: (board|weekly, 0)
 
 LIVE_KINDS = ("shout", "author", "topic", "community", "comment", "board", "weekly")
 
@@ -160,7 +175,7 @@ def member(entity_id: int) -> str:
 
 def live_meta(kind: str, entity_id: int) -> str:
     """Per entity: the write version, writes under way, and the epoch each structure was built under."""
-    return f"live:{kind}:{entity_id}"
+    return f"live:{kind}:{{{entity_id}}}"
 
 
 def live_epoch(kind: str) -> str:
@@ -171,30 +186,30 @@ def live_epoch(kind: str) -> str:
 
 def counters(kind: str, entity_id: int) -> str:
     """Seed 003 `count:*`: the counters of one entity (a HASH of metric -> value)."""
-    return f"count:{kind}:{entity_id}"
+    return f"count:{kind}:{{{entity_id}}}"
 
 
 def fans(kind: str, entity_id: int) -> str:
     """Seed 003 `user:{id}:fans`: who follows an author (and the same for topics, communities, shouts),
     scored by follow time."""
-    return f"user:{entity_id}:fans" if kind == "author" else f"{kind}:{entity_id}:fans"
+    return f"user:{{{entity_id}}}:fans" if kind == "author" else f"{kind}:{{{entity_id}}}:fans"
 
 
 def following(author: int, kind: str = "author") -> str:
     """Seed 003 `user:{id}:following`: what an author follows, scored by follow time."""
-    return f"user:{author}:following" if kind == "author" else f"user:{author}:following:{kind}s"
+    return f"user:{{{author}}}:following" if kind == "author" else f"user:{{{author}}}:following:{kind}s"
 
 
 def post_comments(shout: int, order: str = "") -> str:
     """Seed 001 `post:{id}:comments`: a shout's top-level comments scored by time; `:best` the same
     scored by rating; `:all` every comment of the shout (replies too) scored by time."""
-    return f"post:{shout}:comments" + (f":{order}" if order else "")
+    return f"post:{{{shout}}}:comments" + (f":{order}" if order else "")
 
 
 def leaderboard(board: str) -> str:
     """Seed 001 `leaderboard:{board}`: the top entities of a board (`shouts:rating`, ...) by score,
-    all time, or in one ISO week (`shouts:rating:2026-W47`)."""
-    return f"leaderboard:{board}"
+    all time, or in one ISO week (`shouts:rating:2026-W47`). Tagged with the boards' entity."""
+    return f"leaderboard:{{{BOARD_ENTITY}}}:{board}"
 
 
 WEEK_NAME = re.compile(r"^(\d{4})-W(\d{2})$")
@@ -225,40 +240,41 @@ def board_kind(board: str) -> str:
 
 def comment(comment_id: int) -> str:
     """Seed 001 `comment:{id}`: one comment's fields (a HASH), `status` active or deleted."""
-    return f"comment:{comment_id}"
+    return f"comment:{{{comment_id}}}"
 
 
 def comment_replies(comment_id: int, order: str = "") -> str:
     """Seed 001 `comment:{id}:replies`: a comment's direct replies scored by time (`:best`: by rating)."""
-    return f"comment:{comment_id}:replies" + (f":{order}" if order else "")
+    return f"comment:{{{comment_id}}}:replies" + (f":{order}" if order else "")
 
 
 # --- the delayed queue (seed 001) ---------------------------------------------------------------------
 # Every family is bounded: messages leave the queue when handled or parked, the parked set is trimmed.
+# The five keys of a queue meet in its scripts: the queue's name is their hash tag.
 
 def delayed_queue(name: str) -> str:
     """Seed 001: messages (`{id}|{kind}|{json payload}`) scored by the time they are due."""
-    return f"delayed_queue:{name}"
+    return f"delayed_queue:{{{_part(name)}}}"
 
 
 def delayed_leased(name: str) -> str:
     """Messages a consumer took, scored by the end of its lease: back in the queue if it dies."""
-    return f"delayed_queue:{name}:leased"
+    return delayed_queue(name) + ":leased"
 
 
 def delayed_deliveries(name: str) -> str:
     """How many times each message still in flight was handed out (its attempts)."""
-    return f"delayed_queue:{name}:deliveries"
+    return delayed_queue(name) + ":deliveries"
 
 
 def delayed_parked(name: str) -> str:
     """Messages that failed every attempt, scored by when they were parked (`discours queue` shows them)."""
-    return f"delayed_queue:{name}:parked"
+    return delayed_queue(name) + ":parked"
 
 
 def delayed_errors(name: str) -> str:
     """The last error of each parked message."""
-    return f"delayed_queue:{name}:errors"
+    return delayed_queue(name) + ":errors"
 
 
 # --- pub/sub channels (seed 000, section 6) --------------------------------------------------------
@@ -482,14 +498,15 @@ def revalidation_processing(entity_type: str) -> str:
 
 
 # --- accounts and sessions (seed 000 sections 1 and 2) -----------------------------------------------
-# Tokens never appear in keys raw: `token_id` is a hash of the token (auth/tokens.py).
+# Tokens never appear in keys raw: `token_id` is a hash of the token (auth/tokens.py). A user's sessions
+# and their set change in one MULTI, as do a user's verification tokens: the user id is their hash tag.
 
 def session(user_id: int, token_id: str) -> str:
-    return f"session:{user_id}:{token_id}"
+    return f"session:{{{user_id}}}:{token_id}"
 
 
 def user_sessions(user_id: int) -> str:
-    return f"user_sessions:{user_id}"
+    return f"user_sessions:{{{user_id}}}"
 
 
 def oauth_state(state: str) -> str:
@@ -505,12 +522,12 @@ def oauth_refresh(user_id: int, provider: str) -> str:
 
 
 def verification(user_id: int, kind: str, token_id: str) -> str:
-    return _fit(f"verification:{user_id}:{kind}:{token_id}", family=3)
+    return _fit(f"verification:{{{user_id}}}:{kind}:{token_id}", family=3)
 
 
 def pending_verification(user_id: int, kind: str) -> str:
     """The token id of a user's outstanding verification of one kind (so it can be cancelled)."""
-    return f"verification:{user_id}:{kind}:pending"
+    return f"verification:{{{user_id}}}:{kind}:pending"
 
 
 def login_failures(email_digest: str) -> str:
@@ -522,8 +539,12 @@ def rate_window(action: str, subject_digest: str, window: int) -> str:
     return _fit(f"rate:{action}:{subject_digest}:{window}")
 
 
+# The settings store's variables and their index change in one MULTI: one hash tag for all of them.
+ENV_SLOT = "{env}"
+
+
 def env_var(name: str) -> str:
-    return f"env_vars:{_part(name)}"
+    return f"env_vars:{ENV_SLOT}:{_part(name)}"
 
 
 def author_account(author: int) -> str:
@@ -537,7 +558,7 @@ def tag_account(author: int) -> str:
 
 def env_index() -> str:
     """The names of all stored variables (variable names are upper case, so this never collides)."""
-    return "env_vars:index"
+    return f"env_vars:{ENV_SLOT}:index"
 
 
 

@@ -42,10 +42,13 @@ KEY_MARGIN = 600
 CHUNK = 100  # seed 004: at most 100 elements per command
 # Leaderboards are global: the structures of one entity, (kind, BOARD_ENTITY), of the kind "board" for
 # all-time boards and "weekly" for weekly editions (cache/boards.py).
-BOARD_ENTITY = 0
+BOARD_ENTITY = keys.BOARD_ENTITY
 
-# Apply one committed write's operations to one entity's structures.
-# KEYS: meta, epoch, structure keys...; ARGV: ttl, announced, set cap, thread cap, then ops:
+# Apply one committed write's operations to one entity's structures. The keys share the entity's hash tag
+# (cache/keys.py), so the script runs on a Redis Cluster too; the kind's epoch is not one of them: a
+# structure built under an older epoch may be changed here, but readers never take it for built (its meta
+# names the old epoch) and its next build replaces it.
+# KEYS: meta, structure keys...; ARGV: ttl, announced, set cap, thread cap, then ops:
 #   incr  <key#> <name> <field> <delta>       HINCRBY
 #   max   <key#> <name> <field> <value>       HSET if greater (a maximum such as a last comment time)
 #   drop  <key#> <name>                       UNLINK: rebuilt from SQL on the next read
@@ -62,7 +65,6 @@ BOARD_ENTITY = 0
 #                                             enters, and the lowest member leaves (its score the floor)
 _APPLY = Template("""
 local meta = KEYS[1]
-local epoch = redis.call('GET', KEYS[2]) or ''
 local ttl, cap, thread_cap = tonumber(ARGV[1]), tonumber(ARGV[3]), tonumber(ARGV[4])
 redis.call('HINCRBY', meta, 'v', 1)
 if ARGV[2] == '1' and redis.call('HINCRBY', meta, 'p', -1) < 0 then redis.call('HSET', meta, 'p', 0) end
@@ -71,7 +73,7 @@ local arity = {incr = 5, max = 5, drop = 3, zadd = 5, zrem = 4, zput = 5, zdel =
 local i = 5
 while i <= #ARGV do
   local verb, key, name = ARGV[i], KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2]
-  if redis.call('HGET', meta, name) ~= epoch or verb == 'drop' then
+  if not redis.call('HGET', meta, name) or verb == 'drop' then
     redis.call('UNLINK', key)
     redis.call('HDEL', meta, name)
   elseif verb == 'incr' then
@@ -132,17 +134,18 @@ return 1
 """).substitute(margin=KEY_MARGIN, complete="-1e15")
 
 # Store a structure built from SQL, unless a write was announced or applied since the reader noted the
-# meta. KEYS: meta, epoch, structure; ARGV: noted version, noted epoch, now, ttl, name, type, data...
+# meta. It is marked built under the epoch the reader noted: if the epoch moved since, readers take it
+# for unbuilt and build it again. KEYS: meta, structure; ARGV: noted version, noted epoch, now, ttl, name,
+# type, data...
 _BUILD = Template("""
 local meta = KEYS[1]
-if (redis.call('GET', KEYS[2]) or '') ~= ARGV[2] then return 0 end
 if (redis.call('HGET', meta, 'v') or '') ~= ARGV[1] then return 0 end
 local pending = tonumber(redis.call('HGET', meta, 'p') or '0')
 if pending > 0 then
   if tonumber(ARGV[3]) - tonumber(redis.call('HGET', meta, 'pt') or '0') < $timeout then return 0 end
   redis.call('HSET', meta, 'p', 0)
 end
-local key, ttl = KEYS[3], tonumber(ARGV[4])
+local key, ttl = KEYS[2], tonumber(ARGV[4])
 redis.call('UNLINK', key)
 local verb = ARGV[6] == 'hash' and 'HSET' or 'ZADD'
 local i = 7
@@ -312,7 +315,7 @@ class LiveStore:
         for kind in sorted(ops.lost_kinds):
             pipe.incr(keys.live_epoch(kind))
         for (kind, entity_id), entity_ops in ops.by_entity.items():
-            key_list = [keys.live_meta(kind, entity_id), keys.live_epoch(kind)]
+            key_list = [keys.live_meta(kind, entity_id)]
             args: list[str] = [str(self.ttl), "1" if announced else "0", str(self.set_cap), str(self.thread_cap)]
             for op in entity_ops if announced else [Op("drop", o.name) for o in entity_ops]:
                 key = structure_key(kind, entity_id, op.name)
@@ -382,8 +385,7 @@ class LiveStore:
                     for entity_id, data in todo[start:start + CHUNK]:
                         seen = noted[entity_id]
                         await self._build(
-                            keys=[keys.live_meta(kind, entity_id), keys.live_epoch(kind),
-                                  structure_key(kind, entity_id, name)],
+                            keys=[keys.live_meta(kind, entity_id), structure_key(kind, entity_id, name)],
                             args=[seen.version, seen.epoch, now, str(self.ttl), name, structure,
                                   *(str(v) for v in data)],
                             client=pipe)

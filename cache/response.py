@@ -14,6 +14,9 @@ whose views it counted, `z` set when the body is gzip (seed 004: a value over 10
 is one round trip: a Lua script reads the hash, compares every generation of the stamp with the current
 one inside Redis, and returns the body only if all still match. The body goes out as it is stored: gzip
 bodies to clients that accept gzip (most do), decompressed only for the others.
+
+On a Redis Cluster the generations live in other slots than the response, where a script cannot read
+them: a hit there is two round trips, the hash, then its generations (MGETs split by slot).
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ import orjson
 from redis.exceptions import RedisError
 
 from cache import keys
+from cache.client import is_cluster
 from cache.response_capture import Capture
-from cache.store import BATCH, COMPRESS_OVER, Cache, stamp_parts
+from cache.store import BATCH, COMPRESS_OVER, Cache, parse_stamp, stamp_parts
 from telemetry import metrics
 
 RESPONSE_TTL = 60  # bounds the lag of what is not tagged (view counters); counters may lag more anyway
@@ -95,13 +99,17 @@ class ResponseCache:
         self.hits = 0
         self.stores = 0
         self._hit = cache.redis.register_script(_HIT)
+        self._cluster = is_cluster(cache.redis)
 
     async def get(self, key: str) -> Hit | None:
         """The stored response, if every generation it was stamped with is still current."""
         if not self.cache.available:
             return None
         try:
-            found = await self._hit(keys=[key], args=[keys.generation("")])
+            if self._cluster:
+                found = await self._check_apart(key)
+            else:
+                found = await self._hit(keys=[key], args=[keys.generation("")])
         except RedisError as exc:
             self.cache.trip(exc, "response cache read")
             return None
@@ -113,6 +121,23 @@ class ResponseCache:
         views = as_bytes(found[3]).decode()
         return Hit(as_bytes(found[1]), found[2] in (b"1", "1"), [int(v) for v in views.split(",") if v],
                    as_bytes(found[4]).decode())
+
+    async def _check_apart(self, key: str) -> list[Any]:
+        """What `_HIT` answers, in two round trips: the hash, then the current generations."""
+        async with self.cache.redis.pipeline(transaction=False) as pipe:
+            pipe.type(key)
+            pipe.hmget(key, ["s", "b", "z", "v", "e"])
+            kind, stored = await pipe.execute(raise_on_error=False)
+        if kind not in (b"hash", "hash"):
+            return [0]
+        stamp, body, gzipped, views, etag = stored
+        if stamp is None or body is None:
+            return [0]
+        wanted = parse_stamp(stamp)
+        current = await self.cache.redis.mget(keys.generations(wanted)) if wanted else []
+        if list(wanted.values()) != current:
+            return [1]
+        return [2, body, gzipped or b"", views or b"", etag or b""]
 
     async def store(self, key: str, body: bytes, capture: Capture, etag: str) -> None:
         """Keep `body` (its ETag computed by the caller, who sends it too) under the generations it saw."""

@@ -96,6 +96,9 @@ class Settings(DatabaseSettings):
     # maxmemory-policy noeviction; then REDIS_URL holds only stamped cached values and may evict
     # (allkeys-lru). Unset: all on REDIS_URL.
     redis_state_url: str | None = None
+    # REDIS_URL (and REDIS_STATE_URL) name any node of a Redis Cluster: the client finds the others, and
+    # keys used together share a hash tag (cache/keys.py).
+    redis_cluster: bool = False
     db_pool_size: int = 10
     # A pooled database connection idle longer than this is pinged before use (one used more recently
     # is trusted: the ping is a round trip that would cost every cold read; orm/engine.py).
@@ -282,6 +285,17 @@ class Settings(DatabaseSettings):
     def _state_beside_a_cache(self) -> Settings:
         if self.redis_state_url and not self.redis_url:
             raise ValueError("REDIS_STATE_URL needs REDIS_URL (the cache's Redis) as well")
+        return self
+
+    @model_validator(mode="after")
+    def _cluster_urls(self) -> Settings:
+        if not self.redis_cluster:
+            return self
+        if not self.redis_url:
+            raise ValueError("REDIS_CLUSTER=true needs REDIS_URL naming a node of the cluster")
+        for url in (self.redis_url, self.redis_state_url):
+            if url and url.startswith(SENTINEL_SCHEME):
+                raise ValueError("REDIS_CLUSTER=true takes redis:// or rediss:// node URLs, not Sentinels")
         return self
 
     @model_validator(mode="after")

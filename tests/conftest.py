@@ -30,6 +30,11 @@ from resolvers.deps import Deps
 
 TEST_DATABASE_URL = os.environ.get("TEST_DATABASE_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
 TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
+# Set by devtools/on_cluster.py, which runs the Redis-heavy modules again on a three-master Redis Cluster.
+TEST_REDIS_CLUSTER = os.environ.get("TEST_REDIS_CLUSTER", "") == "1"
+# For tests that count the commands or round trips of one Redis server (a cluster client splits them by
+# node), or that stop and start a server of their own.
+single_redis = pytest.mark.skipif(TEST_REDIS_CLUSTER, reason="counts a single Redis server's commands")
 
 
 @dataclass
@@ -89,8 +94,9 @@ def sql_counter(engine: AsyncEngine) -> Iterator[Counter]:
 
 @pytest.fixture
 async def redis() -> AsyncIterator[Redis]:
-    client = make_redis(TEST_REDIS_URL)  # configured as the app's (pool, timeouts, retries)
-    await client.flushdb()  # the tests' own logical database; never done outside tests
+    # configured as the app's (pool, timeouts, retries)
+    client = make_redis(TEST_REDIS_URL, cluster=TEST_REDIS_CLUSTER)
+    await client.flushdb()  # the tests' own logical database (or cluster); never done outside tests
     yield client
     await client.aclose()
 
@@ -111,7 +117,8 @@ def cache(redis: Redis) -> Cache:
 def settings() -> Settings:
     # Every test client comes from one address, so the per-address rate limits are off here; the
     # throttling tests (test_auth_load.py) set their own.
-    return load_settings(database_url=TEST_DATABASE_URL, redis_url=TEST_REDIS_URL, jwt_secret="t" * 40,
+    return load_settings(database_url=TEST_DATABASE_URL, redis_url=TEST_REDIS_URL, redis_cluster=TEST_REDIS_CLUSTER,
+                         jwt_secret="t" * 40,
                          password_time_cost=1, password_memory_cost=1024, admin_emails=["root@example.org"],
                          logins_per_address=0, registrations_per_address=0, mails_per_address=0,
                          mails_per_recipient=0)

@@ -19,6 +19,7 @@ import uvicorn
 import websockets
 from redis.asyncio import Redis
 
+from cache.client import is_cluster
 from devtools.services import free_port
 from tests.conftest import TEST_DATABASE_URL, TEST_REDIS_URL
 
@@ -131,7 +132,9 @@ async def subscribed(redis: Redis, channel: str, at_least: int = 1, wait: float 
     """Wait until `channel` has `at_least` Redis subscribers: a subscription is live only from then."""
     deadline = asyncio.get_running_loop().time() + wait
     while True:
-        counts = dict(await redis.pubsub_numsub(channel))
+        # on a cluster, summed over every node (the hub listens on one of them)
+        options = {"target_nodes": "all"} if is_cluster(redis) else {}
+        counts = dict(await redis.pubsub_numsub(channel, **options))
         if counts.get(channel.encode(), 0) >= at_least:
             return
         if asyncio.get_running_loop().time() > deadline:

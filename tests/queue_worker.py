@@ -12,16 +12,16 @@ import os
 import sys
 from typing import Any
 
-from redis.asyncio import Redis
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from cache.client import make_redis
 from cache.delayed import DelayedQueue
 
 
 async def main(redis_url: str, database_url: str, name: str) -> None:
     engine = create_async_engine(database_url)
-    queue = DelayedQueue(Redis.from_url(redis_url), name, batch=50, lease=3, max_attempts=3, backoff=0.2)
+    queue = DelayedQueue(make_redis(redis_url, cluster=os.environ.get("TEST_REDIS_CLUSTER") == "1"), name, batch=50, lease=3, max_attempts=3, backoff=0.2)
     pid = os.getpid()
 
     async def probe(payload: dict[str, Any]) -> None:

@@ -289,7 +289,7 @@ async def test_redis_holds_no_raw_token_and_the_seed_ttls(client: Any, redis: Re
         elif kind == b"set":
             for member in await redis.smembers(key):
                 assert token.encode() not in member
-    session_keys = [k async for k in redis.scan_iter(match=f"session:{user_id}:*")]
+    session_keys = [k async for k in redis.scan_iter(match=f"session:{{{user_id}}}:*")]
     assert session_keys
     month = 30 * 24 * 3600
     for key in [*session_keys, keys.user_sessions(int(user_id)).encode()]:

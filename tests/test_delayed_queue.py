@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from cache import keys
 from cache.delayed import DelayedQueue
-from tests.conftest import TEST_DATABASE_URL, TEST_REDIS_URL
+from tests.conftest import TEST_DATABASE_URL, TEST_REDIS_CLUSTER, TEST_REDIS_URL
 from tests.helpers import Api
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -126,7 +126,8 @@ async def test_the_cli_shows_parked_messages(redis: Redis) -> None:
     await queue.run_once()  # no handler: fails at once and, with one attempt allowed, is parked
     process = await asyncio.create_subprocess_exec(sys.executable, "-m", "app.cli", "queue", cwd=ROOT,
                                                    stdout=subprocess.PIPE,
-                                                   env={**os.environ, "REDIS_URL": TEST_REDIS_URL})
+                                                   env={**os.environ, "REDIS_URL": TEST_REDIS_URL,
+                                                        "REDIS_CLUSTER": str(TEST_REDIS_CLUSTER).lower()})
     out = (await process.communicate())[0].decode()
     assert process.returncode == 0
     assert "1 parked" in out and "no_such_kind" in out and "no handler" in out, out

@@ -7,6 +7,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from auth.permissions import Viewer, can
+from cache import keys
 from tests.test_auth import LOGIN, PASSWORD, _call, _code, _register_and_login
 
 reader = Viewer(author_id=10, roles={1: frozenset({"reader"})})
@@ -49,5 +50,5 @@ async def test_settings_store_is_admin_only(client: Any, redis: Redis) -> None:
     sections = {s["name"]: s["variables"] for s in (await _call(client, query, token=admin))["data"]["getEnvVariables"]}
     assert sections["features"] == [{"key": "FEATURE_REGISTRATION", "value": "on", "isSecret": False}]
     assert sections["auth"][0]["value"] != "s3cr3t" and sections["auth"][0]["isSecret"]
-    assert await redis.get("env_vars:FEATURE_REGISTRATION") == b"on"
-    assert await redis.ttl("env_vars:FEATURE_REGISTRATION") == -1  # seed 000: kept without TTL
+    assert await redis.get(keys.env_var("FEATURE_REGISTRATION")) == b"on"
+    assert await redis.ttl(keys.env_var("FEATURE_REGISTRATION")) == -1  # seed 000: kept without TTL

@@ -1,0 +1,39 @@
+"""The Redis-heavy test modules again, on a local three-master Redis Cluster (`make test` runs this after
+the suite): the cache, sessions and tokens, revalidation, live structures, the delayed queue, views and
+pub/sub, with REDIS_CLUSTER on. The cluster is redis-server processes of its own on free loopback ports,
+removed afterwards.
+
+    python -m devtools.on_cluster [pytest arguments...]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from devtools.services import RedisClusterServers
+
+ROOT = Path(__file__).resolve().parent.parent
+MODULES = [
+    "tests/test_cache_read_path.py", "tests/test_invalidation.py", "tests/test_invalidation_api.py",
+    "tests/test_response_cache.py", "tests/test_auth.py", "tests/test_permissions_and_settings_store.py",
+    "tests/test_revalidator.py", "tests/test_live_structures.py", "tests/test_boards.py", "tests/test_views.py",
+    "tests/test_delayed_queue.py", "tests/test_pubsub.py", "tests/test_subscriptions.py", "tests/test_events.py",
+    "tests/test_cluster.py",
+]
+
+
+async def _run(arguments: list[str]) -> int:
+    async with RedisClusterServers(3) as cluster:
+        env = {**os.environ, "TEST_REDIS_URL": cluster.url, "TEST_REDIS_CLUSTER": "1"}
+        print(f"Redis Cluster of {len(cluster.nodes)} masters at {cluster.url}", flush=True)
+        done = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "pytest", *arguments],
+                                       cwd=ROOT, env=env)
+    return done.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(_run(sys.argv[1:] or ["-q", *MODULES])))
