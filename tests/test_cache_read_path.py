@@ -3,6 +3,7 @@ TTLs where the seeds give one, and the generation stamp that refuses late (stale
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 import httpx
@@ -114,6 +115,30 @@ async def test_every_key_a_read_leaves_expires(gql: Any, redis: Redis) -> None:
     for key in ("author:slug:nobody-at-all", "topic:slug:no-such-topic", "shout:slug:no-such-shout"):
         assert 60 <= found[key] <= 66, (key, found.get(key))
     assert all(t <= 30 * 86400 for k, t in found.items() if k.startswith("gen:"))
+
+
+async def test_ten_thousand_unknown_slugs_leave_no_key_without_a_ttl(client: Any, redis: Redis) -> None:
+    """Seed 004, issue 12: clients choose what they look up, so lookups of random slugs that do not exist
+    (authors, topics, shouts: 10,000 in batches of 10 operations of 25 aliases) must not grow Redis
+    without bound: every key they leave expires, the misses within about a minute."""
+    lookups = 0
+    for _ in range(40):
+        batch = []
+        for n in range(10):
+            field = ("get_author", "get_topic", "get_shout")[n % 3]
+            aliases = " ".join(f'l{i}: {field}(slug: "{secrets.token_hex(6)}-{i}") {{ id }}' for i in range(25))
+            batch.append({"query": "{ " + aliases + " }"})
+            lookups += 25
+        response = await client.post("/graphql", json=batch)
+        assert response.status_code == 200 and all(r["data"] for r in response.json()), response.text[:300]
+    assert lookups == 10_000
+    ttls: dict[str, int] = {}
+    async for key in redis.scan_iter(count=1000):
+        ttls[key.decode()] = await redis.ttl(key)
+    slugs = {k: t for k, t in ttls.items() if k.startswith(("author:slug:", "topic:slug:", "shout:slug:"))}
+    assert len(slugs) >= 10_000, len(slugs)
+    assert all(t > 0 for t in ttls.values()), {k: t for k, t in ttls.items() if t <= 0}
+    assert all(t <= 66 for t in slugs.values()), max(slugs.values())
 
 
 async def test_an_expired_generation_restarts_where_no_stamp_can_match(cache: Cache, redis: Redis) -> None:
