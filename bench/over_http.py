@@ -107,8 +107,11 @@ class Uvicorn:
         self._env = {**os.environ, **env}
         self._process: subprocess.Popen[bytes] | None = None
 
-    async def __aenter__(self) -> Uvicorn:
+    def start(self) -> None:
         self._process = subprocess.Popen(self._command, env=self._env, cwd=ROOT)
+
+    async def __aenter__(self) -> Uvicorn:
+        self.start()
         async with httpx.AsyncClient() as http:
             for _ in range(300):
                 with contextlib.suppress(httpx.HTTPError):
@@ -151,7 +154,8 @@ def _script(body: bytes, headers: dict[str, str]) -> Iterator[str]:
         os.unlink(script.name)
 
 
-async def wrk(url: str, body: bytes, headers: dict[str, str], seconds: int, connections: int) -> tuple[float, float, float]:
+async def wrk(url: str, body: bytes, headers: dict[str, str], seconds: int,
+              connections: int) -> tuple[float, float, float]:
     """(requests/s, p50 ms, p99 ms) of POSTing `body` to `url` for `seconds`."""
     with _script(body, {"Content-Type": "application/json", "Accept-Encoding": "gzip", **headers}) as script:
         done = await asyncio.to_thread(
@@ -217,7 +221,8 @@ async def count_per_request(settings: Settings, token: str, bodies: dict[str, by
         uncached = create_app(settings.model_copy(update={"response_cache_ttl": 0}), deps=deps)
         engine = deps.db.kw["bind"]
         for name, body in bodies.items():
-            for case, app, headers in (("hit", cached, {}), ("hit signed in", cached, {"authorization": f"Bearer {token}"}),
+            signed = {"authorization": f"Bearer {token}"}
+            for case, app, headers in (("hit", cached, {}), ("hit signed in", cached, signed),
                                        ("warm", uncached, {}), ("cold", uncached, {})):
                 async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://b",
                                              headers={"content-type": "application/json", **headers}) as http:
