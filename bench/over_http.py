@@ -219,7 +219,7 @@ async def count_per_request(settings: Settings, token: str, bodies: dict[str, by
     async with open_deps(settings) as deps:
         cached = create_app(settings, deps=deps)
         uncached = create_app(settings.model_copy(update={"response_cache_ttl": 0}), deps=deps)
-        engine = deps.db.kw["bind"]
+        engine = deps.db.kw["bind"]  # type: ignore[attr-defined]  # an async_sessionmaker
         for name, body in bodies.items():
             signed = {"authorization": f"Bearer {token}"}
             for case, app, headers in (("hit", cached, {}), ("hit signed in", cached, signed),
@@ -276,7 +276,7 @@ async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> st
             signed = {"Authorization": f"Bearer {token}"}
             for round_number in range(args.rounds):
                 for name, body in bodies.items():
-                    runs = (("limit", f"{limit.url}/graphql?op={name}", {}), ("hit", cached.url + "/graphql", {}),
+                    runs: tuple[tuple[str, str, dict[str, str]], ...] = (("limit", f"{limit.url}/graphql?op={name}", {}), ("hit", cached.url + "/graphql", {}),
                             ("hit signed in", cached.url + "/graphql", signed),
                             ("warm", uncached.url + "/graphql", {}))
                     for case, url, headers in runs:
