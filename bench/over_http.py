@@ -276,7 +276,8 @@ async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> st
             signed = {"Authorization": f"Bearer {token}"}
             for round_number in range(args.rounds):
                 for name, body in bodies.items():
-                    runs: tuple[tuple[str, str, dict[str, str]], ...] = (("limit", f"{limit.url}/graphql?op={name}", {}), ("hit", cached.url + "/graphql", {}),
+                    runs: tuple[tuple[str, str, dict[str, str]], ...] = (
+                        ("limit", f"{limit.url}/graphql?op={name}", {}), ("hit", cached.url + "/graphql", {}),
                             ("hit signed in", cached.url + "/graphql", signed),
                             ("warm", uncached.url + "/graphql", {}))
                     for case, url, headers in runs:
