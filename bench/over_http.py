@@ -278,8 +278,7 @@ async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> st
                 for name, body in bodies.items():
                     runs: tuple[tuple[str, str, dict[str, str]], ...] = (
                         ("limit", f"{limit.url}/graphql?op={name}", {}), ("hit", cached.url + "/graphql", {}),
-                            ("hit signed in", cached.url + "/graphql", signed),
-                            ("warm", uncached.url + "/graphql", {}))
+                        ("hit signed in", cached.url + "/graphql", signed), ("warm", uncached.url + "/graphql", {}))
                     for case, url, headers in runs:
                         table[(name, case)].add(*await wrk(url, body, headers, args.seconds, args.connections))
                     table[(name, "cold")].add(*await sequential_cold(uncached.url + "/graphql", body, bump,
