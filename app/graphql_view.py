@@ -4,6 +4,7 @@ media types."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Mapping
@@ -37,28 +38,18 @@ from app.http_guards import (
 )
 from cache import response_capture
 from cache.persisted import SHA256, PersistedQueries, sha256
-from cache.response import Hit, ResponseCache, etag_of, request_key, root_fields_allowed
+from cache.response import Hit, ResponseCache, etag_of, request_key
 from cache.views import client_key
+from resolvers import reading
 from resolvers.deps import Deps
+from resolvers.errors import Busy
+from schema.cache_control import PolicyCache
 from schema.context import Context, Loaders
 from schema.safety import changes_state
 from schema.schema import DiscoursSchema
 from telemetry import metrics
 
 log = logging.getLogger(__name__)
-
-# Public queries whose answers depend only on data read through the cache (and on nothing about the
-# viewer): their anonymous responses may be served from the response cache.
-RESPONSE_CACHEABLE = frozenset({
-    "__typename", "get_author", "get_authors_all", "load_authors_by", "load_authors_search", "get_author_id",
-    "get_author_followers", "get_author_follows", "get_author_follows_topics", "get_author_follows_authors",
-    "get_community", "get_communities_all", "get_communities_by_author", "get_topic", "get_topics_all",
-    "get_topics_by_author", "get_topics_by_community", "get_topic_followers", "get_topic_authors",
-    "get_shout_followers", "load_reactions_by", "load_shout_comments", "load_shout_ratings",
-    "load_comment_ratings", "load_comments_branch", "get_shout", "load_shouts_by", "load_shouts_with_topic",
-    "load_shouts_authored_by", "load_shouts_search",
-})
-
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 
@@ -73,6 +64,12 @@ class _RequestNote:
     persisted: str | None = None
     operation: object = None
     errors: bool = False
+    # How long the answer may be kept and whether for one viewer only (schema/cache_control.py); None
+    # until known (a hit carries its own, an answer computed is judged by its document and its reads).
+    max_age: int | None = None
+    private: bool = False
+    # A context made before execution (to find whose private answer to look up); execution reuses it.
+    context: Context | None = None
 
     @property
     def document(self) -> str | None:
@@ -98,8 +95,10 @@ class TextFrames(ASGIWebSocketAdapter):
 class DiscoursGraphQL(GraphQL[Context, None]):
     """Strawberry's ASGI view, with:
 
-    - the response cache first: an anonymous request for a public query is looked up by a hash of its
-      document, operation and variables before anything is parsed; a valid hit is the stored bytes;
+    - the response cache first: a request is looked up by a hash of its document, operation and variables
+      (and, for a private answer, its viewer) before anything is executed, an anonymous one before
+      anything is parsed; a valid hit is the stored bytes. Which answers are kept, for how long and for
+      whom, the fields declare (schema/cache_control.py);
     - `application/graphql-response+json` when the client asks for it (GraphQL over HTTP): then a request
       that never executed (parse, validation or variable errors) is a 400 with no `data`. Clients that
       accept only `application/json` get the classic 200;
@@ -118,6 +117,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
                  **kwargs: Any) -> None:
         super().__init__(schema, *args, **kwargs)
         self.response_cache_ttl = response_cache_ttl
+        self.policies = PolicyCache(schema)
         self.persisted_query_ttl = persisted_query_ttl
         self.request_timeout = request_timeout
         self.max_json_depth = max_json_depth
@@ -198,17 +198,28 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         right), `private` when signed in; `no-store` for mutations, errors and whatever sets a cookie."""
         if not isinstance(response, Response) or not hasattr(response, "body"):
             return response  # a stream (a subscription over SSE)
-        stored = response.headers.get("x-cache") in ("HIT", "MISS")  # an allowlisted public query
+        stored = response.headers.get("x-cache") in ("HIT", "MISS")  # a kept answer: a query
         if (response.status_code != 200 or note.errors or "set-cookie" in response.headers
                 or (not stored and self._changes_state(note))):
             response.headers["cache-control"] = "no-store"
             return response
         etag = response.headers.get("etag") or etag_of(bytes(response.body))
-        headers = {"etag": etag, "cache-control": "private, no-cache" if _signed_in(request) else "no-cache"}
+        headers = {"etag": etag, "cache-control": self._cache_control(request, note)}
         if etag.removeprefix("W/") in _validators(request.headers.get("if-none-match", "")):
             return _marked(Response(status_code=304, headers=headers), response.headers.get("x-cache", "BYPASS"))
         response.headers.update(headers)
         return response
+
+    def _cache_control(self, request: Request, note: _RequestNote) -> str:
+        """`public` or `private`, with the answer's max age (the smallest its fields declare); `no-cache`
+        (keep, but revalidate with the ETag) for answers that declare none."""
+        if note.max_age is None:  # not kept by the response cache: judged by the document
+            policy = self.policies.get(note.document or "") if note.document else None
+            if policy is not None and policy.cacheable:
+                note.max_age, note.private = policy.max_age, policy.private or _signed_in(request)
+        if note.max_age:
+            return f"{'private' if note.private else 'public'}, max-age={note.max_age}"
+        return "private, no-cache" if _signed_in(request) else "no-cache"
 
     def _changes_state(self, note: _RequestNote) -> bool:
         """Whether the request ran a mutation (or a state-changing query); True when it cannot tell."""
@@ -271,20 +282,16 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         return data
 
     async def _answer(self, request: Request, note: _RequestNote, context: Any, root_value: Any) -> Any:
-        params = _cacheable_params(request, note, self.response_cache_ttl)
-        if params is None:
+        key = await self._response_key(request, note)
+        if key is None:
             return _marked(await super().run(request, context, root_value), "BYPASS")
         responses = _responses(request, self.response_cache_ttl)
-        key = request_key(*params)
         hit = await responses.get(key)
         if hit is not None:
-            note.operation = params[1]
+            note.operation = (note.params or {}).get("operationName")
+            note.max_age, note.private = hit.max_age, hit.private
             if hit.views:  # a read of a shout served from the response cache still counts as a view
-                deps: Deps = request.app.state.deps
-                client = client_key(None, request.client.host if request.client else None,
-                                    request.headers.get("user-agent"))
-                for shout_id in hit.views:
-                    await deps.views.count(shout_id, client)
+                await self._count_views(request, note, hit.views)
             return _marked(_hit_response(request, hit), "HIT")
         capture, token = response_capture.begin()
         try:
@@ -294,20 +301,53 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         if not hasattr(response, "body"):  # a stream (a subscription over SSE): nothing to store
             return response
         answer = response.body
-        if (response.status_code == 200 and isinstance(answer, bytes) and not note.errors
-                and self._storable(params[0], params[1])):
+        policy = self.policies.get(note.document or "")
+        # A public answer that read the viewer after all (an argument such as `reacted` makes it the
+        # viewer's) is not kept for everyone; a private one is kept under its viewer's key.
+        shared = policy.cacheable and (policy.private or not capture.read_viewer)
+        # Cache-Control says the same: an answer shaped by the viewer (a guest's too) is private.
+        note.max_age, note.private = policy.max_age, policy.private or capture.read_viewer
+        if response.status_code == 200 and isinstance(answer, bytes) and not note.errors and shared:
             response.headers["etag"] = etag_of(answer)
-            await responses.store(key, answer, capture, response.headers["etag"])
+            await responses.store(key, answer, capture, response.headers["etag"], max_age=policy.max_age,
+                                  private=note.private)
             return _marked(response, "MISS")
         return _marked(response, "BYPASS")
 
-    def _storable(self, document: str, operation: str | None) -> bool:
-        """Answers to allowlisted public queries only (the document was just executed, so the schema's
-        parse cache holds it; whether the answer had errors the execution noted, no decoding needed)."""
+    async def _response_key(self, request: Request, note: _RequestNote) -> str | None:
+        """Where this request's answer is kept: a guest's under the public key (looked up before anything
+        is parsed); a signed-in reader's under the public key when every field is public, under the
+        reader's own when one is private; None when it is not kept (a mutation, an undeclared field)."""
+        if self.response_cache_ttl <= 0 or note.params is None or note.document is None:
+            return None
+        if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
+            return None
+        params = (note.document, note.params.get("operationName"), note.params.get("variables"))
+        if not _signed_in(request):
+            return request_key(*params)
+        policy = self.policies.get(note.document)
+        if not policy.cacheable:
+            return None
+        if not policy.private:
+            return request_key(*params)
+        note.context = await self.get_context(request, None)
         try:
-            return root_fields_allowed(self.schema.parse(document), operation, RESPONSE_CACHEABLE)
-        except (GraphQLError, AttributeError):
-            return False
+            session = await note.context.session(shapes_answer=False)
+        except Busy:
+            return None  # the session cannot be checked: execution answers (SERVICE_UNAVAILABLE)
+        return request_key(*params, scope=f"user:{session.user_id}") if session else request_key(*params)
+
+    async def _count_views(self, request: Request, note: _RequestNote, shout_ids: list[int]) -> None:
+        """The views a stored answer counted, counted again for this reader (and remembered in a signed-in
+        reader's history, as reading the shout would)."""
+        deps: Deps = request.app.state.deps
+        viewer = None
+        if _signed_in(request):
+            note.context = note.context or await self.get_context(request, None)
+            with contextlib.suppress(Busy):
+                viewer = await note.context.viewer(shapes_answer=False)
+        await reading.count_views(deps, viewer.author_id if viewer else None,
+                                  await note.context.client() if note.context else _guest(request), shout_ids)
 
     def encode_json(self, data: object) -> bytes:  # type: ignore[override]
         return orjson.dumps(data)
@@ -340,6 +380,10 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         return response
 
     async def get_context(self, request: Any, response: Any) -> Context:
+        note = _NOTE.get()
+        if note is not None and note.context is not None:  # made before execution (a private answer)
+            note.context.response = response
+            return note.context
         deps: Deps = request.app.state.deps
         return Context(deps=deps, loaders=Loaders.create(deps), request=request, response=response)
 
@@ -389,6 +433,11 @@ def _responses(request: Request, ttl: int) -> ResponseCache:
     return state.responses  # type: ignore[no-any-return]
 
 
+def _guest(request: Request) -> str:
+    """Who reads, for view counting, when nobody is signed in: a hash of the client."""
+    return client_key(None, request.client.host if request.client else None, request.headers.get("user-agent"))
+
+
 def _signed_in(request: Request) -> bool:
     """Whether the request carries credentials: a bearer token or the session cookie."""
     deps: Deps = request.app.state.deps
@@ -408,13 +457,3 @@ async def _request_params(request: Request) -> dict[str, Any] | None:
     if request.method == "GET":
         return dict(request.query_params)
     return None
-
-
-def _cacheable_params(request: Request, note: _RequestNote, ttl: int) -> tuple[str, str | None, Any] | None:
-    """(document, operation name, variables) of an anonymous GraphQL query request, else None. A persisted
-    query's hash stands for its document: the same response-cache entry answers both."""
-    if ttl <= 0 or _signed_in(request) or note.params is None or note.document is None:
-        return None
-    if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
-        return None
-    return note.document, note.params.get("operationName"), note.params.get("variables")

@@ -5,12 +5,13 @@ every tag generation the cache reads saw while computing it (captured through a 
 `Cache.get_many` reports to), so any later invalidation of any of them makes the stored response a miss:
 the same correctness argument as for each cached value, applied to the whole response.
 
-Only anonymous, error-free responses of an allowlist of public queries are stored (their resolvers read
-only through the cache: app/graphql_view.py keeps the list), and a request that read while Redis was
-unavailable, or saw a tag move while it ran, is not stored.
+Which answers are stored, and for whom, their fields' cache policies say (schema/cache_control.py): public
+answers under one key for everyone, private ones under a key of the viewer's (`scope`). A request that
+read while Redis was unavailable, or saw a tag move while it ran, is not stored.
 
 A stored response is a HASH: `b` the body as sent, `s` its stamp (`epoch=81,author:5=3`), `v` the shouts
-whose views it counted, `z` set when the body is gzip (seed 004: a value over 10 KB is compressed). A hit
+whose views it counted, `z` set when the body is gzip (seed 004: a value over 10 KB is compressed), `a` its
+max age and `p` set when it is private (for Cache-Control on a hit, which parses nothing). A hit
 is one round trip: a Lua script reads the hash, compares every generation of the stamp with the current
 one inside Redis, and returns the body only if all still match. The body goes out as it is stored: gzip
 bodies to clients that accept gzip (most do), decompressed only for the others.
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import zlib
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,10 +39,12 @@ from telemetry import metrics
 RESPONSE_TTL = 60  # bounds the lag of what is not tagged (view counters); counters may lag more anyway
 
 # KEYS[1]: the response; ARGV[1]: the generation key prefix. Returns {0} (miss), {1} (stale) or
-# {2, body, gzip flag, views, etag}. Generations are read in MGETs of at most 100 keys (seed 004).
+# {2, body, gzip flag, views, etag, max age, private flag}. Generations are read in MGETs of at most 100
+# keys (seed 004).
+_FIELDS = ("s", "b", "z", "v", "e", "a", "p")
 _HIT = """
 if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return {0} end
-local stored = redis.call('HMGET', KEYS[1], 's', 'b', 'z', 'v', 'e')
+local stored = redis.call('HMGET', KEYS[1], 's', 'b', 'z', 'v', 'e', 'a', 'p')
 if not stored[1] or not stored[2] then return {0} end
 local names, wanted = {}, {}
 for part in string.gmatch(stored[1], '[^,]+') do
@@ -57,7 +59,7 @@ for first = 1, #names, 100 do
     if current[i - first + 1] ~= wanted[i] then return {1} end
   end
 end
-return {2, stored[2], stored[3] or '', stored[4] or '', stored[5] or ''}
+return {2, stored[2], stored[3] or '', stored[4] or '', stored[5] or '', stored[6] or '', stored[7] or ''}
 """
 _GZIP = 31  # zlib's wbits for the gzip container
 
@@ -66,8 +68,10 @@ def as_bytes(value: bytes | str) -> bytes:
     return value if isinstance(value, bytes) else value.encode()
 
 
-def request_key(query: str, operation: str | None, variables: Any) -> str:
-    canonical = orjson.dumps([query, operation, variables], option=orjson.OPT_SORT_KEYS)
+def request_key(query: str, operation: str | None, variables: Any, scope: str = "") -> str:
+    """The key of one request's answer: public (no scope) or one viewer's (`user:{id}`)."""
+    canonical = orjson.dumps([query, operation, variables, scope] if scope else [query, operation, variables],
+                             option=orjson.OPT_SORT_KEYS)
     return keys.response(hashlib.blake2b(canonical, digest_size=16).hexdigest())
 
 
@@ -77,6 +81,8 @@ class Hit:
     gzipped: bool
     views: list[int]  # shouts whose views the stored response counted (a hit counts them again)
     etag: str  # of the plain body, computed when it was stored
+    max_age: int  # seconds a client may keep it (Cache-Control)
+    private: bool  # kept for one viewer only
 
     def plain(self) -> bytes:
         return gunzip(self.body) if self.gzipped else self.body
@@ -120,40 +126,45 @@ class ResponseCache:
         _count("hit")
         views = as_bytes(found[3]).decode()
         return Hit(as_bytes(found[1]), found[2] in (b"1", "1"), [int(v) for v in views.split(",") if v],
-                   as_bytes(found[4]).decode())
+                   as_bytes(found[4]).decode(), int(found[5] or 0), found[6] in (b"1", "1"))
 
     async def _check_apart(self, key: str) -> list[Any]:
         """What `_HIT` answers, in two round trips: the hash, then the current generations."""
         async with self.cache.redis.pipeline(transaction=False) as pipe:
             pipe.type(key)
-            pipe.hmget(key, ["s", "b", "z", "v", "e"])
+            pipe.hmget(key, list(_FIELDS))
             kind, stored = await pipe.execute(raise_on_error=False)
         if kind not in (b"hash", "hash"):
             return [0]
-        stamp, body, gzipped, views, etag = stored
+        stamp, body, gzipped, views, etag, max_age, private = stored
         if stamp is None or body is None:
             return [0]
         wanted = parse_stamp(stamp)
         current = await self.cache.redis.mget(keys.generations(wanted)) if wanted else []
         if list(wanted.values()) != current:
             return [1]
-        return [2, body, gzipped or b"", views or b"", etag or b""]
+        return [2, body, gzipped or b"", views or b"", etag or b"", max_age or b"", private or b""]
 
-    async def store(self, key: str, body: bytes, capture: Capture, etag: str) -> None:
-        """Keep `body` (its ETag computed by the caller, who sends it too) under the generations it saw."""
+    async def store(self, key: str, body: bytes, capture: Capture, etag: str, *, max_age: int,
+                    private: bool = False) -> None:
+        """Keep `body` (its ETag computed by the caller, who sends it too) under the generations it saw, at
+        most `max_age` seconds (and the cache's own TTL)."""
         if not capture.storable or not capture.generations or len(capture.generations) > 10 * BATCH:
             return
         gzipped = len(body) > COMPRESS_OVER
         stored: dict[Any, Any] = {"b": _gzip(body) if gzipped else body,
                                   "s": b",".join(stamp_parts(capture.generations).values()),
-                                  "v": ",".join(str(v) for v in capture.views), "e": etag}
+                                  "v": ",".join(str(v) for v in capture.views), "e": etag, "a": max_age}
         if gzipped:
             stored["z"] = b"1"
+        if private:
+            stored["p"] = b"1"
+        ttl = min(self.ttl, max_age)
         try:
             async with self.cache.redis.pipeline(transaction=True) as pipe:
                 pipe.unlink(key)  # whatever was there, of any type
                 pipe.hset(key, mapping=stored)
-                pipe.expire(key, self.cache.jittered(self.ttl) or self.ttl)
+                pipe.expire(key, self.cache.jittered(ttl) or ttl)
                 await pipe.execute()
             self.stores += 1
         except RedisError as exc:
@@ -167,16 +178,3 @@ def _gzip(body: bytes) -> bytes:
 
 def _count(result: str) -> None:
     metrics.CACHE_READS.labels("response", "response", result).inc()
-
-
-def root_fields_allowed(document: Any, operation: str | None, allowed: Iterable[str]) -> bool:
-    """True when the executed operation is a query whose root fields are all in `allowed`."""
-    from graphql import FieldNode, OperationDefinitionNode, OperationType
-
-    allowed_set = set(allowed)
-    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
-    chosen = [o for o in operations if operation is None or (o.name and o.name.value == operation)]
-    if len(chosen) != 1 or chosen[0].operation != OperationType.QUERY:
-        return False
-    selections = chosen[0].selection_set.selections
-    return all(isinstance(s, FieldNode) and s.name.value in allowed_set for s in selections)

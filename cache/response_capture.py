@@ -13,6 +13,8 @@ class Capture:
     storable: bool = True
     # Shouts whose reading this response counted as a view: a hit on the stored response counts them too.
     views: list[int] = field(default_factory=list)
+    # Whether the answer depends on who asked (a resolver read the viewer): never stored for everyone.
+    read_viewer: bool = False
 
     def saw(self, generations: dict[str, bytes]) -> None:
         for tag, generation in generations.items():
@@ -38,6 +40,13 @@ def viewed(shout_id: int) -> None:
     capture = _current.get()
     if capture is not None:
         capture.views.append(shout_id)
+
+
+def viewer_read() -> None:
+    """The answer being computed depends on the viewer (schema/context.py reports it)."""
+    capture = _current.get()
+    if capture is not None:
+        capture.read_viewer = True
 
 
 def active() -> bool:

@@ -20,11 +20,18 @@ async def read_shout(deps: Deps, viewer: Viewer | None, client: str, slug: str |
     shout = await get_shout(deps, slug=slug, shout_id=shout_id)
     if shout is None:
         return None
-    await deps.views.count(shout["id"], client)
+    await count_views(deps, viewer.author_id if viewer else None, client, [shout["id"]])
     response_capture.viewed(shout["id"])  # a response-cache hit on this answer counts the view again
-    if viewer is not None:
-        await deps.views.remember(keys.reading_history(viewer.author_id), shout["id"], READING_HISTORY)
     return shout
+
+
+async def count_views(deps: Deps, reader: int | None, client: str, shout_ids: list[int]) -> None:
+    """Shouts read: a view each (once per client and hour), and a place in a signed-in reader's history.
+    Also for an answer served again from the response cache."""
+    for shout_id in shout_ids:
+        await deps.views.count(shout_id, client)
+        if reader is not None:
+            await deps.views.remember(keys.reading_history(reader), shout_id, READING_HISTORY)
 
 
 async def search_shouts(deps: Deps, viewer: Viewer | None, text: str, options: dict[str, Any] | None) -> list[Any]:

@@ -8,6 +8,7 @@ import strawberry
 
 from auth.cookies import clear_session_cookie, set_session_cookie
 from resolvers import auth
+from schema.cache_control import READ_MAX_AGE, cache_control
 from schema.context import Info
 from schema.results import (
     AuthResult,
@@ -91,7 +92,7 @@ class AuthQuery:
         return [RolesInfo(id=r["id"], name=r["name"], description=r["description"],
                           permissions=[Permission(**p) for p in r["permissions"]]) for r in auth.roles_info()]
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_author_id(self, info: Info, user: str) -> Author | None:
         return Author.of(await auth.get_author_id(info.context.deps, user))
 

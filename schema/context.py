@@ -14,6 +14,7 @@ from strawberry.types import Info as StrawberryInfo
 
 from auth.permissions import Viewer
 from auth.sessions import Session
+from cache import response_capture
 from cache.counters import get_counters
 from cache.entities import get_cached_authors, get_cached_communities, get_cached_shouts, get_cached_topics
 from cache.views import client_key
@@ -119,8 +120,13 @@ class Context:
     _session: Any = field(default=_UNSET, repr=False)
     _viewer: Any = field(default=_UNSET, repr=False)
 
-    async def session(self) -> Session | None:
-        """The request's valid session, checked against Redis once per request."""
+    async def session(self, *, shapes_answer: bool = True) -> Session | None:
+        """The request's valid session, checked against Redis once per request. `shapes_answer`: whether
+        what the caller does with it changes the answer (a list of the viewer's own, a private field), or
+        only has effects beside it (a view counted, a reading remembered): an answer shaped by the viewer
+        is never stored for everyone (response_capture)."""
+        if shapes_answer:
+            response_capture.viewer_read()
         if self._session is _UNSET:
             self._session = None
             auth = self.deps.auth
@@ -141,15 +147,18 @@ class Context:
 
     async def client(self) -> str:
         """Who reads, for view counting: the signed-in author or a hash of the anonymous client."""
-        viewer = await self.viewer()
+        viewer = await self.viewer(shapes_answer=False)
         request = self.request
         address = request.client.host if request is not None and request.client else None
         agent = request.headers.get("user-agent") if request is not None else None
         return client_key(viewer.author_id if viewer else None, address, agent)
 
-    async def viewer(self) -> Viewer | None:
+    async def viewer(self, *, shapes_answer: bool = True) -> Viewer | None:
+        """The signed-in account, or None for a guest (see `session` for `shapes_answer`)."""
+        if shapes_answer:
+            response_capture.viewer_read()
         if self._viewer is _UNSET:
-            session = await self.session()
+            session = await self.session(shapes_answer=False)
             self._viewer = None if session is None else await account_viewer(self.deps, session.user_id)
         return self._viewer  # type: ignore[no-any-return]
 

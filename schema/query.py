@@ -12,6 +12,7 @@ from resolvers import reaction as reactions
 from resolvers import topic as topics
 from schema.admin import AdminQuery
 from schema.auth import AuthQuery
+from schema.cache_control import READ_MAX_AGE, cache_control
 from schema.context import Info
 from schema.enums import ReactionSort, ShoutsOrderBy
 from schema.inputs import AuthorsBy, LoadShoutsOptions, ReactionBy, as_dict
@@ -43,117 +44,117 @@ def _communities(items: list[dict]) -> list[Community | None]:
 @strawberry.type
 class Query(AuthQuery, AdminQuery, ViewerQuery):
     # --- authors ---------------------------------------------------------------------------------
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_author(self, info: Info, slug: str | None = None, author_id: int | None = None) -> Author | None:
         return Author.of(await authors.get_author(info.context.deps, slug=slug, author_id=author_id))
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_authors_all(self, info: Info) -> list[Author | None] | None:
         return _authors(await authors.get_authors_all(info.context.deps))
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_authors_by(self, info: Info, by: AuthorsBy, limit: int | None = None,
                               offset: int | None = None) -> list[Author | None] | None:
         return _authors(await authors.load_authors_by(info.context.deps, as_dict(by), limit, offset))
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_authors_search(self, info: Info, text: str, limit: int | None = None,
                                   offset: int | None = None) -> list[Author] | None:
         found = await authors.load_authors_search(info.context.deps, text, limit, offset)
         return [a for a in _authors(found) if a is not None]
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_author_followers(self, info: Info, slug: str | None = None, user: str | None = None,
                                    author_id: int | None = None) -> list[Author | None] | None:
         return _authors(await authors.get_author_followers(info.context.deps, slug, user, author_id))
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_author_follows(self, info: Info, slug: str | None = None, user: str | None = None,
                                  author_id: int | None = None) -> CommonResult:
         found = await authors.get_author_follows(info.context.deps, slug, user, author_id)
         return CommonResult(error=found["error"], authors=_authors(found["authors"]),
                             topics=_topics(found["topics"]), communities=_communities(found["communities"]))
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_author_follows_topics(self, info: Info, slug: str | None = None, user: str | None = None,
                                         author_id: int | None = None) -> list[Topic | None] | None:
         return _topics(await authors.get_author_follows_of_kind(info.context.deps, "topic", slug, user, author_id))
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_author_follows_authors(self, info: Info, slug: str | None = None, user: str | None = None,
                                          author_id: int | None = None) -> list[Author | None] | None:
         return _authors(
             await authors.get_author_follows_of_kind(info.context.deps, "author", slug, user, author_id))
 
     # --- communities -----------------------------------------------------------------------------
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_community(self, info: Info) -> Community | None:
         return Community.of(await communities.get_community(info.context.deps))
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_communities_all(self, info: Info) -> list[Community | None] | None:
         return _communities(await communities.get_communities_all(info.context.deps))
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_communities_by_author(self, info: Info, slug: str | None = None, user: str | None = None,
                                         author_id: int | None = None) -> list[Community | None] | None:
         return _communities(
             await communities.get_communities_by_author(info.context.deps, slug, user, author_id))
 
     # --- topics ----------------------------------------------------------------------------------
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_topic(self, info: Info, slug: str) -> Topic | None:
         return Topic.of(await topics.get_topic(info.context.deps, slug))
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_topics_all(self, info: Info) -> list[Topic | None] | None:
         return _topics(await topics.get_topics_all(info.context.deps))
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_topics_by_author(self, info: Info, slug: str | None = None, user: str | None = None,
                                    author_id: int | None = None) -> list[Topic | None] | None:
         return _topics(await topics.get_topics_by_author(info.context.deps, slug, user, author_id))
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_topics_by_community(self, info: Info, community_id: int, limit: int | None = None,
                                       offset: int | None = None) -> list[Topic | None] | None:
         return _topics(await topics.get_topics_by_community(info.context.deps, community_id, limit, offset))
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_topic_followers(self, info: Info, slug: str | None = None) -> list[Author | None] | None:
         return _authors(await topics.get_topic_followers(info.context.deps, slug))
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_topic_authors(self, info: Info, slug: str | None = None) -> list[Author | None] | None:
         return _authors(await topics.get_topic_authors(info.context.deps, slug))
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_shout_followers(self, info: Info, slug: str | None = None,
                                   shout_id: int | None = None) -> list[Author | None] | None:
         return _authors(await followers.get_shout_followers(info.context.deps, slug, shout_id))
 
     # --- reactions -------------------------------------------------------------------------------
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_reactions_by(self, info: Info, by: ReactionBy, limit: int | None = None,
                                 offset: int | None = None) -> list[Reaction | None] | None:
         return _reactions(await reactions.load_reactions_by(info.context.deps, as_dict(by), limit, offset))
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_shout_comments(self, info: Info, shout: int, limit: int | None = None,
                                   offset: int | None = None) -> list[Reaction | None] | None:
         return _reactions(await reactions.load_shout_comments(info.context.deps, shout, limit, offset))
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_shout_ratings(self, info: Info, shout: int, limit: int | None = None,
                                  offset: int | None = None) -> list[Reaction | None] | None:
         return _reactions(await reactions.load_shout_ratings(info.context.deps, shout, limit, offset))
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_comment_ratings(self, info: Info, comment: int, limit: int | None = None,
                                    offset: int | None = None) -> list[Reaction | None] | None:
         return _reactions(await reactions.load_comment_ratings(info.context.deps, comment, limit, offset))
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_comments_branch(
         self,
         info: Info,
@@ -170,12 +171,13 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
         return _reactions(found)
 
     # --- shouts ----------------------------------------------------------------------------------
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_shout(self, info: Info, slug: str | None = None, shout_id: int | None = None) -> Shout | None:
         ctx = info.context
-        return Shout.of(await reading.read_shout(ctx.deps, await ctx.viewer(), await ctx.client(), slug, shout_id))
+        viewer = await ctx.viewer(shapes_answer=False)  # for the reading history only
+        return Shout.of(await reading.read_shout(ctx.deps, viewer, await ctx.client(), slug, shout_id))
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_shouts_by(self, info: Info,
                              options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
         values = as_dict(options)
@@ -184,12 +186,12 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
             return _shouts(await feed.load_shouts_reacted(info.context.deps, viewer, values))
         return _shouts(await reader.load_shouts_by(info.context.deps, values))
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_shouts_with_topic(self, info: Info, slug: str | None = None,
                                      options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
         return _shouts(await reader.load_shouts_with_topic(info.context.deps, slug, as_dict(options)))
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_shouts_authored_by(self, info: Info, slug: str | None = None,
                                       options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
         return _shouts(await reader.load_shouts_authored_by(info.context.deps, slug, as_dict(options)))
@@ -207,9 +209,10 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
                               offset: int | None = None) -> list[Shout | None] | None:
         return _shouts(await reader.load_shouts_top(info.context.deps, order_by.value, week, limit, offset))
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_shouts_search(self, info: Info, text: str,
                                  options: LoadShoutsOptions | None = None) -> list[SearchResult | None] | None:
-        found = await reading.search_shouts(info.context.deps, await info.context.viewer(), text, as_dict(options))
+        viewer = await info.context.viewer(shapes_answer=False)  # for the search history only
+        found = await reading.search_shouts(info.context.deps, viewer, text, as_dict(options))
         return [SearchResult.of(s) for s in found]
 

@@ -10,6 +10,7 @@ import strawberry
 
 from auth.accounts import get_account
 from auth.permissions import DEFAULT_COMMUNITY
+from schema.cache_control import cache_control
 from schema.context import Info
 from schema.enums import ReactionKind
 
@@ -117,17 +118,17 @@ class Author(FromData):
         return None if place is None else place + 1
 
     # The account's private fields: shown to the author themselves and to admins, null to anyone else.
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(private=True))
     async def email(self, info: Info) -> str | None:
         account = await _private_account(info, self.id)
         return None if account is None else account["email"]
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(private=True))
     async def email_verified(self, info: Info) -> bool | None:
         account = await _private_account(info, self.id)
         return None if account is None else account["email_verified"]
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(private=True))
     async def roles(self, info: Info) -> list[str] | None:
         account = await _private_account(info, self.id)
         return None if account is None else account["roles"].get(str(DEFAULT_COMMUNITY), [])

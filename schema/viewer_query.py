@@ -5,6 +5,7 @@ from __future__ import annotations
 import strawberry
 
 from resolvers import bookmark, draft, feed, notifier, rating, reading
+from schema.cache_control import READ_MAX_AGE, cache_control
 from schema.context import Info
 from schema.enums import ReactionKind
 from schema.inputs import LoadShoutsOptions, as_dict
@@ -22,7 +23,7 @@ def _rate(kind: str | None) -> ReactionKind | None:
 
 @strawberry.type
 class ViewerQuery:
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE, private=True))
     async def load_shouts_feed(self, info: Info, options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
         return _shouts(await feed.load_shouts_feed(info.context.deps, await info.context.viewer(), as_dict(options)))
 
@@ -50,18 +51,18 @@ class ViewerQuery:
         viewer = await info.context.viewer()
         return _shouts(await feed.load_shouts_discussed(info.context.deps, viewer, as_dict(options)))
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE, private=True))
     async def load_shouts_bookmarked(self, info: Info,
                                      options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
         viewer = await info.context.viewer()
         return _shouts(await bookmark.load_shouts_bookmarked(info.context.deps, viewer, as_dict(options)))
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE, private=True))
     async def get_my_rates_shouts(self, info: Info, shouts: list[int]) -> list[MyRateShout | None] | None:
         found = await rating.get_my_rates_shouts(info.context.deps, await info.context.viewer(), shouts)
         return [MyRateShout(shout_id=r["shout_id"], my_rate=_rate(r["my_rate"])) for r in found]
 
-    @strawberry.field
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE, private=True))
     async def get_my_rates_comments(self, info: Info, comments: list[int]) -> list[MyRateComment | None] | None:
         found = await rating.get_my_rates_comments(info.context.deps, await info.context.viewer(), comments)
         return [MyRateComment(comment_id=r["comment_id"], shout_id=r["shout_id"], my_rate=_rate(r["my_rate"]))

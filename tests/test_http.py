@@ -36,13 +36,15 @@ async def test_plain_json_clients_keep_200(client: Any) -> None:
 
 async def test_etag_and_304_for_hits_and_computed_answers(api: Any, client: Any) -> None:
     """An ETag on every error-free query answer; If-None-Match with it gives 304 and no body, for a
-    response-cache hit, for a computed answer and for a signed-in one; a write changes the tag."""
+    response-cache hit, for a computed answer and for a signed-in one; a write changes the tag.
+    Cache-Control carries the smallest max age the answer's fields declare, `private` for an answer kept
+    per viewer, `no-cache` (revalidate) where no field declares one."""
     user = await api.user()
     query = {"query": "query($s: String) { get_author(slug: $s) { name } }", "variables": {"s": user.slug}}
     client.cookies.clear()
     first = await client.post("/graphql", json=query)
     etag = first.headers["etag"]
-    assert first.headers["cache-control"] == "no-cache" and etag.startswith('W/"')
+    assert first.headers["cache-control"] == "public, max-age=60" and etag.startswith('W/"')
     hit = await client.post("/graphql", json=query, headers={"if-none-match": etag})
     assert hit.status_code == 304 and hit.content == b"" and hit.headers["etag"] == etag
     assert hit.headers["x-cache"] == "HIT"
@@ -50,10 +52,19 @@ async def test_etag_and_304_for_hits_and_computed_answers(api: Any, client: Any)
     assert other.status_code == 200 and other.headers["etag"] == etag
 
     signed_in = {"authorization": f"Bearer {user.token}"}
-    computed = await client.post("/graphql", json=query, headers=signed_in)
+    public = await client.post("/graphql", json=query, headers=signed_in)
+    assert public.headers["x-cache"] == "HIT" and public.headers["cache-control"] == "public, max-age=60"
+    private = {"query": "query($s: String) { get_author(slug: $s) { name email } }", "variables": {"s": user.slug}}
+    kept = await client.post("/graphql", json=private, headers=signed_in)
+    assert kept.headers["x-cache"] == "MISS" and kept.headers["cache-control"] == "private, max-age=60"
+    undeclared = {"query": "{ load_shouts_top(limit: 3) { id } }"}
+    computed = await client.post("/graphql", json=undeclared, headers=signed_in)
     assert computed.headers["x-cache"] == "BYPASS" and computed.headers["cache-control"] == "private, no-cache"
-    again = await client.post("/graphql", json=query, headers={**signed_in, "if-none-match": computed.headers["etag"].removeprefix("W/")})
+    again = await client.post("/graphql", json=undeclared, headers={
+        **signed_in, "if-none-match": computed.headers["etag"].removeprefix("W/")})
     assert again.status_code == 304
+    client.cookies.clear()
+    assert (await client.post("/graphql", json=undeclared)).headers["cache-control"] == "no-cache"
 
     await api('mutation { update_author(profile: {name: "Другое имя"}) { error } }', user=user)
     client.cookies.clear()

@@ -1,8 +1,10 @@
 """The response cache: a hit skips parse, validate and execute; any invalidation of anything the response
-was built from makes it a miss; only anonymous, error-free public queries are stored."""
+was built from makes it a miss; error-free answers of queries whose fields declare a max age are stored,
+public ones once for guests and signed-in readers alike, private ones per viewer (schema/cache_control.py)."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -38,6 +40,7 @@ async def _commands(redis: Redis) -> dict[str, int]:
 
 async def test_a_hit_costs_no_sql_and_one_redis_round_trip(own_redis_app: Any, sql_counter: Any) -> None:
     client, redis, app = own_redis_app
+    token = await _sign_up(client)  # before anything is stored: a new account moves the authors' tags
     query = {"query": "query($o: LoadShoutsOptions) { load_shouts_by(options: $o) { id title authors { name } "
                       "topics { slug } stat { rating } } }", "variables": {"o": {"limit": 10, "offset": 20}}}
     first = await client.post("/graphql", json=query)
@@ -57,6 +60,27 @@ async def test_a_hit_costs_no_sql_and_one_redis_round_trip(own_redis_app: Any, s
     # the stamp's generations and compares them
     assert spent == {"evalsha": 1, "type": 1, "hmget": 1, "mget": 1}, spent
 
+    # a signed-in reader of the same public fields: the same entry, and no session check either
+    before = await _commands(redis)
+    signed_in = await client.post("/graphql", json=query, headers={"authorization": f"Bearer {token}"})
+    after = await _commands(redis)
+    assert signed_in.headers["x-cache"] == "HIT" and signed_in.content == first.content
+    assert sql_counter.count == 0, sql_counter.statements
+    spent = {name: after[name] - before.get(name, 0) for name in after if after[name] != before.get(name, 0)}
+    spent.pop("info", None)
+    assert spent == {"evalsha": 1, "type": 1, "hmget": 1, "mget": 1}, spent
+
+
+async def _sign_up(client: httpx.AsyncClient) -> str:
+    email = f"rc-{uuid.uuid4().hex[:10]}@example.org"
+    variables = {"e": email, "p": "a long password"}
+    await client.post("/graphql", json={"query": "mutation($e: String!, $p: String!) { registerUser(email: $e, "
+                                                 "password: $p, name: \"R\") { success } }", "variables": variables})
+    login = await client.post("/graphql", json={"query": "mutation($e: String!, $p: String!) { login(email: $e, "
+                                                         "password: $p) { token } }", "variables": variables})
+    client.cookies.clear()
+    return str(login.json()["data"]["login"]["token"])
+
 
 async def test_a_committed_write_refreshes_the_response(api: Api, client: Any) -> None:
     """X-Cache shows each step: computed and stored, served whole, made a miss by the write."""
@@ -72,15 +96,18 @@ async def test_a_committed_write_refreshes_the_response(api: Api, client: Any) -
     third = await client.post("/graphql", json=read)
     assert third.headers["x-cache"] == "MISS"
     assert third.json()["data"]["get_author"]["name"] == "Новое имя"
+    # a signed-in reader of public fields gets the same public entry
     signed_in = await client.post("/graphql", json=read, headers={"authorization": f"Bearer {user.token}"})
-    assert signed_in.headers["x-cache"] == "BYPASS"
+    assert signed_in.headers["x-cache"] == "HIT" and signed_in.content == third.content
 
 
-async def test_signed_in_errors_mutations_and_random_are_not_stored(api: Api, client: Any, redis: Redis) -> None:
+async def test_viewer_shaped_reads_errors_mutations_and_random_are_not_stored(api: Api, client: Any,
+                                                                              redis: Redis) -> None:
     user = await api.user()
     signed_in = {"authorization": f"Bearer {user.token}"}
     requests = [
-        ({"query": AUTHOR, "variables": {"s": user.slug}}, signed_in),
+        # a public field whose answer an argument makes the viewer's own: it read the viewer
+        ({"query": "{ load_shouts_by(options: {limit: 5, filters: {reacted: true}}) { id } }"}, signed_in),
         ({"query": "{ load_shouts_by(options: {limit: -1}) { id } }"}, {}),
         ({"query": "{ load_shouts_random_top(options: {limit: 3}) { id } }"}, {}),
         ({"query": 'mutation { requestPasswordReset(email: "nobody@example.org") { success } }'}, {}),
@@ -91,10 +118,9 @@ async def test_signed_in_errors_mutations_and_random_are_not_stored(api: Api, cl
             response = await client.post("/graphql", json=body, headers=headers)
             assert response.headers["x-cache"] == "BYPASS", body
     assert [key async for key in redis.scan_iter(match="response:*")] == []
-    # the control: the same read, anonymous, is stored
-    client.cookies.clear()
-    anonymous = await client.post("/graphql", json=requests[0][0])
-    assert anonymous.headers["x-cache"] == "MISS"
+    # the control: a public read, signed in, is stored
+    read = await client.post("/graphql", json={"query": AUTHOR, "variables": {"s": user.slug}}, headers=signed_in)
+    assert read.headers["x-cache"] == "MISS"
     assert len([key async for key in redis.scan_iter(match="response:*")]) == 1
 
 
@@ -124,3 +150,54 @@ async def test_a_large_response_is_stored_gzip_and_served_as_stored(own_redis_ap
     assert (await inspect_key(app.state.deps.cache, key.decode()))["valid"] is False
     again = await client.post("/graphql", json=query)
     assert again.headers["x-cache"] == "MISS"
+
+
+PRIVATE = 'query($s: String) { get_author(slug: $s) { name email } }'
+RATES = "query($s: [Int!]!) { get_my_rates_shouts(shouts: $s) { shout_id my_rate } }"
+
+
+async def test_a_private_answer_is_kept_for_its_viewer_only(api: Api, client: Any, engine: Any) -> None:
+    """A field declared private (the account's email) keeps the answer under its viewer's key: the viewer
+    gets it again, another viewer and a guest never; the viewer's own write makes it a miss in every scope."""
+    from sqlalchemy import select
+
+    from orm import Shout
+
+    owner, other = await api.user(), await api.user()
+    owner_email = (await api("{ me { author { email } } }", user=owner))["author"]["email"]
+    read = {"query": PRIVATE, "variables": {"s": owner.slug}}
+
+    async def ask(user: Any) -> httpx.Response:
+        client.cookies.clear()
+        headers = {"authorization": f"Bearer {user.token}"} if user else {}
+        return await client.post("/graphql", json=read, headers=headers)
+
+    first = await ask(owner)
+    again = await ask(owner)
+    assert (first.headers["x-cache"], again.headers["x-cache"]) == ("MISS", "HIT")
+    assert again.json()["data"]["get_author"]["email"] == owner_email
+    assert again.headers["cache-control"] == "private, max-age=60"
+    for reader in (other, None, other, None):  # computed for them, then their own entries
+        answer = await ask(reader)
+        assert answer.json()["data"]["get_author"]["email"] is None, reader
+    assert (await ask(other)).headers["x-cache"] == "HIT" and (await ask(None)).headers["x-cache"] == "HIT"
+
+    await api('mutation { update_author(profile: {name: "Своё имя"}) { error } }', user=owner)
+    for reader in (owner, other, None):
+        answer = await ask(reader)
+        assert answer.headers["x-cache"] == "MISS" and answer.json()["data"]["get_author"]["name"] == "Своё имя"
+
+    # a list of the viewer's own (their rates), invalidated by the viewer's own rating
+    async with engine.connect() as conn:
+        shout = await conn.scalar(select(Shout.id).where(Shout.published_at.is_not(None)).limit(1))
+    rates = {"query": RATES, "variables": {"s": [shout]}}
+    mine = {"authorization": f"Bearer {owner.token}"}
+    assert (await client.post("/graphql", json=rates, headers=mine)).headers["x-cache"] == "MISS"
+    assert (await client.post("/graphql", json=rates, headers=mine)).headers["x-cache"] == "HIT"
+    await api("mutation($r: ReactionInput!) { create_reaction(reaction: $r) { error } }",
+              {"r": {"kind": "LIKE", "shout": shout}}, owner)
+    after = await client.post("/graphql", json=rates, headers=mine)
+    assert after.headers["x-cache"] == "MISS"
+    assert after.json()["data"]["get_my_rates_shouts"] == [{"shout_id": shout, "my_rate": "LIKE"}]
+    theirs = await client.post("/graphql", json=rates, headers={"authorization": f"Bearer {other.token}"})
+    assert theirs.json()["data"]["get_my_rates_shouts"] == [{"shout_id": shout, "my_rate": None}]
