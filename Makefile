@@ -42,6 +42,8 @@ lint: install
 
 bench: install services
 	$(BIN)/python -m bench.read_path
+	@command -v wrk >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null
+	$(BIN)/python -m bench.over_http
 
 clean:
 	rm -rf $(VENV) discours.db discours.db-wal discours.db-shm .pytest_cache

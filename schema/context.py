@@ -4,9 +4,10 @@ shared between requests would serve one request's data to another)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from inspect import isawaitable
+from typing import Any, TypeVar
 
 from redis.exceptions import RedisError
 from strawberry.dataloader import DataLoader
@@ -27,6 +28,48 @@ log = logging.getLogger(__name__)
 _UNSET = object()
 
 BatchGetter = Callable[..., Awaitable[list[Any]]]
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+R = TypeVar("R")
+
+
+# --- answering from what a loader already holds --------------------------------------------------
+# A field resolved through a loader costs a coroutine, a future and a task in graphql-core even when its
+# value is already there. A page loads what its selection asks of its items' relations first, together
+# (schema/pages.py); the relation fields then take the values at once and await only what is missing.
+
+def _held(loader: DataLoader[Any, Any], key: Any) -> tuple[bool, Any]:
+    future = loader.cache_map.get(key)
+    if future is None or not future.done() or future.cancelled() or future.exception() is not None:
+        return False, None
+    return True, future.result()
+
+
+def at_once(loader: DataLoader[K, V], key: K) -> V | Awaitable[V]:
+    """The loader's value for `key`: at once when it holds it, else its future (awaited by GraphQL)."""
+    held, value = _held(loader, key)
+    return value if held else loader.load(key)
+
+
+def many_at_once(loader: DataLoader[K, V], keys: Sequence[K]) -> list[V] | Awaitable[list[V]]:
+    values = []
+    for key in keys:
+        held, value = _held(loader, key)
+        if not held:
+            return loader.load_many(keys)
+        values.append(value)
+    return values
+
+
+def then(value: V | Awaitable[V], make: Callable[[V], R]) -> R | Awaitable[R]:
+    """`make(value)` now, or once the awaitable gives the value."""
+    if not isawaitable(value):
+        return make(value)  # type: ignore[arg-type]
+
+    async def later() -> R:
+        return make(await value)  # type: ignore[misc]
+
+    return later()
 
 
 def _entity_loader(deps: Deps, getter: BatchGetter) -> DataLoader[int, Any]:

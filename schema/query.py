@@ -16,6 +16,7 @@ from schema.cache_control import READ_MAX_AGE, cache_control
 from schema.context import Info
 from schema.enums import ReactionSort, ShoutsOrderBy
 from schema.inputs import AuthorsBy, LoadShoutsOptions, ReactionBy, as_dict
+from schema.pages import shouts_page
 from schema.results import CommonResult, SearchResult
 from schema.types import Author, Community, Reaction, Shout, Topic
 from schema.viewer_query import ViewerQuery
@@ -27,10 +28,6 @@ def _authors(items: list[dict]) -> list[Author | None]:
 
 def _topics(items: list[dict]) -> list[Topic | None]:
     return [Topic.of(t) for t in items]
-
-
-def _shouts(items: list[dict]) -> list[Shout | None]:
-    return [Shout.of(s) for s in items]
 
 
 def _reactions(items: list[dict]) -> list[Reaction | None]:
@@ -175,7 +172,8 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
     async def get_shout(self, info: Info, slug: str | None = None, shout_id: int | None = None) -> Shout | None:
         ctx = info.context
         viewer = await ctx.viewer(shapes_answer=False)  # for the reading history only
-        return Shout.of(await reading.read_shout(ctx.deps, viewer, await ctx.client(), slug, shout_id))
+        shout = await reading.read_shout(ctx.deps, viewer, await ctx.client(), slug, shout_id)
+        return None if shout is None else (await shouts_page(info, [shout]))[0]
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_shouts_by(self, info: Info,
@@ -183,23 +181,23 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
         values = as_dict(options)
         if (values or {}).get("filters", {}).get("reacted"):
             viewer = await info.context.viewer()
-            return _shouts(await feed.load_shouts_reacted(info.context.deps, viewer, values))
-        return _shouts(await reader.load_shouts_by(info.context.deps, values))
+            return await shouts_page(info, await feed.load_shouts_reacted(info.context.deps, viewer, values))
+        return await shouts_page(info, await reader.load_shouts_by(info.context.deps, values))
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_shouts_with_topic(self, info: Info, slug: str | None = None,
                                      options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
-        return _shouts(await reader.load_shouts_with_topic(info.context.deps, slug, as_dict(options)))
+        return await shouts_page(info, await reader.load_shouts_with_topic(info.context.deps, slug, as_dict(options)))
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_shouts_authored_by(self, info: Info, slug: str | None = None,
                                       options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
-        return _shouts(await reader.load_shouts_authored_by(info.context.deps, slug, as_dict(options)))
+        return await shouts_page(info, await reader.load_shouts_authored_by(info.context.deps, slug, as_dict(options)))
 
     @strawberry.field
     async def load_shouts_random_top(self, info: Info,
                                      options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
-        return _shouts(await reader.load_shouts_random_top(info.context.deps, as_dict(options)))
+        return await shouts_page(info, await reader.load_shouts_random_top(info.context.deps, as_dict(options)))
 
     @strawberry.field(description="A leaderboard of shouts (an addition to the Discours contract): by "
                       "rating, comments or views, all time or in one ISO week (`2026-W47`, or `current`: "
@@ -207,7 +205,8 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
     async def load_shouts_top(self, info: Info, order_by: ShoutsOrderBy = ShoutsOrderBy.rating,
                               week: str | None = None, limit: int | None = None,
                               offset: int | None = None) -> list[Shout | None] | None:
-        return _shouts(await reader.load_shouts_top(info.context.deps, order_by.value, week, limit, offset))
+        found = await reader.load_shouts_top(info.context.deps, order_by.value, week, limit, offset)
+        return await shouts_page(info, found)
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_shouts_search(self, info: Info, text: str,

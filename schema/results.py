@@ -49,8 +49,8 @@ class Collection:
     created_by_id: strawberry.Private[int | None] = None
 
     @strawberry.field
-    async def created_by(self, info: Info) -> Author:
-        return await load_author(info, self.created_by_id)  # type: ignore[return-value]
+    def created_by(self, info: Info) -> Author:
+        return load_author(info, self.created_by_id)  # type: ignore[return-value]
 
 
 @strawberry.type
@@ -87,16 +87,16 @@ class SearchResult:
                    cover=data.get("cover"), created_at=data.get("created_at"), shout=data)
 
     @strawberry.field
-    async def main_topic(self, info: Info) -> Topic | None:
-        return await main_topic_of(info, self.shout or {})
+    def main_topic(self, info: Info) -> Topic | None:
+        return main_topic_of(info, self.shout or {})
 
     @strawberry.field
-    async def authors(self, info: Info) -> list[Author | None] | None:
-        return await load_authors(info, (self.shout or {}).get("author_ids") or [])
+    def authors(self, info: Info) -> list[Author | None] | None:
+        return load_authors(info, (self.shout or {}).get("author_ids") or [])
 
     @strawberry.field
-    async def topics(self, info: Info) -> list[Topic | None] | None:
-        return await topics_of_shout(info, self.shout or {})
+    def topics(self, info: Info) -> list[Topic | None] | None:
+        return topics_of_shout(info, self.shout or {})
 
 
 @strawberry.type
@@ -144,8 +144,8 @@ class NotificationGroup:
     reaction_ids: strawberry.Private[list[int] | None] = None
 
     @strawberry.field
-    async def authors(self, info: Info) -> list[Author | None] | None:
-        return await load_authors(info, self.author_ids or [])
+    def authors(self, info: Info) -> list[Author | None] | None:
+        return load_authors(info, self.author_ids or [])
 
     @strawberry.field
     async def shout(self, info: Info) -> Shout | None:

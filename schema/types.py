@@ -4,6 +4,8 @@ relations resolve through the request's DataLoaders, so a page costs a constant 
 from __future__ import annotations
 
 import dataclasses
+import functools
+from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 import strawberry
@@ -11,7 +13,7 @@ import strawberry
 from auth.accounts import get_account
 from auth.permissions import DEFAULT_COMMUNITY
 from schema.cache_control import cache_control
-from schema.context import Info
+from schema.context import Info, at_once, many_at_once, then
 from schema.enums import ReactionKind
 
 T = TypeVar("T")
@@ -21,8 +23,12 @@ def build(cls: type[T], data: dict[str, Any] | None) -> T | None:
     """A strawberry type from a dict: every init field from the dict's key of the same name."""
     if data is None:
         return None
-    names = {f.name for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
-    return cls(**{name: data.get(name) for name in names})
+    return cls(**{name: data.get(name) for name in _init_fields(cls)})  # type: ignore[arg-type]
+
+
+@functools.cache
+def _init_fields(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls) if f.init)
 
 
 class FromData:
@@ -108,8 +114,9 @@ class Author(FromData):
         return self._get("user") or ""
 
     @strawberry.field
-    async def stat(self, info: Info) -> AuthorStat | None:
-        return build(AuthorStat, await info.context.loaders.counters["author"].load(self.id))
+    def stat(self, info: Info) -> AuthorStat | None:
+        return then(at_once(info.context.loaders.counters["author"], self.id),  # type: ignore[return-value]
+                    lambda counts: build(AuthorStat, counts))
 
     @strawberry.field(description="The author's place among all authors by rating, 1 for the first "
                                   "(the `authors:rating` leaderboard).")
@@ -155,12 +162,13 @@ class Community(FromData):
         return self._get("pic") or ""
 
     @strawberry.field
-    async def created_by(self, info: Info) -> Author:
-        return await load_author(info, self._get("created_by"))  # type: ignore[return-value]
+    def created_by(self, info: Info) -> Author:
+        return load_author(info, self._get("created_by"))  # type: ignore[return-value]
 
     @strawberry.field
-    async def stat(self, info: Info) -> CommunityStat | None:
-        return build(CommunityStat, await info.context.loaders.counters["community"].load(self.id))
+    def stat(self, info: Info) -> CommunityStat | None:
+        return then(at_once(info.context.loaders.counters["community"], self.id),  # type: ignore[return-value]
+                    lambda counts: build(CommunityStat, counts))
 
 
 @strawberry.type
@@ -182,8 +190,9 @@ class Topic(FromData):
         return obj
 
     @strawberry.field
-    async def stat(self, info: Info) -> TopicStat | None:
-        return build(TopicStat, await info.context.loaders.counters["topic"].load(self.id))
+    def stat(self, info: Info) -> TopicStat | None:
+        return then(at_once(info.context.loaders.counters["topic"], self.id),  # type: ignore[return-value]
+                    lambda counts: build(TopicStat, counts))
 
 
 @strawberry.type
@@ -212,42 +221,43 @@ class Stat:
     last_commented_at: int | None = None
     shout_id: strawberry.Private[int | None] = None
 
-    async def _views(self, info: Info) -> int | None:
-        if self.shout_id is None:
-            return None
-        return await info.context.loaders.views.load(self.shout_id)
+    def _views(self, info: Info) -> int | Awaitable[int] | None:
+        return None if self.shout_id is None else at_once(info.context.loaders.views, self.shout_id)
 
     @strawberry.field
-    async def viewed(self, info: Info) -> int | None:
-        return await self._views(info)
+    def viewed(self, info: Info) -> int | None:
+        return self._views(info)  # type: ignore[return-value]
 
     @strawberry.field(description="`viewed`, under the name the 2025 web client asks for.")
-    async def views_count(self, info: Info) -> int | None:
-        return await self._views(info)
+    def views_count(self, info: Info) -> int | None:
+        return self._views(info)  # type: ignore[return-value]
 
 
-async def load_authors(info: Info, ids: list[int]) -> list[Author | None]:
-    found = await info.context.loaders.authors.load_many(ids)
-    return [Author.of(a) for a in found if a is not None]
+# Relations, answered at once from what the request's loaders hold (a page loads them first, together:
+# schema/pages.py), else awaited: each returns a value or an awaitable, which GraphQL awaits.
+
+def load_authors(info: Info, ids: list[int]) -> Any:
+    return then(many_at_once(info.context.loaders.authors, ids),
+                lambda found: [Author.of(a) for a in found if a is not None])
 
 
-async def main_topic_of(info: Info, shout: dict[str, Any]) -> Topic | None:
+def main_topic_of(info: Info, shout: dict[str, Any]) -> Any:
     topic_id = shout.get("main_topic_id")
     if topic_id is None:
         return None
-    return Topic.of(await info.context.loaders.topics.load(topic_id), is_main=True)
+    return then(at_once(info.context.loaders.topics, topic_id), lambda topic: Topic.of(topic, is_main=True))
 
 
-async def topics_of_shout(info: Info, shout: dict[str, Any]) -> list[Topic | None]:
+def topics_of_shout(info: Info, shout: dict[str, Any]) -> Any:
     main = shout.get("main_topic_id")
-    found = await info.context.loaders.topics.load_many(shout.get("topic_ids") or [])
-    return [Topic.of(t, is_main=t["id"] == main) for t in found if t is not None]
+    return then(many_at_once(info.context.loaders.topics, shout.get("topic_ids") or []),
+                lambda found: [Topic.of(t, is_main=t["id"] == main) for t in found if t is not None])
 
 
-async def load_author(info: Info, author_id: int | None) -> Author | None:
+def load_author(info: Info, author_id: int | None) -> Any:
     if author_id is None:
         return None
-    return Author.of(await info.context.loaders.authors.load(author_id))
+    return then(at_once(info.context.loaders.authors, author_id), Author.of)
 
 
 @strawberry.type
@@ -255,12 +265,12 @@ class Authored(FromData):
     """Who made a shout, a draft or a reaction, and who deleted it (never in the schema by itself)."""
 
     @strawberry.field
-    async def created_by(self, info: Info) -> Author:
-        return await load_author(info, self._get("created_by"))  # type: ignore[return-value]
+    def created_by(self, info: Info) -> Author:
+        return load_author(info, self._get("created_by"))  # type: ignore[return-value]
 
     @strawberry.field
-    async def deleted_by(self, info: Info) -> Author | None:
-        return await load_author(info, self._get("deleted_by"))
+    def deleted_by(self, info: Info) -> Author | None:
+        return load_author(info, self._get("deleted_by"))
 
 
 @strawberry.type
@@ -268,12 +278,13 @@ class Edited(Authored):
     """What shouts and drafts also share: the last editor, the community, the media."""
 
     @strawberry.field
-    async def updated_by(self, info: Info) -> Author | None:
-        return await load_author(info, self._get("updated_by"))
+    def updated_by(self, info: Info) -> Author | None:
+        return load_author(info, self._get("updated_by"))
 
     @strawberry.field
-    async def community(self, info: Info) -> Community:
-        return Community.of(await info.context.loaders.communities.load(self._get("community")))  # type: ignore[return-value]
+    def community(self, info: Info) -> Community:
+        return then(at_once(info.context.loaders.communities, self._get("community")),  # type: ignore[return-value]
+                    Community.of)
 
     @strawberry.field
     def media(self) -> list[MediaItem | None] | None:
@@ -302,16 +313,16 @@ class Shout(Edited):
     data: strawberry.Private[dict[str, Any] | None] = None
 
     @strawberry.field
-    async def main_topic(self, info: Info) -> Topic | None:
-        return await main_topic_of(info, self.data or {})
+    def main_topic(self, info: Info) -> Topic | None:
+        return main_topic_of(info, self.data or {})
 
     @strawberry.field
-    async def topics(self, info: Info) -> list[Topic | None] | None:
-        return await topics_of_shout(info, self.data or {})
+    def topics(self, info: Info) -> list[Topic | None] | None:
+        return topics_of_shout(info, self.data or {})
 
     @strawberry.field
-    async def authors(self, info: Info) -> list[Author | None] | None:
-        return await load_authors(info, self._get("author_ids") or [])
+    def authors(self, info: Info) -> list[Author | None] | None:
+        return load_authors(info, self._get("author_ids") or [])
 
     @strawberry.field
     async def version_of(self, info: Info) -> Shout | None:
@@ -323,10 +334,10 @@ class Shout(Edited):
         return None  # a shout's draft is private to its authors; read it through load_drafts
 
     @strawberry.field
-    async def stat(self, info: Info) -> Stat | None:
-        counts = await info.context.loaders.counters["shout"].load(self.id)
-        return Stat(rating=counts["rating"], comments_count=counts["comments"],
-                    last_commented_at=counts["last_commented_at"], shout_id=self.id)
+    def stat(self, info: Info) -> Stat | None:
+        return then(at_once(info.context.loaders.counters["shout"], self.id),  # type: ignore[return-value]
+                    lambda counts: Stat(rating=counts["rating"], comments_count=counts["comments"],
+                                        last_commented_at=counts["last_commented_at"], shout_id=self.id))
 
 
 @strawberry.type
@@ -407,10 +418,10 @@ class Draft(Edited):
         return Shout.of(await own_shout(info.context.deps, publication["id"]))
 
     @strawberry.field
-    async def authors(self, info: Info) -> list[Author | None]:
-        return await load_authors(info, self._get("author_ids") or [])
+    def authors(self, info: Info) -> list[Author | None]:
+        return load_authors(info, self._get("author_ids") or [])
 
     @strawberry.field
-    async def topics(self, info: Info) -> list[Topic | None]:
-        found = await info.context.loaders.topics.load_many(self._get("topic_ids") or [])
-        return [Topic.of(t) for t in found if t is not None]
+    def topics(self, info: Info) -> list[Topic | None]:
+        return then(many_at_once(info.context.loaders.topics, self._get("topic_ids") or []),  # type: ignore[return-value]
+                    lambda found: [Topic.of(t) for t in found if t is not None])

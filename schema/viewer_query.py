@@ -9,12 +9,9 @@ from schema.cache_control import READ_MAX_AGE, cache_control
 from schema.context import Info
 from schema.enums import ReactionKind
 from schema.inputs import LoadShoutsOptions, as_dict
+from schema.pages import shouts_page
 from schema.results import CommonResult, MyRateComment, MyRateShout, NotificationGroup, NotificationsResult, common
 from schema.types import Shout
-
-
-def _shouts(items: list[dict]) -> list[Shout | None]:
-    return [Shout.of(s) for s in items]
 
 
 def _rate(kind: str | None) -> ReactionKind | None:
@@ -25,37 +22,40 @@ def _rate(kind: str | None) -> ReactionKind | None:
 class ViewerQuery:
     @strawberry.field(metadata=cache_control(READ_MAX_AGE, private=True))
     async def load_shouts_feed(self, info: Info, options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
-        return _shouts(await feed.load_shouts_feed(info.context.deps, await info.context.viewer(), as_dict(options)))
+        found = await feed.load_shouts_feed(info.context.deps, await info.context.viewer(), as_dict(options))
+        return await shouts_page(info, found)
 
     @strawberry.field
     async def load_shouts_followed_by(self, info: Info, slug: str | None = None,
                                       options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
         viewer = await info.context.viewer()
-        return _shouts(await feed.load_shouts_followed_by(info.context.deps, viewer, slug, as_dict(options)))
+        found = await feed.load_shouts_followed_by(info.context.deps, viewer, slug, as_dict(options))
+        return await shouts_page(info, found)
 
     @strawberry.field
     async def load_shouts_unrated(self, info: Info,
                                   options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
         viewer = await info.context.viewer()
-        return _shouts(await feed.load_shouts_unrated(info.context.deps, viewer, as_dict(options)))
+        return await shouts_page(info, await feed.load_shouts_unrated(info.context.deps, viewer, as_dict(options)))
 
     @strawberry.field
     async def load_shouts_coauthored(self, info: Info,
                                      options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
         viewer = await info.context.viewer()
-        return _shouts(await feed.load_shouts_coauthored(info.context.deps, viewer, as_dict(options)))
+        return await shouts_page(info, await feed.load_shouts_coauthored(info.context.deps, viewer, as_dict(options)))
 
     @strawberry.field
     async def load_shouts_discussed(self, info: Info,
                                     options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
         viewer = await info.context.viewer()
-        return _shouts(await feed.load_shouts_discussed(info.context.deps, viewer, as_dict(options)))
+        return await shouts_page(info, await feed.load_shouts_discussed(info.context.deps, viewer, as_dict(options)))
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE, private=True))
     async def load_shouts_bookmarked(self, info: Info,
                                      options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
         viewer = await info.context.viewer()
-        return _shouts(await bookmark.load_shouts_bookmarked(info.context.deps, viewer, as_dict(options)))
+        found = await bookmark.load_shouts_bookmarked(info.context.deps, viewer, as_dict(options))
+        return await shouts_page(info, found)
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE, private=True))
     async def get_my_rates_shouts(self, info: Info, shouts: list[int]) -> list[MyRateShout | None] | None:
@@ -75,7 +75,8 @@ class ViewerQuery:
     @strawberry.field(description="The shouts the signed-in reader read, most recent first (the newest 100).")
     async def load_reading_history(self, info: Info, limit: int | None = None,
                                    offset: int | None = None) -> list[Shout | None]:
-        return _shouts(await reading.reading_history(info.context.deps, await info.context.viewer(), limit, offset))
+        found = await reading.reading_history(info.context.deps, await info.context.viewer(), limit, offset)
+        return await shouts_page(info, found)
 
     @strawberry.field(description="What the signed-in reader searched for, most recent first (the newest 50).")
     async def load_search_history(self, info: Info, limit: int | None = None) -> list[str]:

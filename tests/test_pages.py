@@ -1,0 +1,55 @@
+"""A page of shouts loads what its selection asks of their relations first, together (schema/pages.py):
+the nested fields then answer from the request's loaders at once, without awaiting; a load that fails
+leaves its error to the nested fields that need it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import schema.context
+from schema.context import _held
+
+PAGE = """query($o: LoadShoutsOptions) { load_shouts_by(options: $o) { id title
+    main_topic { slug stat { shouts } } topics { slug } authors { id slug stat { shouts followers } }
+    created_by { slug } community { slug } stat { rating comments_count viewed views_count } } }"""
+
+
+@pytest.fixture
+def misses(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The relation fields that had to await their loader (the page had not loaded their value)."""
+    found: list[Any] = []
+
+    def counted(loader: Any, key: Any) -> tuple[bool, Any]:
+        held, value = _held(loader, key)
+        if not held:
+            found.append(key)
+        return held, value
+
+    monkeypatch.setattr(schema.context, "_held", counted)
+    return found
+
+
+async def test_a_pages_relations_are_loaded_before_its_fields_ask(uncached_client: Any, misses: list[Any]) -> None:
+    response = await uncached_client.post("/graphql", json={"query": PAGE, "variables": {"o": {"limit": 20}}})
+    body = response.json()
+    assert "errors" not in body and len(body["data"]["load_shouts_by"]) == 20
+    shout = body["data"]["load_shouts_by"][0]
+    assert shout["authors"] and shout["authors"][0]["stat"]["shouts"] >= 1 and shout["stat"]["viewed"] is not None
+    # created_by and community are not loaded by the page (few shouts ask for them): only those await
+    waited = {type(key) for key in misses}
+    assert len(misses) <= 2 * 20 and waited <= {int}, misses
+
+
+async def test_a_failed_load_fails_only_the_fields_that_need_it(uncached_client: Any, deps: Any,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    async def broken(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError("counters are unavailable")
+
+    monkeypatch.setattr(schema.context, "get_counters", broken)
+    query = "{ load_shouts_by(options: {limit: 3}) { id title stat { rating } } }"
+    body = (await uncached_client.post("/graphql", json={"query": query})).json()
+    assert [s["stat"] for s in body["data"]["load_shouts_by"]] == [None, None, None]
+    assert all(s["title"] for s in body["data"]["load_shouts_by"])
+    assert body["errors"] and all(e["path"][-1] == "stat" for e in body["errors"])
