@@ -16,7 +16,7 @@ from schema.cache_control import READ_MAX_AGE, cache_control
 from schema.context import Info
 from schema.enums import ReactionSort, ShoutsOrderBy
 from schema.inputs import AuthorsBy, LoadShoutsOptions, ReactionBy, as_dict
-from schema.pages import shouts_page
+from schema.pages import reactions_page, shouts_page
 from schema.results import CommonResult, SearchResult
 from schema.types import Author, Community, Reaction, Shout, Topic
 from schema.viewer_query import ViewerQuery
@@ -28,10 +28,6 @@ def _authors(items: list[dict]) -> list[Author | None]:
 
 def _topics(items: list[dict]) -> list[Topic | None]:
     return [Topic.of(t) for t in items]
-
-
-def _reactions(items: list[dict]) -> list[Reaction | None]:
-    return [Reaction.of(r) for r in items]
 
 
 def _communities(items: list[dict]) -> list[Community | None]:
@@ -134,22 +130,24 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_reactions_by(self, info: Info, by: ReactionBy, limit: int | None = None,
                                 offset: int | None = None) -> list[Reaction | None] | None:
-        return _reactions(await reactions.load_reactions_by(info.context.deps, as_dict(by), limit, offset))
+        found = await reactions.load_reactions_by(info.context.deps, as_dict(by), limit, offset)
+        return await reactions_page(info, found)
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_shout_comments(self, info: Info, shout: int, limit: int | None = None,
                                   offset: int | None = None) -> list[Reaction | None] | None:
-        return _reactions(await reactions.load_shout_comments(info.context.deps, shout, limit, offset))
+        return await reactions_page(info, await reactions.load_shout_comments(info.context.deps, shout, limit, offset))
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_shout_ratings(self, info: Info, shout: int, limit: int | None = None,
                                  offset: int | None = None) -> list[Reaction | None] | None:
-        return _reactions(await reactions.load_shout_ratings(info.context.deps, shout, limit, offset))
+        return await reactions_page(info, await reactions.load_shout_ratings(info.context.deps, shout, limit, offset))
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_comment_ratings(self, info: Info, comment: int, limit: int | None = None,
                                    offset: int | None = None) -> list[Reaction | None] | None:
-        return _reactions(await reactions.load_comment_ratings(info.context.deps, comment, limit, offset))
+        found = await reactions.load_comment_ratings(info.context.deps, comment, limit, offset)
+        return await reactions_page(info, found)
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_comments_branch(
@@ -165,7 +163,7 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
     ) -> list[Reaction | None] | None:
         found = await reactions.load_comments_branch(
             info.context.deps, shout, parent_id, limit, offset, as_dict(sort), children_limit, children_offset)
-        return _reactions(found)
+        return await reactions_page(info, found)
 
     # --- shouts ----------------------------------------------------------------------------------
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))

@@ -361,8 +361,8 @@ class Reaction(Authored):
         return obj
 
     @strawberry.field
-    async def shout(self, info: Info) -> Shout:
-        return Shout.of(await info.context.loaders.shouts.load(self._get("shout")))  # type: ignore[return-value]
+    def shout(self, info: Info) -> Shout:
+        return then(at_once(info.context.loaders.shouts, self._get("shout")), Shout.of)  # type: ignore[return-value]
 
     @strawberry.field
     def stat(self) -> Stat | None:
