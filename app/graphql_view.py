@@ -118,6 +118,10 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         super().__init__(schema, *args, **kwargs)
         self.response_cache_ttl = response_cache_ttl
         self.policies = PolicyCache(schema)
+        # Answers being computed in this worker, by response key: identical requests that miss meanwhile
+        # (many readers right after an invalidation of a hot query) wait for the first one's answer
+        # instead of computing it again, each (stampede protection for whole responses).
+        self._computing: dict[str, asyncio.Future[Hit | None]] = {}
         self.persisted_query_ttl = persisted_query_ttl
         self.request_timeout = request_timeout
         self.max_json_depth = max_json_depth
@@ -288,18 +292,42 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         responses = _responses(request, self.response_cache_ttl)
         hit = await responses.get(key)
         if hit is not None:
-            note.operation = (note.params or {}).get("operationName")
-            note.max_age, note.private = hit.max_age, hit.private
-            if hit.views:  # a read of a shout served from the response cache still counts as a view
-                await self._count_views(request, note, hit.views)
-            return _marked(_hit_response(request, hit), "HIT")
+            return await self._answer_hit(request, note, hit)
+        computing = self._computing.get(key)
+        if computing is not None:
+            shared = await asyncio.shield(computing)
+            if shared is not None:  # the same answer, just computed and stored: served as a hit
+                return await self._answer_hit(request, note, shared)
+        future: asyncio.Future[Hit | None] = asyncio.get_running_loop().create_future()
+        self._computing[key] = future
+        try:
+            response, stored = await self._compute(request, note, context, root_value, key, responses)
+            future.set_result(stored)
+            return response
+        finally:
+            if self._computing.get(key) is future:
+                del self._computing[key]
+            if not future.done():
+                future.set_result(None)  # failed or cancelled: whoever waits computes for themselves
+
+    async def _answer_hit(self, request: Request, note: _RequestNote, hit: Hit) -> Response:
+        note.operation = (note.params or {}).get("operationName")
+        note.max_age, note.private = hit.max_age, hit.private
+        if hit.views:  # a read of a shout served from the response cache still counts as a view
+            await self._count_views(request, note, hit.views)
+        return _marked(_hit_response(request, hit), "HIT")  # type: ignore[no-any-return]
+
+    async def _compute(self, request: Request, note: _RequestNote, context: Any, root_value: Any, key: str,
+                       responses: ResponseCache) -> tuple[Any, Hit | None]:
+        """Execute, and keep the answer if its policy and its reads allow; what was kept comes back as a
+        hit too, for the identical requests waiting meanwhile."""
         capture, token = response_capture.begin()
         try:
             response = await super().run(request, context, root_value)
         finally:
             response_capture.end(token)
         if not hasattr(response, "body"):  # a stream (a subscription over SSE): nothing to store
-            return response
+            return response, None
         answer = response.body
         policy = self.policies.get(note.document or "")
         # A public answer that read the viewer after all (an argument such as `reacted` makes it the
@@ -309,10 +337,13 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         note.max_age, note.private = policy.max_age, policy.private or capture.read_viewer
         if response.status_code == 200 and isinstance(answer, bytes) and not note.errors and shared:
             response.headers["etag"] = etag_of(answer)
-            await responses.store(key, answer, capture, response.headers["etag"], max_age=policy.max_age,
-                                  private=note.private)
-            return _marked(response, "MISS")
-        return _marked(response, "BYPASS")
+            stored = None
+            if await responses.store(key, answer, capture, response.headers["etag"], max_age=policy.max_age,
+                                     private=note.private):
+                stored = Hit(answer, False, list(capture.views), response.headers["etag"], policy.max_age,
+                             note.private)
+            return _marked(response, "MISS"), stored
+        return _marked(response, "BYPASS"), None
 
     async def _response_key(self, request: Request, note: _RequestNote) -> str | None:
         """Where this request's answer is kept: a guest's under the public key (looked up before anything

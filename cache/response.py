@@ -146,11 +146,11 @@ class ResponseCache:
         return [2, body, gzipped or b"", views or b"", etag or b"", max_age or b"", private or b""]
 
     async def store(self, key: str, body: bytes, capture: Capture, etag: str, *, max_age: int,
-                    private: bool = False) -> None:
+                    private: bool = False) -> bool:
         """Keep `body` (its ETag computed by the caller, who sends it too) under the generations it saw, at
-        most `max_age` seconds (and the cache's own TTL)."""
+        most `max_age` seconds (and the cache's own TTL). Whether it was kept."""
         if not capture.storable or not capture.generations or len(capture.generations) > 10 * BATCH:
-            return
+            return False
         gzipped = len(body) > COMPRESS_OVER
         stored: dict[Any, Any] = {"b": _gzip(body) if gzipped else body,
                                   "s": b",".join(stamp_parts(capture.generations).values()),
@@ -169,6 +169,8 @@ class ResponseCache:
             self.stores += 1
         except RedisError as exc:
             self.cache.trip(exc, "response cache store")
+            return False
+        return True
 
 
 def _gzip(body: bytes) -> bytes:

@@ -201,3 +201,22 @@ async def test_a_private_answer_is_kept_for_its_viewer_only(api: Api, client: An
     assert after.json()["data"]["get_my_rates_shouts"] == [{"shout_id": shout, "my_rate": "LIKE"}]
     theirs = await client.post("/graphql", json=rates, headers={"authorization": f"Bearer {other.token}"})
     assert theirs.json()["data"]["get_my_rates_shouts"] == [{"shout_id": shout, "my_rate": None}]
+
+
+async def test_identical_misses_wait_for_one_computation(client: Any, app: Any, deps: Any) -> None:
+    """Readers of a hot query right after an invalidation: the first computes and stores the answer, the
+    others wait for it and are served it as a hit instead of computing it again each."""
+    import asyncio
+
+    from cache import keys
+
+    query = {"query": "query($o: LoadShoutsOptions) { load_shouts_by(options: $o) { id title authors { slug } } }",
+             "variables": {"o": {"limit": 15, "offset": 5}}}
+    client.cookies.clear()
+    assert (await client.post("/graphql", json=query)).headers["x-cache"] in ("MISS", "HIT")
+    await deps.cache.invalidate_tags([keys.GLOBAL_TAG])  # everything stored is now a miss
+    stores = app.state.responses.stores
+    answers = await asyncio.gather(*(client.post("/graphql", json=query) for _ in range(10)))
+    assert sorted(a.headers["x-cache"] for a in answers) == ["HIT"] * 9 + ["MISS"]
+    assert len({a.content for a in answers}) == 1
+    assert app.state.responses.stores - stores == 1
