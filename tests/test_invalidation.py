@@ -241,3 +241,45 @@ async def test_graphql_writes_with_redis_down(engine: Any, settings: Any) -> Non
                                  "$p: String!) { login(email: $e, password: $p) { token } }"})).json()
         assert login["errors"][0]["extensions"]["code"] == "SERVICE_UNAVAILABLE"
     await dead.aclose()
+
+
+async def _generations(redis: Redis) -> dict[bytes, bytes]:
+    names = [k async for k in redis.scan_iter(match="gen:*", count=1000)]
+    return dict(zip(names, await redis.mget(names), strict=True)) if names else {}
+
+
+async def test_a_read_only_transaction_invalidates_nothing(deps: Deps, redis: Redis, gql: Any) -> None:
+    """ORM reads run through the same event as bulk statements (do_orm_execute): only UPDATE and DELETE
+    statements may count as bulk writes, or every read in a write's session would invalidate a kind."""
+    await gql(AUTHOR, {"id": 5})
+    before = await _generations(redis)
+    async with transaction(deps) as session:
+        assert (await session.execute(select(Author).where(Author.id < 10))).scalars().all()
+        await session.execute(select(Shout.id).limit(3))
+    await asyncio.sleep(0.05)
+    assert await _generations(redis) == before
+    assert deps.revalidator is not None and sum((await deps.revalidator.queue_depth()).values()) == 0
+
+
+async def test_committed_writes_are_counted_per_row(deps: Deps) -> None:
+    from telemetry import metrics
+
+    counter = metrics.WRITES.labels("author", "update")
+    before = counter._value.get()
+    async with transaction(deps) as session:
+        for author in (await session.scalars(select(Author).where(Author.id.in_([11, 12, 13])))).all():
+            author.bio = f"bio {author.id}"
+    assert counter._value.get() - before == 3
+
+
+async def test_the_sink_keeps_no_finished_work(deps: Deps) -> None:
+    """Each commit's invalidation runs as a task the sink keeps until it ends, then lets go: a long-lived
+    worker must not accumulate them."""
+    from orm.engine import INFO_SINK
+
+    sink = deps.db.kw["info"][INFO_SINK]  # type: ignore[attr-defined]
+    for n in range(3):
+        async with transaction(deps) as session:
+            (await session.get(Author, 14)).bio = f"bio {n}"  # type: ignore[union-attr]
+    await asyncio.sleep(0.05)
+    assert sink._running == set()

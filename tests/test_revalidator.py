@@ -284,3 +284,48 @@ async def test_marked_shouts_are_recounted_in_batches_of_100(deps: Deps, sql_cou
     await manager.process_revalidation()
     recount = [s for s in sql_counter.statements if "FROM reaction" in s or "FROM author_bookmark" in s]
     assert len(recount) == 4  # two statements per batch
+
+
+async def test_queue_depth_counts_marked_and_in_processing(deps: Deps, redis: Redis) -> None:
+    """What the metrics report as waiting per kind: ids marked, plus ids taken by a round not done."""
+    await redis.sadd(keys.revalidation_batch("shout"), "1", "2")
+    await redis.sadd(keys.revalidation_processing("shout"), "3")
+    await redis.sadd(keys.revalidation_batch("author"), "4")
+    assert deps.revalidator is not None
+    assert await deps.revalidator.queue_depth() == {"author": 1, "topic": 0, "community": 0, "shout": 3,
+                                                    "reaction": 0}
+
+
+async def test_the_revalidation_and_precache_locks_expire(deps: Deps, redis: Redis, monkeypatch: Any) -> None:
+    """A worker that dies holding a lock must not stop the others for good: both locks have a TTL."""
+    import cache.precache
+    from cache.precache import precache_data
+
+    revalidator = deps.revalidator
+    assert revalidator is not None
+    seen: dict[str, int] = {}
+    take = revalidator._take
+
+    async def noting_take(entity_type: str) -> list[str]:
+        seen.setdefault("revalidation", await redis.pttl(keys.lock("revalidation")))
+        return await take(entity_type)
+
+    monkeypatch.setattr(revalidator, "_take", noting_take)
+    await revalidator.mark_for_revalidation(5, "author")
+    await revalidator.process_revalidation()
+    entities = cache.precache.get_cached_entities
+
+    async def noting_entities(*args: Any, **kwargs: Any) -> Any:
+        seen.setdefault("precache", await redis.pttl(keys.lock("precache")))
+        return await entities(*args, **kwargs)
+
+    monkeypatch.setattr(cache.precache, "get_cached_entities", noting_entities)
+    assert await precache_data(deps.cache, deps.db, force=True)
+    assert 0 < seen["revalidation"] <= revalidator.lock_ttl_ms and 0 < seen["precache"] <= 60_000, seen
+
+
+async def test_precache_warms_as_many_authors_as_asked(deps: Deps, redis: Redis) -> None:
+    from cache.precache import precache_data
+
+    assert await precache_data(deps.cache, deps.db, authors=3, force=True)
+    assert len([k async for k in redis.scan_iter(match="author:id:*")]) == 3
