@@ -45,6 +45,7 @@ from sqlalchemy import event
 from app.main import create_app, open_deps
 from app.seed import SIZES
 from bench import services
+from bench.read_path import OPERATIONS as IN_PROCESS  # the same documents as the in-process bench
 from cache import keys
 from cache.client import GuardedPipeline, GuardedRedis
 from config.settings import Settings, load_settings
@@ -52,6 +53,7 @@ from devtools.services import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "RESULTS.md"
+# What a reader's screen asks for: fuller cards than bench.read_path's, whose topics document is the same.
 OPERATIONS: dict[str, tuple[str, dict[str, Any]]] = {
     "load_shouts_by(20)": (
         """query($o: LoadShoutsOptions) { load_shouts_by(options: $o) { id title slug subtitle lead cover
@@ -68,7 +70,7 @@ OPERATIONS: dict[str, tuple[str, dict[str, Any]]] = {
         'query { get_author(slug: "author-2") { id slug name bio pic stat { shouts followers rating comments } } }',
         {},
     ),
-    "get_topics_all": ("query { get_topics_all { id slug title stat { shouts authors followers } } }", {}),
+    "get_topics_all": IN_PROCESS["topics all"],
     "load_reactions_by(20)": (
         """query { load_reactions_by(by: {}, limit: 20) { id kind body created_at created_by { id slug name }
         shout { id slug } stat { rating comments_count } } }""",
