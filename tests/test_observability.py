@@ -243,10 +243,14 @@ async def test_two_workers_add_up_their_metrics(tmp_path: Any) -> None:
                                                              "operationName": "Twice"})
                 return response.headers["x-worker"]
 
-        answered_by = await asyncio.gather(*(request() for _ in range(40)))
+        # The kernel hands each new connection to one worker: on a loaded machine one may take many in a
+        # row, so requests go in rounds until both have answered some (the count is of all of them).
+        answered_by: list[str] = []
+        while len(set(answered_by)) < 2 and len(answered_by) < 400:
+            answered_by += await asyncio.gather(*(request() for _ in range(40)))
         assert len(set(answered_by)) == 2
-        scraped_from = set()
-        for _ in range(20):
+        scraped_from: set[str] = set()
+        for _ in range(200):
             async with httpx.AsyncClient(base_url=base) as http:
                 response = await http.get("/metrics")
             scraped_from.add(response.headers["x-worker"])
@@ -254,5 +258,7 @@ async def test_two_workers_add_up_their_metrics(tmp_path: Any) -> None:
                        for f in text_string_to_metric_families(response.text) for s in f.samples}
             counted = sum(value for (name, labels), value in samples.items()
                           if name == "discours_requests_total" and ("operation", "Twice") in labels)
-            assert counted == 40, counted
+            assert counted == len(answered_by), counted
+            if len(scraped_from) == 2:
+                break
         assert len(scraped_from) == 2
