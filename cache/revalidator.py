@@ -63,7 +63,6 @@ class CacheRevalidationManager:
         self._redis = cache.state
         self.db = db
         self.live = live
-        self.interval = interval
         self.threshold = threshold
         self.lock_ttl_ms = lock_ttl_ms
         self._loop = Periodic("cache revalidation", interval, self.process_revalidation)
