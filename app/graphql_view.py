@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 from graphql import GraphQLError
+from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.websockets import WebSocketDisconnect
@@ -210,7 +211,8 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         etag = response.headers.get("etag") or etag_of(bytes(response.body))
         headers = {"etag": etag, "cache-control": self._cache_control(request, note)}
         if etag.removeprefix("W/") in _validators(request.headers.get("if-none-match", "")):
-            return _marked(Response(status_code=304, headers=headers), response.headers.get("x-cache", "BYPASS"))
+            not_modified = Response(status_code=304, headers=headers, background=response.background)
+            return _marked(not_modified, response.headers.get("x-cache", "BYPASS"))
         response.headers.update(headers)
         return response
 
@@ -313,9 +315,11 @@ class DiscoursGraphQL(GraphQL[Context, None]):
     async def _answer_hit(self, request: Request, note: _RequestNote, hit: Hit) -> Response:
         note.operation = (note.params or {}).get("operationName")
         note.max_age, note.private = hit.max_age, hit.private
-        if hit.views:  # a read of a shout served from the response cache still counts as a view
-            await self._count_views(request, note, hit.views)
-        return _marked(_hit_response(request, hit), "HIT")  # type: ignore[no-any-return]
+        response = _hit_response(request, hit)
+        if hit.views:  # a read of a shout served from the response cache still counts as a view: once the
+            # answer is sent, so that a hit waits for its one round trip only
+            response.background = BackgroundTask(self._count_views, request, note, hit.views)
+        return _marked(response, "HIT")  # type: ignore[no-any-return]
 
     async def _compute(self, request: Request, note: _RequestNote, context: Any, root_value: Any, key: str,
                        responses: ResponseCache) -> tuple[Any, Hit | None]:

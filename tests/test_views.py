@@ -84,3 +84,25 @@ async def test_reading_and_search_histories(api: Api, deps: Deps) -> None:
     await api("mutation { clear_search_history { error } }", user=user)
     assert await api("{ load_reading_history { id } }", user=user) == []
     assert await api("{ load_search_history }", user=user) == []
+
+
+async def test_a_hit_counts_its_view_after_answering_also_signed_in_and_when_not_modified(
+        client: httpx.AsyncClient, api: Api, deps: Deps, redis: Redis) -> None:
+    """A hit is answered first and counts its shout's view once the answer is sent: for a guest, for a
+    signed-in reader (whose reading history gets the shout, as a computed answer's would) and for a hit
+    answered 304 Not Modified."""
+    (shout_id, slug), = await _shouts(deps, 1)
+    reader = await api.user()
+    client.cookies.clear()
+    stored = await client.post("/graphql", json={"query": READ, "variables": {"s": slug}},
+                               headers={"user-agent": "guest-1"})
+    before = int(await redis.get(keys.viewed(shout_id)))
+    signed_in = await client.post("/graphql", json={"query": READ, "variables": {"s": slug}},
+                                  headers={"authorization": f"Bearer {reader.token}"})
+    assert signed_in.headers["x-cache"] == "HIT"
+    assert await redis.zscore(keys.reading_history(reader.id), str(shout_id)) is not None
+    client.cookies.clear()
+    revalidated = await client.post("/graphql", json={"query": READ, "variables": {"s": slug}},
+                                    headers={"user-agent": "guest-2", "if-none-match": stored.headers["etag"]})
+    assert revalidated.status_code == 304
+    assert int(await redis.get(keys.viewed(shout_id))) == before + 2
