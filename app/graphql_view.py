@@ -40,12 +40,11 @@ from app.http_guards import (
 from cache import response_capture
 from cache.persisted import SHA256, PersistedQueries, sha256
 from cache.response import Hit, ResponseCache, etag_of, request_key
-from cache.views import client_key
 from resolvers import reading
 from resolvers.deps import Deps
 from resolvers.errors import Busy
-from schema.cache_control import PolicyCache
-from schema.context import Context, Loaders
+from schema.cache_control import Policy, PolicyCache
+from schema.context import Context, Loaders, reader_of
 from schema.safety import changes_state
 from schema.schema import DiscoursSchema
 from telemetry import metrics
@@ -71,6 +70,12 @@ class _RequestNote:
     private: bool = False
     # A context made before execution (to find whose private answer to look up); execution reuses it.
     context: Context | None = None
+    policy: Policy | None = None  # the document's, once looked up
+
+    def policy_of(self, policies: PolicyCache) -> Policy:
+        if self.policy is None:
+            self.policy = policies.get(self.document or "")
+        return self.policy
 
     @property
     def document(self) -> str | None:
@@ -198,9 +203,8 @@ class DiscoursGraphQL(GraphQL[Context, None]):
 
     async def _http_caching(self, request: Request, response: Any, note: _RequestNote) -> Any:
         """HTTP caching of query answers: an ETag on every error-free query answer (stored with a cached
-        response, else computed) and 304 Not Modified when `If-None-Match` names it; `Cache-Control: no-cache`
-        (a client or a CDN may keep it but must revalidate: the server cannot promise how long it stays
-        right), `private` when signed in; `no-store` for mutations, errors and whatever sets a cookie."""
+        response, else computed) and 304 Not Modified when `If-None-Match` names it; `Cache-Control` from the
+        answer's policy (`_cache_control`); `no-store` for mutations, errors and whatever sets a cookie."""
         if not isinstance(response, Response) or not hasattr(response, "body"):
             return response  # a stream (a subscription over SSE)
         stored = response.headers.get("x-cache") in ("HIT", "MISS")  # a kept answer: a query
@@ -219,9 +223,9 @@ class DiscoursGraphQL(GraphQL[Context, None]):
     def _cache_control(self, request: Request, note: _RequestNote) -> str:
         """`public` or `private`, with the answer's max age (the smallest its fields declare); `no-cache`
         (keep, but revalidate with the ETag) for answers that declare none."""
-        if note.max_age is None:  # not kept by the response cache: judged by the document
-            policy = self.policies.get(note.document or "") if note.document else None
-            if policy is not None and policy.cacheable:
+        if note.max_age is None and note.document:  # not kept by the response cache: judged by the document
+            policy = note.policy_of(self.policies)
+            if policy.cacheable:
                 note.max_age, note.private = policy.max_age, policy.private or _signed_in(request)
         if note.max_age:
             return f"{'private' if note.private else 'public'}, max-age={note.max_age}"
@@ -333,7 +337,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         if not hasattr(response, "body"):  # a stream (a subscription over SSE): nothing to store
             return response, None
         answer = response.body
-        policy = self.policies.get(note.document or "")
+        policy = note.policy_of(self.policies)
         # A public answer that read the viewer after all (an argument such as `reacted` makes it the
         # viewer's) is not kept for everyone; a private one is kept under its viewer's key.
         shared = policy.cacheable and (policy.private or not capture.read_viewer)
@@ -360,7 +364,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         params = (note.document, note.params.get("operationName"), note.params.get("variables"))
         if not _signed_in(request):
             return request_key(*params)
-        policy = self.policies.get(note.document)
+        policy = note.policy_of(self.policies)
         if not policy.cacheable:
             return None
         if not policy.private:
@@ -374,15 +378,14 @@ class DiscoursGraphQL(GraphQL[Context, None]):
 
     async def _count_views(self, request: Request, note: _RequestNote, shout_ids: list[int]) -> None:
         """The views a stored answer counted, counted again for this reader (and remembered in a signed-in
-        reader's history, as reading the shout would)."""
-        deps: Deps = request.app.state.deps
-        viewer = None
+        reader's history, as reading the shout would). Sessions that cannot be checked count as a guest."""
+        reader = None
         if _signed_in(request):
-            note.context = note.context or await self.get_context(request, None)
+            context = note.context or await self.get_context(request, None)
             with contextlib.suppress(Busy):
-                viewer = await note.context.viewer(shapes_answer=False)
-        await reading.count_views(deps, viewer.author_id if viewer else None,
-                                  await note.context.client() if note.context else _guest(request), shout_ids)
+                viewer = await context.viewer(shapes_answer=False)
+                reader = viewer.author_id if viewer else None
+        await reading.count_views(request.app.state.deps, reader, reader_of(request, reader), shout_ids)
 
     def encode_json(self, data: object) -> bytes:  # type: ignore[override]
         return orjson.dumps(data)
@@ -466,11 +469,6 @@ def _responses(request: Request, ttl: int) -> ResponseCache:
     if getattr(state, "responses", None) is None:
         state.responses = ResponseCache(state.deps.cache, ttl=ttl)
     return state.responses  # type: ignore[no-any-return]
-
-
-def _guest(request: Request) -> str:
-    """Who reads, for view counting, when nobody is signed in: a hash of the client."""
-    return client_key(None, request.client.host if request.client else None, request.headers.get("user-agent"))
 
 
 def _signed_in(request: Request) -> bool:

@@ -38,13 +38,14 @@ from telemetry import metrics
 
 RESPONSE_TTL = 60  # bounds the lag of what is not tagged (view counters); counters may lag more anyway
 
-# KEYS[1]: the response; ARGV[1]: the generation key prefix. Returns {0} (miss), {1} (stale) or
-# {2, body, gzip flag, views, etag, max age, private flag}. Generations are read in MGETs of at most 100
-# keys (seed 004).
+# The fields of a stored response, in the order a hit returns them after its first element.
 _FIELDS = ("s", "b", "z", "v", "e", "a", "p")
+# KEYS[1]: the response; ARGV[1]: the generation key prefix, then _FIELDS. Returns {0} (miss), {1} (stale)
+# or {2, body, gzip flag, views, etag, max age, private flag}. Generations are read in MGETs of at most
+# 100 keys (seed 004).
 _HIT = """
 if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return {0} end
-local stored = redis.call('HMGET', KEYS[1], 's', 'b', 'z', 'v', 'e', 'a', 'p')
+local stored = redis.call('HMGET', KEYS[1], unpack(ARGV, 2))
 if not stored[1] or not stored[2] then return {0} end
 local names, wanted = {}, {}
 for part in string.gmatch(stored[1], '[^,]+') do
@@ -115,7 +116,7 @@ class ResponseCache:
             if self._cluster:
                 found = await self._check_apart(key)
             else:
-                found = await self._hit(keys=[key], args=[keys.generation("")])
+                found = await self._hit(keys=[key], args=[keys.generation(""), *_FIELDS])
         except RedisError as exc:
             self.cache.trip(exc, "response cache read")
             return None

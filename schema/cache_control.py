@@ -77,11 +77,11 @@ class _Collector(Visitor):
         self.query_type = query_type
         self.max_age: int | None = None
         self.private = False
-        self.mutation = False
+        self.not_a_query = False  # a mutation or a subscription: never kept
 
     def enter_operation_definition(self, node: OperationDefinitionNode, *_args: Any) -> None:
         if node.operation.value != "query":
-            self.mutation = True
+            self.not_a_query = True
 
     def enter_field(self, node: FieldNode, *_args: Any) -> None:
         if node.name.value == "__typename":
@@ -103,7 +103,7 @@ def policy_of(schema: GraphQLSchema, document: DocumentNode) -> Policy:
     type_info = TypeInfo(schema)
     collector = _Collector(type_info, schema.query_type)
     visit(document, TypeInfoVisitor(type_info, collector))
-    if collector.mutation or not collector.max_age:
+    if collector.not_a_query or not collector.max_age:
         return Policy(0, collector.private)
     return Policy(collector.max_age, collector.private)
 

@@ -72,6 +72,13 @@ def then(value: V | Awaitable[V], make: Callable[[V], R]) -> R | Awaitable[R]:
     return later()
 
 
+def reader_of(request: Any, author_id: int | None) -> str:
+    """Who reads, for view counting: the author, else a hash of the client's address and agent."""
+    address = request.client.host if request is not None and request.client else None
+    agent = request.headers.get("user-agent") if request is not None else None
+    return client_key(author_id, address, agent)
+
+
 def _entity_loader(deps: Deps, getter: BatchGetter) -> DataLoader[int, Any]:
     async def load(ids: Sequence[int]) -> list[Any]:
         return await getter(list(ids), cache=deps.cache, db=deps.db)
@@ -191,10 +198,7 @@ class Context:
     async def client(self) -> str:
         """Who reads, for view counting: the signed-in author or a hash of the anonymous client."""
         viewer = await self.viewer(shapes_answer=False)
-        request = self.request
-        address = request.client.host if request is not None and request.client else None
-        agent = request.headers.get("user-agent") if request is not None else None
-        return client_key(viewer.author_id if viewer else None, address, agent)
+        return reader_of(self.request, viewer.author_id if viewer else None)
 
     async def viewer(self, *, shapes_answer: bool = True) -> Viewer | None:
         """The signed-in account, or None for a guest (see `session` for `shapes_answer`)."""

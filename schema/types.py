@@ -31,6 +31,11 @@ def _init_fields(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls) if f.init)
 
 
+def _stat(info: Info, kind: str, entity_id: int, cls: type[T]) -> Any:
+    """An entity's live counters as its `stat` type, at once when the request's loader holds them."""
+    return then(at_once(info.context.loaders.counters[kind], entity_id), lambda counts: build(cls, counts))
+
+
 class FromData:
     """Types built from a cached dict keep it whole: relation and derived fields read it through `_get`."""
 
@@ -115,8 +120,7 @@ class Author(FromData):
 
     @strawberry.field
     def stat(self, info: Info) -> AuthorStat | None:
-        return then(at_once(info.context.loaders.counters["author"], self.id),  # type: ignore[return-value]
-                    lambda counts: build(AuthorStat, counts))
+        return _stat(info, "author", self.id, AuthorStat)
 
     @strawberry.field(description="The author's place among all authors by rating, 1 for the first "
                                   "(the `authors:rating` leaderboard).")
@@ -167,8 +171,7 @@ class Community(FromData):
 
     @strawberry.field
     def stat(self, info: Info) -> CommunityStat | None:
-        return then(at_once(info.context.loaders.counters["community"], self.id),  # type: ignore[return-value]
-                    lambda counts: build(CommunityStat, counts))
+        return _stat(info, "community", self.id, CommunityStat)
 
 
 @strawberry.type
@@ -191,8 +194,7 @@ class Topic(FromData):
 
     @strawberry.field
     def stat(self, info: Info) -> TopicStat | None:
-        return then(at_once(info.context.loaders.counters["topic"], self.id),  # type: ignore[return-value]
-                    lambda counts: build(TopicStat, counts))
+        return _stat(info, "topic", self.id, TopicStat)
 
 
 @strawberry.type
