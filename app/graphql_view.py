@@ -4,7 +4,6 @@ media types."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Mapping
@@ -37,14 +36,14 @@ from app.http_guards import (
     Refused,
     json_depth,
 )
+from app.response_front import count_views, looked_up, responses_of
 from cache import response_capture
 from cache.persisted import SHA256, PersistedQueries, sha256
 from cache.response import Hit, ResponseCache, etag_of, request_key
-from resolvers import reading
 from resolvers.deps import Deps
 from resolvers.errors import Busy
 from schema.cache_control import Policy, PolicyCache
-from schema.context import Context, Loaders, reader_of
+from schema.context import Context, Loaders
 from schema.safety import changes_state
 from schema.schema import DiscoursSchema
 from telemetry import metrics
@@ -126,8 +125,9 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         self.policies = PolicyCache(schema)
         # Answers being computed in this worker, by response key: identical requests that miss meanwhile
         # (many readers right after an invalidation of a hot query) wait for the first one's answer
-        # instead of computing it again, each (stampede protection for whole responses).
-        self._computing: dict[str, asyncio.Future[Hit | None]] = {}
+        # instead of computing it again, each (stampede protection for whole responses). The future says
+        # whether the answer was stored.
+        self._computing: dict[str, asyncio.Future[bool]] = {}
         self.persisted_query_ttl = persisted_query_ttl
         self.request_timeout = request_timeout
         self.max_json_depth = max_json_depth
@@ -295,16 +295,20 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         key = await self._response_key(request, note)
         if key is None:
             return _marked(await super().run(request, context, root_value), "BYPASS")
-        responses = _responses(request, self.response_cache_ttl)
-        hit = await responses.get(key)
+        responses = responses_of(request.app, self.response_cache_ttl)
+        # The front (app/response_front.py) looked the public key up already and found nothing it could serve.
+        hit = None if key == looked_up(request.scope) else await responses.get(key)
         if hit is not None:
             return await self._answer_hit(request, note, hit)
         computing = self._computing.get(key)
-        if computing is not None:
-            shared = await asyncio.shield(computing)
-            if shared is not None:  # the same answer, just computed and stored: served as a hit
-                return await self._answer_hit(request, note, shared)
-        future: asyncio.Future[Hit | None] = asyncio.get_running_loop().create_future()
+        if computing is not None and await asyncio.shield(computing):
+            # The same answer, just computed and stored. It is looked up again rather than taken as it
+            # is: its computation began before this request, perhaps before a write this reader must see;
+            # its stamp says whether it did (a write acknowledged since moved a tag it read).
+            hit = await responses.get(key)
+            if hit is not None:
+                return await self._answer_hit(request, note, hit)
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._computing[key] = future
         try:
             response, stored = await self._compute(request, note, context, root_value, key, responses)
@@ -314,7 +318,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
             if self._computing.get(key) is future:
                 del self._computing[key]
             if not future.done():
-                future.set_result(None)  # failed or cancelled: whoever waits computes for themselves
+                future.set_result(False)  # failed or cancelled: whoever waits computes for themselves
 
     async def _answer_hit(self, request: Request, note: _RequestNote, hit: Hit) -> Response:
         note.operation = (note.params or {}).get("operationName")
@@ -322,20 +326,21 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         response = _hit_response(request, hit)
         if hit.views:  # a read of a shout served from the response cache still counts as a view: once the
             # answer is sent, so that a hit waits for its one round trip only
-            response.background = BackgroundTask(self._count_views, request, note, hit.views)
+            response.background = BackgroundTask(count_views, request.scope, hit.views,
+                                                 signed_in=_signed_in(request), context=note.context)
         return _marked(response, "HIT")  # type: ignore[no-any-return]
 
     async def _compute(self, request: Request, note: _RequestNote, context: Any, root_value: Any, key: str,
-                       responses: ResponseCache) -> tuple[Any, Hit | None]:
-        """Execute, and keep the answer if its policy and its reads allow; what was kept comes back as a
-        hit too, for the identical requests waiting meanwhile."""
+                       responses: ResponseCache) -> tuple[Any, bool]:
+        """Execute, and keep the answer if its policy and its reads allow; and whether it was kept (the
+        identical requests waiting meanwhile then look it up)."""
         capture, token = response_capture.begin()
         try:
             response = await super().run(request, context, root_value)
         finally:
             response_capture.end(token)
         if not hasattr(response, "body"):  # a stream (a subscription over SSE): nothing to store
-            return response, None
+            return response, False
         answer = response.body
         policy = note.policy_of(self.policies)
         # A public answer that read the viewer after all (an argument such as `reacted` makes it the
@@ -345,13 +350,10 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         note.max_age, note.private = policy.max_age, policy.private or capture.read_viewer
         if response.status_code == 200 and isinstance(answer, bytes) and not note.errors and shared:
             response.headers["etag"] = etag_of(answer)
-            stored = None
-            if await responses.store(key, answer, capture, response.headers["etag"], max_age=policy.max_age,
-                                     private=note.private):
-                stored = Hit(answer, False, list(capture.views), response.headers["etag"], policy.max_age,
-                             note.private)
+            stored = await responses.store(key, answer, capture, response.headers["etag"], max_age=policy.max_age,
+                                           private=note.private)
             return _marked(response, "MISS"), stored
-        return _marked(response, "BYPASS"), None
+        return _marked(response, "BYPASS"), False
 
     async def _response_key(self, request: Request, note: _RequestNote) -> str | None:
         """Where this request's answer is kept: a guest's under the public key (looked up before anything
@@ -361,7 +363,13 @@ class DiscoursGraphQL(GraphQL[Context, None]):
             return None
         if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
             return None
-        params = (note.document, note.params.get("operationName"), note.params.get("variables"))
+        variables = note.params.get("variables")
+        if isinstance(variables, str):  # a GET's: keyed as the same POST's are
+            try:
+                variables = orjson.loads(variables)
+            except orjson.JSONDecodeError:
+                return None
+        params = (sha256(note.document), note.params.get("operationName"), variables)
         if not _signed_in(request):
             return request_key(*params)
         policy = note.policy_of(self.policies)
@@ -375,17 +383,6 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         except Busy:
             return None  # the session cannot be checked: execution answers (SERVICE_UNAVAILABLE)
         return request_key(*params, scope=f"user:{session.user_id}") if session else request_key(*params)
-
-    async def _count_views(self, request: Request, note: _RequestNote, shout_ids: list[int]) -> None:
-        """The views a stored answer counted, counted again for this reader (and remembered in a signed-in
-        reader's history, as reading the shout would). Sessions that cannot be checked count as a guest."""
-        reader = None
-        if _signed_in(request):
-            context = note.context or await self.get_context(request, None)
-            with contextlib.suppress(Busy):
-                viewer = await context.viewer(shapes_answer=False)
-                reader = viewer.author_id if viewer else None
-        await reading.count_views(request.app.state.deps, reader, reader_of(request, reader), shout_ids)
 
     def encode_json(self, data: object) -> bytes:  # type: ignore[override]
         return orjson.dumps(data)
@@ -462,13 +459,6 @@ def _media_type(request: Request) -> str:
     if GRAPHQL_RESPONSE in request.headers.get("accept", ""):
         return f"{GRAPHQL_RESPONSE}; charset=utf-8"
     return "application/json"
-
-
-def _responses(request: Request, ttl: int) -> ResponseCache:
-    state = request.app.state
-    if getattr(state, "responses", None) is None:
-        state.responses = ResponseCache(state.deps.cache, ttl=ttl)
-    return state.responses  # type: ignore[no-any-return]
 
 
 def _signed_in(request: Request) -> bool:

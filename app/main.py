@@ -24,6 +24,7 @@ from app.graphiql import assets_route
 from app.graphql_view import DiscoursGraphQL
 from app.http_guards import BodySizeLimit
 from app.observability import metrics_route
+from app.response_front import ResponseCacheFront
 from app.served_by import WorkerHeader
 from auth.services import AuthServices, build_auth
 from cache.client import RedisGuard, make_redis
@@ -75,9 +76,9 @@ async def open_deps(settings: Settings) -> AsyncIterator[Deps]:
     # One guard (circuit breaker, error mapping) for every Redis call of this process, on either Redis.
     guard = RedisGuard(settings.redis_breaker_seconds)
     redis = make_redis(settings.redis_url, max_connections=settings.redis_max_connections, guard=guard,
-                       cluster=settings.redis_cluster)
+                       cluster=settings.redis_cluster, coalesce=settings.redis_coalesce)
     state = (make_redis(settings.redis_state_url, max_connections=settings.redis_max_connections, guard=guard,
-                        cluster=settings.redis_cluster)
+                        cluster=settings.redis_cluster, coalesce=settings.redis_coalesce)
              if settings.redis_state_url else redis)
     cache = Cache(redis, state=state, ttl_jitter=settings.cache_ttl_jitter,
                   default_ttl=settings.cache_ttl_default, missing_ttl=settings.cache_ttl_missing,
@@ -177,7 +178,10 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
     app = Starlette(
         debug=settings.debug,
         middleware=[*([Middleware(WorkerHeader)] if settings.expose_worker else []), cors(settings),
-                    Middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)],
+                    Middleware(BodySizeLimit, max_bytes=settings.max_body_bytes),
+                    # Hits answered before routing and before Strawberry (app/response_front.py).
+                    *([Middleware(ResponseCacheFront, ttl=settings.response_cache_ttl,
+                                  session_cookie=settings.session_cookie)] if settings.response_cache_ttl > 0 else [])],
         routes=[
             Route("/", root),
             *observability.routes,

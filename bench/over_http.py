@@ -47,8 +47,8 @@ from app.seed import SIZES
 from bench import services
 from bench.read_path import OPERATIONS as IN_PROCESS  # the same documents as the in-process bench
 from cache import keys
-from cache.client import GuardedPipeline, GuardedRedis
 from config.settings import Settings, load_settings
+from devtools.round_trips import redis_round_trips
 from devtools.services import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -190,29 +190,19 @@ async def sequential_cold(url: str, body: bytes, bump: Any, requests: int) -> tu
 
 @contextlib.contextmanager
 def counting(engine: Any) -> Iterator[dict[str, int]]:
-    """Redis round trips (a command, a script call or a pipeline) and SQL statements sent meanwhile."""
+    """Redis round trips (as sent on the wire: a command, a script call, a pipeline or a coalesced batch)
+    and SQL statements sent meanwhile."""
     counts = {"redis": 0, "sql": 0}
-    command, pipeline = GuardedRedis.execute_command, GuardedPipeline.execute
-
-    async def counted_command(self: Any, *args: Any, **options: Any) -> Any:
-        counts["redis"] += 1
-        return await command(self, *args, **options)
-
-    async def counted_pipeline(self: Any, *args: Any, **options: Any) -> Any:
-        counts["redis"] += 1
-        return await pipeline(self, *args, **options)
 
     def statement(*_args: Any) -> None:
         counts["sql"] += 1
 
-    GuardedRedis.execute_command = counted_command  # type: ignore[method-assign]
-    GuardedPipeline.execute = counted_pipeline  # type: ignore[method-assign]
     event.listen(engine.sync_engine, "before_cursor_execute", statement)
     try:
-        yield counts
+        with redis_round_trips() as sent:
+            yield counts
     finally:
-        GuardedRedis.execute_command = command  # type: ignore[method-assign]
-        GuardedPipeline.execute = pipeline  # type: ignore[method-assign]
+        counts["redis"] = sent[0]
         event.remove(engine.sync_engine, "before_cursor_execute", statement)
 
 

@@ -28,9 +28,10 @@ from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisClusterException, RedisError
+from redis.exceptions import RedisClusterException, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from cache.coalesce import Coalescer, batchable
 from config.settings import SENTINEL_SCHEME, parse_sentinel_url
 from telemetry import metrics
 
@@ -86,12 +87,19 @@ class RedisGuard:
 
 
 class _Guarded:
-    """Mixed into a Redis client: every command it sends passes the guard."""
+    """Mixed into a Redis client: every command it sends passes the guard, and, when the client has a
+    coalescer (cache/coalesce.py), goes out with the other commands of the same moment."""
 
     guard: RedisGuard
+    coalescer: Coalescer | None = None
 
     async def execute_command(self, *args: Any, **options: Any) -> Any:
         try:
+            if self.coalescer is not None and batchable([(args, options)]):
+                reply = (await self.coalescer.submit([(args, options)]))[0]
+                if isinstance(reply, ResponseError):
+                    raise reply
+                return reply
             return await super().execute_command(*args, **options)  # type: ignore[misc]
         except _CAUGHT as exc:
             raise self.guard.failed(exc, str(args[0]).lower() if args else "command") from exc
@@ -100,17 +108,39 @@ class _Guarded:
         pipe = GuardedPipeline(self.connection_pool, self.response_callbacks,  # type: ignore[attr-defined]
                                transaction, shard_hint)
         pipe.guard = self.guard
+        pipe.coalescer = self.coalescer
         return pipe
 
 
 class GuardedPipeline(Pipeline):
     guard: RedisGuard
+    coalescer: Coalescer | None = None
 
     async def execute(self, raise_on_error: bool = True) -> list[Any]:
         try:
+            if self._coalesced():
+                return await self._execute_coalesced(raise_on_error)
             return await super().execute(raise_on_error)
         except _CAUGHT as exc:
             raise self.guard.failed(exc, "pipeline") from exc
+
+    def _coalesced(self) -> bool:
+        """Whether this pipeline goes out with others: not a transaction, not watching, running no Script
+        objects (redis-py loads those first), and nothing in it that needs a connection of its own."""
+        return (self.coalescer is not None and bool(self.command_stack) and not self.is_transaction
+                and not self.explicit_transaction and not self.watching and not self.scripts
+                and batchable(self.command_stack))
+
+    async def _execute_coalesced(self, raise_on_error: bool) -> list[Any]:
+        assert self.coalescer is not None
+        stack = list(self.command_stack)
+        try:
+            replies = await self.coalescer.submit(stack)
+        finally:
+            await self.reset()
+        if raise_on_error:
+            self.raise_first_error(stack, replies)
+        return replies
 
 
 class GuardedRedis(_Guarded, Redis):  # type: ignore[misc]
@@ -226,10 +256,12 @@ class GuardedClusterPipeline(ClusterPipeline):
 
 
 def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard | None = None,
-               cluster: bool = False) -> Redis:
+               cluster: bool = False, coalesce: bool = True) -> Redis:
     """A client whose calls pass `guard` (a new one when not given: share one between the clients of a
     process so that they agree on whether Redis answers). `cluster`: `url` names any node of a Redis
-    Cluster, and the client finds the others."""
+    Cluster, and the client finds the others. `coalesce`: a server's (or a Sentinel master's) client
+    sends the commands of one moment together (cache/coalesce.py); a cluster client splits by node
+    anyway, and the in-process fake has no round trips to save."""
     guard = guard or RedisGuard()
     if cluster and url is not None:
         nodes: GuardedRedisCluster = GuardedRedisCluster.from_url(  # type: ignore[assignment]
@@ -248,7 +280,9 @@ def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard 
         fake.guard = guard
         return fake
     if url.startswith(SENTINEL_SCHEME):
-        return _sentinel_master(url, max_connections=max_connections, guard=guard)
+        master = _sentinel_master(url, max_connections=max_connections, guard=guard)
+        master.coalescer = Coalescer(master) if coalesce else None  # type: ignore[attr-defined]
+        return master
     # A burst of more concurrent commands than connections waits for one (up to POOL_WAIT) instead of
     # failing at once: a plain pool raises "Too many connections", which the breaker would take for an
     # outage and send every read to the database.
@@ -263,6 +297,7 @@ def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard 
     retry = Retry(ExponentialBackoff(cap=0.5, base=0.05), retries=2)
     client = GuardedRedis(connection_pool=pool, retry=retry, retry_on_error=[RedisConnectionError, RedisTimeoutError])
     client.guard = guard
+    client.coalescer = Coalescer(client) if coalesce else None
     return client
 
 

@@ -54,7 +54,7 @@ async def get_counters(kind: str, ids: Sequence[int], *, live: LiveStore, db: Se
     """The counters of each id, in order. `refresh` recomputes them all from SQL and stores the result
     (the revalidator's reconciliation), still under the rules of cache/live.py."""
     ids = list(ids)
-    found, noted = await live.read(kind, "count", ids, lambda pipe, key: pipe.hgetall(key), note_all=refresh)
+    found, noted = await live.read_hashes(kind, "count", ids, note_all=refresh)
     result: dict[int, Counts] = {}
     missing: list[int] = []
     for entity_id, raw in zip(ids, found, strict=True):

@@ -453,6 +453,13 @@ def generations(tags: Iterable[str]) -> list[str]:
 
 # --- service keys (seed 002) -----------------------------------------------------------------------
 
+def composite(of: str) -> str:
+    """A value made of other cached values, kept whole (cache/composite.py): `of` is the key of the
+    value it starts from (a list's, a slug's), kept readable while it fits."""
+    parts = of.split(":")
+    return _fit("composite:" + ":".join(p if p and not _SAFE.search(p) else _part(p) for p in parts))
+
+
 def response(request_digest: str) -> str:
     """A whole GraphQL response (the response cache)."""
     return f"response:{request_digest}"

@@ -20,6 +20,7 @@ the newest `set_cap` members exactly, and readers that need more go to SQL.
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -31,6 +32,7 @@ from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
 from cache import keys
+from cache.client import is_cluster
 from cache.store import Cache
 
 # How long an announced write may stay unapplied before readers stop waiting for it (a worker that died
@@ -262,6 +264,22 @@ class LiveOps:
         return bool(self.by_entity or self.lost_kinds)
 
 
+# KEYS: the kind's epoch, then each entity's meta and HASH structure; ARGV[1]: the structure's name.
+# Returns the epoch, then per entity its meta's `v`, the epoch its structure was built under, and the
+# structure's fields and values (HGETALL).
+_READ_HASHES = """
+local found = {redis.call('GET', KEYS[1])}
+for i = 2, #KEYS, 2 do
+  local meta = redis.call('HMGET', KEYS[i], 'v', ARGV[1])
+  found[#found + 1] = meta[1]
+  found[#found + 1] = meta[2]
+  found[#found + 1] = redis.call('HGETALL', KEYS[i + 1])
+end
+return found
+"""
+HASH_READS = (CHUNK - 1) // 2  # ids per script call: at most CHUNK keys in one command (seed 004)
+
+
 @dataclass(frozen=True, slots=True)
 class Noted:
     """What a reader saw of one entity's meta before its query: the condition for storing its build."""
@@ -282,6 +300,7 @@ class LiveStore:
         self.thread_cap = thread_cap
         self._apply = cache.state.register_script(_APPLY)
         self._build = cache.state.register_script(_BUILD)
+        self._read_hashes = cache.state.register_script(_READ_HASHES)
 
     # --- the write side ------------------------------------------------------------------------------
 
@@ -344,20 +363,52 @@ class LiveStore:
                     pipe.hmget(keys.live_meta(kind, entity_id), "v", name)
                     commands(pipe, structure_key(kind, entity_id, name))
                 raw = await pipe.execute()
-            epoch_text = raw[0].decode() if raw[0] is not None else await self._create_epoch(kind)
+            epoch = raw[0].decode() if raw[0] is not None else await self._create_epoch(kind)
         except RedisError as exc:
             self.cache.trip(exc, "live read")
             return [None] * len(ids), {}
+        step = 1 + per_key
+        return self._judged(ids, epoch, ((*raw[start], raw[start + 1:start + step])
+                                         for start in range(1, len(raw), step)), note_all)
+
+    async def read_hashes(self, kind: str, name: str, ids: Sequence[int], *, note_all: bool = False
+                          ) -> tuple[list[list[Any] | None], dict[int, Noted]]:
+        """`read` of HASH structures (counters, comments) with HGETALL. On one server each chunk of ids is
+        one script call instead of two commands per id (replies to parse are a client's largest cost
+        here), the chunks sent together (cache/coalesce.py). A cluster keeps each id's keys in a slot of
+        their own: `read` there."""
+        if not ids or is_cluster(self.redis):
+            return await self.read(kind, name, ids, lambda pipe, key: pipe.hgetall(key), note_all=note_all)
+        if not self.cache.available:
+            return [None] * len(ids), {}
+        chunks = [ids[start:start + HASH_READS] for start in range(0, len(ids), HASH_READS)]
+        try:
+            await self.cache.recover_if_needed()
+            replies = await asyncio.gather(*(
+                self._read_hashes(keys=[keys.live_epoch(kind),
+                                        *(key for i in chunk for key in (keys.live_meta(kind, i),
+                                                                         structure_key(kind, i, name)))],
+                                  args=[name])
+                for chunk in chunks))
+            epoch = replies[0][0].decode() if replies[0][0] is not None else await self._create_epoch(kind)
+        except RedisError as exc:
+            self.cache.trip(exc, "live read")
+            return [None] * len(ids), {}
+        found = (reply[start:start + 3] for reply in replies for start in range(1, len(reply), 3))
+        return self._judged(ids, epoch, ((version, built, [dict(zip(flat[::2], flat[1::2], strict=True))])
+                                         for version, built, flat in found), note_all)
+
+    @staticmethod
+    def _judged(ids: Sequence[int], epoch: str, found: Iterable[Sequence[Any]], note_all: bool
+                ) -> tuple[list[list[Any] | None], dict[int, Noted]]:
+        """`found`: per id, its meta's version and built epoch, then what was read of its structure."""
         results: list[list[Any] | None] = []
         noted: dict[int, Noted] = {}
-        step = 1 + per_key
-        for index, entity_id in enumerate(ids):
-            start = 1 + index * step
-            version, built = raw[start]
-            fresh = built is not None and built.decode() == epoch_text
-            results.append(raw[start + 1:start + step] if fresh else None)
+        for entity_id, (version, built, values) in zip(ids, found, strict=True):
+            fresh = built is not None and built.decode() == epoch
+            results.append(values if fresh else None)
             if note_all or not fresh:
-                noted[entity_id] = Noted(version.decode() if version is not None else "", epoch_text)
+                noted[entity_id] = Noted(version.decode() if version is not None else "", epoch)
         return results, noted
 
     async def note(self, kind: str, name: str, ids: Sequence[int]) -> dict[int, Noted]:

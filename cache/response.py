@@ -33,7 +33,7 @@ from redis.exceptions import RedisError
 from cache import keys
 from cache.client import is_cluster
 from cache.response_capture import Capture
-from cache.store import BATCH, COMPRESS_OVER, Cache, parse_stamp, stamp_parts
+from cache.store import BATCH, COMPRESS_OVER, LUA_STAMP_IS_CURRENT, Cache, stamp_is_current, stamp_parts
 from telemetry import metrics
 
 RESPONSE_TTL = 60  # bounds the lag of what is not tagged (view counters); counters may lag more anyway
@@ -41,25 +41,12 @@ RESPONSE_TTL = 60  # bounds the lag of what is not tagged (view counters); count
 # The fields of a stored response, in the order a hit returns them after its first element.
 _FIELDS = ("s", "b", "z", "v", "e", "a", "p")
 # KEYS[1]: the response; ARGV[1]: the generation key prefix, then _FIELDS. Returns {0} (miss), {1} (stale)
-# or {2, body, gzip flag, views, etag, max age, private flag}. Generations are read in MGETs of at most
-# 100 keys (seed 004).
-_HIT = """
+# or {2, body, gzip flag, views, etag, max age, private flag}.
+_HIT = LUA_STAMP_IS_CURRENT + """
 if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return {0} end
 local stored = redis.call('HMGET', KEYS[1], unpack(ARGV, 2))
 if not stored[1] or not stored[2] then return {0} end
-local names, wanted = {}, {}
-for part in string.gmatch(stored[1], '[^,]+') do
-  local tag, generation = string.match(part, '^(.*)=([^=]*)$')
-  names[#names + 1] = ARGV[1] .. tag
-  wanted[#wanted + 1] = generation
-end
-for first = 1, #names, 100 do
-  local last = math.min(first + 99, #names)
-  local current = redis.call('MGET', unpack(names, first, last))
-  for i = first, last do
-    if current[i - first + 1] ~= wanted[i] then return {1} end
-  end
-end
+if not stamp_is_current(stored[1], ARGV[1]) then return {1} end
 return {2, stored[2], stored[3] or '', stored[4] or '', stored[5] or '', stored[6] or '', stored[7] or ''}
 """
 _GZIP = 31  # zlib's wbits for the gzip container
@@ -69,10 +56,12 @@ def as_bytes(value: bytes | str) -> bytes:
     return value if isinstance(value, bytes) else value.encode()
 
 
-def request_key(query: str, operation: str | None, variables: Any, scope: str = "") -> str:
-    """The key of one request's answer: public (no scope) or one viewer's (`user:{id}`)."""
-    canonical = orjson.dumps([query, operation, variables, scope] if scope else [query, operation, variables],
-                             option=orjson.OPT_SORT_KEYS)
+def request_key(document_digest: str, operation: str | None, variables: Any, scope: str = "") -> str:
+    """The key of one request's answer: public (no scope) or one viewer's (`user:{id}`). The document is
+    named by its SHA-256 (hex), the hash a persisted query is sent as: a hash-only request finds the
+    answer without fetching the document first."""
+    canonical = orjson.dumps([document_digest, operation, variables, scope] if scope
+                             else [document_digest, operation, variables], option=orjson.OPT_SORT_KEYS)
     return keys.response(hashlib.blake2b(canonical, digest_size=16).hexdigest())
 
 
@@ -140,9 +129,7 @@ class ResponseCache:
         stamp, body, gzipped, views, etag, max_age, private = stored
         if stamp is None or body is None:
             return [0]
-        wanted = parse_stamp(stamp)
-        current = await self.cache.redis.mget(keys.generations(wanted)) if wanted else []
-        if list(wanted.values()) != current:
+        if not await stamp_is_current(self.cache.redis, stamp):
             return [1]
         return [2, body, gzipped or b"", views or b"", etag or b"", max_age or b"", private or b""]
 

@@ -21,6 +21,13 @@ class Capture:
             if self.generations.setdefault(tag, generation) != generation:
                 self.storable = False  # one request saw a tag move: do not store what it computed
 
+    def absorb(self, inner: Capture) -> None:
+        """What a computation nested in this one (a composite value, cache/composite.py) depended on."""
+        self.saw(inner.generations)
+        self.storable = self.storable and inner.storable
+        self.views.extend(inner.views)
+        self.read_viewer = self.read_viewer or inner.read_viewer
+
 
 _current: contextvars.ContextVar[Capture | None] = contextvars.ContextVar("response_capture", default=None)
 
@@ -55,9 +62,15 @@ def active() -> bool:
 
 
 def begin() -> tuple[Capture, contextvars.Token[Capture | None]]:
+    """Capture what the reads from here on depend on. Captures nest: what an inner one saw, its outer one
+    saw too (`end` hands it on)."""
     capture = Capture()
     return capture, _current.set(capture)
 
 
 def end(token: contextvars.Token[Capture | None]) -> None:
+    finished = _current.get()
     _current.reset(token)
+    outer = _current.get()
+    if outer is not None and finished is not None and finished is not outer:
+        outer.absorb(finished)

@@ -79,6 +79,36 @@ def parse_stamp(stamp: bytes) -> dict[str, bytes]:
                 (part.rpartition(b"=") for part in stamp.split(b",") if part))
 
 
+# A Lua function for scripts that check a stamp inside Redis (cache/response.py, cache/composite.py):
+# whether every generation `stamp` names is still the current one (`prefix`: the generation keys' prefix).
+# Generations are read in MGETs of at most 100 keys (seed 004).
+LUA_STAMP_IS_CURRENT = """
+local function stamp_is_current(stamp, prefix)
+  local names, wanted = {}, {}
+  for part in string.gmatch(stamp, '[^,]+') do
+    local tag, generation = string.match(part, '^(.*)=([^=]*)$')
+    names[#names + 1] = prefix .. tag
+    wanted[#wanted + 1] = generation
+  end
+  for first = 1, #names, 100 do
+    local last = math.min(first + 99, #names)
+    local current = redis.call('MGET', unpack(names, first, last))
+    for i = first, last do
+      if current[i - first + 1] ~= wanted[i] then return false end
+    end
+  end
+  return true
+end
+"""
+
+
+async def stamp_is_current(redis: Redis, stamp: bytes) -> bool:
+    """What LUA_STAMP_IS_CURRENT answers, from outside Redis (a cluster keeps generations in other slots
+    than the value, where a script cannot read them): one more round trip."""
+    wanted = parse_stamp(stamp)
+    return not wanted or list(wanted.values()) == await redis.mget(keys.generations(wanted))
+
+
 # Seed 004: at most this many keys in one command and commands in one pipeline.
 BATCH = 100
 DEFAULT_TTL = 7 * 86_400

@@ -163,7 +163,7 @@ class Threads:
         return result
 
     async def _hashes(self, ids: list[int]) -> dict[int, dict[str, Any]]:
-        found, noted = await self.live.read("comment", "comment", ids, lambda pipe, key: pipe.hgetall(key))
+        found, noted = await self.live.read_hashes("comment", "comment", ids)
         rows = {i: decode(raw[0]) for i, raw in zip(ids, found, strict=True) if raw is not None and raw[0]}
         missing = [i for i in ids if i not in rows]
         if missing:

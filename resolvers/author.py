@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import Select, distinct, func, select
 
 from cache import keys
+from cache.composite import cached_composite
 from cache.entities import (
     get_cached_author,
     get_cached_authors,
@@ -55,8 +56,11 @@ async def get_authors_all(deps: Deps) -> list[dict[str, Any]]:
             stmt = select(Author.id).where(Author.deleted_at.is_(None)).order_by(Author.id)
             return list((await session.scalars(stmt)).all())
 
-    ids = await deps.cache.cached_query(keys.authors_all(), query, tags=[keys.TAG_AUTHORS])
-    return await authors_of_ids(deps, ids)
+    async def every_author() -> list[dict[str, Any]]:
+        return await authors_of_ids(deps, await deps.cache.cached_query(keys.authors_all(), query,
+                                                                        tags=[keys.TAG_AUTHORS]))
+
+    return await cached_composite(deps.cache, keys.composite(keys.authors_all()), every_author)
 
 
 def _authors_query(by: dict[str, Any]) -> Select[Any]:

@@ -14,6 +14,7 @@ from sqlalchemy import Select, case, func, literal, or_, select
 
 from cache import keys
 from cache.boards import WEEK, week_start
+from cache.composite import cached_composite
 from cache.entities import get_cached_by_slug, get_cached_shouts
 from orm import Author, Shout, ShoutAuthor, ShoutTopic, ShoutViews, Topic
 from orm.reaction import Reaction
@@ -121,8 +122,13 @@ async def load_shouts_by(deps: Deps, options: dict[str, Any] | None) -> list[dic
 
     key = keys.shouts_by(keys.digest(sorted(opts["filters"].items()), opts["order_by"],
                                      opts["order_by_desc"], opts["limit"], opts["offset"]))
-    ids = await deps.cache.cached_query(key, query, ttl=deps.ttl_shouts, tags=[keys.TAG_SHOUTS])
-    return await shouts_of_ids(deps, ids)
+
+    async def page() -> list[dict[str, Any]]:
+        return await shouts_of_ids(deps, await deps.cache.cached_query(key, query, ttl=deps.ttl_shouts,
+                                                                       tags=[keys.TAG_SHOUTS]))
+
+    # The page whole (its ids and its shouts) in one round trip when warm.
+    return await cached_composite(deps.cache, keys.composite(key), page, ttl=deps.ttl_shouts)
 
 
 async def load_shouts_top(deps: Deps, order_by: str, week: str | None, limit: int | None,

@@ -10,19 +10,15 @@ from cache import keys, response_capture
 from cache.views import READING_HISTORY, SEARCH_HISTORY
 from resolvers.access import require_viewer
 from resolvers.deps import Deps, page
-from resolvers.reader import get_shout, load_shouts_search, shouts_of_ids
+from resolvers.reader import load_shouts_search, shouts_of_ids
 
 MAX_REMEMBERED_TEXT = 100
 
 
-async def read_shout(deps: Deps, viewer: Viewer | None, client: str, slug: str | None = None,
-                     shout_id: int | None = None) -> dict[str, Any] | None:
-    shout = await get_shout(deps, slug=slug, shout_id=shout_id)
-    if shout is None:
-        return None
-    await count_views(deps, viewer.author_id if viewer else None, client, [shout["id"]])
-    response_capture.viewed(shout["id"])  # a response-cache hit on this answer counts the view again
-    return shout
+async def count_read(deps: Deps, viewer: Viewer | None, client: str, shout_id: int) -> None:
+    """A shout was read: its view counted, and the reader's history told."""
+    await count_views(deps, viewer.author_id if viewer else None, client, [shout_id])
+    response_capture.viewed(shout_id)  # a response-cache hit on this answer counts the view again
 
 
 async def count_views(deps: Deps, reader: int | None, client: str, shout_ids: list[int]) -> None:

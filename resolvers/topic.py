@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import select
 
 from cache import keys
+from cache.composite import cached_composite
 from cache.entities import get_cached_by_slug, get_cached_topics, id_by_slug
 from cache.follows import fan_ids, get_cached_topic_authors
 from orm import Shout, ShoutAuthor, ShoutTopic, Topic
@@ -30,8 +31,11 @@ async def get_topics_all(deps: Deps) -> list[dict[str, Any]]:
         async with deps.db() as session:
             return list((await session.scalars(select(Topic.id).order_by(Topic.id))).all())
 
-    ids = await deps.cache.cached_query(keys.topics_all(), query, tags=[keys.TAG_TOPICS])
-    return await topics_of_ids(deps, ids)
+    async def every_topic() -> list[dict[str, Any]]:
+        return await topics_of_ids(deps, await deps.cache.cached_query(keys.topics_all(), query,
+                                                                       tags=[keys.TAG_TOPICS]))
+
+    return await cached_composite(deps.cache, keys.composite(keys.topics_all()), every_topic)
 
 
 async def get_topics_by_community(deps: Deps, community_id: int, limit: int | None,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import strawberry
 
 from resolvers import author as authors
@@ -170,8 +172,13 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
     async def get_shout(self, info: Info, slug: str | None = None, shout_id: int | None = None) -> Shout | None:
         ctx = info.context
         viewer = await ctx.viewer(shapes_answer=False)  # for the reading history only
-        shout = await reading.read_shout(ctx.deps, viewer, await ctx.client(), slug, shout_id)
-        return None if shout is None else (await shouts_page(info, [shout]))[0]
+        shout = await reader.get_shout(ctx.deps, slug=slug, shout_id=shout_id)
+        if shout is None:
+            return None
+        # The view is counted while the shout's relations load: their commands share a round trip.
+        _, (loaded,) = await asyncio.gather(reading.count_read(ctx.deps, viewer, await ctx.client(), shout["id"]),
+                                            shouts_page(info, [shout]))
+        return loaded
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_shouts_by(self, info: Info,

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisClusterException, RedisError, ResponseError
 
 from app.main import open_deps
@@ -48,6 +49,7 @@ async def test_cluster_errors_are_redis_errors_and_answers_open_nothing(
         raise RedisClusterException("no node serves this slot")
 
     monkeypatch.setattr(Redis, "execute_command", unroutable)
+    monkeypatch.setattr(Pipeline, "execute", unroutable)  # how coalesced commands go out (cache/coalesce.py)
     with pytest.raises(RedisError) as raised:  # what every store already catches
         await client.get("k")
     assert isinstance(raised.value, RedisUnavailable) and isinstance(raised.value.__cause__, RedisClusterException)

@@ -220,3 +220,122 @@ async def test_identical_misses_wait_for_one_computation(client: Any, app: Any, 
     assert sorted(a.headers["x-cache"] for a in answers) == ["HIT"] * 9 + ["MISS"]
     assert len({a.content for a in answers}) == 1
     assert app.state.responses.stores - stores == 1
+
+
+async def test_a_hit_is_answered_before_the_graphql_view(own_redis_app: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The response cache answers in front of routing and Strawberry (app/response_front.py): a hit never
+    enters the view; a miss enters it once and is looked up once; a persisted query's hash alone finds the
+    answer over POST and over GET without fetching the document; a client's current copy gets 304."""
+    import hashlib
+    import json
+
+    from app.graphql_view import DiscoursGraphQL
+    from cache.response import ResponseCache
+
+    client, redis, _app = own_redis_app
+    entered = []
+    run = DiscoursGraphQL.run
+
+    async def counted(self: DiscoursGraphQL, request: Any, *args: Any, **kwargs: Any) -> Any:
+        entered.append(request.method)
+        return await run(self, request, *args, **kwargs)
+
+    monkeypatch.setattr(DiscoursGraphQL, "run", counted)
+    document = "query Author($s: String) { get_author(slug: $s) { id slug name } }"
+    variables = {"s": "author-3"}
+    body = {"query": document, "variables": variables, "operationName": "Author"}
+    await client.post("/graphql", json={"query": "{ get_topics_all { slug } }"})  # the hit script is loaded
+    entered.clear()
+    lookups = []
+    get = ResponseCache.get
+
+    async def counted_get(self: ResponseCache, key: str) -> Any:
+        lookups.append(key)
+        return await get(self, key)
+
+    monkeypatch.setattr(ResponseCache, "get", counted_get)
+
+    first = await client.post("/graphql", json=body)
+    assert first.headers["x-cache"] == "MISS" and entered == ["POST"]
+    assert len(lookups) == 1  # the view did not look the key up again
+
+    before = await _commands(redis)
+    second = await client.post("/graphql", json=body)
+    assert _spent(before, await _commands(redis)) == {"evalsha": 1, "type": 1, "hmget": 1, "mget": 1}
+    assert second.headers["x-cache"] == "HIT" and second.content == first.content and entered == ["POST"]
+    assert second.headers["cache-control"] == "public, max-age=60"
+    assert second.headers["etag"] == first.headers["etag"]
+
+    digest = {"persistedQuery": {"version": 1, "sha256Hash": hashlib.sha256(document.encode()).hexdigest()}}
+    before = await _commands(redis)
+    by_hash = await client.post("/graphql", json={"extensions": digest, "variables": variables,
+                                                  "operationName": "Author"})
+    over_get = await client.get("/graphql", params={"extensions": json.dumps(digest), "operationName": "Author",
+                                                   "variables": json.dumps(variables)})
+    # two hits and nothing else: the documents were never fetched (nor registered: the answer was enough)
+    assert _spent(before, await _commands(redis)) == {"evalsha": 2, "type": 2, "hmget": 2, "mget": 2}
+    assert by_hash.content == over_get.content == first.content and entered == ["POST"]
+    assert by_hash.headers["x-cache"] == over_get.headers["x-cache"] == "HIT"
+
+    current = await client.post("/graphql", json=body, headers={"if-none-match": first.headers["etag"]})
+    assert current.status_code == 304 and current.content == b"" and entered == ["POST"]
+    assert current.headers["etag"] == first.headers["etag"] and current.headers["x-cache"] == "HIT"
+
+
+async def test_a_guests_private_entry_is_not_served_to_a_signed_in_reader(api: Api, client: Any) -> None:
+    """Under the public key, a private answer is a guest's (here an author's email, hidden from guests):
+    the front serves it to guests only, and hands a signed-in reader to the view, which looks under the
+    reader's own key."""
+    reader = await api.user()
+    feed = {"query": PRIVATE, "variables": {"s": reader.slug}}
+    client.cookies.clear()
+    guest = await client.post("/graphql", json=feed)
+    again = await client.post("/graphql", json=feed)
+    assert (guest.headers["x-cache"], again.headers["x-cache"]) == ("MISS", "HIT")
+    assert again.headers["cache-control"].startswith("private")
+    signed_in = await client.post("/graphql", json=feed, headers={"authorization": f"Bearer {reader.token}"})
+    assert signed_in.headers["x-cache"] == "MISS"  # the reader's own entry, computed for them
+    assert guest.json()["data"]["get_author"]["email"] is None
+    assert signed_in.json()["data"]["get_author"]["email"]
+
+
+def _spent(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    spent = {name: after[name] - before.get(name, 0) for name in after if after[name] != before.get(name, 0)}
+    spent.pop("info", None)  # the reading of the statistics itself
+    return spent
+
+
+async def test_a_reader_who_waited_for_an_answer_computed_before_a_write_gets_the_write(
+        api: Api, client: Any, app: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An identical request that waits for an answer being computed must not be given it when a write was
+    acknowledged meanwhile: the answer may have been read before the write. The waiter looks the stored
+    answer up, finds its stamp outdated, and computes its own."""
+    import asyncio
+
+    from cache.response import ResponseCache
+
+    user = await api.user()
+    read = {"query": 'query($s: String) { get_author(slug: $s) { name } }', "variables": {"s": user.slug}}
+    stored_once = asyncio.Event()
+    release = asyncio.Event()
+    store = ResponseCache.store
+
+    async def held(self: ResponseCache, *args: Any, **kwargs: Any) -> bool:
+        if not stored_once.is_set():  # the first computation is held once it has read, before it stores
+            stored_once.set()
+            await release.wait()
+        return await store(self, *args, **kwargs)
+
+    monkeypatch.setattr(ResponseCache, "store", held)
+    client.cookies.clear()
+    first = asyncio.create_task(client.post("/graphql", json=read))
+    await stored_once.wait()  # it read the old name
+    await api('mutation { update_author(profile: {name: "Renamed"}) { error } }', user=user)
+    client.cookies.clear()
+    second = asyncio.create_task(client.post("/graphql", json=read))
+    for _ in range(20):  # the second request is now waiting for the first one's answer
+        await asyncio.sleep(0)
+    release.set()
+    old, new = await first, await second
+    assert old.json()["data"]["get_author"]["name"] != "Renamed"
+    assert new.json()["data"]["get_author"]["name"] == "Renamed", new.headers.get("x-cache")

@@ -1,0 +1,98 @@
+"""Composite values: a value computed from other cached reads, answered in one Redis round trip.
+
+A page of shouts is a list of ids (one cached value), then the shouts (one cached value each): two round
+trips, the second waiting for the first, on every warm read. Its composite keeps the page whole, stamped
+with every generation the reads that made it saw (the list's tags, each shout's), and since a stamp names
+its tags (cache/store.py), a script checks it inside Redis and returns it only if each generation is
+still current: one round trip, and a write to anything the page was made of makes it a miss, as it makes
+each part one. The parts stay cached too: a composite that misses is made again from them.
+
+Composites nest in the response cache's capture: a hit reports its stamp, a miss reports what its parts
+reported, so a stored response depends on a composite's parts as it would on the parts themselves
+(cache/response_capture.py). What is computed from the viewer, or while Redis was unavailable, or
+while a tag moved, is not kept.
+
+On a Redis Cluster the generations live in other slots than the composite: a read there is two round
+trips (the value, then its generations), as for the response cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+from weakref import WeakKeyDictionary
+
+from redis.asyncio import Redis
+from redis.commands.core import AsyncScript
+from redis.exceptions import RedisError
+
+from cache import keys, response_capture
+from cache.client import is_cluster
+from cache.store import BATCH, LUA_STAMP_IS_CURRENT, MISSING, Cache, decode, parse_stamp, stamp_is_current, stamp_parts
+from telemetry import metrics
+
+T = TypeVar("T")
+
+# KEYS[1]: the composite; ARGV[1]: the generation key prefix. Returns the stored value when its stamp
+# (what precedes the first '|', cache/store.py `encode`) is current, else false.
+_READ = LUA_STAMP_IS_CURRENT + """
+local raw = redis.call('GET', KEYS[1])
+if not raw then return false end
+local bar = string.find(raw, '|', 1, true)
+if not bar or not stamp_is_current(string.sub(raw, 1, bar - 1), ARGV[1]) then return false end
+return raw
+"""
+_scripts: WeakKeyDictionary[Redis, AsyncScript] = WeakKeyDictionary()
+
+
+async def read_composite(cache: Cache, key: str) -> Any:
+    """The composite's value, or MISSING (absent, outdated, or Redis unavailable)."""
+    if not cache.available:
+        response_capture.report(None)
+        return MISSING
+    redis = cache.redis
+    raw: bytes | None
+    try:
+        if is_cluster(redis):
+            raw = await redis.get(key)  # type: ignore[assignment]
+            if raw is not None and not await stamp_is_current(redis, raw.partition(b"|")[0]):
+                raw = None
+        else:
+            script = _scripts.get(redis)
+            if script is None:
+                script = _scripts[redis] = redis.register_script(_READ)
+            raw = await script(keys=[key], args=[keys.generation("")])
+    except RedisError as exc:
+        cache.trip(exc, "composite read")
+        response_capture.report(None)
+        return MISSING
+    if not raw:
+        _count("miss")
+        return MISSING
+    stamp, data = decode(raw)
+    if response_capture.active():
+        response_capture.report(parse_stamp(stamp))
+    _count("hit")
+    return data
+
+
+async def cached_composite(cache: Cache, key: str, compute: Callable[[], Awaitable[T]], *,
+                           ttl: int | None = None) -> T:
+    """The composite under `key`, or `compute()` (made of cached reads), kept under the generations those
+    reads saw."""
+    found = await read_composite(cache, key)
+    if found is not MISSING:
+        return found  # type: ignore[no-any-return]
+    capture, token = response_capture.begin()
+    try:
+        value = await compute()
+    finally:
+        response_capture.end(token)  # the outer capture (a response being computed) saw it all too
+    generations = capture.generations
+    if capture.storable and not capture.read_viewer and generations and len(generations) <= 10 * BATCH:
+        await cache.set_many([(key, value, b",".join(stamp_parts(generations).values()), ttl)])
+    return value
+
+
+def _count(result: str) -> None:
+    metrics.CACHE_READS.labels("value", "composite", result).inc()

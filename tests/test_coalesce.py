@@ -1,0 +1,150 @@
+"""Commands of one moment share a round trip (cache/coalesce.py), each caller keeping its own replies and
+errors; and what that buys a request: a warm read costs at most two round trips, a hit one (counted on the
+wire, devtools/round_trips.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import pytest
+from redis.exceptions import ResponseError
+
+from cache.client import RedisGuard, RedisUnavailable, make_redis
+from devtools.round_trips import redis_round_trips
+from devtools.services import RedisServer
+from tests.conftest import single_redis
+
+pytestmark = single_redis  # a cluster client does not coalesce
+
+
+async def test_commands_and_pipelines_of_one_moment_share_a_round_trip(redis_server: RedisServer) -> None:
+    client = make_redis(redis_server.url)
+    await client.set("a", "1")
+
+    async def pipeline() -> list[Any]:
+        async with client.pipeline(transaction=False) as pipe:
+            pipe.set("b", "2")
+            pipe.incr("b")
+            pipe.hset("h", mapping={"f": "v"})
+            pipe.hgetall("h")
+            return await pipe.execute()
+
+    with redis_round_trips() as sent:
+        replies = await asyncio.gather(client.get("a"), pipeline(), client.mget(["a", "b", "missing"]),
+                                       client.exists("a", "missing"))
+    assert sent == [1]
+    # each caller's replies, parsed as without coalescing (HGETALL's dict included), and in its order:
+    # the MGET went out after the pipeline that set `b`
+    assert replies == [b"1", [True, 3, 1, {b"f": b"v"}], [b"1", b"3", None], 1]
+    await client.aclose()
+
+
+async def test_one_callers_error_stays_its_own(redis_server: RedisServer) -> None:
+    client = make_redis(redis_server.url)
+    await client.set("text", "not a number")
+
+    async def failing_pipeline(raise_on_error: bool) -> list[Any]:
+        async with client.pipeline(transaction=False) as pipe:
+            pipe.incr("text")
+            pipe.get("text")
+            return await pipe.execute(raise_on_error=raise_on_error)
+
+    with redis_round_trips() as sent:
+        wrong, kept, raised, fine = await asyncio.gather(
+            client.incr("text"), failing_pipeline(False), failing_pipeline(True), client.get("text"),
+            return_exceptions=True)
+    assert sent == [1]
+    assert isinstance(wrong, ResponseError) and "not an integer" in str(wrong)
+    assert isinstance(kept[0], ResponseError) and kept[1] == b"not a number"
+    assert isinstance(raised, ResponseError) and "Command # 1 (INCRBY text 1)" in str(raised)
+    assert fine == b"not a number"
+    await client.aclose()
+
+
+async def test_transactions_and_blocking_commands_keep_their_own_round_trip(redis_server: RedisServer) -> None:
+    client = make_redis(redis_server.url)
+
+    async def transaction() -> list[Any]:
+        async with client.pipeline(transaction=True) as pipe:
+            pipe.incr("counter")
+            pipe.incr("counter")
+            return await pipe.execute()
+
+    def moment() -> Any:
+        return asyncio.gather(transaction(), client.get("x"), client.get("y"),
+                              client.blpop(["empty list"], timeout=0.01))
+
+    await moment()  # the pool's connections are opened (their handshakes are round trips too)
+    with redis_round_trips() as sent:
+        replies = await moment()
+    # MULTI/EXEC on a connection of its own, the blocking pop on another, the two GETs together
+    assert replies == [[3, 4], None, None, None]
+    assert sent == [3]
+    await client.aclose()
+
+
+async def test_a_failed_round_trip_fails_every_caller_in_it_and_trips_the_guard(redis_server: RedisServer) -> None:
+    guard = RedisGuard(breaker_seconds=30)
+    client = make_redis(redis_server.url, guard=guard)
+    await client.set("a", "1")
+    redis_server.stop()
+    failures = await asyncio.gather(client.get("a"), client.mget(["a"]), client.incr("n"), return_exceptions=True)
+    assert all(isinstance(f, RedisUnavailable) for f in failures), failures
+    assert not guard.available
+    await client.aclose()
+
+
+async def test_coalescing_can_be_switched_off(redis_server: RedisServer) -> None:
+    client = make_redis(redis_server.url, coalesce=False)
+    await asyncio.gather(client.get("a"), client.get("b"))  # two connections opened
+    with redis_round_trips() as sent:
+        await asyncio.gather(client.get("a"), client.get("b"))
+    assert sent == [2]
+    await client.aclose()
+
+
+# What a reader's screen asks for (bench/over_http.py's documents).
+WARM_READS = {
+    "a page of shouts": (
+        """query($o: LoadShoutsOptions) { load_shouts_by(options: $o) { id title slug subtitle lead cover
+        main_topic { slug title } authors { id slug name pic stat { shouts followers } }
+        stat { rating comments_count viewed last_commented_at } } }""", {"o": {"limit": 20, "offset": 0}}),
+    "a shout": ("""query($s: String) { get_shout(slug: $s) { id title slug body lead cover published_at
+        authors { id slug name pic } topics { id slug title } stat { rating comments_count viewed } } }""",
+                {"s": None}),
+    "an author": ('query { get_author(slug: "author-2") { id slug name bio pic stat { shouts followers rating '
+                  'comments } } }', {}),
+    "every topic": ("{ get_topics_all { id slug title stat { shouts authors followers } } }", {}),
+    "a page of reactions": ("""{ load_reactions_by(by: {}, limit: 20) { id kind body created_at
+        created_by { id slug name } shout { id slug } stat { rating comments_count } } }""", {}),
+}
+
+
+@pytest.mark.parametrize("read", list(WARM_READS))
+async def test_a_warm_read_costs_two_round_trips_and_a_hit_one(read: str, client: httpx.AsyncClient,
+                                                               uncached_client: httpx.AsyncClient,
+                                                               sql_counter: Any) -> None:
+    """Warm (the response cache off, every value cached): what the read starts from (a composite: a page
+    with its items, an entity with its slug), then everything the items need, together. A hit: the
+    stored answer (a shout's hit counts its view once the answer is sent: one more)."""
+    query, variables = WARM_READS[read]
+    if "s" in variables:
+        page = await client.post("/graphql", json={"query": "{ load_shouts_by(options: {limit: 1}) { slug } }"})
+        variables = {"s": page.json()["data"]["load_shouts_by"][0]["slug"]}
+    body = {"query": query, "variables": variables}
+    await uncached_client.post("/graphql", json=body)  # the caches warmed (and a shout's first view counted)
+    first = await uncached_client.post("/graphql", json=body)
+    assert "errors" not in first.json(), first.json()
+    sql_counter.reset()
+    with redis_round_trips() as warm:
+        again = await uncached_client.post("/graphql", json=body)
+    assert again.json()["data"] == first.json()["data"] and sql_counter.count == 0
+    assert warm == [2], warm
+
+    await client.post("/graphql", json=body)
+    with redis_round_trips() as hit:
+        stored = await client.post("/graphql", json=body)
+    assert stored.headers["x-cache"] == "HIT"
+    assert hit == [2 if read == "a shout" else 1], hit
