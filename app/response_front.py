@@ -85,8 +85,9 @@ def public_key(params: dict[str, Any]) -> str | None:
         if not isinstance(digest, str) or not SHA256.match(digest):
             return None
         return request_key(digest, operation, variables)
-    if not isinstance(query, str) or not query:
-        return None
+    if not isinstance(query, str) or not query or "mutation" in query or "subscription" in query:
+        return None  # a write or a stream is never stored: not worth a lookup (a query that merely
+        # names such a word goes to the view, which answers it as ever)
     return request_key(sha256(query), operation, variables)
 
 

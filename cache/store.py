@@ -84,14 +84,14 @@ def parse_stamp(stamp: bytes) -> dict[str, bytes]:
 # Generations are read in MGETs of at most 100 keys (seed 004).
 LUA_STAMP_IS_CURRENT = """
 local function stamp_is_current(stamp, prefix)
-  local names, wanted = {}, {}
-  for part in string.gmatch(stamp, '[^,]+') do
-    local tag, generation = string.match(part, '^(.*)=([^=]*)$')
-    names[#names + 1] = prefix .. tag
-    wanted[#wanted + 1] = generation
+  local names, wanted, n = {}, {}, 0
+  for tag, generation in string.gmatch(stamp, '([^,=]+)=([^,]*)') do
+    n = n + 1
+    names[n] = prefix .. tag
+    wanted[n] = generation
   end
-  for first = 1, #names, 100 do
-    local last = math.min(first + 99, #names)
+  for first = 1, n, 100 do
+    local last = math.min(first + 99, n)
     local current = redis.call('MGET', unpack(names, first, last))
     for i = first, last do
       if current[i - first + 1] ~= wanted[i] then return false end

@@ -69,18 +69,21 @@ class ViewCounter:
         self._count = cache.state.register_script(_COUNT)
         self._loop = Periodic("views flush", flush_interval, self.flush)
 
-    async def count(self, shout_id: int, viewer: str) -> None:
-        """Count one read of a shout; never fails the read."""
+    async def count(self, shout_id: int, viewer: str) -> bool:
+        """Count one read of a shout; never fails the read. Whether the counter had to be started from the
+        database first (a read of it sent meanwhile may have found none, and started it too)."""
         if not self.cache.available:
-            return
+            return False
         hour = int(time.time()) // HOUR
         script_keys = [keys.views_seen(viewer, hour), keys.viewed(shout_id), keys.views_pending()]
         try:
             if await self._count(keys=script_keys, args=[shout_id, self.per_hour_cap]) == 2:
                 await self._start_from_database([shout_id])
                 await self._count(keys=script_keys, args=[shout_id, self.per_hour_cap])
+                return True
         except RedisError as exc:
             self.cache.trip(exc, "view count")
+        return False
 
     async def get_many(self, ids: Sequence[int]) -> list[int]:
         """View counts of a page in one MGET; counters missing from Redis start from the database."""

@@ -3,6 +3,7 @@ histories are the reader's own: listed and cleared only by them."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from auth.permissions import Viewer
@@ -15,19 +16,22 @@ from resolvers.reader import load_shouts_search, shouts_of_ids
 MAX_REMEMBERED_TEXT = 100
 
 
-async def count_read(deps: Deps, viewer: Viewer | None, client: str, shout_id: int) -> None:
-    """A shout was read: its view counted, and the reader's history told."""
-    await count_views(deps, viewer.author_id if viewer else None, client, [shout_id])
+async def count_read(deps: Deps, viewer: Viewer | None, client: str, shout_id: int) -> bool:
+    """A shout was read: its view counted, and the reader's history told. Whether its counter had to be
+    started (cache/views.py `count`)."""
+    started = await count_views(deps, viewer.author_id if viewer else None, client, [shout_id])
     response_capture.viewed(shout_id)  # a response-cache hit on this answer counts the view again
+    return started
 
 
-async def count_views(deps: Deps, reader: int | None, client: str, shout_ids: list[int]) -> None:
+async def count_views(deps: Deps, reader: int | None, client: str, shout_ids: list[int]) -> bool:
     """Shouts read: a view each (once per client and hour), and a place in a signed-in reader's history.
-    Also for an answer served again from the response cache."""
-    for shout_id in shout_ids:
-        await deps.views.count(shout_id, client)
-        if reader is not None:
-            await deps.views.remember(keys.reading_history(reader), shout_id, READING_HISTORY)
+    Also for an answer served again from the response cache. Whether a counter had to be started."""
+    counted = [deps.views.count(shout_id, client) for shout_id in shout_ids]
+    remembered = ([deps.views.remember(keys.reading_history(reader), shout_id, READING_HISTORY)
+                   for shout_id in shout_ids] if reader is not None else [])
+    started = await asyncio.gather(*counted, *remembered)  # together: one round trip (cache/coalesce.py)
+    return any(started[:len(counted)])
 
 
 async def search_shouts(deps: Deps, viewer: Viewer | None, text: str, options: dict[str, Any] | None) -> list[Any]:

@@ -3,10 +3,10 @@
 A page's nested fields (each shout's authors, topics and counters, each author's counters) would each
 await their loader: a coroutine, a future and a task per field, about a hundred for a page of twenty.
 Instead the root field reads its own selection, asks the request's loaders for everything it names in
-one go (the loaders batch it: one Redis round trip per kind, all of them concurrent), and the nested
-fields then take their values at once (schema/context.py `at_once`). What the selection does not name is
-not loaded; what fails to load is left to the nested field, which awaits its loader and reports the error
-where it belongs, as before.
+one go (each kind by its loader's batch function, all of them concurrent: one Redis round trip together,
+cache/coalesce.py), and the nested fields then take their values at once (schema/context.py `at_once`).
+What the selection does not name is not loaded; what fails to load is left to the nested field, which
+asks its loader and reports the error where it belongs.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import asyncio
 from collections.abc import Awaitable, Iterable
 from typing import Any
 
+from strawberry.dataloader import DataLoader
 from strawberry.types.nodes import FragmentSpread, InlineFragment, SelectedField
 
 from schema.context import Info, Loaders
@@ -48,9 +49,9 @@ def _author_loads(loaders: Loaders, authors: list[int], wanted: set[str], *field
     """The authors named by any of `fields`, and their counters when a `stat` under one is selected."""
     loads: list[Awaitable[Any]] = []
     if authors and any(f in wanted for f in fields):
-        loads.append(loaders.authors.load_many(authors))
+        loads.append(_primed(loaders.authors, authors))
         if any(f + ".stat" in wanted for f in fields):
-            loads.append(loaders.counters["author"].load_many(authors))
+            loads.append(_primed(loaders.counters["author"], authors))
     return loads
 
 
@@ -61,28 +62,36 @@ def _shout_loads(loaders: Loaders, shouts: list[dict[str, Any]], wanted: set[str
     topics = _unique(t for s in shouts for t in (*(s.get("topic_ids") or ()), s.get("main_topic_id")))
     loads = _author_loads(loaders, authors, wanted, "authors", "created_by")
     if "stat" in wanted:
-        loads.append(loaders.counters["shout"].load_many(ids))
+        loads.append(_primed(loaders.counters["shout"], ids))
     if "stat.viewed" in wanted or "stat.views_count" in wanted:
-        loads.append(loaders.views.load_many(ids))
+        loads.append(_primed(loaders.views, ids))
     if "community" in wanted:
-        loads.append(loaders.communities.load_many(_unique(s.get("community") for s in shouts)))
+        loads.append(_primed(loaders.communities, _unique(s.get("community") for s in shouts)))
     if "topics" in wanted or "main_topic" in wanted:
-        loads.append(loaders.topics.load_many(topics))
+        loads.append(_primed(loaders.topics, topics))
     if "topics.stat" in wanted or "main_topic.stat" in wanted:
-        loads.append(loaders.counters["topic"].load_many(topics))
+        loads.append(_primed(loaders.counters["topic"], topics))
     return loads
 
 
 def _reaction_loads(loaders: Loaders, reactions: list[dict[str, Any]], wanted: set[str]) -> list[Awaitable[Any]]:
     loads = _author_loads(loaders, _unique(r.get("created_by") for r in reactions), wanted, "created_by")
     if "shout" in wanted:
-        loads.append(loaders.shouts.load_many(_unique(r.get("shout") for r in reactions)))
+        loads.append(_primed(loaders.shouts, _unique(r.get("shout") for r in reactions)))
     return loads
+
+
+async def _primed(loader: DataLoader[Any, Any], keys: list[Any]) -> None:
+    """What the loader does not hold yet of `keys`, loaded by its batch function at once and put in its
+    cache: the nested fields find it there, and no future per key is awaited (a callback each)."""
+    wanted = [key for key in keys if loader.cache_map.get(key) is None]
+    if wanted:
+        loader.prime_many(dict(zip(wanted, await loader.load_fn(wanted), strict=True)))
 
 
 async def _load(loads: list[Awaitable[Any]]) -> None:
     if loads:
-        # A failed load stays in its loader: the nested field that needs it awaits it and fails alone.
+        # A failed load is not kept: the nested field that needs it asks its loader, and fails alone.
         await asyncio.gather(*loads, return_exceptions=True)
 
 

@@ -175,9 +175,13 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
         shout = await reader.get_shout(ctx.deps, slug=slug, shout_id=shout_id)
         if shout is None:
             return None
-        # The view is counted while the shout's relations load: their commands share a round trip.
-        _, (loaded,) = await asyncio.gather(reading.count_read(ctx.deps, viewer, await ctx.client(), shout["id"]),
-                                            shouts_page(info, [shout]))
+        # The view is counted while the shout's relations load: their commands share a round trip, the
+        # count first, so the page reads it. A counter that had to be started from the database meanwhile
+        # may have been read before it held this view: read again.
+        started, (loaded,) = await asyncio.gather(
+            reading.count_read(ctx.deps, viewer, await ctx.client(), shout["id"]), shouts_page(info, [shout]))
+        if started and ctx.loaders.views.cache_map.get(shout["id"]) is not None:
+            ctx.loaders.views.clear(shout["id"])
         return loaded
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))

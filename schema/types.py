@@ -20,15 +20,29 @@ T = TypeVar("T")
 
 
 def build(cls: type[T], data: dict[str, Any] | None) -> T | None:
-    """A strawberry type from a dict: every init field from the dict's key of the same name."""
+    """A strawberry type from a dict: every init field from the dict's key of the same name. A page builds
+    a hundred or more of them: where the dataclass's `__init__` would only assign its arguments, they are
+    assigned directly (a third cheaper)."""
     if data is None:
         return None
-    return cls(**{name: data.get(name) for name in _init_fields(cls)})  # type: ignore[arg-type]
+    names, direct = _init_fields(cls)  # type: ignore[arg-type]
+    values = {name: data.get(name) for name in names}
+    if not direct:
+        return cls(**values)
+    obj = object.__new__(cls)
+    obj.__dict__.update(values)
+    return obj
 
 
 @functools.cache
-def _init_fields(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls) if f.init)
+def _init_fields(cls: type) -> tuple[tuple[str, ...], bool]:
+    """The init fields' names, and whether `__init__` does no more than assign them (no default made by a
+    factory, none for a field outside `__init__`, no `__post_init__`, no slots)."""
+    fields = dataclasses.fields(cls)
+    direct = (not hasattr(cls, "__post_init__") and not hasattr(cls, "__slots__")
+              and all(f.default_factory is dataclasses.MISSING for f in fields)
+              and all(f.default is dataclasses.MISSING for f in fields if not f.init))
+    return tuple(f.name for f in fields if f.init), direct
 
 
 def _stat(info: Info, kind: str, entity_id: int, cls: type[T]) -> Any:
