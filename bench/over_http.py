@@ -317,8 +317,8 @@ def render(table: dict[tuple[str, str], Row], args: argparse.Namespace) -> str:
         f"{args.seconds} s per case (a row is the median of its rounds), after a second of each to warm up. "
         "*limit* is a Starlette route returning the same response bytes from one Redis GET; *cold* requests "
         f"go one at a time, each after an epoch bump ({args.cold_requests} per round, after the other cases). "
-        "Round trips and SQL statements are of one request, counted in "
-        "process; X-Cache says how it was answered.",
+        "Round trips (as sent on the wire: commands coalesced into one pipeline count once) and SQL "
+        "statements are of one request, counted in process; X-Cache says how it was answered.",
         "",
         "| operation | case | req/s | p50 ms | p99 ms | of limit | Redis round trips | SQL | X-Cache |",
         "|---|---|---:|---:|---:|---:|---:|---:|---|",
