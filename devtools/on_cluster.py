@@ -18,8 +18,9 @@ from devtools.services import RedisClusterServers
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = [
-    "tests/test_cache_read_path.py", "tests/test_invalidation.py", "tests/test_invalidation_api.py",
-    "tests/test_response_cache.py", "tests/test_auth.py", "tests/test_permissions_and_settings_store.py",
+    "tests/test_cache_read_path.py", "tests/test_composite.py", "tests/test_invalidation.py",
+    "tests/test_invalidation_api.py", "tests/test_response_cache.py", "tests/test_auth.py",
+    "tests/test_permissions_and_settings_store.py",
     "tests/test_revalidator.py", "tests/test_live_structures.py", "tests/test_boards.py", "tests/test_views.py",
     "tests/test_delayed_queue.py", "tests/test_pubsub.py", "tests/test_subscriptions.py", "tests/test_events.py",
     "tests/test_cluster.py",

@@ -1,0 +1,96 @@
+"""Composites (cache/composite.py): a page kept whole with its shouts, an entity with its slug, checked by
+their own stamp inside Redis; a write to any part makes them a miss, and a response built on a composite
+depends on its parts as it would on the parts themselves."""
+
+from __future__ import annotations
+
+import httpx
+from redis.asyncio import Redis
+from sqlalchemy import select
+
+from cache import keys, response_capture
+from cache.composite import cached_composite, read_composite
+from cache.store import MISSING, Cache, parse_stamp
+from orm import Author, Shout
+from orm.stats import is_listed
+from resolvers.deps import Deps
+from resolvers.writes import transaction
+
+PAGE = "query($o: LoadShoutsOptions) { load_shouts_by(options: $o) { id title authors { id name } } }"
+OPTIONS = {"o": {"limit": 7, "offset": 3}}
+
+
+async def _composites(redis: Redis) -> list[bytes]:
+    return [key async for key in redis.scan_iter(match="composite:*")]
+
+
+async def test_a_page_is_kept_whole_under_the_stamps_of_its_list_and_its_shouts(
+        uncached_client: httpx.AsyncClient, cache: Cache, redis: Redis) -> None:
+    first = (await uncached_client.post("/graphql", json={"query": PAGE, "variables": OPTIONS})).json()
+    ids = [s["id"] for s in first["data"]["load_shouts_by"]]
+    pages = [k for k in await _composites(redis) if k.startswith(b"composite:shouts:by")]
+    assert len(pages) == 1
+    stamp = (await redis.get(pages[0])).partition(b"|")[0]
+    assert {keys.GLOBAL_TAG, keys.TAG_SHOUTS, *(keys.tag_shout(i) for i in ids)} <= set(parse_stamp(stamp))
+    assert 0 < await redis.ttl(pages[0])
+    found = await read_composite(cache, pages[0].decode())
+    assert [s["id"] for s in found] == ids
+
+
+async def test_a_write_to_one_part_makes_the_composite_a_miss(deps: Deps, uncached_client: httpx.AsyncClient,
+                                                              redis: Redis) -> None:
+    async with deps.db() as session:
+        shout_id, slug = (await session.execute(select(Shout.id, Shout.slug).where(is_listed())
+                                                .order_by(Shout.id).limit(1))).one()
+    read = {"query": "query($s: String) { get_shout(slug: $s) { title } }", "variables": {"s": slug}}
+    await uncached_client.post("/graphql", json=read)
+    key = keys.composite(keys.shout_slug(slug))
+    assert await read_composite(deps.cache, key) is not MISSING
+    async with transaction(deps) as session:
+        (await session.get(Shout, shout_id)).title = "A new title"  # type: ignore[union-attr]
+    assert await read_composite(deps.cache, key) is MISSING  # its stamp named the shout
+    again = (await uncached_client.post("/graphql", json=read)).json()
+    assert again["data"]["get_shout"]["title"] == "A new title"
+
+
+async def test_a_response_built_on_a_composite_depends_on_its_parts(deps: Deps, client: httpx.AsyncClient,
+                                                                   uncached_client: httpx.AsyncClient) -> None:
+    """The composite is read whole (a hit), the response stored: renaming an author of one of its shouts
+    (a part of the page's relations, not of the composite) and retitling a shout (a part of the composite)
+    each make the stored response a miss."""
+    await uncached_client.post("/graphql", json={"query": PAGE, "variables": OPTIONS})  # the composite kept
+    body = {"query": PAGE, "variables": OPTIONS}
+    client.cookies.clear()
+    stored = await client.post("/graphql", json=body)
+    assert stored.headers["x-cache"] == "MISS"
+    assert (await client.post("/graphql", json=body)).headers["x-cache"] == "HIT"
+    first = stored.json()["data"]["load_shouts_by"][0]
+    async with transaction(deps) as session:
+        (await session.get(Shout, first["id"])).title = "Retitled"  # type: ignore[union-attr]
+    after = await client.post("/graphql", json=body)
+    assert after.headers["x-cache"] == "MISS"
+    assert after.json()["data"]["load_shouts_by"][0]["title"] == "Retitled"
+
+    assert (await client.post("/graphql", json=body)).headers["x-cache"] == "HIT"
+    async with transaction(deps) as session:
+        (await session.get(Author, first["authors"][0]["id"])).name = "Renamed"  # type: ignore[union-attr]
+    renamed = await client.post("/graphql", json=body)
+    assert renamed.headers["x-cache"] == "MISS"
+    assert renamed.json()["data"]["load_shouts_by"][0]["authors"][0]["name"] == "Renamed"
+
+
+async def test_nothing_is_kept_from_a_computation_that_read_the_viewer_or_saw_no_redis(cache: Cache,
+                                                                                      redis: Redis) -> None:
+    async def viewer_shaped() -> list[int]:
+        response_capture.viewer_read()
+        await cache.get_many([keys.author_id(1)], [[keys.tag_author(1)]])
+        return [1]
+
+    assert await cached_composite(cache, keys.composite("test:viewer"), viewer_shaped) == [1]
+    assert await redis.exists(keys.composite("test:viewer")) == 0
+
+    async def read_nothing() -> list[int]:
+        return [2]  # no stamp to keep it under
+
+    assert await cached_composite(cache, keys.composite("test:bare"), read_nothing) == [2]
+    assert await redis.exists(keys.composite("test:bare")) == 0
