@@ -36,7 +36,17 @@ from app.http_guards import (
     Refused,
     json_depth,
 )
-from app.response_front import count_views, looked_up, responses_of
+from app.response_front import (
+    GRAPHQL_RESPONSE,
+    cache_control,
+    carries_credentials,
+    count_views,
+    is_current,
+    looked_up,
+    media_type,
+    responses_of,
+    stored_body,
+)
 from cache import response_capture
 from cache.persisted import SHA256, PersistedQueries, sha256
 from cache.response import Hit, ResponseCache, etag_of, request_key
@@ -49,8 +59,6 @@ from schema.schema import DiscoursSchema
 from telemetry import metrics
 
 log = logging.getLogger(__name__)
-
-GRAPHQL_RESPONSE = "application/graphql-response+json"
 
 
 @dataclass(slots=True)
@@ -214,7 +222,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
             return response
         etag = response.headers.get("etag") or etag_of(bytes(response.body))
         headers = {"etag": etag, "cache-control": self._cache_control(request, note)}
-        if etag.removeprefix("W/") in _validators(request.headers.get("if-none-match", "")):
+        if is_current(etag, request.headers.get("if-none-match", "")):
             not_modified = Response(status_code=304, headers=headers, background=response.background)
             return _marked(not_modified, response.headers.get("x-cache", "BYPASS"))
         response.headers.update(headers)
@@ -228,7 +236,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
             if policy.cacheable:
                 note.max_age, note.private = policy.max_age, policy.private or _signed_in(request)
         if note.max_age:
-            return f"{'private' if note.private else 'public'}, max-age={note.max_age}"
+            return cache_control(note.max_age, note.private)
         return "private, no-cache" if _signed_in(request) else "no-cache"
 
     def _changes_state(self, note: _RequestNote) -> bool:
@@ -442,30 +450,21 @@ def _outcome_of(response: Any, note: _RequestNote) -> str:
     return "refused" if response.status_code >= 400 else "ok"
 
 
-def _validators(if_none_match: str) -> set[str]:
-    """The entity tags an `If-None-Match` header names (weak ones compare by their opaque part)."""
-    return {tag.strip().removeprefix("W/") for tag in if_none_match.split(",") if tag.strip()}
-
-
 def _hit_response(request: Request, hit: Hit) -> Response:
-    """The stored bytes as they are: a gzip body to a client that accepts gzip, else decompressed."""
-    headers = {"vary": "accept-encoding", "etag": hit.etag}
-    if hit.gzipped and "gzip" in request.headers.get("accept-encoding", ""):
-        return Response(hit.body, media_type=_media_type(request), headers={**headers, "content-encoding": "gzip"})
-    return Response(hit.plain(), media_type=_media_type(request), headers=headers)
+    body, encoding = stored_body(hit, request.headers.get("accept-encoding", ""))
+    return Response(body, media_type=_media_type(request),
+                    headers={"vary": "accept-encoding", "etag": hit.etag, **encoding})
 
 
 def _media_type(request: Request) -> str:
-    if GRAPHQL_RESPONSE in request.headers.get("accept", ""):
-        return f"{GRAPHQL_RESPONSE}; charset=utf-8"
-    return "application/json"
+    return media_type(request.headers.get("accept", ""))
 
 
 def _signed_in(request: Request) -> bool:
     """Whether the request carries credentials: a bearer token or the session cookie."""
     deps: Deps = request.app.state.deps
     cookie = deps.auth.settings.session_cookie if deps.auth else "session_token"
-    return bool(request.headers.get("authorization") or request.cookies.get(cookie))
+    return carries_credentials(request.headers.get("authorization"), request.headers.get("cookie"), cookie)
 
 
 async def _request_params(request: Request) -> dict[str, Any] | None:

@@ -30,7 +30,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 import orjson
-from starlette.requests import Request
+from starlette.requests import Request, cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cache.persisted import SHA256, sha256
@@ -48,7 +48,6 @@ PATH = "/graphql"
 LOOKED_UP = "response_front"  # scope["state"] key: the public key this request was looked up under
 
 _HEADERS = (b"content-type", b"accept", b"accept-encoding", b"if-none-match", b"authorization", b"cookie")
-_MEDIA_TYPES = {True: f"{GRAPHQL_RESPONSE}; charset=utf-8".encode(), False: b"application/json"}
 
 
 def looked_up(scope: Scope) -> str | None:
@@ -98,7 +97,7 @@ class ResponseCacheFront:
     def __init__(self, app: ASGIApp, *, ttl: int, session_cookie: str) -> None:
         self.app = app
         self.ttl = ttl
-        self.session_cookie = session_cookie.encode()
+        self.session_cookie = session_cookie
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] != PATH or scope["method"] not in ("GET", "POST"):
@@ -114,7 +113,9 @@ class ResponseCacheFront:
             return
         responses = responses_of(scope["app"], self.ttl)
         hit = await responses.get(key)
-        signed_in = b"authorization" in headers or self._has_session_cookie(headers)
+        cookie = headers.get(b"cookie")
+        signed_in = carries_credentials(headers.get(b"authorization", b"").decode("latin-1"),
+                                        cookie.decode("latin-1") if cookie is not None else None, self.session_cookie)
         if hit is None or (hit.private and signed_in):
             scope.setdefault("state", {})[LOOKED_UP] = key
             await self.app(scope, receive, send)
@@ -125,10 +126,6 @@ class ResponseCacheFront:
         metrics.REQUEST_SECONDS.labels(operation, "hit").observe(time.perf_counter() - started)
         if hit.views:  # a read of a shout answered from the cache still counts, once the answer is sent
             await count_views(scope, hit.views, signed_in=signed_in)
-
-    def _has_session_cookie(self, headers: dict[bytes, bytes]) -> bool:
-        cookie = headers.get(b"cookie")
-        return cookie is not None and self.session_cookie + b"=" in cookie
 
 
 def _wanted_headers(scope: Scope) -> dict[bytes, bytes]:
@@ -183,31 +180,53 @@ def _params(scope: Scope, headers: dict[bytes, bytes], body: bytes) -> dict[str,
 
 
 async def _send_hit(send: Send, hit: Hit, headers: dict[bytes, bytes]) -> None:
-    """The stored answer as it is (gzip to a client that accepts it), or 304 when the client's copy is
-    current; the same headers the view gives a hit (app/graphql_view.py `_http_caching`)."""
-    etag = hit.etag.encode()
-    cache_control = (f"{'private' if hit.private else 'public'}, max-age={hit.max_age}" if hit.max_age
-                     else "no-cache").encode()
-    common = [(b"etag", etag), (b"cache-control", cache_control), (b"vary", b"accept-encoding"),
-              (b"x-cache", b"HIT")]
-    if etag.removeprefix(b"W/") in _validators(headers.get(b"if-none-match", b"")):
+    """The stored answer as it is, or 304 when the client's copy is current; the headers the view gives
+    an answer (app/graphql_view.py `_http_caching`)."""
+    common = [(b"etag", hit.etag.encode()), (b"cache-control", cache_control(hit.max_age, hit.private).encode()),
+              (b"vary", b"accept-encoding"), (b"x-cache", b"HIT")]
+    if is_current(hit.etag, headers.get(b"if-none-match", b"").decode("latin-1")):
         await send({"type": "http.response.start", "status": 304, "headers": common})
         await send({"type": "http.response.body", "body": b""})
         return
-    media_type = _MEDIA_TYPES[GRAPHQL_RESPONSE.encode() in headers.get(b"accept", b"")]
-    if hit.gzipped and b"gzip" in headers.get(b"accept-encoding", b""):
-        body, encoding = hit.body, [(b"content-encoding", b"gzip")]
-    else:
-        body, encoding = hit.plain(), []
+    body, encoding = stored_body(hit, headers.get(b"accept-encoding", b"").decode("latin-1"))
+    content_type = media_type(headers.get(b"accept", b"").decode("latin-1")).encode()
     await send({"type": "http.response.start", "status": 200,
-                "headers": [(b"content-length", str(len(body)).encode()), (b"content-type", media_type),
-                            *encoding, *common]})
+                "headers": [(b"content-length", str(len(body)).encode()), (b"content-type", content_type),
+                            *((k.encode(), v.encode()) for k, v in encoding.items()), *common]})
     await send({"type": "http.response.body", "body": body})
 
 
-def _validators(if_none_match: bytes) -> set[bytes]:
-    """The entity tags an `If-None-Match` header names (weak ones compare by their opaque part)."""
-    return {tag.strip().removeprefix(b"W/") for tag in if_none_match.split(b",") if tag.strip()}
+# --- what the view decides the same way (app/graphql_view.py) ------------------------------------------
+
+def media_type(accept: str) -> str:
+    """GraphQL over HTTP's media type to a client that asks for it, else the classic JSON."""
+    return f"{GRAPHQL_RESPONSE}; charset=utf-8" if GRAPHQL_RESPONSE in accept else "application/json"
+
+
+def stored_body(hit: Hit, accept_encoding: str) -> tuple[bytes, dict[str, str]]:
+    """A stored body as it is (gzip to a client that accepts gzip, most do), else decompressed; and the
+    headers that say which."""
+    if hit.gzipped and "gzip" in accept_encoding:
+        return hit.body, {"content-encoding": "gzip"}
+    return hit.plain(), {}
+
+
+def cache_control(max_age: int | None, private: bool) -> str:
+    """`public` or `private` with the answer's max age; `no-cache` (keep, but revalidate with the ETag)
+    for an answer that declares none."""
+    return f"{'private' if private else 'public'}, max-age={max_age}" if max_age else "no-cache"
+
+
+def is_current(etag: str, if_none_match: str) -> bool:
+    """Whether `If-None-Match` names `etag` (weak tags compare by their opaque part)."""
+    named = {tag.strip().removeprefix("W/") for tag in if_none_match.split(",") if tag.strip()}
+    return etag.removeprefix("W/") in named
+
+
+def carries_credentials(authorization: str | None, cookie: str | None, session_cookie: str) -> bool:
+    """Whether a request is signed in, as far as its headers say: a bearer token, or the session cookie
+    (the session itself is checked later, where it matters)."""
+    return bool(authorization) or (cookie is not None and bool(cookie_parser(cookie).get(session_cookie)))
 
 
 async def count_views(scope: Scope, shout_ids: list[int], *, signed_in: bool, context: Context | None = None
