@@ -124,11 +124,17 @@ async def load_shouts_by(deps: Deps, options: dict[str, Any] | None) -> list[dic
                                      opts["order_by_desc"], opts["limit"], opts["offset"]))
 
     async def page() -> list[dict[str, Any]]:
-        return await shouts_of_ids(deps, await deps.cache.cached_query(key, query, ttl=deps.ttl_shouts,
-                                                                       tags=[keys.TAG_SHOUTS]))
+        return [card(s) for s in await shouts_of_ids(deps, await deps.cache.cached_query(
+            key, query, ttl=deps.ttl_shouts, tags=[keys.TAG_SHOUTS]))]
 
-    # The page whole (its ids and its shouts) in one round trip when warm.
+    # The page whole (its ids and its shouts' cards) in one round trip when warm.
     return await cached_composite(deps.cache, keys.composite(key), page, ttl=deps.ttl_shouts)
+
+
+def card(shout: dict[str, Any]) -> dict[str, Any]:
+    """A shout as a list shows it: without its text, most of its size (schema/types.py `Shout.body` reads
+    the full shout when a list does ask for it)."""
+    return {name: value for name, value in shout.items() if name != "body"}
 
 
 async def load_shouts_top(deps: Deps, order_by: str, week: str | None, limit: int | None,

@@ -312,7 +312,6 @@ class Shout(Edited):
     id: int
     title: str
     slug: str
-    body: str
     layout: str
     lead: str | None = None
     subtitle: str | None = None
@@ -327,6 +326,16 @@ class Shout(Edited):
     seo: str | None = None
     score: float | None = None
     data: strawberry.Private[dict[str, Any] | None] = None
+
+    @strawberry.field
+    def body(self, info: Info) -> str:
+        """A list's cards leave the text out (most of a shout's size, and no list shows it: a page is read
+        whole, resolvers/reader.py `card`); asked of one, it comes from the full shout."""
+        data = self.data or {}
+        if "body" in data:
+            return data["body"] or ""
+        return then(at_once(info.context.loaders.shouts, self.id),  # type: ignore[return-value]
+                    lambda full: (full or {}).get("body") or "")
 
     @strawberry.field
     def main_topic(self, info: Info) -> Topic | None:

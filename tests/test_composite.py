@@ -94,3 +94,21 @@ async def test_nothing_is_kept_from_a_computation_that_read_the_viewer_or_saw_no
 
     assert await cached_composite(cache, keys.composite("test:bare"), read_nothing) == [2]
     assert await redis.exists(keys.composite("test:bare")) == 0
+
+
+async def test_a_page_keeps_cards_and_a_list_asking_for_the_text_still_gets_it(
+        deps: Deps, uncached_client: httpx.AsyncClient, redis: Redis) -> None:
+    """The text is most of a shout and no list of the client shows it: a page's composite leaves it out,
+    and a list that asks for it is answered from the full shouts."""
+    listed = (await uncached_client.post("/graphql", json={
+        "query": "{ load_shouts_by(options: {limit: 4, offset: 11}) { id slug body } }"})).json()
+    shouts = listed["data"]["load_shouts_by"]
+    async with deps.db() as session:
+        texts = dict((await session.execute(select(Shout.id, Shout.body)
+                                            .where(Shout.id.in_([s["id"] for s in shouts])))).all())
+    assert [s["body"] for s in shouts] == [texts[s["id"]] for s in shouts]
+    assert all(s["body"] for s in shouts)
+    pages = [k for k in await _composites(redis) if k.startswith(b"composite:shouts:by")]
+    kept = await read_composite(deps.cache, pages[0].decode())
+    assert [s["id"] for s in kept] == [s["id"] for s in shouts]
+    assert not any("body" in s for s in kept)
