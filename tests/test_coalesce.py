@@ -96,6 +96,19 @@ async def test_a_failed_round_trip_fails_every_caller_in_it_and_trips_the_guard(
     await client.aclose()
 
 
+async def test_a_caller_cancelled_while_queued_leaves_the_others_answered(redis_server: RedisServer) -> None:
+    client = make_redis(redis_server.url)
+    await client.set("a", "1")
+    cancelled = asyncio.ensure_future(client.get("a"))
+    answered = asyncio.ensure_future(client.get("a"))
+    await asyncio.sleep(0)  # both queued, nothing sent yet
+    cancelled.cancel()
+    assert await answered == b"1"
+    assert cancelled.cancelled()
+    assert await client.incr("n") == 1  # and the next moment's commands go out as ever
+    await client.aclose()
+
+
 async def test_coalescing_can_be_switched_off(redis_server: RedisServer) -> None:
     client = make_redis(redis_server.url, coalesce=False)
     await asyncio.gather(client.get("a"), client.get("b"))  # two connections opened
