@@ -53,6 +53,7 @@ async def read_composite(cache: Cache, key: str) -> Any:
     redis = cache.redis
     raw: bytes | None
     try:
+        await cache.recover_if_needed()  # after a lost invalidation, nothing stored before is trusted
         if is_cluster(redis):
             raw = await redis.get(key)  # type: ignore[assignment]
             if raw is not None and not await stamp_is_current(redis, raw.partition(b"|")[0]):

@@ -102,6 +102,7 @@ class ResponseCache:
         if not self.cache.available:
             return None
         try:
+            await self.cache.recover_if_needed()  # after a lost invalidation, nothing stored before is trusted
             if self._cluster:
                 found = await self._check_apart(key)
             else:

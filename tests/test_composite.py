@@ -4,6 +4,8 @@ depends on its parts as it would on the parts themselves."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 from redis.asyncio import Redis
 from sqlalchemy import select
@@ -112,3 +114,32 @@ async def test_a_page_keeps_cards_and_a_list_asking_for_the_text_still_gets_it(
     kept = await read_composite(deps.cache, pages[0].decode())
     assert [s["id"] for s in kept] == [s["id"] for s in shouts]
     assert not any("body" in s for s in kept)
+
+
+async def test_after_a_lost_invalidation_no_composite_and_no_stored_response_is_trusted(
+        deps: Deps, client: httpx.AsyncClient, engine: Any) -> None:
+    """A write whose invalidation never reached Redis (here: a row changed behind the cache's back, then
+    the loss recorded, as the sink records one) leaves values stamped under generations that still match:
+    once Redis answers again, reads bump the epoch before trusting anything, composites and stored
+    responses included."""
+    from sqlalchemy import text
+
+    read = {"query": "query($s: String) { get_author(slug: $s) { name } }", "variables": {"s": "author-4"}}
+    client.cookies.clear()
+    before = await client.post("/graphql", json=read)
+    assert (await client.post("/graphql", json=read)).headers["x-cache"] == "HIT"
+    key = keys.composite(keys.author_slug("author-4"))
+    assert await read_composite(deps.cache, key) is not MISSING
+    async def lose_a_rename(name: str) -> None:
+        async with engine.begin() as connection:  # no ORM session: no trigger sees it
+            await connection.execute(text("UPDATE author SET name = :n WHERE slug = 'author-4'"), {"n": name})
+        deps.cache.guard.breaker_seconds = 0  # the breaker's window has passed: Redis is tried again
+        deps.cache.lose(RuntimeError("the invalidation did not reach Redis"), "invalidation")
+
+    await lose_a_rename("Changed unseen")
+    after = await client.post("/graphql", json=read)  # the stored response first
+    assert after.headers["x-cache"] == "MISS"
+    assert after.json()["data"]["get_author"]["name"] == "Changed unseen" != before.json()["data"]["get_author"]["name"]
+    assert await read_composite(deps.cache, key) is not MISSING  # kept again, from the database
+    await lose_a_rename("Changed unseen again")
+    assert await read_composite(deps.cache, key) is MISSING  # then the composite first
