@@ -41,7 +41,20 @@ UNBATCHED = frozenset({
 
 
 def batchable(commands: Sequence[Command]) -> bool:
-    return all(str(args[0]).upper() not in UNBATCHED for args, _ in commands)
+    for args, _ in commands:
+        name = args[0]
+        allowed = _BATCHABLE.get(name)
+        if allowed is None:
+            # "CLIENT SETNAME" is how redis-py names a subcommand: its first word decides
+            allowed = str(name.decode() if isinstance(name, bytes) else name).split(" ")[0].upper() not in UNBATCHED
+            if len(_BATCHABLE) < 1024:  # command names come from code, not from clients: a few dozen
+                _BATCHABLE[name] = allowed
+        if not allowed:
+            return False
+    return True
+
+
+_BATCHABLE: dict[Any, bool] = {}
 
 
 class Coalescer:

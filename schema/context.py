@@ -3,6 +3,7 @@ shared between requests would serve one request's data to another)."""
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
@@ -109,27 +110,57 @@ def _reactions_loader(deps: Deps) -> DataLoader[int, Any]:
     return DataLoader(load_fn=load)
 
 
-@dataclass
 class Loaders:
-    authors: DataLoader[int, Any]
-    topics: DataLoader[int, Any]
-    communities: DataLoader[int, Any]
-    shouts: DataLoader[int, Any]
-    views: DataLoader[int, int]
-    reactions: DataLoader[int, Any]
-    counters: dict[str, DataLoader[int, dict[str, Any]]]
+    """A request's DataLoaders, each made when the request first uses it (most requests use few)."""
+
+    def __init__(self, deps: Deps) -> None:
+        self._deps = deps
+        self.counters = _CounterLoaders(deps)
 
     @classmethod
     def create(cls, deps: Deps) -> Loaders:
-        return cls(
-            authors=_entity_loader(deps, get_cached_authors),
-            topics=_entity_loader(deps, get_cached_topics),
-            communities=_entity_loader(deps, get_cached_communities),
-            shouts=_entity_loader(deps, get_cached_shouts),
-            views=_views_loader(deps),
-            reactions=_reactions_loader(deps),
-            counters={kind: _counters_loader(deps, kind) for kind in ("shout", "author", "topic", "community")},
-        )
+        return cls(deps)
+
+    @functools.cached_property
+    def authors(self) -> DataLoader[int, Any]:
+        return _entity_loader(self._deps, get_cached_authors)
+
+    @functools.cached_property
+    def topics(self) -> DataLoader[int, Any]:
+        return _entity_loader(self._deps, get_cached_topics)
+
+    @functools.cached_property
+    def communities(self) -> DataLoader[int, Any]:
+        return _entity_loader(self._deps, get_cached_communities)
+
+    @functools.cached_property
+    def shouts(self) -> DataLoader[int, Any]:
+        return _entity_loader(self._deps, get_cached_shouts)
+
+    @functools.cached_property
+    def views(self) -> DataLoader[int, int]:
+        return _views_loader(self._deps)
+
+    @functools.cached_property
+    def reactions(self) -> DataLoader[int, Any]:
+        return _reactions_loader(self._deps)
+
+
+class _CounterLoaders(dict[str, DataLoader[int, dict[str, Any]]]):
+    """`loaders.counters[kind]`, made on first use."""
+
+    def __init__(self, deps: Deps) -> None:
+        super().__init__()
+        self._deps = deps
+
+    def __missing__(self, kind: str) -> DataLoader[int, dict[str, Any]]:
+        if kind not in COUNTER_KINDS:
+            raise KeyError(kind)
+        loader = self[kind] = _counters_loader(self._deps, kind)
+        return loader
+
+
+COUNTER_KINDS = ("shout", "author", "topic", "community")
 
 
 def bearer_token(request: Any, cookie_name: str) -> str | None:

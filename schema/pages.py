@@ -15,37 +15,54 @@ import asyncio
 from collections.abc import Awaitable, Iterable
 from typing import Any
 
+from graphql import FieldNode, FragmentSpreadNode, InlineFragmentNode, SelectionSetNode
 from strawberry.dataloader import DataLoader
-from strawberry.types.nodes import FragmentSpread, InlineFragment, SelectedField
 
 from schema.context import Info, Loaders
 from schema.types import Reaction, Shout
 
 
-def selected_paths(info: Info) -> set[str]:
+def selected_paths(info: Info) -> frozenset[str]:
     """The dotted paths of the fields selected under the current one (`authors.stat.shouts`), fragments
-    included."""
+    included. Walked once per field of a parsed document (the parser cache keeps documents, so the same
+    nodes come back with each request of it), from graphql-core's nodes: Strawberry's `selected_fields`
+    would convert every argument and directive on the way, on every request."""
+    raw = info._raw_info
+    node = raw.field_nodes[0]
+    known = _PATHS.get(id(node))
+    if known is not None and known[0] is node:  # the very node, not one that took a freed one's id
+        return known[1]
     paths: set[str] = set()
 
-    def walk(selections: Iterable[Any], prefix: str) -> None:
-        for selection in selections:
-            if isinstance(selection, SelectedField):
-                path = prefix + selection.name
+    def walk(selection_set: SelectionSetNode | None, prefix: str) -> None:
+        for selection in selection_set.selections if selection_set is not None else ():
+            if isinstance(selection, FieldNode):
+                path = prefix + selection.name.value
                 paths.add(path)
-                walk(selection.selections, path + ".")
-            elif isinstance(selection, (InlineFragment, FragmentSpread)):
-                walk(selection.selections, prefix)
+                walk(selection.selection_set, path + ".")
+            elif isinstance(selection, InlineFragmentNode):
+                walk(selection.selection_set, prefix)
+            elif isinstance(selection, FragmentSpreadNode) and selection.name.value in raw.fragments:
+                walk(raw.fragments[selection.name.value].selection_set, prefix)
 
-    for field in info.selected_fields:
-        walk(field.selections, "")
-    return paths
+    for field_node in raw.field_nodes:
+        walk(field_node.selection_set, "")
+    found = frozenset(paths)
+    _PATHS[id(node)] = (node, found)
+    if len(_PATHS) > SELECTIONS_KEPT:
+        del _PATHS[next(iter(_PATHS))]  # the oldest
+    return found
+
+
+SELECTIONS_KEPT = 2048  # fields of parsed documents whose selections are kept (the parser cache holds 512)
+_PATHS: dict[int, tuple[FieldNode, frozenset[str]]] = {}
 
 
 def _unique(values: Iterable[Any]) -> list[Any]:
     return [v for v in dict.fromkeys(values) if v is not None]
 
 
-def _author_loads(loaders: Loaders, authors: list[int], wanted: set[str], *fields: str) -> list[Awaitable[Any]]:
+def _author_loads(loaders: Loaders, authors: list[int], wanted: frozenset[str], *fields: str) -> list[Awaitable[Any]]:
     """The authors named by any of `fields`, and their counters when a `stat` under one is selected."""
     loads: list[Awaitable[Any]] = []
     if authors and any(f in wanted for f in fields):
@@ -55,7 +72,7 @@ def _author_loads(loaders: Loaders, authors: list[int], wanted: set[str], *field
     return loads
 
 
-def _shout_loads(loaders: Loaders, shouts: list[dict[str, Any]], wanted: set[str]) -> list[Awaitable[Any]]:
+def _shout_loads(loaders: Loaders, shouts: list[dict[str, Any]], wanted: frozenset[str]) -> list[Awaitable[Any]]:
     """The loads a page's selection asks for; all started before any is awaited, so each loader batches."""
     ids = [s["id"] for s in shouts]
     authors = _unique(a for s in shouts for a in (*(s.get("author_ids") or ()), s.get("created_by")))
@@ -74,7 +91,7 @@ def _shout_loads(loaders: Loaders, shouts: list[dict[str, Any]], wanted: set[str
     return loads
 
 
-def _reaction_loads(loaders: Loaders, reactions: list[dict[str, Any]], wanted: set[str]) -> list[Awaitable[Any]]:
+def _reaction_loads(loaders: Loaders, reactions: list[dict[str, Any]], wanted: frozenset[str]) -> list[Awaitable[Any]]:
     loads = _author_loads(loaders, _unique(r.get("created_by") for r in reactions), wanted, "created_by")
     if "shout" in wanted:
         loads.append(_primed(loaders.shouts, _unique(r.get("shout") for r in reactions)))

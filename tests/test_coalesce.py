@@ -161,3 +161,11 @@ async def test_a_warm_read_costs_two_round_trips_and_a_hit_one(read: str, client
         stored = await client.post("/graphql", json=body)
     assert stored.headers["x-cache"] == "HIT"
     assert hit == [2 if read == "a shout" else 1], hit
+
+
+def test_connection_state_and_blocking_commands_are_never_batched() -> None:
+    from cache.coalesce import batchable
+
+    assert batchable([(("GET", "k"), {}), (("MGET", "a", "b"), {}), (("EVALSHA", "x", 0), {})])
+    for name in ("CLIENT SETNAME", "client setname", b"BLPOP", "WATCH", "MULTI", "SELECT", "SUBSCRIBE"):
+        assert not batchable([(("GET", "k"), {}), ((name, "arg"), {})]), name

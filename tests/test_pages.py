@@ -40,6 +40,18 @@ async def test_a_pages_relations_are_loaded_before_its_fields_ask(uncached_clien
     assert misses == []  # every relation the selection names was loaded by the page, in one go
 
 
+async def test_fragments_name_relations_as_fields_do(uncached_client: Any, misses: list[Any]) -> None:
+    """The selection is read through named and inline fragments too (and, once per parsed document,
+    kept: the second request of the same text is read from what the first one found)."""
+    query = """query($o: LoadShoutsOptions) { load_shouts_by(options: $o) { ...card } }
+        fragment card on Shout { id ... on Shout { authors { ...who stat { rating } } } }
+        fragment who on Author { slug stat { shouts } }"""
+    for _ in range(2):
+        body = (await uncached_client.post("/graphql", json={"query": query, "variables": {"o": {"limit": 10}}})).json()
+        assert "errors" not in body and body["data"]["load_shouts_by"][0]["authors"][0]["stat"]["shouts"] >= 1
+    assert misses == []
+
+
 async def test_a_page_of_reactions_too(uncached_client: Any, misses: list[Any]) -> None:
     query = ("{ load_reactions_by(by: {}, limit: 20) { id created_by { slug stat { shouts } } "
              "shout { slug created_by { slug } } } }")
