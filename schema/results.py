@@ -9,6 +9,7 @@ import strawberry
 
 from schema.context import Info
 from schema.enums import InviteStatus, ReactionKind, ReactionStatus
+from schema.execution import DIRECT
 from schema.types import (
     Author,
     Community,
@@ -48,7 +49,7 @@ class Collection:
     published_at: int | None = None
     created_by_id: strawberry.Private[int | None] = None
 
-    @strawberry.field
+    @strawberry.field(metadata=DIRECT)
     def created_by(self, info: Info) -> Author:
         return load_author(info, self.created_by_id)  # type: ignore[return-value]
 
@@ -86,15 +87,15 @@ class SearchResult:
         return cls(id=data["id"], slug=data["slug"], title=data["title"], score=data.get("score") or 0.0,
                    cover=data.get("cover"), created_at=data.get("created_at"), shout=data)
 
-    @strawberry.field
+    @strawberry.field(metadata=DIRECT)
     def main_topic(self, info: Info) -> Topic | None:
         return main_topic_of(info, self.shout or {})
 
-    @strawberry.field
+    @strawberry.field(metadata=DIRECT)
     def authors(self, info: Info) -> list[Author | None] | None:
         return load_authors(info, (self.shout or {}).get("author_ids") or [])
 
-    @strawberry.field
+    @strawberry.field(metadata=DIRECT)
     def topics(self, info: Info) -> list[Topic | None] | None:
         return topics_of_shout(info, self.shout or {})
 
@@ -143,7 +144,7 @@ class NotificationGroup:
     shout_id: strawberry.Private[int | None] = None
     reaction_ids: strawberry.Private[list[int] | None] = None
 
-    @strawberry.field
+    @strawberry.field(metadata=DIRECT)
     def authors(self, info: Info) -> list[Author | None] | None:
         return load_authors(info, self.author_ids or [])
 

@@ -15,6 +15,7 @@ from schema import enums, inputs, results
 from schema.admin import AdminMutation
 from schema.auth import AuthMutation
 from schema.errors import ErrorMapping, is_client_error
+from schema.execution import PlainFieldsFirst, resolve_directly
 from schema.limits import LimitChecks, Limits, request_limits
 from schema.mutation import WriteMutation
 from schema.query import Query
@@ -81,6 +82,8 @@ def build_schema(limits: Limits | None = None) -> DiscoursSchema:
         config=StrawberryConfig(auto_camel_case=False,
                                 batching_config={"max_operations": limits.batch} if limits else None),
         extensions=extensions,
+        execution_context_class=PlainFieldsFirst,
     )
+    resolve_directly(schema._schema)
     schema.checks = checks
     return schema

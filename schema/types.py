@@ -15,6 +15,7 @@ from auth.permissions import DEFAULT_COMMUNITY
 from schema.cache_control import cache_control
 from schema.context import Info, at_once, many_at_once, then
 from schema.enums import ReactionKind
+from schema.execution import DIRECT
 
 T = TypeVar("T")
 
@@ -132,7 +133,7 @@ class Author(FromData):
     def user(self) -> str:
         return self._get("user") or ""
 
-    @strawberry.field
+    @strawberry.field(metadata=DIRECT)
     def stat(self, info: Info) -> AuthorStat | None:
         return _stat(info, "author", self.id, AuthorStat)
 
@@ -179,11 +180,11 @@ class Community(FromData):
     def pic(self) -> str:
         return self._get("pic") or ""
 
-    @strawberry.field
+    @strawberry.field(metadata=DIRECT)
     def created_by(self, info: Info) -> Author:
         return load_author(info, self._get("created_by"))  # type: ignore[return-value]
 
-    @strawberry.field
+    @strawberry.field(metadata=DIRECT)
     def stat(self, info: Info) -> CommunityStat | None:
         return _stat(info, "community", self.id, CommunityStat)
 
@@ -206,7 +207,7 @@ class Topic(FromData):
             obj.is_main = is_main
         return obj
 
-    @strawberry.field
+    @strawberry.field(metadata=DIRECT)
     def stat(self, info: Info) -> TopicStat | None:
         return _stat(info, "topic", self.id, TopicStat)
 
@@ -240,11 +241,11 @@ class Stat:
     def _views(self, info: Info) -> int | Awaitable[int] | None:
         return None if self.shout_id is None else at_once(info.context.loaders.views, self.shout_id)
 
-    @strawberry.field
+    @strawberry.field(metadata=DIRECT)
     def viewed(self, info: Info) -> int | None:
         return self._views(info)  # type: ignore[return-value]
 
-    @strawberry.field(description="`viewed`, under the name the 2025 web client asks for.")
+    @strawberry.field(description="`viewed`, under the name the 2025 web client asks for.", metadata=DIRECT)
     def views_count(self, info: Info) -> int | None:
         return self._views(info)  # type: ignore[return-value]
 
@@ -280,11 +281,11 @@ def load_author(info: Info, author_id: int | None) -> Any:
 class Authored(FromData):
     """Who made a shout, a draft or a reaction, and who deleted it (never in the schema by itself)."""
 
-    @strawberry.field
+    @strawberry.field(metadata=DIRECT)
     def created_by(self, info: Info) -> Author:
         return load_author(info, self._get("created_by"))  # type: ignore[return-value]
 
-    @strawberry.field
+    @strawberry.field(metadata=DIRECT)
     def deleted_by(self, info: Info) -> Author | None:
         return load_author(info, self._get("deleted_by"))
 
@@ -293,11 +294,11 @@ class Authored(FromData):
 class Edited(Authored):
     """What shouts and drafts also share: the last editor, the community, the media."""
 
-    @strawberry.field
+    @strawberry.field(metadata=DIRECT)
     def updated_by(self, info: Info) -> Author | None:
         return load_author(info, self._get("updated_by"))
 
-    @strawberry.field
+    @strawberry.field(metadata=DIRECT)
     def community(self, info: Info) -> Community:
         return then(at_once(info.context.loaders.communities, self._get("community")),  # type: ignore[return-value]
                     Community.of)
@@ -327,7 +328,7 @@ class Shout(Edited):
     score: float | None = None
     data: strawberry.Private[dict[str, Any] | None] = None
 
-    @strawberry.field
+    @strawberry.field(metadata=DIRECT)
     def body(self, info: Info) -> str:
         """A list's cards leave the text out (most of a shout's size, and no list shows it: a page is read
         whole, resolvers/reader.py `card`); asked of one, it comes from the full shout."""
@@ -337,15 +338,15 @@ class Shout(Edited):
         return then(at_once(info.context.loaders.shouts, self.id),  # type: ignore[return-value]
                     lambda full: (full or {}).get("body") or "")
 
-    @strawberry.field
+    @strawberry.field(metadata=DIRECT)
     def main_topic(self, info: Info) -> Topic | None:
         return main_topic_of(info, self.data or {})
 
-    @strawberry.field
+    @strawberry.field(metadata=DIRECT)
     def topics(self, info: Info) -> list[Topic | None] | None:
         return topics_of_shout(info, self.data or {})
 
-    @strawberry.field
+    @strawberry.field(metadata=DIRECT)
     def authors(self, info: Info) -> list[Author | None] | None:
         return load_authors(info, self._get("author_ids") or [])
 
@@ -358,7 +359,7 @@ class Shout(Edited):
     def draft(self) -> Draft | None:
         return None  # a shout's draft is private to its authors; read it through load_drafts
 
-    @strawberry.field
+    @strawberry.field(metadata=DIRECT)
     def stat(self, info: Info) -> Stat | None:
         return then(at_once(info.context.loaders.counters["shout"], self.id),  # type: ignore[return-value]
                     lambda counts: Stat(rating=counts["rating"], comments_count=counts["comments"],
@@ -385,7 +386,7 @@ class Reaction(Authored):
             obj.data = data
         return obj
 
-    @strawberry.field
+    @strawberry.field(metadata=DIRECT)
     def shout(self, info: Info) -> Shout:
         return then(at_once(info.context.loaders.shouts, self._get("shout")), Shout.of)  # type: ignore[return-value]
 
@@ -442,11 +443,11 @@ class Draft(Edited):
 
         return Shout.of(await own_shout(info.context.deps, publication["id"]))
 
-    @strawberry.field
+    @strawberry.field(metadata=DIRECT)
     def authors(self, info: Info) -> list[Author | None]:
         return load_authors(info, self._get("author_ids") or [])
 
-    @strawberry.field
+    @strawberry.field(metadata=DIRECT)
     def topics(self, info: Info) -> list[Topic | None]:
         return then(many_at_once(info.context.loaders.topics, self._get("topic_ids") or []),  # type: ignore[return-value]
                     lambda found: [Topic.of(t) for t in found if t is not None])

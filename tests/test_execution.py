@@ -1,0 +1,144 @@
+"""Execution shortcuts (schema/execution.py): plain fields read and serialized directly, marked relations
+resolved without Strawberry's wrapper. Both must answer exactly what graphql-core and Strawberry answer,
+errors included; the schema refuses a marked field that needs more than its context."""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+from typing import Any
+
+import pytest
+import strawberry
+from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+from strawberry.types import Info
+
+from schema.execution import DIRECT, PlainFieldsFirst, resolve_directly
+
+
+@strawberry.enum
+class Colour(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+@strawberry.type
+class Leaf:
+    name: str
+    count: int
+    share: float | None
+    colour: Colour
+    maybe: int | None
+    required: str  # None on one object: the non-null error, as graphql-core reports it
+    big: int  # out of GraphQL's Int range on one object: the serialization error
+    later: str | None  # an awaitable on one object: not a value to serialize
+
+
+@strawberry.type
+class Node:
+    items: list[Leaf | None]
+
+    @strawberry.field(metadata=DIRECT)
+    def first(self, info: Info) -> Leaf | None:
+        return info.context["leaves"][0] if info.context["leaves"] else None
+
+
+@strawberry.type
+class Query:
+    @strawberry.field
+    def node(self, info: Info) -> Node:
+        return Node(items=info.context["leaves"])
+
+
+async def _later() -> str:
+    return "awaited"
+
+
+def _fine() -> Leaf:
+    return Leaf(name="a", count=1, share=0.5, colour=Colour.RED, maybe=None, required="r", big=5, later=None)
+
+
+def _leaves() -> list[Leaf]:
+    null = Leaf(name="b", count=2, share=None, colour=Colour.BLUE, maybe=7, required=None,  # type: ignore[arg-type]
+                big=1, later=None)
+    too_big = Leaf(name="c", count=3, share=None, colour=Colour.BLUE, maybe=None, required="r", big=2**40, later=None)
+    awaiting = Leaf(name="d", count=4, share=1e300, colour=Colour.RED, maybe=0, required="r", big=0,
+                    later=_later())  # type: ignore[arg-type]
+    return [_fine(), null, too_big, awaiting]
+
+
+@strawberry.type
+class Wrong:
+    @strawberry.field(metadata=DIRECT)
+    def with_argument(self, info: Info, n: int) -> int:
+        return n
+
+
+@strawberry.type
+class WrongQuery:
+    @strawberry.field
+    def wrong(self) -> Wrong:
+        return Wrong()
+
+
+@strawberry.type
+class Later:
+    @strawberry.field(metadata=DIRECT)
+    async def awaited(self, info: Info) -> int:
+        await asyncio.sleep(0)
+        return 1
+
+
+@strawberry.type
+class LaterQuery:
+    @strawberry.field
+    def later(self) -> Later:
+        return Later()
+
+
+def _schema(context_class: type) -> strawberry.Schema:
+    schema = strawberry.Schema(query=Query, execution_context_class=context_class)
+    if context_class is PlainFieldsFirst:
+        resolve_directly(schema._schema)
+    return schema
+
+
+QUERY = "{ node { items { name count share colour maybe required big later } first { name colour } } }"
+
+
+async def test_the_shortcuts_answer_what_graphql_core_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    answers = []
+    for context_class in (StrawberryGraphQLCoreExecutionContext, PlainFieldsFirst):
+        result = await _schema(context_class).execute(QUERY, context_value={"leaves": _leaves()})
+        answers.append((result.data, sorted((e.message, tuple(e.path or ())) for e in result.errors or [])))
+    assert answers[0] == answers[1]
+    data, errors = answers[1]
+    assert data == {"node": {"items": [{"name": "a", "count": 1, "share": 0.5, "colour": "RED", "maybe": None,
+                                        "required": "r", "big": 5, "later": None}, None, None,
+                                       {"name": "d", "count": 4, "share": 1e300, "colour": "RED", "maybe": 0,
+                                        "required": "r", "big": 0, "later": "awaited"}],
+                             "first": {"name": "a", "colour": "RED"}}}
+    assert len(errors) == 2  # the null and the number out of range, at their paths
+
+
+async def test_plain_fields_build_no_resolve_info(monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[str] = []
+    build = PlainFieldsFirst.build_resolve_info
+
+    def counted(self: Any, field_def: Any, field_nodes: Any, *args: Any) -> Any:
+        built.append(field_nodes[0].name.value)
+        return build(self, field_def, field_nodes, *args)
+
+    monkeypatch.setattr(PlainFieldsFirst, "build_resolve_info", counted)
+    leaves = [_fine() for _ in range(3)]
+    result = await _schema(PlainFieldsFirst).execute("{ node { items { name count colour } } }",
+                                                     context_value={"leaves": leaves})
+    assert result.errors is None and len(result.data["node"]["items"]) == 3  # type: ignore[index]
+    assert built == ["node", "items"]  # the nine plain fields took the shortcut
+
+
+def test_a_marked_field_that_needs_more_than_its_context_is_refused() -> None:
+    with pytest.raises(TypeError, match="withArgument cannot be resolved directly"):
+        resolve_directly(strawberry.Schema(query=WrongQuery)._schema)
+    with pytest.raises(TypeError, match="awaited cannot be resolved directly"):
+        resolve_directly(strawberry.Schema(query=LaterQuery)._schema)
