@@ -113,10 +113,7 @@ class ResponseCacheFront:
             return
         responses = responses_of(scope["app"], self.ttl)
         hit = await responses.get(key)
-        cookie = headers.get(b"cookie")
-        signed_in = carries_credentials(headers.get(b"authorization", b"").decode("latin-1"),
-                                        cookie.decode("latin-1") if cookie is not None else None, self.session_cookie)
-        if hit is None or (hit.private and signed_in):
+        if hit is None or (hit.private and self._signed_in(headers)):
             scope.setdefault("state", {})[LOOKED_UP] = key
             await self.app(scope, receive, send)
             return
@@ -125,7 +122,14 @@ class ResponseCacheFront:
         metrics.REQUESTS.labels(operation, "hit").inc()
         metrics.REQUEST_SECONDS.labels(operation, "hit").observe(time.perf_counter() - started)
         if hit.views:  # a read of a shout answered from the cache still counts, once the answer is sent
-            await count_views(scope, hit.views, signed_in=signed_in)
+            await count_views(scope, hit.views, signed_in=self._signed_in(headers))
+
+    def _signed_in(self, headers: dict[bytes, bytes]) -> bool:
+        """Asked only when it matters (a private entry, views to count): a hit of public data needs not
+        parse the cookies."""
+        cookie = headers.get(b"cookie")
+        return carries_credentials(headers.get(b"authorization", b"").decode("latin-1"),
+                                   cookie.decode("latin-1") if cookie is not None else None, self.session_cookie)
 
 
 def _wanted_headers(scope: Scope) -> dict[bytes, bytes]:

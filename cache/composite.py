@@ -28,7 +28,15 @@ from redis.exceptions import RedisError
 
 from cache import keys, response_capture
 from cache.client import is_cluster
-from cache.store import BATCH, LUA_STAMP_IS_CURRENT, MISSING, Cache, decode, parse_stamp, stamp_is_current, stamp_parts
+from cache.store import (
+    LUA_STAMP_IS_CURRENT,
+    MISSING,
+    Cache,
+    capture_stamp,
+    decode,
+    parse_stamp,
+    stamp_is_current,
+)
 from telemetry import metrics
 
 T = TypeVar("T")
@@ -89,9 +97,9 @@ async def cached_composite(cache: Cache, key: str, compute: Callable[[], Awaitab
         value = await compute()
     finally:
         response_capture.end(token)  # the outer capture (a response being computed) saw it all too
-    generations = capture.generations
-    if capture.storable and not capture.read_viewer and generations and len(generations) <= 10 * BATCH:
-        await cache.set_many([(key, value, b",".join(stamp_parts(generations).values()), ttl)])
+    stamp = capture_stamp(capture)
+    if stamp is not None and not capture.read_viewer:
+        await cache.set_many([(key, value, stamp, ttl)])
     return value
 
 

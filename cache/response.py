@@ -33,7 +33,7 @@ from redis.exceptions import RedisError
 from cache import keys
 from cache.client import is_cluster
 from cache.response_capture import Capture
-from cache.store import BATCH, COMPRESS_OVER, LUA_STAMP_IS_CURRENT, Cache, stamp_is_current, stamp_parts
+from cache.store import COMPRESS_OVER, LUA_STAMP_IS_CURRENT, Cache, capture_stamp, stamp_is_current
 from telemetry import metrics
 
 RESPONSE_TTL = 60  # bounds the lag of what is not tagged (view counters); counters may lag more anyway
@@ -138,11 +138,11 @@ class ResponseCache:
                     private: bool = False) -> bool:
         """Keep `body` (its ETag computed by the caller, who sends it too) under the generations it saw, at
         most `max_age` seconds (and the cache's own TTL). Whether it was kept."""
-        if not capture.storable or not capture.generations or len(capture.generations) > 10 * BATCH:
+        stamp = capture_stamp(capture)
+        if stamp is None:
             return False
         gzipped = len(body) > COMPRESS_OVER
-        stored: dict[Any, Any] = {"b": _gzip(body) if gzipped else body,
-                                  "s": b",".join(stamp_parts(capture.generations).values()),
+        stored: dict[Any, Any] = {"b": _gzip(body) if gzipped else body, "s": stamp,
                                   "v": ",".join(str(v) for v in capture.views), "e": etag, "a": max_age}
         if gzipped:
             stored["z"] = b"1"

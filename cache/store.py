@@ -79,6 +79,16 @@ def parse_stamp(stamp: bytes) -> dict[str, bytes]:
                 (part.rpartition(b"=") for part in stamp.split(b",") if part))
 
 
+def capture_stamp(capture: response_capture.Capture) -> bytes | None:
+    """The stamp to keep what a capture saw under (a response, a composite), naming every generation; None
+    when it must not be kept: it read while Redis was unavailable or saw a tag move, read nothing, or read
+    more tags than a script checks in ten MGETs."""
+    generations = capture.generations
+    if not capture.storable or not generations or len(generations) > 10 * BATCH:
+        return None
+    return b",".join(stamp_parts(generations).values())
+
+
 # A Lua function for scripts that check a stamp inside Redis (cache/response.py, cache/composite.py):
 # whether every generation `stamp` names is still the current one (`prefix`: the generation keys' prefix).
 # Generations are read in MGETs of at most 100 keys (seed 004).

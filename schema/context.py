@@ -110,6 +110,17 @@ def _reactions_loader(deps: Deps) -> DataLoader[int, Any]:
     return DataLoader(load_fn=load)
 
 
+L = TypeVar("L")
+
+
+def _on_first_use(make: Callable[[Deps], L]) -> functools.cached_property[L]:
+    """A loader of the request, made by `make` the first time the request asks for it."""
+    def made(loaders: Loaders) -> L:
+        return make(loaders._deps)
+
+    return functools.cached_property(made)
+
+
 class Loaders:
     """A request's DataLoaders, each made when the request first uses it (most requests use few)."""
 
@@ -121,29 +132,16 @@ class Loaders:
     def create(cls, deps: Deps) -> Loaders:
         return cls(deps)
 
-    @functools.cached_property
-    def authors(self) -> DataLoader[int, Any]:
-        return _entity_loader(self._deps, get_cached_authors)
-
-    @functools.cached_property
-    def topics(self) -> DataLoader[int, Any]:
-        return _entity_loader(self._deps, get_cached_topics)
-
-    @functools.cached_property
-    def communities(self) -> DataLoader[int, Any]:
-        return _entity_loader(self._deps, get_cached_communities)
-
-    @functools.cached_property
-    def shouts(self) -> DataLoader[int, Any]:
-        return _entity_loader(self._deps, get_cached_shouts)
-
-    @functools.cached_property
-    def views(self) -> DataLoader[int, int]:
-        return _views_loader(self._deps)
-
-    @functools.cached_property
-    def reactions(self) -> DataLoader[int, Any]:
-        return _reactions_loader(self._deps)
+    authors: functools.cached_property[DataLoader[int, Any]] = _on_first_use(
+        lambda deps: _entity_loader(deps, get_cached_authors))
+    topics: functools.cached_property[DataLoader[int, Any]] = _on_first_use(
+        lambda deps: _entity_loader(deps, get_cached_topics))
+    communities: functools.cached_property[DataLoader[int, Any]] = _on_first_use(
+        lambda deps: _entity_loader(deps, get_cached_communities))
+    shouts: functools.cached_property[DataLoader[int, Any]] = _on_first_use(
+        lambda deps: _entity_loader(deps, get_cached_shouts))
+    views: functools.cached_property[DataLoader[int, int]] = _on_first_use(_views_loader)
+    reactions: functools.cached_property[DataLoader[int, Any]] = _on_first_use(_reactions_loader)
 
 
 class _CounterLoaders(dict[str, DataLoader[int, dict[str, Any]]]):

@@ -8,15 +8,15 @@ warm read does. Here such a field is read from its object and serialized by its 
 
 Only what is certain takes the shortcut: a value that is there and that its type serializes to something.
 A missing value (null), an awaitable, or a value its type refuses goes the ordinary way, which raises or
-nulls exactly as graphql-core does. Which fields are plain is decided once per type, from the schema:
-Strawberry marks the resolvers it makes for attribute fields (`_is_default`), and keeps each field's
-definition, whose `python_name` is the attribute.
+nulls exactly as graphql-core does. Which fields are plain is decided once, when the schema is built
+(`prepare_execution`): Strawberry marks the resolvers it makes for attribute fields (`_is_default`), and
+keeps each field's definition, whose `python_name` is the attribute.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 from graphql import GraphQLEnumType, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, GraphQLSchema
 from graphql.pyutils import Undefined
@@ -25,9 +25,11 @@ from strawberry.schema.schema_converter import GraphQLCoreConverter
 
 # Field metadata of a relation resolved directly (`resolve_directly`).
 DIRECT = {"direct": True}
-# field name -> (attribute, the leaf type's serialize)
+# field name -> (attribute, the leaf type's serialize), under PLAIN in an object type's extensions
 Plain = dict[str, tuple[str, Callable[[Any], Any]]]
+PLAIN = "discours-plain-fields"
 _MISSING = object()
+_NONE: Plain = {}
 
 
 def plain_fields(object_type: GraphQLObjectType) -> Plain:
@@ -43,14 +45,11 @@ def plain_fields(object_type: GraphQLObjectType) -> Plain:
 
 
 class PlainFieldsFirst(StrawberryGraphQLCoreExecutionContext):
-    _plain_by_type: ClassVar[dict[GraphQLObjectType, Plain]] = {}  # the schema's types live as long as it
+    """Runs a schema that `prepare_execution` prepared (each type carries its plain fields)."""
 
     def execute_field(self, parent_type: GraphQLObjectType, source: Any, field_details_list: Any, path: Any,
                       position_context: Any) -> Any:
-        plain = self._plain_by_type.get(parent_type)
-        if plain is None:
-            plain = self._plain_by_type[parent_type] = plain_fields(parent_type)
-        found = plain.get(field_details_list[0].node.name.value)
+        found = parent_type.extensions.get(PLAIN, _NONE).get(field_details_list[0].node.name.value)
         if found is not None:
             value = getattr(source, found[0], _MISSING)
             if value is not None and value is not _MISSING and not self.is_awaitable(value):
@@ -61,6 +60,15 @@ class PlainFieldsFirst(StrawberryGraphQLCoreExecutionContext):
                 if serialized is not Undefined and serialized is not None:
                     return serialized
         return super().execute_field(parent_type, source, field_details_list, path, position_context)
+
+
+def prepare_execution(schema: GraphQLSchema) -> None:
+    """Once, when the schema is built: marked relations resolved directly (`resolve_directly`), then each
+    object type's plain fields kept in its extensions, where `PlainFieldsFirst` finds them."""
+    resolve_directly(schema)
+    for named in schema.type_map.values():
+        if isinstance(named, GraphQLObjectType):
+            named.extensions[PLAIN] = plain_fields(named)
 
 
 def resolve_directly(schema: GraphQLSchema) -> None:

@@ -15,7 +15,7 @@ from schema import enums, inputs, results
 from schema.admin import AdminMutation
 from schema.auth import AuthMutation
 from schema.errors import ErrorMapping, is_client_error
-from schema.execution import PlainFieldsFirst, resolve_directly
+from schema.execution import PlainFieldsFirst, prepare_execution
 from schema.limits import LimitChecks, Limits, request_limits
 from schema.mutation import WriteMutation
 from schema.query import Query
@@ -84,6 +84,6 @@ def build_schema(limits: Limits | None = None) -> DiscoursSchema:
         extensions=extensions,
         execution_context_class=PlainFieldsFirst,
     )
-    resolve_directly(schema._schema)
+    prepare_execution(schema._schema)
     schema.checks = checks
     return schema

@@ -13,7 +13,7 @@ import strawberry
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.types import Info
 
-from schema.execution import DIRECT, PlainFieldsFirst, resolve_directly
+from schema.execution import DIRECT, PlainFieldsFirst, prepare_execution
 
 
 @strawberry.enum
@@ -99,7 +99,7 @@ class LaterQuery:
 def _schema(context_class: type) -> strawberry.Schema:
     schema = strawberry.Schema(query=Query, execution_context_class=context_class)
     if context_class is PlainFieldsFirst:
-        resolve_directly(schema._schema)
+        prepare_execution(schema._schema)
     return schema
 
 
@@ -139,6 +139,6 @@ async def test_plain_fields_build_no_resolve_info(monkeypatch: pytest.MonkeyPatc
 
 def test_a_marked_field_that_needs_more_than_its_context_is_refused() -> None:
     with pytest.raises(TypeError, match="withArgument cannot be resolved directly"):
-        resolve_directly(strawberry.Schema(query=WrongQuery)._schema)
+        prepare_execution(strawberry.Schema(query=WrongQuery)._schema)
     with pytest.raises(TypeError, match="awaited cannot be resolved directly"):
-        resolve_directly(strawberry.Schema(query=LaterQuery)._schema)
+        prepare_execution(strawberry.Schema(query=LaterQuery)._schema)
