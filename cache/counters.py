@@ -33,15 +33,16 @@ QUERIES: dict[str, StatsQuery] = {
 }
 
 
-def _decode(kind: str, raw: dict[bytes, bytes]) -> Counts:
-    stored = {k.decode(): int(v) for k, v in raw.items()}
-    return {m: stored.get(m, None if m in NULLABLE else 0) for m in METRICS[kind]}
+# The order counters are read in: the metrics a complete HASH has, then the times that may be absent.
+READ_ORDER: dict[str, tuple[str, ...]] = {
+    kind: tuple(sorted(metrics, key=lambda m: m in NULLABLE)) for kind, metrics in METRICS.items()}
+REQUIRED: dict[str, int] = {kind: sum(m not in NULLABLE for m in metrics) for kind, metrics in METRICS.items()}
 
 
-def _complete(kind: str, raw: dict[bytes, bytes]) -> bool:
+def _complete(kind: str, values: list[int | None]) -> bool:
     """Whether a stored HASH has every metric of today's definition: one built by an earlier version,
     before a metric was added, is built again rather than read with zeros."""
-    return all(m.encode() in raw for m in METRICS[kind] if m not in NULLABLE)
+    return None not in values[:REQUIRED[kind]]
 
 
 def _flat(counts: Counts) -> list[Any]:
@@ -54,14 +55,15 @@ async def get_counters(kind: str, ids: Sequence[int], *, live: LiveStore, db: Se
     """The counters of each id, in order. `refresh` recomputes them all from SQL and stores the result
     (the revalidator's reconciliation), still under the rules of cache/live.py."""
     ids = list(ids)
-    found, noted = await live.read_hashes(kind, "count", ids, note_all=refresh)
+    fields = READ_ORDER[kind]
+    found, noted = await live.read_numbers(kind, "count", ids, fields, note_all=refresh)
     result: dict[int, Counts] = {}
     missing: list[int] = []
-    for entity_id, raw in zip(ids, found, strict=True):
-        if raw is None or refresh or not _complete(kind, raw[0]):
+    for entity_id, values in zip(ids, found, strict=True):
+        if values is None or refresh or not _complete(kind, values):
             missing.append(entity_id)
         else:
-            result[entity_id] = _decode(kind, raw[0])
+            result[entity_id] = dict(zip(fields, values, strict=True))
     if outdated := [i for i in missing if i not in noted]:
         noted.update(await live.note(kind, "count", outdated))
     if missing:

@@ -279,6 +279,27 @@ return found
 """
 HASH_READS = (CHUNK - 1) // 2  # ids per script call: at most CHUNK keys in one command (seed 004)
 
+# KEYS: as _READ_HASHES; ARGV[1]: the structure's name, then the fields to read. Returns the epoch, then per
+# entity either its fields' values as integers (nil where absent), when its structure was built under the
+# epoch, or else its meta's `v` (what a build must be noted under). Judged here, so that a reader parses
+# one integer per field and nothing else.
+_READ_NUMBERS = """
+local epoch = redis.call('GET', KEYS[1])
+local found = {epoch}
+local fields = {unpack(ARGV, 2)}
+for i = 2, #KEYS, 2 do
+  local meta = redis.call('HMGET', KEYS[i], 'v', ARGV[1])
+  if epoch and meta[2] == epoch then
+    local values = redis.call('HMGET', KEYS[i + 1], unpack(fields))
+    for j = 1, #values do values[j] = values[j] and tonumber(values[j]) end
+    found[#found + 1] = values
+  else
+    found[#found + 1] = meta[1]
+  end
+end
+return found
+"""
+
 
 @dataclass(frozen=True, slots=True)
 class Noted:
@@ -301,6 +322,7 @@ class LiveStore:
         self._apply = cache.state.register_script(_APPLY)
         self._build = cache.state.register_script(_BUILD)
         self._read_hashes = cache.state.register_script(_READ_HASHES)
+        self._read_numbers = cache.state.register_script(_READ_NUMBERS)
 
     # --- the write side ------------------------------------------------------------------------------
 
@@ -397,6 +419,42 @@ class LiveStore:
         found = (reply[start:start + 3] for reply in replies for start in range(1, len(reply), 3))
         return self._judged(ids, epoch, ((version, built, [dict(zip(flat[::2], flat[1::2], strict=True))])
                                          for version, built, flat in found), note_all)
+
+    async def read_numbers(self, kind: str, name: str, ids: Sequence[int], fields: Sequence[str], *,
+                           note_all: bool = False) -> tuple[list[list[int | None] | None], dict[int, Noted]]:
+        """`read` of integer `fields` of HASH structures (counters): per id the fields' values in order (None
+        where absent) if built under the current epoch, else None. On one server each chunk of ids is one
+        script call that judges the epoch itself and converts the values, so a page's counters cost one
+        integer per field to parse. A cluster (each id's keys in a slot of their own) and `note_all` (the
+        reconciliation, which notes built structures too) take `read`."""
+        if not ids or note_all or is_cluster(self.redis):
+            found, noted = await self.read(kind, name, ids, lambda pipe, key: pipe.hmget(key, list(fields)),
+                                           note_all=note_all)
+            return [None if f is None else [None if v is None else int(v) for v in f[0]] for f in found], noted
+        if not self.cache.available:
+            return [None] * len(ids), {}
+        chunks = [ids[start:start + HASH_READS] for start in range(0, len(ids), HASH_READS)]
+        try:
+            await self.cache.recover_if_needed()
+            replies = await asyncio.gather(*(
+                self._read_numbers(keys=[keys.live_epoch(kind),
+                                         *(key for i in chunk for key in (keys.live_meta(kind, i),
+                                                                          structure_key(kind, i, name)))],
+                                   args=[name, *fields])
+                for chunk in chunks))
+            epoch = replies[0][0].decode() if replies[0][0] is not None else await self._create_epoch(kind)
+        except RedisError as exc:
+            self.cache.trip(exc, "live read")
+            return [None] * len(ids), {}
+        results: list[list[int | None] | None] = []
+        noted: dict[int, Noted] = {}
+        for entity_id, found in zip(ids, (item for reply in replies for item in reply[1:]), strict=True):
+            if type(found) is list:
+                results.append(found)
+            else:  # not built under the epoch: found is its meta's version
+                results.append(None)
+                noted[entity_id] = Noted(found.decode() if found is not None else "", epoch)
+        return results, noted
 
     @staticmethod
     def _judged(ids: Sequence[int], epoch: str, found: Iterable[Sequence[Any]], note_all: bool

@@ -11,6 +11,12 @@ A missing value (null), an awaitable, or a value its type refuses goes the ordin
 nulls exactly as graphql-core does. Which fields are plain is decided once, when the schema is built
 (`prepare_execution`): Strawberry marks the resolvers it makes for attribute fields (`_is_default`), and
 keeps each field's definition, whose `python_name` is the attribute.
+
+The loop over an object's fields (`execute_fields`) follows a plan made once per selection of a request
+(the twenty shouts of a page share one): for a plain field, its attribute and serializer, so that it is
+read in the loop itself, without a path, a call of `execute_field` or a look-up of its name; and when the
+value is of the Python type its scalar returns as it is (a `str` for a String or an ID, a `bool` for a
+Boolean, an `int` in range for an Int), without calling the serializer either: that is what it returns.
 """
 
 from __future__ import annotations
@@ -18,18 +24,34 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from graphql import GraphQLEnumType, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, GraphQLSchema
-from graphql.pyutils import Undefined
+from graphql import (
+    GraphQLBoolean,
+    GraphQLEnumType,
+    GraphQLID,
+    GraphQLInt,
+    GraphQLNonNull,
+    GraphQLObjectType,
+    GraphQLScalarType,
+    GraphQLSchema,
+    GraphQLString,
+)
+from graphql.pyutils import Path, Undefined, gather_with_cancel
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.schema.schema_converter import GraphQLCoreConverter
 
 # Field metadata of a relation resolved directly (`resolve_directly`).
 DIRECT = {"direct": True}
-# field name -> (attribute, the leaf type's serialize), under PLAIN in an object type's extensions
-Plain = dict[str, tuple[str, Callable[[Any], Any]]]
+# A plain field: its attribute, the Python type its scalar returns unchanged (None: always serialize), and
+# the scalar's serialize. Kept per field name under PLAIN in each object type's extensions.
+PlainField = tuple[str, type | None, Callable[[Any], Any]]
+Plain = dict[str, PlainField]
 PLAIN = "discours-plain-fields"
 _MISSING = object()
 _NONE: Plain = {}
+# graphql-core's own scalars return a value of these types as it is (an Int only within 32 bits).
+_RETURNED_AS_IS: dict[GraphQLScalarType, type] = {GraphQLString: str, GraphQLID: str, GraphQLBoolean: bool,
+                                                   GraphQLInt: int}
+_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 
 
 def plain_fields(object_type: GraphQLObjectType) -> Plain:
@@ -40,26 +62,89 @@ def plain_fields(object_type: GraphQLObjectType) -> Plain:
         definition = (field.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
         if (not field.args and isinstance(leaf, (GraphQLScalarType, GraphQLEnumType)) and definition is not None
                 and getattr(field.resolve, "_is_default", False)):
-            plain[name] = (definition.python_name, leaf.serialize)
+            plain[name] = (definition.python_name, _RETURNED_AS_IS.get(leaf), leaf.serialize)  # type: ignore[call-overload]
     return plain
 
 
 class PlainFieldsFirst(StrawberryGraphQLCoreExecutionContext):
     """Runs a schema that `prepare_execution` prepared (each type carries its plain fields)."""
 
-    def execute_field(self, parent_type: GraphQLObjectType, source: Any, field_details_list: Any, path: Any,
-                      position_context: Any) -> Any:
-        found = parent_type.extensions.get(PLAIN, _NONE).get(field_details_list[0].node.name.value)
-        if found is not None:
-            value = getattr(source, found[0], _MISSING)
-            if value is not None and value is not _MISSING and not self.is_awaitable(value):
-                try:
-                    serialized = found[1](value)
-                except Exception:  # the ordinary way reports it where it belongs
-                    serialized = Undefined
-                if serialized is not Undefined and serialized is not None:
-                    return serialized
-        return super().execute_field(parent_type, source, field_details_list, path, position_context)
+    _plans: dict[int, tuple[Any, tuple[tuple[str, Any, PlainField | None], ...]]]
+
+    def execute_fields(self, parent_type: GraphQLObjectType, source_value: Any, path: Path | None,
+                       grouped_field_set: Any, position_context: Any) -> Any:
+        """graphql-core's `execute_fields` (the same loop, errors and gathering of awaitables), with plain fields
+        read in the loop itself. Fields executed serially (a mutation's root fields) have
+        resolvers: none is plain."""
+        results: dict[str, Any] = {}
+        is_awaitable = self.is_awaitable
+        execute_field = self.execute_field
+        awaitable_fields: list[str] = []
+        try:
+            for response_name, field_details_list, plain in self._plan(parent_type, grouped_field_set):
+                if plain is not None:
+                    value = getattr(source_value, plain[0], _MISSING)
+                    kind = type(value)
+                    # what its scalar returns as it is (the exact type, not a subclass; an Int in range)
+                    if kind is plain[1] and (kind is not int or _INT_MIN <= value <= _INT_MAX):
+                        results[response_name] = value
+                        continue
+                    value = self._serialized(value, plain[2])
+                    if value is not Undefined:
+                        results[response_name] = value
+                        continue
+                result = execute_field(parent_type, source_value, field_details_list,
+                                       Path(path, response_name, parent_type.name), position_context)
+                if result is not Undefined:
+                    results[response_name] = result
+                    if is_awaitable(result):
+                        awaitable_fields.append(response_name)
+        except Exception:
+            if awaitable_fields:  # settled, as they may fail too
+                self.settle_in_background([results[field] for field in awaitable_fields])
+            raise
+        if not awaitable_fields:
+            return results
+
+        async def get_results() -> dict[str, Any]:
+            if len(awaitable_fields) == 1:
+                results[awaitable_fields[0]] = await results[awaitable_fields[0]]
+            else:
+                awaited = await gather_with_cancel(*(results[field] for field in awaitable_fields))
+                results.update(zip(awaitable_fields, awaited, strict=True))
+            return results
+
+        return get_results()
+
+    def _plan(self, parent_type: GraphQLObjectType, grouped_field_set: Any
+              ) -> tuple[tuple[str, Any, PlainField | None], ...]:
+        """Each selected field with its plain reading, if it has one; made once per selection of the
+        request (graphql-core collects a selection once and hands the same grouped field set to every
+        object of its type it completes with it; the set is kept with its plan, so its id stays its own)."""
+        try:
+            plans = self._plans
+        except AttributeError:
+            plans = self._plans = {}
+        known = plans.get(id(grouped_field_set))
+        if known is not None:
+            return known[1]
+        plain = parent_type.extensions.get(PLAIN, _NONE)
+        plan = tuple((response_name, details, plain.get(details[0].node.name.value))
+                     for response_name, details in grouped_field_set.items())
+        plans[id(grouped_field_set)] = (grouped_field_set, plan)
+        return plan
+
+    def _serialized(self, value: Any, serialize: Callable[[Any], Any]) -> Any:
+        """A plain field's value serialized, or Undefined where the ordinary way must decide (a null, a
+        missing attribute, an awaitable, a value the scalar refuses: it raises or nulls as graphql-core
+        does, with the error in its place)."""
+        if value is None or value is _MISSING or self.is_awaitable(value):
+            return Undefined
+        try:
+            serialized = serialize(value)
+        except Exception:
+            return Undefined
+        return Undefined if serialized is None else serialized
 
 
 def prepare_execution(schema: GraphQLSchema) -> None:

@@ -32,6 +32,12 @@ class Leaf:
     required: str  # None on one object: the non-null error, as graphql-core reports it
     big: int  # out of GraphQL's Int range on one object: the serialization error
     later: str | None  # an awaitable on one object: not a value to serialize
+    ident: strawberry.ID  # a str returned as it is; an int serialized
+    flag: bool
+
+
+class Named(str):
+    """A str subclass: serialized by graphql-core, not taken as it is."""
 
 
 @strawberry.type
@@ -55,15 +61,18 @@ async def _later() -> str:
 
 
 def _fine() -> Leaf:
-    return Leaf(name="a", count=1, share=0.5, colour=Colour.RED, maybe=None, required="r", big=5, later=None)
+    return Leaf(name="a", count=1, share=0.5, colour=Colour.RED, maybe=None, required="r", big=5, later=None,
+                ident=strawberry.ID("a1"), flag=True)
 
 
 def _leaves() -> list[Leaf]:
     null = Leaf(name="b", count=2, share=None, colour=Colour.BLUE, maybe=7, required=None,  # type: ignore[arg-type]
-                big=1, later=None)
-    too_big = Leaf(name="c", count=3, share=None, colour=Colour.BLUE, maybe=None, required="r", big=2**40, later=None)
-    awaiting = Leaf(name="d", count=4, share=1e300, colour=Colour.RED, maybe=0, required="r", big=0,
-                    later=_later())  # type: ignore[arg-type]
+                big=1, later=None, ident=strawberry.ID("b"), flag=False)
+    too_big = Leaf(name="c", count=3, share=None, colour=Colour.BLUE, maybe=None, required="r", big=2**31,
+                   later=None, ident=strawberry.ID("c"), flag=False)
+    # a bool in an Int, a str subclass, the largest Int, an int in an ID: each serialized by its scalar
+    awaiting = Leaf(name=Named("d"), count=True, share=1e300, colour=Colour.RED, maybe=0, required="r",
+                    big=2**31 - 1, later=_later(), ident=7, flag=False)  # type: ignore[arg-type]
     return [_fine(), null, too_big, awaiting]
 
 
@@ -103,7 +112,8 @@ def _schema(context_class: type) -> strawberry.Schema:
     return schema
 
 
-QUERY = "{ node { items { name count share colour maybe required big later } first { name colour } } }"
+QUERY = ("{ node { items { name count share colour maybe required big later ident flag } "
+         "first { name colour } } }")
 
 
 async def test_the_shortcuts_answer_what_graphql_core_answers(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -114,11 +124,14 @@ async def test_the_shortcuts_answer_what_graphql_core_answers(monkeypatch: pytes
     assert answers[0] == answers[1]
     data, errors = answers[1]
     assert data == {"node": {"items": [{"name": "a", "count": 1, "share": 0.5, "colour": "RED", "maybe": None,
-                                        "required": "r", "big": 5, "later": None}, None, None,
-                                       {"name": "d", "count": 4, "share": 1e300, "colour": "RED", "maybe": 0,
-                                        "required": "r", "big": 0, "later": "awaited"}],
+                                        "required": "r", "big": 5, "later": None, "ident": "a1", "flag": True},
+                                       None, None,
+                                       {"name": "d", "count": 1, "share": 1e300, "colour": "RED", "maybe": 0,
+                                        "required": "r", "big": 2**31 - 1, "later": "awaited", "ident": "7",
+                                        "flag": False}],
                              "first": {"name": "a", "colour": "RED"}}}
-    assert len(errors) == 2  # the null and the number out of range, at their paths
+    assert [path for _, path in errors] == [("node", "items", 1, "required"), ("node", "items", 2, "big")]
+    assert type(data["node"]["items"][3]["count"]) is int  # the bool serialized, not passed on
 
 
 async def test_plain_fields_build_no_resolve_info(monkeypatch: pytest.MonkeyPatch) -> None:
