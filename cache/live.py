@@ -395,7 +395,7 @@ class LiveStore:
 
     async def read_hashes(self, kind: str, name: str, ids: Sequence[int], *, note_all: bool = False
                           ) -> tuple[list[list[Any] | None], dict[int, Noted]]:
-        """`read` of HASH structures (counters, comments) with HGETALL. On one server each chunk of ids is
+        """`read` of whole HASH structures (comments) with HGETALL. On one server each chunk of ids is
         one script call instead of two commands per id (replies to parse are a client's largest cost
         here), the chunks sent together (cache/coalesce.py). A cluster keeps each id's keys in a slot of
         their own: `read` there."""
@@ -447,13 +447,13 @@ class LiveStore:
             self.cache.trip(exc, "live read")
             return [None] * len(ids), {}
         results: list[list[int | None] | None] = []
-        noted: dict[int, Noted] = {}
-        for entity_id, found in zip(ids, (item for reply in replies for item in reply[1:]), strict=True):
-            if type(found) is list:
-                results.append(found)
-            else:  # not built under the epoch: found is its meta's version
+        noted = {}
+        for entity_id, item in zip(ids, (item for reply in replies for item in reply[1:]), strict=True):
+            if type(item) is list:
+                results.append(item)
+            else:  # not built under the epoch: the item is its meta's version
                 results.append(None)
-                noted[entity_id] = Noted(found.decode() if found is not None else "", epoch)
+                noted[entity_id] = Noted(item.decode() if item is not None else "", epoch)
         return results, noted
 
     @staticmethod

@@ -49,7 +49,7 @@ PLAIN = "discours-plain-fields"
 _MISSING = object()
 _NONE: Plain = {}
 # graphql-core's own scalars return a value of these types as it is (an Int only within 32 bits).
-_RETURNED_AS_IS: dict[GraphQLScalarType, type] = {GraphQLString: str, GraphQLID: str, GraphQLBoolean: bool,
+_RETURNED_AS_IS: dict[GraphQLScalarType | GraphQLEnumType, type] = {GraphQLString: str, GraphQLID: str, GraphQLBoolean: bool,
                                                    GraphQLInt: int}
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 
@@ -62,7 +62,7 @@ def plain_fields(object_type: GraphQLObjectType) -> Plain:
         definition = (field.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
         if (not field.args and isinstance(leaf, (GraphQLScalarType, GraphQLEnumType)) and definition is not None
                 and getattr(field.resolve, "_is_default", False)):
-            plain[name] = (definition.python_name, _RETURNED_AS_IS.get(leaf), leaf.serialize)  # type: ignore[call-overload]
+            plain[name] = (definition.python_name, _RETURNED_AS_IS.get(leaf), leaf.serialize)
     return plain
 
 
@@ -83,7 +83,7 @@ class PlainFieldsFirst(StrawberryGraphQLCoreExecutionContext):
         try:
             for response_name, field_details_list, plain in self._plan(parent_type, grouped_field_set):
                 if plain is not None:
-                    value = getattr(source_value, plain[0], _MISSING)
+                    value: Any = getattr(source_value, plain[0], _MISSING)
                     kind = type(value)
                     # what its scalar returns as it is (the exact type, not a subclass; an Int in range)
                     if kind is plain[1] and (kind is not int or _INT_MIN <= value <= _INT_MAX):
