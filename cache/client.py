@@ -27,9 +27,11 @@ from redis.asyncio.client import Pipeline, PubSub
 from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
+from redis.connection import HiredisRespSerializer
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisClusterException, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.utils import HIREDIS_AVAILABLE
 
 from cache.coalesce import Coalescer, batchable
 from config.settings import SENTINEL_SCHEME, parse_sentinel_url
@@ -294,11 +296,39 @@ def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard 
         socket_timeout=2.0,
         health_check_interval=30,
     )
+    pool.connection_class = packed_by_hiredis(pool.connection_class)
     retry = Retry(ExponentialBackoff(cap=0.5, base=0.05), retries=2)
     client = GuardedRedis(connection_pool=pool, retry=retry, retry_on_error=[RedisConnectionError, RedisTimeoutError])
     client.guard = guard
     client.coalescer = Coalescer(client) if coalesce else None
     return client
+
+
+class _PackedByHiredis:
+    """Commands packed by hiredis's C packer, as redis-py's synchronous client packs them: its asyncio
+    connection packs in Python, argument by argument, and a page's reads send a few hundred arguments
+    (keys). The same bytes either way; an argument of a type Redis has no form for (None, a bool) is
+    refused alike, as a DataError."""
+
+    _packer = HiredisRespSerializer()
+
+    def pack_command(self, *args: Any) -> list[bytes]:
+        return self._packer.pack(*args)
+
+
+def packed_by_hiredis(connection_class: type[Any]) -> type[Any]:
+    """`connection_class` packing its commands in C (itself where hiredis is not installed); one class
+    per connection class."""
+    if not HIREDIS_AVAILABLE:
+        return connection_class
+    packed = _PACKED.get(connection_class)
+    if packed is None:
+        packed = _PACKED[connection_class] = type(f"HiredisPacked{connection_class.__name__}",
+                                                  (_PackedByHiredis, connection_class), {})
+    return packed
+
+
+_PACKED: dict[type[Any], type[Any]] = {}
 
 
 def _sentinel_master(url: str, *, max_connections: int, guard: RedisGuard) -> Redis:
@@ -310,6 +340,7 @@ def _sentinel_master(url: str, *, max_connections: int, guard: RedisGuard) -> Re
     sentinel = Sentinel(sentinels, socket_timeout=2.0, sentinel_kwargs={"socket_timeout": 2.0})
     client = sentinel.master_for(service, redis_class=GuardedRedis, db=db, password=password,
                                  socket_timeout=2.0, socket_connect_timeout=2.0, max_connections=max_connections)
+    client.connection_pool.connection_class = packed_by_hiredis(client.connection_pool.connection_class)
     client.guard = guard
     return client  # type: ignore[no-any-return]
 

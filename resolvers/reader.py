@@ -6,8 +6,10 @@ shouts themselves come from the entity cache in one batch.
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import Select, case, func, literal, or_, select
@@ -15,7 +17,7 @@ from sqlalchemy import Select, case, func, literal, or_, select
 from cache import keys
 from cache.boards import WEEK, week_start
 from cache.composite import cached_composite
-from cache.entities import get_cached_by_slug, get_cached_shouts
+from cache.entities import get_cached_authors, get_cached_by_slug, get_cached_shouts, get_cached_topics
 from orm import Author, Shout, ShoutAuthor, ShoutTopic, ShoutViews, Topic
 from orm.reaction import Reaction
 from orm.stats import is_listed, shout_stat_columns
@@ -29,6 +31,9 @@ MAX_SEARCH_TEXT = 200
 ORDERS = ("rating", "comments_count", "last_commented_at", "views_count")
 # order_by -> the leaderboard that holds that order (cache/boards.py), for unfiltered, descending lists.
 BOARD_ORDERS = {"rating": "shouts:rating", "comments_count": "shouts:comments", "views_count": "shouts:views"}
+# A page of shouts: its "cards", and those of ALONG that were asked for (the cards' authors, topics).
+Page = dict[str, list[dict[str, Any]]]
+ALONG = ("authors", "topics")
 
 
 async def get_shout(deps: Deps, slug: str | None = None, shout_id: int | None = None) -> dict[str, Any] | None:
@@ -106,14 +111,16 @@ async def shouts_of_ids(deps: Deps, ids: list[int]) -> list[dict[str, Any]]:
     return [s for s in shouts if s is not None]
 
 
-async def load_shouts_by(deps: Deps, options: dict[str, Any] | None) -> list[dict[str, Any]]:
+async def load_shouts_by(deps: Deps, options: dict[str, Any] | None, along: Sequence[str] = ()) -> Page:
+    """A page of shout cards, with the relations named in `along` (of ALONG) that its reader will show:
+    kept in the page's composite, they come in the same one round trip."""
     opts = normalise_options(options, deps)
     if opts["limit"] == 0:
-        return []
+        return {"cards": []}
 
     if (board := _board_of(opts)) is not None:
         await deps.cache.observe([keys.TAG_SHOUTS, keys.TAG_REACTIONS])  # responses move with votes
-        return await shouts_of_ids(deps, await deps.boards.top(board, opts["offset"], opts["limit"]))
+        return {"cards": await shouts_of_ids(deps, await deps.boards.top(board, opts["offset"], opts["limit"]))}
 
     async def query() -> list[int]:
         stmt = ordered(filtered(select(Shout.id), opts["filters"]), opts["order_by"], opts["order_by_desc"])
@@ -122,13 +129,41 @@ async def load_shouts_by(deps: Deps, options: dict[str, Any] | None) -> list[dic
 
     key = keys.shouts_by(keys.digest(sorted(opts["filters"].items()), opts["order_by"],
                                      opts["order_by_desc"], opts["limit"], opts["offset"]))
+    along = [name for name in ALONG if name in along]
 
-    async def page() -> list[dict[str, Any]]:
-        return [card(s) for s in await shouts_of_ids(deps, await deps.cache.cached_query(
+    async def page() -> Page:
+        cards = [card(s) for s in await shouts_of_ids(deps, await deps.cache.cached_query(
             key, query, ttl=deps.ttl_shouts, tags=[keys.TAG_SHOUTS]))]
+        related = await asyncio.gather(*(_RELATED[name](cards, deps) for name in along))
+        return {"cards": cards, **dict(zip(along, related, strict=True))}
 
-    # The page whole (its ids and its shouts' cards) in one round trip when warm.
-    return await cached_composite(deps.cache, keys.composite(key), page, ttl=deps.ttl_shouts)
+    # The page whole (its ids, its shouts' cards and what travels along) in one round trip when warm.
+    return await cached_composite(deps.cache, keys.composite(key, "cards", *along), page, ttl=deps.ttl_shouts)
+
+
+def unique(values: Iterable[Any]) -> list[Any]:
+    """The values in order, each once, without None."""
+    return [v for v in dict.fromkeys(values) if v is not None]
+
+
+def author_ids_of(shouts: Iterable[dict[str, Any]]) -> list[int]:
+    """The authors a list of shouts names: its authors and its creators."""
+    return unique(a for s in shouts for a in (*(s.get("author_ids") or ()), s.get("created_by")))
+
+
+def topic_ids_of(shouts: Iterable[dict[str, Any]]) -> list[int]:
+    return unique(t for s in shouts for t in (*(s.get("topic_ids") or ()), s.get("main_topic_id")))
+
+
+async def _authors_of(cards: list[dict[str, Any]], deps: Deps) -> list[dict[str, Any]]:
+    return [a for a in await get_cached_authors(author_ids_of(cards), cache=deps.cache, db=deps.db) if a]
+
+
+async def _topics_of(cards: list[dict[str, Any]], deps: Deps) -> list[dict[str, Any]]:
+    return [t for t in await get_cached_topics(topic_ids_of(cards), cache=deps.cache, db=deps.db) if t]
+
+
+_RELATED = {"authors": _authors_of, "topics": _topics_of}
 
 
 def card(shout: dict[str, Any]) -> dict[str, Any]:
@@ -168,16 +203,18 @@ def _readable_week(week: str, weeks_back: int) -> str:
     return week
 
 
-async def load_shouts_with_topic(deps: Deps, slug: str | None, options: dict[str, Any] | None) -> list[Any]:
+async def load_shouts_with_topic(deps: Deps, slug: str | None, options: dict[str, Any] | None,
+                                 along: Sequence[str] = ()) -> Page:
     options = dict(options or {"limit": DEFAULT_LIMIT})
     options["filters"] = {**(options.get("filters") or {}), "topic": slug}
-    return await load_shouts_by(deps, options)
+    return await load_shouts_by(deps, options, along)
 
 
-async def load_shouts_authored_by(deps: Deps, slug: str | None, options: dict[str, Any] | None) -> list[Any]:
+async def load_shouts_authored_by(deps: Deps, slug: str | None, options: dict[str, Any] | None,
+                                  along: Sequence[str] = ()) -> Page:
     options = dict(options or {"limit": DEFAULT_LIMIT})
     options["filters"] = {**(options.get("filters") or {}), "author": slug}
-    return await load_shouts_by(deps, options)
+    return await load_shouts_by(deps, options, along)
 
 
 async def load_shouts_random_top(deps: Deps, options: dict[str, Any] | None) -> list[dict[str, Any]]:

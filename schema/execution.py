@@ -49,8 +49,8 @@ PLAIN = "discours-plain-fields"
 _MISSING = object()
 _NONE: Plain = {}
 # graphql-core's own scalars return a value of these types as it is (an Int only within 32 bits).
-_RETURNED_AS_IS: dict[GraphQLScalarType | GraphQLEnumType, type] = {GraphQLString: str, GraphQLID: str, GraphQLBoolean: bool,
-                                                   GraphQLInt: int}
+_RETURNED_AS_IS: dict[GraphQLScalarType | GraphQLEnumType, type] = {
+    GraphQLString: str, GraphQLID: str, GraphQLBoolean: bool, GraphQLInt: int}
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 
 

@@ -12,12 +12,13 @@ asks its loader and reports the error where it belongs.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable
 from typing import Any
 
 from graphql import FieldNode, FragmentSpreadNode, InlineFragmentNode, SelectionSetNode
 from strawberry.dataloader import DataLoader
 
+from resolvers.reader import ALONG, Page, author_ids_of, topic_ids_of, unique
 from schema.context import Info, Loaders
 from schema.types import Reaction, Shout
 
@@ -58,10 +59,6 @@ SELECTIONS_KEPT = 2048  # fields of parsed documents whose selections are kept (
 _PATHS: dict[int, tuple[FieldNode, frozenset[str]]] = {}
 
 
-def _unique(values: Iterable[Any]) -> list[Any]:
-    return [v for v in dict.fromkeys(values) if v is not None]
-
-
 def _author_loads(loaders: Loaders, authors: list[int], wanted: frozenset[str], *fields: str) -> list[Awaitable[Any]]:
     """The authors named by any of `fields`, and their counters when a `stat` under one is selected."""
     loads: list[Awaitable[Any]] = []
@@ -75,15 +72,14 @@ def _author_loads(loaders: Loaders, authors: list[int], wanted: frozenset[str], 
 def _shout_loads(loaders: Loaders, shouts: list[dict[str, Any]], wanted: frozenset[str]) -> list[Awaitable[Any]]:
     """The loads a page's selection asks for; all started before any is awaited, so each loader batches."""
     ids = [s["id"] for s in shouts]
-    authors = _unique(a for s in shouts for a in (*(s.get("author_ids") or ()), s.get("created_by")))
-    topics = _unique(t for s in shouts for t in (*(s.get("topic_ids") or ()), s.get("main_topic_id")))
+    authors, topics = author_ids_of(shouts), topic_ids_of(shouts)
     loads = _author_loads(loaders, authors, wanted, "authors", "created_by")
     if "stat" in wanted:
         loads.append(_primed(loaders.counters["shout"], ids))
     if "stat.viewed" in wanted or "stat.views_count" in wanted:
         loads.append(_primed(loaders.views, ids))
     if "community" in wanted:
-        loads.append(_primed(loaders.communities, _unique(s.get("community") for s in shouts)))
+        loads.append(_primed(loaders.communities, unique(s.get("community") for s in shouts)))
     if "topics" in wanted or "main_topic" in wanted:
         loads.append(_primed(loaders.topics, topics))
     if "topics.stat" in wanted or "main_topic.stat" in wanted:
@@ -92,9 +88,9 @@ def _shout_loads(loaders: Loaders, shouts: list[dict[str, Any]], wanted: frozens
 
 
 def _reaction_loads(loaders: Loaders, reactions: list[dict[str, Any]], wanted: frozenset[str]) -> list[Awaitable[Any]]:
-    loads = _author_loads(loaders, _unique(r.get("created_by") for r in reactions), wanted, "created_by")
+    loads = _author_loads(loaders, unique(r.get("created_by") for r in reactions), wanted, "created_by")
     if "shout" in wanted:
-        loads.append(_primed(loaders.shouts, _unique(r.get("shout") for r in reactions)))
+        loads.append(_primed(loaders.shouts, unique(r.get("shout") for r in reactions)))
     return loads
 
 
@@ -112,10 +108,28 @@ async def _load(loads: list[Awaitable[Any]]) -> None:
         await asyncio.gather(*loads, return_exceptions=True)
 
 
-async def shouts_page(info: Info, items: list[dict[str, Any]]) -> list[Shout | None]:
+# The fields that read each relation a page of shouts can carry along (resolvers/reader.py ALONG).
+_READ_BY = {"authors": ("authors", "created_by"), "topics": ("topics", "main_topic")}
+
+
+def along(info: Info) -> tuple[str, ...]:
+    """The relations a page of shouts should bring along with its cards: those its selection reads."""
+    wanted = selected_paths(info)
+    return tuple(name for name in ALONG if any(field in wanted for field in _READ_BY[name]))
+
+
+async def shouts_page(info: Info, items: list[dict[str, Any]] | Page) -> list[Shout | None]:
+    """Shouts from a list of shout dicts, or from a page whose relations came along (put in the request's
+    loaders first, so that nothing loads them again)."""
+    loaders = info.context.loaders
+    if isinstance(items, dict):
+        for name, loader in (("authors", loaders.authors), ("topics", loaders.topics)):
+            if name in items:
+                loader.prime_many({entity["id"]: entity for entity in items[name]})
+        items = items["cards"]
     shouts = [s for s in items if s]
     if shouts:
-        await _load(_shout_loads(info.context.loaders, shouts, selected_paths(info)))
+        await _load(_shout_loads(loaders, shouts, selected_paths(info)))
     return [Shout.of(s) for s in items]
 
 

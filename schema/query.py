@@ -18,7 +18,7 @@ from schema.cache_control import READ_MAX_AGE, cache_control
 from schema.context import Info
 from schema.enums import ReactionSort, ShoutsOrderBy
 from schema.inputs import AuthorsBy, LoadShoutsOptions, ReactionBy, as_dict
-from schema.pages import reactions_page, shouts_page
+from schema.pages import along, reactions_page, shouts_page
 from schema.results import CommonResult, SearchResult
 from schema.types import Author, Community, Reaction, Shout, Topic
 from schema.viewer_query import ViewerQuery
@@ -191,17 +191,19 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
         if (values or {}).get("filters", {}).get("reacted"):
             viewer = await info.context.viewer()
             return await shouts_page(info, await feed.load_shouts_reacted(info.context.deps, viewer, values))
-        return await shouts_page(info, await reader.load_shouts_by(info.context.deps, values))
+        return await shouts_page(info, await reader.load_shouts_by(info.context.deps, values, along(info)))
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_shouts_with_topic(self, info: Info, slug: str | None = None,
                                      options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
-        return await shouts_page(info, await reader.load_shouts_with_topic(info.context.deps, slug, as_dict(options)))
+        return await shouts_page(info, await reader.load_shouts_with_topic(info.context.deps, slug, as_dict(options),
+                                                                          along(info)))
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_shouts_authored_by(self, info: Info, slug: str | None = None,
                                       options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
-        return await shouts_page(info, await reader.load_shouts_authored_by(info.context.deps, slug, as_dict(options)))
+        return await shouts_page(info, await reader.load_shouts_authored_by(info.context.deps, slug, as_dict(options),
+                                                                            along(info)))
 
     @strawberry.field
     async def load_shouts_random_top(self, info: Info,

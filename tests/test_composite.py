@@ -26,17 +26,47 @@ async def _composites(redis: Redis) -> list[bytes]:
     return [key async for key in redis.scan_iter(match="composite:*")]
 
 
-async def test_a_page_is_kept_whole_under_the_stamps_of_its_list_and_its_shouts(
+async def test_a_page_is_kept_whole_under_the_stamps_of_its_list_its_shouts_and_their_authors(
         uncached_client: httpx.AsyncClient, cache: Cache, redis: Redis) -> None:
     first = (await uncached_client.post("/graphql", json={"query": PAGE, "variables": OPTIONS})).json()
-    ids = [s["id"] for s in first["data"]["load_shouts_by"]]
+    shouts = first["data"]["load_shouts_by"]
+    ids, authors = [s["id"] for s in shouts], {a["id"] for s in shouts for a in s["authors"]}
     pages = [k for k in await _composites(redis) if k.startswith(b"composite:shouts:by")]
-    assert len(pages) == 1
+    assert len(pages) == 1 and pages[0].endswith(b":cards+authors")  # the selection shows authors, not topics
     stamp = (await redis.get(pages[0])).partition(b"|")[0]
-    assert {keys.GLOBAL_TAG, keys.TAG_SHOUTS, *(keys.tag_shout(i) for i in ids)} <= set(parse_stamp(stamp))
+    assert {keys.GLOBAL_TAG, keys.TAG_SHOUTS, *(keys.tag_shout(i) for i in ids),
+            *(keys.tag_author(a) for a in authors)} <= set(parse_stamp(stamp))
     assert 0 < await redis.ttl(pages[0])
     found = await read_composite(cache, pages[0].decode())
-    assert [s["id"] for s in found] == ids
+    assert [s["id"] for s in found["cards"]] == ids
+    assert authors <= {a["id"] for a in found["authors"]} and "topics" not in found
+
+
+async def test_a_warm_page_brings_its_authors_along_and_a_page_without_them_does_not(
+        uncached_client: httpx.AsyncClient, redis: Redis, monkeypatch: Any) -> None:
+    """A warm page's authors come in its composite: nothing loads them again. A selection without
+    authors has a composite of its own shape, whose stamp no author's write moves."""
+    import schema.context
+
+    loaded: list[list[int]] = []
+    load_authors = schema.context.get_cached_authors
+
+    async def counted(ids: list[int], **kwargs: Any) -> list[Any]:
+        loaded.append(ids)
+        return await load_authors(ids, **kwargs)
+
+    body = {"query": PAGE, "variables": OPTIONS}
+    first = (await uncached_client.post("/graphql", json=body)).json()
+    monkeypatch.setattr(schema.context, "get_cached_authors", counted)
+    warm = (await uncached_client.post("/graphql", json=body)).json()
+    assert warm == first and loaded == []
+    bare = {"query": "query($o: LoadShoutsOptions) { load_shouts_by(options: $o) { id } }", "variables": OPTIONS}
+    assert [s["id"] for s in (await uncached_client.post("/graphql", json=bare)).json()["data"]["load_shouts_by"]] \
+        == [s["id"] for s in first["data"]["load_shouts_by"]]
+    shapes = sorted(k.rpartition(b":")[2] for k in await _composites(redis) if k.startswith(b"composite:shouts:by"))
+    assert shapes == [b"cards", b"cards+authors"]
+    (plain,) = [k for k in await _composites(redis) if k.endswith(b":cards")]
+    assert not any(tag.startswith("author:") for tag in parse_stamp((await redis.get(plain)).partition(b"|")[0]))
 
 
 async def test_a_write_to_one_part_makes_the_composite_a_miss(deps: Deps, uncached_client: httpx.AsyncClient,
@@ -57,9 +87,8 @@ async def test_a_write_to_one_part_makes_the_composite_a_miss(deps: Deps, uncach
 
 async def test_a_response_built_on_a_composite_depends_on_its_parts(deps: Deps, client: httpx.AsyncClient,
                                                                    uncached_client: httpx.AsyncClient) -> None:
-    """The composite is read whole (a hit), the response stored: renaming an author of one of its shouts
-    (a part of the page's relations, not of the composite) and retitling a shout (a part of the composite)
-    each make the stored response a miss."""
+    """The composite is read whole (a hit), the response stored: retitling a shout and renaming an author
+    of one (both parts of the composite, the authors carried along) each make the stored response a miss."""
     await uncached_client.post("/graphql", json={"query": PAGE, "variables": OPTIONS})  # the composite kept
     body = {"query": PAGE, "variables": OPTIONS}
     client.cookies.clear()
@@ -111,7 +140,7 @@ async def test_a_page_keeps_cards_and_a_list_asking_for_the_text_still_gets_it(
     assert [s["body"] for s in shouts] == [texts[s["id"]] for s in shouts]
     assert all(s["body"] for s in shouts)
     pages = [k for k in await _composites(redis) if k.startswith(b"composite:shouts:by")]
-    kept = await read_composite(deps.cache, pages[0].decode())
+    kept = (await read_composite(deps.cache, pages[0].decode()))["cards"]
     assert [s["id"] for s in kept] == [s["id"] for s in shouts]
     assert not any("body" in s for s in kept)
 
