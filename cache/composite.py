@@ -5,7 +5,9 @@ trips, the second waiting for the first, on every warm read. Its composite keeps
 with every generation the reads that made it saw (the list's tags, each shout's), and since a stamp names
 its tags (cache/store.py), a script checks it inside Redis and returns it only if each generation is
 still current: one round trip, and a write to anything the page was made of makes it a miss, as it makes
-each part one. The parts stay cached too: a composite that misses is made again from them.
+each part one. The parts stay cached too: a composite that misses is made again from them. A worker keeps
+the composites it read last decoded (`Cache.decoded`): read again as the same bytes, one is not parsed
+again, and what it holds is shared, so it is only ever read.
 
 Composites nest in the response cache's capture: a hit reports its stamp, a miss reports what its parts
 reported, so a stored response depends on a composite's parts as it would on the parts themselves
@@ -33,7 +35,6 @@ from cache.store import (
     MISSING,
     Cache,
     capture_stamp,
-    decode,
     parse_stamp,
     stamp_is_current,
 )
@@ -78,7 +79,7 @@ async def read_composite(cache: Cache, key: str) -> Any:
     if not raw:
         _count("miss")
         return MISSING
-    stamp, data = decode(raw)
+    stamp, data = cache.decoded.decode(key, raw)  # parsed once while its bytes stay the same
     if response_capture.active():
         response_capture.report(parse_stamp(stamp))
     _count("hit")

@@ -23,7 +23,7 @@ import logging
 import random
 import time
 import zlib
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -65,6 +65,34 @@ def decode(raw: bytes) -> tuple[bytes, Any]:
     if fmt == _ZLIB:
         body = zlib.decompress(body)
     return stamp, orjson.loads(body)
+
+
+class KeptDecoded:
+    """The values last decoded under some keys, each with the bytes it was decoded from, the most recently
+    read `size` of them. A value read again as the very same bytes (its stamp included) is the same value:
+    it is handed out again, not parsed again. What it hands out is shared by every reader in the worker,
+    so it is only read, never changed (tests/test_composite.py checks the readers of composites)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._kept: OrderedDict[str, tuple[bytes, bytes, Any]] = OrderedDict()
+
+    def decode(self, key: str, raw: bytes) -> tuple[bytes, Any]:
+        kept = self._kept.get(key)
+        if kept is not None and kept[0] == raw:
+            self._kept.move_to_end(key)
+            return kept[1], kept[2]
+        stamp, data = decode(raw)
+        if self.size:
+            self._kept[key] = (raw, stamp, data)
+            self._kept.move_to_end(key)
+            if len(self._kept) > self.size:
+                self._kept.popitem(last=False)
+        return stamp, data
+
+    def items(self) -> list[tuple[str, bytes, Any]]:
+        """What is kept: (key, bytes, value)."""
+        return [(key, raw, data) for key, (raw, _, data) in self._kept.items()]
 
 
 def stamp_parts(generations: Mapping[str, bytes]) -> dict[str, bytes]:
@@ -158,6 +186,7 @@ class Cache:
         missing_ttl: int = MISSING_TTL,
         generation_ttl: int = GENERATION_TTL,
         state: Redis | None = None,
+        kept_decoded: int = 64,
     ) -> None:
         self.redis = redis
         # What has no generation stamp and must not be evicted: live structures, views, sessions, queues
@@ -183,6 +212,7 @@ class Cache:
         self._inflight: dict[str, asyncio.Future[Any]] = {}
         self.fill_lock_ms = fill_lock_ms
         self.fill_wait_ms = fill_wait_ms
+        self.decoded = KeptDecoded(kept_decoded)  # composites (cache/composite.py)
 
     # --- availability -----------------------------------------------------------------------------
 

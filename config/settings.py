@@ -147,6 +147,9 @@ class Settings(DatabaseSettings):
     cache_ttl_generations: int = 30 * 86_400
     # Fraction of a TTL used as random spread so keys written together do not expire together.
     cache_ttl_jitter: float = 0.1
+    # Composites (a page with its cards, every topic) a worker keeps decoded, with the bytes they were
+    # decoded from: a composite read again as the same bytes is not parsed again. 0 parses every read.
+    composites_kept_decoded: int = Field(default=64, ge=0)
     # After a Redis error, go straight to the database for this long before trying Redis again.
     redis_breaker_seconds: float = 5.0
     # Live structures (counters, follow sets, threads): idle ones expire after this many seconds and are

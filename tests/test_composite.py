@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from cache import keys, response_capture
 from cache.composite import cached_composite, read_composite
-from cache.store import MISSING, Cache, parse_stamp
+from cache.store import MISSING, Cache, KeptDecoded, parse_stamp
 from orm import Author, Shout
 from orm.stats import is_listed
 from resolvers.deps import Deps
@@ -172,3 +172,51 @@ async def test_after_a_lost_invalidation_no_composite_and_no_stored_response_is_
     assert await read_composite(deps.cache, key) is not MISSING  # kept again, from the database
     await lose_a_rename("Changed unseen again")
     assert await read_composite(deps.cache, key) is MISSING  # then the composite first
+
+
+async def test_a_composite_read_again_as_the_same_bytes_is_not_parsed_again(
+        deps: Deps, uncached_client: httpx.AsyncClient, redis: Redis) -> None:
+    body = {"query": PAGE, "variables": OPTIONS}
+    await uncached_client.post("/graphql", json=body)
+    (key,) = [k.decode() for k in await _composites(redis) if k.startswith(b"composite:shouts:by")]
+    first = await read_composite(deps.cache, key)
+    assert await read_composite(deps.cache, key) is first  # the same bytes: the same value, not parsed
+    async with transaction(deps) as session:
+        (await session.get(Shout, first["cards"][0]["id"])).title = "Parsed again"  # type: ignore[union-attr]
+    assert await read_composite(deps.cache, key) is MISSING
+    await uncached_client.post("/graphql", json=body)
+    again = await read_composite(deps.cache, key)
+    assert again is not first and again["cards"][0]["title"] == "Parsed again"
+    nothing_kept = KeptDecoded(0)  # COMPOSITES_KEPT_DECODED=0: every read parses
+    raw = await redis.get(key)
+    assert nothing_kept.decode(key, raw)[1] is not nothing_kept.decode(key, raw)[1]
+    assert nothing_kept.items() == []
+
+
+READERS_OF_COMPOSITES = [
+    """query($o: LoadShoutsOptions) { load_shouts_by(options: $o) { id title body slug cover created_at
+       authors { id slug name bio pic stat { shouts followers } } created_by { id name }
+       topics { id slug title stat { shouts } } main_topic { id slug title } community { id slug }
+       stat { rating comments_count viewed last_commented_at } } }""",
+    '{ load_shouts_with_topic(slug: "topic-1", options: {limit: 5}) { id authors { id } main_topic { slug } } }',
+    '{ load_shouts_authored_by(slug: "author-2", options: {limit: 5}) { id topics { id } } }',
+    "{ get_topics_all { id slug title body pic stat { shouts followers authors } } }",
+    "{ get_authors_all { id slug name bio stat { shouts followers } } }",
+    '{ get_author(slug: "author-2") { id slug name stat { shouts } } get_topic(slug: "topic-1") { id title } }',
+]
+
+
+async def test_what_the_readers_of_composites_are_handed_they_leave_as_it_was(
+        deps: Deps, uncached_client: httpx.AsyncClient) -> None:
+    """Decoded composites are shared by every reader in a worker: after every reader of them ran on them
+    twice (the second time handed the kept values), each kept value is still what its bytes decode to."""
+    from cache.store import decode
+
+    for _ in range(2):
+        for query in READERS_OF_COMPOSITES:
+            answer = (await uncached_client.post("/graphql", json={"query": query, "variables": OPTIONS})).json()
+            assert "errors" not in answer, answer
+    kept = deps.cache.decoded.items()
+    assert {key.split(":")[1] for key, _, _ in kept} >= {"shouts", "topics", "authors"}
+    for key, raw, data in kept:
+        assert decode(raw)[1] == data, key
