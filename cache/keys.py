@@ -453,13 +453,12 @@ def generations(tags: Iterable[str]) -> list[str]:
 
 # --- service keys (seed 002) -----------------------------------------------------------------------
 
-def composite(of: str, *made_of: str) -> str:
+def composite(of: str, made_of: str = "") -> str:
     """A value made of other cached values, kept whole (cache/composite.py): `of` is the key of the
     value it starts from (a list's, a slug's), kept readable while it fits; `made_of` names what else it
-    holds, when that varies (`cards+authors`), so that each shape has a key of its own."""
-    parts = of.split(":")
-    key = "composite:" + ":".join(p if p and not _SAFE.search(p) else _part(p) for p in parts)
-    return _fit(key + (":" + "+".join(made_of) if made_of else ""))
+    holds, when that varies (`cards-authors`), so that each shape has a key of its own."""
+    parts = of.split(":") + ([made_of] if made_of else [])
+    return _fit("composite:" + ":".join(p if p and not _SAFE.search(p) else _part(p) for p in parts))
 
 
 def response(request_digest: str) -> str:

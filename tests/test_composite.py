@@ -32,7 +32,7 @@ async def test_a_page_is_kept_whole_under_the_stamps_of_its_list_its_shouts_and_
     shouts = first["data"]["load_shouts_by"]
     ids, authors = [s["id"] for s in shouts], {a["id"] for s in shouts for a in s["authors"]}
     pages = [k for k in await _composites(redis) if k.startswith(b"composite:shouts:by")]
-    assert len(pages) == 1 and pages[0].endswith(b":cards+authors")  # the selection shows authors, not topics
+    assert len(pages) == 1 and pages[0].endswith(b":cards-authors")  # the selection shows authors, not topics
     stamp = (await redis.get(pages[0])).partition(b"|")[0]
     assert {keys.GLOBAL_TAG, keys.TAG_SHOUTS, *(keys.tag_shout(i) for i in ids),
             *(keys.tag_author(a) for a in authors)} <= set(parse_stamp(stamp))
@@ -64,7 +64,7 @@ async def test_a_warm_page_brings_its_authors_along_and_a_page_without_them_does
     assert [s["id"] for s in (await uncached_client.post("/graphql", json=bare)).json()["data"]["load_shouts_by"]] \
         == [s["id"] for s in first["data"]["load_shouts_by"]]
     shapes = sorted(k.rpartition(b":")[2] for k in await _composites(redis) if k.startswith(b"composite:shouts:by"))
-    assert shapes == [b"cards", b"cards+authors"]
+    assert shapes == [b"cards", b"cards-authors"]
     (plain,) = [k for k in await _composites(redis) if k.endswith(b":cards")]
     assert not any(tag.startswith("author:") for tag in parse_stamp((await redis.get(plain)).partition(b"|")[0]))
 
