@@ -138,7 +138,8 @@ async def load_shouts_by(deps: Deps, options: dict[str, Any] | None, along: Sequ
         return {"cards": cards, **dict(zip(along, related, strict=True))}
 
     # The page whole (its ids, its shouts' cards and what travels along) in one round trip when warm.
-    return await cached_composite(deps.cache, keys.composite(key, "-".join(("cards", *along))), page, ttl=deps.ttl_shouts)
+    shape = "-".join(("cards", *along))
+    return await cached_composite(deps.cache, keys.composite(key, shape), page, ttl=deps.ttl_shouts)
 
 
 def unique(values: Iterable[Any]) -> list[Any]:
