@@ -403,16 +403,8 @@ class LiveStore:
             return await self.read(kind, name, ids, lambda pipe, key: pipe.hgetall(key), note_all=note_all)
         if not self.cache.available:
             return [None] * len(ids), {}
-        chunks = [ids[start:start + HASH_READS] for start in range(0, len(ids), HASH_READS)]
         try:
-            await self.cache.recover_if_needed()
-            replies = await asyncio.gather(*(
-                self._read_hashes(keys=[keys.live_epoch(kind),
-                                        *(key for i in chunk for key in (keys.live_meta(kind, i),
-                                                                         structure_key(kind, i, name)))],
-                                  args=[name])
-                for chunk in chunks))
-            epoch = replies[0][0].decode() if replies[0][0] is not None else await self._create_epoch(kind)
+            replies, epoch = await self._read_chunks(self._read_hashes, kind, name, ids, [name])
         except RedisError as exc:
             self.cache.trip(exc, "live read")
             return [None] * len(ids), {}
@@ -433,16 +425,8 @@ class LiveStore:
             return [None if f is None else [None if v is None else int(v) for v in f[0]] for f in found], noted
         if not self.cache.available:
             return [None] * len(ids), {}
-        chunks = [ids[start:start + HASH_READS] for start in range(0, len(ids), HASH_READS)]
         try:
-            await self.cache.recover_if_needed()
-            replies = await asyncio.gather(*(
-                self._read_numbers(keys=[keys.live_epoch(kind),
-                                         *(key for i in chunk for key in (keys.live_meta(kind, i),
-                                                                          structure_key(kind, i, name)))],
-                                   args=[name, *fields])
-                for chunk in chunks))
-            epoch = replies[0][0].decode() if replies[0][0] is not None else await self._create_epoch(kind)
+            replies, epoch = await self._read_chunks(self._read_numbers, kind, name, ids, [name, *fields])
         except RedisError as exc:
             self.cache.trip(exc, "live read")
             return [None] * len(ids), {}
@@ -455,6 +439,20 @@ class LiveStore:
                 results.append(None)
                 noted[entity_id] = Noted(item.decode() if item is not None else "", epoch)
         return results, noted
+
+    async def _read_chunks(self, script: Any, kind: str, name: str, ids: Sequence[int], args: list[Any]
+                           ) -> tuple[list[Any], str]:
+        """`script` called once per chunk of ids (KEYS: the kind's epoch, then each id's meta and structure),
+        the calls sent together (cache/coalesce.py): their replies, and the kind's epoch (each reply's
+        first item). Raises RedisError."""
+        await self.cache.recover_if_needed()
+        replies = await asyncio.gather(*(
+            script(keys=[keys.live_epoch(kind), *(key for i in ids[start:start + HASH_READS]
+                                                  for key in (keys.live_meta(kind, i), structure_key(kind, i, name)))],
+                   args=args)
+            for start in range(0, len(ids), HASH_READS)))
+        epoch = replies[0][0].decode() if replies[0][0] is not None else await self._create_epoch(kind)
+        return replies, epoch
 
     @staticmethod
     def _judged(ids: Sequence[int], epoch: str, found: Iterable[Sequence[Any]], note_all: bool
