@@ -37,22 +37,55 @@ R = TypeVar("R")
 # --- answering from what a loader already holds --------------------------------------------------
 # A field resolved through a loader costs a coroutine, a future and a task in graphql-core even when its
 # value is already there. A page loads what its selection asks of its items' relations first, together
-# (schema/pages.py); the relation fields then take the values at once and await only what is missing.
+# (schema/pages.py), and puts the values in the loaders as they are (`Loader.hold`: no future per key);
+# the relation fields then take them at once and await only what is missing.
 
-def _held(loader: DataLoader[Any, Any], key: Any) -> tuple[bool, Any]:
+class Loader(DataLoader[K, V]):
+    """A request's DataLoader that also holds values given to it whole (`hold`), without a future each;
+    `load` answers them like any loaded value."""
+
+    def __init__(self, load_fn: Callable[[list[K]], Awaitable[Sequence[V]]]) -> None:
+        super().__init__(load_fn=load_fn)
+        self.held: dict[K, V] = {}
+
+    def has(self, key: K) -> bool:
+        """Whether the value of `key` is held or loaded (or being loaded)."""
+        return key in self.held or self.cache_map.get(key) is not None
+
+    def hold(self, values: dict[K, V]) -> None:
+        self.held.update(values)
+
+    def load(self, key: K) -> Awaitable[V]:
+        if key in self.held:
+            future = self.loop.create_future()
+            future.set_result(self.held[key])
+            return future
+        return super().load(key)
+
+    def clear(self, key: K) -> None:
+        """Forget `key`'s value, held or loaded: the next `load` loads it again."""
+        self.held.pop(key, None)
+        if self.cache_map.get(key) is not None:
+            super().clear(key)
+
+
+def _held(loader: Loader[Any, Any], key: Any) -> tuple[bool, Any]:
+    value = loader.held.get(key, _UNSET)
+    if value is not _UNSET:
+        return True, value
     future = loader.cache_map.get(key)
     if future is None or not future.done() or future.cancelled() or future.exception() is not None:
         return False, None
     return True, future.result()
 
 
-def at_once(loader: DataLoader[K, V], key: K) -> V | Awaitable[V]:
+def at_once(loader: Loader[K, V], key: K) -> V | Awaitable[V]:
     """The loader's value for `key`: at once when it holds it, else its future (awaited by GraphQL)."""
     held, value = _held(loader, key)
     return value if held else loader.load(key)
 
 
-def many_at_once(loader: DataLoader[K, V], keys: Sequence[K]) -> list[V] | Awaitable[list[V]]:
+def many_at_once(loader: Loader[K, V], keys: Sequence[K]) -> list[V] | Awaitable[list[V]]:
     values = []
     for key in keys:
         held, value = _held(loader, key)
@@ -80,34 +113,34 @@ def reader_of(request: Any, author_id: int | None) -> str:
     return client_key(author_id, address, agent)
 
 
-def _entity_loader(deps: Deps, getter: BatchGetter) -> DataLoader[int, Any]:
+def _entity_loader(deps: Deps, getter: BatchGetter) -> Loader[int, Any]:
     async def load(ids: Sequence[int]) -> list[Any]:
         return await getter(list(ids), cache=deps.cache, db=deps.db)
 
-    return DataLoader(load_fn=load)
+    return Loader(load)
 
 
-def _views_loader(deps: Deps) -> DataLoader[int, int]:
+def _views_loader(deps: Deps) -> Loader[int, int]:
     """View counters (seed 000 `viewed:{shout_id}`): a page reads them in one MGET."""
     async def load(ids: Sequence[int]) -> list[int]:
         return await deps.views.get_many(list(ids))
 
-    return DataLoader(load_fn=load)
+    return Loader(load)
 
 
-def _counters_loader(deps: Deps, kind: str) -> DataLoader[int, dict[str, Any]]:
+def _counters_loader(deps: Deps, kind: str) -> Loader[int, dict[str, Any]]:
     """The live counters of the entities whose `stat` a request asks for, one round trip per kind."""
     async def load(ids: Sequence[int]) -> list[dict[str, Any]]:
         return await get_counters(kind, list(ids), live=deps.live, db=deps.db)
 
-    return DataLoader(load_fn=load)
+    return Loader(load)
 
 
-def _reactions_loader(deps: Deps) -> DataLoader[int, Any]:
+def _reactions_loader(deps: Deps) -> Loader[int, Any]:
     async def load(ids: Sequence[int]) -> list[Any]:
         return await reactions_by_ids(deps, list(ids))
 
-    return DataLoader(load_fn=load)
+    return Loader(load)
 
 
 L = TypeVar("L")
@@ -132,26 +165,26 @@ class Loaders:
     def create(cls, deps: Deps) -> Loaders:
         return cls(deps)
 
-    authors: functools.cached_property[DataLoader[int, Any]] = _on_first_use(
+    authors: functools.cached_property[Loader[int, Any]] = _on_first_use(
         lambda deps: _entity_loader(deps, get_cached_authors))
-    topics: functools.cached_property[DataLoader[int, Any]] = _on_first_use(
+    topics: functools.cached_property[Loader[int, Any]] = _on_first_use(
         lambda deps: _entity_loader(deps, get_cached_topics))
-    communities: functools.cached_property[DataLoader[int, Any]] = _on_first_use(
+    communities: functools.cached_property[Loader[int, Any]] = _on_first_use(
         lambda deps: _entity_loader(deps, get_cached_communities))
-    shouts: functools.cached_property[DataLoader[int, Any]] = _on_first_use(
+    shouts: functools.cached_property[Loader[int, Any]] = _on_first_use(
         lambda deps: _entity_loader(deps, get_cached_shouts))
-    views: functools.cached_property[DataLoader[int, int]] = _on_first_use(_views_loader)
-    reactions: functools.cached_property[DataLoader[int, Any]] = _on_first_use(_reactions_loader)
+    views: functools.cached_property[Loader[int, int]] = _on_first_use(_views_loader)
+    reactions: functools.cached_property[Loader[int, Any]] = _on_first_use(_reactions_loader)
 
 
-class _CounterLoaders(dict[str, DataLoader[int, dict[str, Any]]]):
+class _CounterLoaders(dict[str, Loader[int, dict[str, Any]]]):
     """`loaders.counters[kind]`, made on first use."""
 
     def __init__(self, deps: Deps) -> None:
         super().__init__()
         self._deps = deps
 
-    def __missing__(self, kind: str) -> DataLoader[int, dict[str, Any]]:
+    def __missing__(self, kind: str) -> Loader[int, dict[str, Any]]:
         if kind not in COUNTER_KINDS:
             raise KeyError(kind)
         loader = self[kind] = _counters_loader(self._deps, kind)

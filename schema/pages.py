@@ -16,10 +16,9 @@ from collections.abc import Awaitable
 from typing import Any
 
 from graphql import FieldNode, FragmentSpreadNode, InlineFragmentNode, SelectionSetNode
-from strawberry.dataloader import DataLoader
 
 from resolvers.reader import ALONG, Page, author_ids_of, topic_ids_of, unique
-from schema.context import Info, Loaders
+from schema.context import Info, Loader, Loaders
 from schema.types import Reaction, Shout
 
 
@@ -94,12 +93,12 @@ def _reaction_loads(loaders: Loaders, reactions: list[dict[str, Any]], wanted: f
     return loads
 
 
-async def _primed(loader: DataLoader[Any, Any], keys: list[Any]) -> None:
-    """What the loader does not hold yet of `keys`, loaded by its batch function at once and put in its
-    cache: the nested fields find it there, and no future per key is awaited (a callback each)."""
-    wanted = [key for key in keys if loader.cache_map.get(key) is None]
+async def _primed(loader: Loader[Any, Any], keys: list[Any]) -> None:
+    """What the loader does not have yet of `keys`, loaded by its batch function at once and held by it:
+    the nested fields find it there, and no future per key is made or awaited."""
+    wanted = [key for key in keys if not loader.has(key)]
     if wanted:
-        loader.prime_many(dict(zip(wanted, await loader.load_fn(wanted), strict=True)))
+        loader.hold(dict(zip(wanted, await loader.load_fn(wanted), strict=True)))
 
 
 async def _load(loads: list[Awaitable[Any]]) -> None:
@@ -125,7 +124,7 @@ async def shouts_page(info: Info, items: list[dict[str, Any]] | Page) -> list[Sh
     if isinstance(items, dict):
         for name, loader in (("authors", loaders.authors), ("topics", loaders.topics)):
             if name in items:
-                loader.prime_many({entity["id"]: entity for entity in items[name]})
+                loader.hold({entity["id"]: entity for entity in items[name]})
         items = items["cards"]
     shouts = [s for s in items if s]
     if shouts:

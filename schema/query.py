@@ -180,7 +180,7 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
         # may have been read before it held this view: read again.
         started, (loaded,) = await asyncio.gather(
             reading.count_read(ctx.deps, viewer, await ctx.client(), shout["id"]), shouts_page(info, [shout]))
-        if started and ctx.loaders.views.cache_map.get(shout["id"]) is not None:
+        if started:
             ctx.loaders.views.clear(shout["id"])
         return loaded
 

@@ -155,3 +155,25 @@ def test_a_marked_field_that_needs_more_than_its_context_is_refused() -> None:
         prepare_execution(strawberry.Schema(query=WrongQuery)._schema)
     with pytest.raises(TypeError, match="awaited cannot be resolved directly"):
         prepare_execution(strawberry.Schema(query=LaterQuery)._schema)
+
+
+async def test_resolvers_are_wrapped_only_when_an_extension_resolves_fields() -> None:
+    """The schema hands graphql-core no middleware manager unless an extension implements `resolve`
+    (schema/schema.py); one that does still sees every resolved field."""
+    from strawberry.extensions import SchemaExtension
+
+    from schema.schema import DiscoursSchema
+
+    seen: list[str] = []
+
+    class Watching(SchemaExtension):
+        def resolve(self, _next: Any, root: Any, info: Any, *args: Any, **kwargs: Any) -> Any:
+            seen.append(info.field_name)
+            return _next(root, info, *args, **kwargs)
+
+    assert DiscoursSchema(query=Query)._get_middleware_manager([]) is None
+    schema = DiscoursSchema(query=Query, extensions=[Watching], execution_context_class=PlainFieldsFirst)
+    prepare_execution(schema._schema)
+    result = await schema.execute("{ node { first { name } } }", context_value={"leaves": [_fine()]})
+    assert result.errors is None and result.data == {"node": {"first": {"name": "a"}}}
+    assert seen == ["node", "first"]  # `name` is plain: read, not resolved
