@@ -22,6 +22,7 @@ import random
 import time
 from typing import Any
 
+import hiredis
 from redis.asyncio import BlockingConnectionPool, ConnectionPool, Redis
 from redis.asyncio.client import Pipeline, PubSub
 from redis.asyncio.cluster import ClusterPipeline, RedisCluster
@@ -313,6 +314,11 @@ class _PackedByHiredis:
     _packer = HiredisRespSerializer()
 
     def pack_command(self, *args: Any) -> list[bytes]:
+        if isinstance(args[0], str) and " " not in args[0]:  # a command without a subcommand in its name
+            try:
+                return [hiredis.pack_command(args)]
+            except TypeError:  # a bytearray or memoryview, converted there, or a type Redis has no form for
+                pass
         return self._packer.pack(*args)
 
 

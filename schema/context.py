@@ -7,9 +7,9 @@ import functools
 import logging
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from inspect import isawaitable
 from typing import Any, TypeVar
 
+from graphql.pyutils import is_awaitable
 from redis.exceptions import RedisError
 from strawberry.dataloader import DataLoader
 from strawberry.types import Info as StrawberryInfo
@@ -97,7 +97,7 @@ def many_at_once(loader: Loader[K, V], keys: Sequence[K]) -> list[V] | Awaitable
 
 def then(value: V | Awaitable[V], make: Callable[[V], R]) -> R | Awaitable[R]:
     """`make(value)` now, or once the awaitable gives the value."""
-    if not isawaitable(value):
+    if not is_awaitable(value):  # graphql-core's check: no abstract-class machinery per value
         return make(value)  # type: ignore[arg-type]
 
     async def later() -> R:
