@@ -176,8 +176,8 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         finally:
             _NOTE.reset(token)
             operation = metrics.operation_label(note.operation)
-            metrics.REQUESTS.labels(operation, outcome).inc()
-            metrics.REQUEST_SECONDS.labels(operation, outcome).observe(time.perf_counter() - started)
+            metrics.child(metrics.REQUESTS, operation, outcome).inc()
+            metrics.child(metrics.REQUEST_SECONDS, operation, outcome).observe(time.perf_counter() - started)
 
     async def _persisted_query(self, request: Request, params: dict[str, Any] | None) -> str | None:
         """Automatic persisted queries (Apollo's protocol): `extensions.persistedQuery.sha256Hash` with the

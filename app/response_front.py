@@ -119,8 +119,8 @@ class ResponseCacheFront:
             return
         await _send_hit(send, hit, headers)
         operation = metrics.operation_label(params.get("operationName") if params else None)
-        metrics.REQUESTS.labels(operation, "hit").inc()
-        metrics.REQUEST_SECONDS.labels(operation, "hit").observe(time.perf_counter() - started)
+        metrics.child(metrics.REQUESTS, operation, "hit").inc()
+        metrics.child(metrics.REQUEST_SECONDS, operation, "hit").observe(time.perf_counter() - started)
         if hit.views:  # a read of a shout answered from the cache still counts, once the answer is sent
             await count_views(scope, hit.views, signed_in=self._signed_in(headers))
 

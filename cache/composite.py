@@ -105,4 +105,4 @@ async def cached_composite(cache: Cache, key: str, compute: Callable[[], Awaitab
 
 
 def _count(result: str) -> None:
-    metrics.CACHE_READS.labels("value", "composite", result).inc()
+    metrics.child(metrics.CACHE_READS, "value", "composite", result).inc()

@@ -168,4 +168,4 @@ def _gzip(body: bytes) -> bytes:
 
 
 def _count(result: str) -> None:
-    metrics.CACHE_READS.labels("response", "response", result).inc()
+    metrics.child(metrics.CACHE_READS, "response", "response", result).inc()

@@ -354,7 +354,7 @@ class Cache:
             values.append(value)
         for (family, result), n in outcomes.items():
             self.stats.count(result, n)
-            metrics.CACHE_READS.labels("value", family, result).inc(n)
+            metrics.child(metrics.CACHE_READS, "value", family, result).inc(n)
         return values, stamps
 
     async def observe(self, tags: Sequence[str]) -> None:
