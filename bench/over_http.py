@@ -318,20 +318,28 @@ def render(table: dict[tuple[str, str], Row], args: argparse.Namespace) -> str:
         "*limit* is a Starlette route returning the same response bytes from one Redis GET; *cold* requests "
         f"go one at a time, each after an epoch bump ({args.cold_requests} per round, after the other cases). "
         "Round trips (as sent on the wire: commands coalesced into one pipeline count once) and SQL "
-        "statements are of one request, counted in process; X-Cache says how it was answered.",
+        "statements are of one request, counted in process; X-Cache says how it was answered. *rounds* is "
+        "the range of the ratio within each round (the case against the limit measured just before it): "
+        "how much the machine moved during the run.",
         "",
-        "| operation | case | req/s | p50 ms | p99 ms | of limit | Redis round trips | SQL | X-Cache |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---|",
+        "| operation | case | req/s | p50 ms | p99 ms | of limit | rounds | Redis round trips | SQL | X-Cache |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for name in OPERATIONS:
-        limit = statistics.median(table[(name, "limit")].rps)
+        limits = table[(name, "limit")].rps
+        limit = statistics.median(limits)
         for case in CASES:
             row = table[(name, case)]
             rps = statistics.median(row.rps)
             trips = "1 (GET)" if case == "limit" else row.round_trips
             sql = 0 if case == "limit" else row.statements
+            spread = ""
+            if case not in ("limit", "cold"):  # cold requests are not measured beside the limit
+                ratios = [case_rps / limit_rps for case_rps, limit_rps in zip(row.rps, limits, strict=True)]
+                spread = f"{min(ratios):.3f}-{max(ratios):.3f}"
             lines.append(f"| {name} | {case} | {rps:,.0f} | {statistics.median(row.p50):.2f} | "
-                         f"{statistics.median(row.p99):.2f} | {rps / limit:.3f} | {trips} | {sql} | {row.cache} |")
+                         f"{statistics.median(row.p99):.2f} | {rps / limit:.3f} | {spread} | {trips} | {sql} | "
+                         f"{row.cache} |")
     return "\n".join(lines) + "\n"
 
 
