@@ -67,7 +67,6 @@ class Coalescer:
         self._turns = 0  # turns since the queue's first command
         self._quiet = 0  # turns in a row that queued nothing
         self._sending: set[asyncio.Task[None]] = set()
-        self.round_trips = 0  # batches sent (the bench and the tests read it)
 
     def submit(self, commands: Sequence[Command]) -> asyncio.Future[list[Any]]:
         """Queue `commands`; the future gives their replies (a ResponseError in the place of a command
@@ -98,7 +97,6 @@ class Coalescer:
         pipe = Pipeline(self._client.connection_pool, self._client.response_callbacks, False, None)
         for commands, _ in queued:
             pipe.command_stack.extend(commands)
-        self.round_trips += 1
         try:
             async with pipe:
                 replies = await pipe.execute(raise_on_error=False)

@@ -31,7 +31,8 @@ MAX_SEARCH_TEXT = 200
 ORDERS = ("rating", "comments_count", "last_commented_at", "views_count")
 # order_by -> the leaderboard that holds that order (cache/boards.py), for unfiltered, descending lists.
 BOARD_ORDERS = {"rating": "shouts:rating", "comments_count": "shouts:comments", "views_count": "shouts:views"}
-# A page of shouts: its "cards", and those of ALONG that were asked for (the cards' authors, topics).
+# A page of shouts: its "cards", and those of ALONG that were asked for (the cards' authors, topics; each
+# named as the request's loader of that kind, schema/context.py `Loaders`).
 Page = dict[str, list[dict[str, Any]]]
 ALONG = ("authors", "topics")
 

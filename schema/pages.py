@@ -122,9 +122,9 @@ async def shouts_page(info: Info, items: list[dict[str, Any]] | Page) -> list[Sh
     loaders first, so that nothing loads them again)."""
     loaders = info.context.loaders
     if isinstance(items, dict):
-        for name, loader in (("authors", loaders.authors), ("topics", loaders.topics)):
+        for name in ALONG:  # each named as the request's loader of that kind
             if name in items:
-                loader.hold({entity["id"]: entity for entity in items[name]})
+                getattr(loaders, name).hold({entity["id"]: entity for entity in items[name]})
         items = items["cards"]
     shouts = [s for s in items if s]
     if shouts:
