@@ -10,7 +10,8 @@ from pathlib import Path
 
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
-from strawberry.http.ides import get_graphql_ide_html
+
+from schema.seam import graphql_ide_page
 
 ASSETS = Path(__file__).resolve().parent / "static" / "graphiql"
 PREFIX = "/graphiql-assets/"
@@ -19,7 +20,7 @@ CDN = "https://unpkg.com/"
 
 @lru_cache(maxsize=1)
 def offline_page() -> str:
-    page = get_graphql_ide_html(graphql_ide="graphiql")
+    page = graphql_ide_page()
     assert "https://" not in page.replace(CDN, ""), "the GraphiQL page loads from somewhere else than unpkg"
     return page.replace(CDN, PREFIX)
 

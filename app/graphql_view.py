@@ -56,6 +56,7 @@ from schema.cache_control import Policy, PolicyCache
 from schema.context import Context, Loaders
 from schema.safety import changes_state
 from schema.schema import DiscoursSchema
+from schema.seam import graphql_schema
 from telemetry import metrics
 
 log = logging.getLogger(__name__)
@@ -244,7 +245,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         if note.params is None or note.document is None:
             return True
         try:
-            return changes_state(self.schema._schema, self.schema.parse(note.document),
+            return changes_state(graphql_schema(self.schema), self.schema.parse(note.document),
                                  note.params.get("operationName"))
         except GraphQLError:
             return True
@@ -261,7 +262,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
             document = self.schema.parse(query)
         except GraphQLError:
             return  # execution answers the syntax error
-        if changes_state(self.schema._schema, document, request.query_params.get("operationName")):
+        if changes_state(graphql_schema(self.schema), document, request.query_params.get("operationName")):
             raise Refused(405, METHOD_NOT_ALLOWED, "This operation changes state: send it with POST",
                           {"Allow": "POST"})
 

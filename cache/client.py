@@ -22,19 +22,17 @@ import random
 import time
 from typing import Any
 
-import hiredis
 from redis.asyncio import BlockingConnectionPool, ConnectionPool, Redis
 from redis.asyncio.client import Pipeline, PubSub
 from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
-from redis.connection import HiredisRespSerializer
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisClusterException, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from redis.utils import HIREDIS_AVAILABLE
 
 from cache.coalesce import Coalescer, batchable
+from cache.seam import packed_by_hiredis, queued_commands, raise_first_error, runs_on_its_own, startup_nodes
 from config.settings import SENTINEL_SCHEME, parse_sentinel_url
 from telemetry import metrics
 
@@ -130,19 +128,18 @@ class GuardedPipeline(Pipeline):
     def _coalesced(self) -> bool:
         """Whether this pipeline goes out with others: not a transaction, not watching, running no Script
         objects (redis-py loads those first), and nothing in it that needs a connection of its own."""
-        return (self.coalescer is not None and bool(self.command_stack) and not self.is_transaction
-                and not self.explicit_transaction and not self.watching and not self.scripts
-                and batchable(self.command_stack))
+        queued = queued_commands(self)
+        return self.coalescer is not None and bool(queued) and not runs_on_its_own(self) and batchable(queued)
 
     async def _execute_coalesced(self, raise_on_error: bool) -> list[Any]:
         assert self.coalescer is not None
-        stack = list(self.command_stack)
+        stack = list(queued_commands(self))
         try:
             replies = await self.coalescer.submit(stack)
         finally:
             await self.reset()
         if raise_on_error:
-            self.raise_first_error(stack, replies)
+            raise_first_error(self, stack, replies)
         return replies
 
 
@@ -177,7 +174,7 @@ class GuardedRedisCluster(_Guarded, RedisCluster):  # type: ignore[misc]
         """Pub/sub on one master: a cluster passes every PUBLISH to every node, so any node hears all
         channels. A new pub/sub (the hub's reconnection) may take another node, so a node that went away
         is left behind."""
-        nodes = self.get_primaries() or list(self.nodes_manager.startup_nodes.values())
+        nodes = self.get_primaries() or startup_nodes(self)
         node = random.choice(nodes)
         passed_on: dict[str, Any] = {k: v for k, v in self.get_connection_kwargs().items()  # TLS, credentials
                                      if k in ("connection_class", "username", "password", "credential_provider")
@@ -303,38 +300,6 @@ def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard 
     client.guard = guard
     client.coalescer = Coalescer(client) if coalesce else None
     return client
-
-
-class _PackedByHiredis:
-    """Commands packed by hiredis's C packer, as redis-py's synchronous client packs them: its asyncio
-    connection packs in Python, argument by argument, and a page's reads send a few hundred arguments
-    (keys). The same bytes either way; an argument of a type Redis has no form for (None, a bool) is
-    refused alike, as a DataError."""
-
-    _packer = HiredisRespSerializer()
-
-    def pack_command(self, *args: Any) -> list[bytes]:
-        if isinstance(args[0], str) and " " not in args[0]:  # a command without a subcommand in its name
-            try:
-                return [hiredis.pack_command(args)]
-            except TypeError:  # a bytearray or memoryview, converted there, or a type Redis has no form for
-                pass
-        return self._packer.pack(*args)
-
-
-def packed_by_hiredis(connection_class: type[Any]) -> type[Any]:
-    """`connection_class` packing its commands in C (itself where hiredis is not installed); one class
-    per connection class."""
-    if not HIREDIS_AVAILABLE:
-        return connection_class
-    packed = _PACKED.get(connection_class)
-    if packed is None:
-        packed = _PACKED[connection_class] = type(f"HiredisPacked{connection_class.__name__}",
-                                                  (_PackedByHiredis, connection_class), {})
-    return packed
-
-
-_PACKED: dict[type[Any], type[Any]] = {}
 
 
 def _sentinel_master(url: str, *, max_connections: int, guard: RedisGuard) -> Redis:

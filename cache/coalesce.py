@@ -23,13 +23,10 @@ in it, as it would have failed each alone.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from redis.asyncio.client import Pipeline
-
-# (args, options): a command as redis-py's pipelines queue it
-Command = tuple[tuple[Any, ...], Mapping[str, Any]]
+from cache.seam import Command, pipeline_of
 
 QUIET_TURNS = 2  # turns of the loop with no new command after which the queue is sent
 MAX_TURNS = 8  # turns a queue may wait for more commands after its first
@@ -94,9 +91,7 @@ class Coalescer:
 
     async def _send(self, queued: list[tuple[list[Command], asyncio.Future[list[Any]]]]) -> None:
         # redis-py's own Pipeline, not the client's: this one sends at once instead of queueing again
-        pipe = Pipeline(self._client.connection_pool, self._client.response_callbacks, False, None)
-        for commands, _ in queued:
-            pipe.command_stack.extend(commands)
+        pipe = pipeline_of(self._client, [command for commands, _ in queued for command in commands])
         try:
             async with pipe:
                 replies = await pipe.execute(raise_on_error=False)

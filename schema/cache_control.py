@@ -32,11 +32,12 @@ from graphql import (
     visit,
 )
 
+from schema.seam import field_definition, graphql_schema
+
 METADATA_KEY = "cache_control"
 # The public reads' max age: what they show that no invalidation covers (view counters, counts that the
 # revalidator corrects) may lag this much; everything else is invalidated at once, kept or not.
 READ_MAX_AGE = 60
-_DEFINITION = "strawberry-definition"  # where Strawberry keeps a field's definition in graphql-core's
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +65,7 @@ NOT_CACHEABLE = Policy(0, False)
 
 
 def _hint(field: Any) -> CacheHint | None:
-    definition = (getattr(field, "extensions", None) or {}).get(_DEFINITION)
+    definition = field_definition(field)
     metadata = getattr(definition, "metadata", None) or {}
     hint = metadata.get(METADATA_KEY)
     return hint if isinstance(hint, CacheHint) else None
@@ -122,7 +123,7 @@ class PolicyCache:
             self._found.move_to_end(document)
             return policy
         try:
-            policy = policy_of(self.schema._schema, self.schema.parse(document))
+            policy = policy_of(graphql_schema(self.schema), self.schema.parse(document))
         except GraphQLError:
             policy = NOT_CACHEABLE
         self._found[document] = policy

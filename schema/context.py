@@ -3,6 +3,7 @@ shared between requests would serve one request's data to another)."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Hashable, Sequence
@@ -11,7 +12,7 @@ from typing import Any, TypeVar
 
 from graphql.pyutils import is_awaitable
 from redis.exceptions import RedisError
-from strawberry.dataloader import DataLoader
+from strawberry.dataloader import DataLoader, DefaultCache
 from strawberry.types import Info as StrawberryInfo
 
 from auth.permissions import Viewer
@@ -42,22 +43,26 @@ R = TypeVar("R")
 
 class Loader(DataLoader[K, V]):
     """A request's DataLoader that also holds values given to it whole (`hold`), without a future each;
-    `load` answers them like any loaded value."""
+    `load` answers them like any loaded value. It keeps its batch function (`fetch`) and its futures
+    (`futures`, the cache map it gives the DataLoader) itself: both are arguments of DataLoader's public
+    constructor, where the attributes DataLoader keeps them under are not promised."""
 
     def __init__(self, load_fn: Callable[[list[K]], Awaitable[Sequence[V]]]) -> None:
-        super().__init__(load_fn=load_fn)
+        self.fetch = load_fn
+        self.futures: DefaultCache[K, V] = DefaultCache()
+        super().__init__(load_fn=load_fn, cache_map=self.futures)
         self.held: dict[K, V] = {}
 
     def has(self, key: K) -> bool:
         """Whether the value of `key` is held or loaded (or being loaded)."""
-        return key in self.held or self.cache_map.get(key) is not None
+        return key in self.held or self.futures.get(key) is not None
 
     def hold(self, values: dict[K, V]) -> None:
         self.held.update(values)
 
     def load(self, key: K) -> Awaitable[V]:
         if key in self.held:
-            future = self.loop.create_future()
+            future = asyncio.get_running_loop().create_future()
             future.set_result(self.held[key])
             return future
         return super().load(key)
@@ -65,7 +70,7 @@ class Loader(DataLoader[K, V]):
     def clear(self, key: K) -> None:
         """Forget `key`'s value, held or loaded: the next `load` loads it again."""
         self.held.pop(key, None)
-        if self.cache_map.get(key) is not None:
+        if self.futures.get(key) is not None:
             super().clear(key)
 
 
@@ -73,7 +78,7 @@ def _held(loader: Loader[Any, Any], key: Any) -> tuple[bool, Any]:
     value = loader.held.get(key, _UNSET)
     if value is not _UNSET:
         return True, value
-    future = loader.cache_map.get(key)
+    future = loader.futures.get(key)
     if future is None or not future.done() or future.cancelled() or future.exception() is not None:
         return False, None
     return True, future.result()

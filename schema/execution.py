@@ -9,8 +9,10 @@ warm read does. Here such a field is read from its object and serialized by its 
 Only what is certain takes the shortcut: a value that is there and that its type serializes to something.
 A missing value (null), an awaitable, or a value its type refuses goes the ordinary way, which raises or
 nulls exactly as graphql-core does. Which fields are plain is decided once, when the schema is built
-(`prepare_execution`): Strawberry marks the resolvers it makes for attribute fields (`_is_default`), and
-keeps each field's definition, whose `python_name` is the attribute.
+(`prepare_execution`): a field Strawberry calls basic (`is_basic_field`: no resolver, no extension, so no
+permission class) whose type is a scalar or an enum; its definition's `python_name` is the attribute.
+The loop itself is graphql-core's, copied into the one module that leans on library internals
+(`schema/seam.py` `FieldLoop`).
 
 The loop over an object's fields (`execute_fields`) follows a plan made once per selection of a request
 (the twenty shouts of a page share one): for a plain field, its attribute and serializer, so that it is
@@ -22,7 +24,7 @@ Boolean, an `int` in range for an Int), without calling the serializer either: t
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from graphql import (
     GraphQLBoolean,
@@ -35,89 +37,44 @@ from graphql import (
     GraphQLSchema,
     GraphQLString,
 )
-from graphql.pyutils import Path, Undefined, gather_with_cancel
-from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
-from strawberry.schema.schema_converter import GraphQLCoreConverter
+from graphql.pyutils import Undefined
+
+from schema.seam import FieldLoop, PlainField, PlannedField, field_definition, graphql_schema
+
+if TYPE_CHECKING:
+    import strawberry
 
 # Field metadata of a relation resolved directly (`resolve_directly`).
 DIRECT = {"direct": True}
-# A plain field: its attribute, the Python type its scalar returns unchanged (None: always serialize), and
-# the scalar's serialize. Kept per field name under PLAIN in each object type's extensions.
-PlainField = tuple[str, type | None, Callable[[Any], Any]]
+# The plain fields of an object type, by name, kept under PLAIN in its extensions.
 Plain = dict[str, PlainField]
 PLAIN = "discours-plain-fields"
-_MISSING = object()
 _NONE: Plain = {}
 # graphql-core's own scalars return a value of these types as it is (an Int only within 32 bits).
 _RETURNED_AS_IS: dict[GraphQLScalarType | GraphQLEnumType, type] = {
     GraphQLString: str, GraphQLID: str, GraphQLBoolean: bool, GraphQLInt: int}
-_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 
 
 def plain_fields(object_type: GraphQLObjectType) -> Plain:
-    """The fields of a type that are an attribute holding a scalar or an enum, with no arguments."""
+    """The fields of a type that are an attribute holding a scalar or an enum, with no arguments, and that
+    Strawberry itself calls basic (no resolver, no extension: a permission class is an extension), so no
+    check of anyone's is skipped by reading them plainly."""
     plain: Plain = {}
     for name, field in object_type.fields.items():
         leaf = field.type.of_type if isinstance(field.type, GraphQLNonNull) else field.type
-        definition = (field.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
+        definition = field_definition(field)
         if (not field.args and isinstance(leaf, (GraphQLScalarType, GraphQLEnumType)) and definition is not None
-                and getattr(field.resolve, "_is_default", False)):
+                and definition.is_basic_field and not definition.permission_classes):
             plain[name] = (definition.python_name, _RETURNED_AS_IS.get(leaf), leaf.serialize)
     return plain
 
 
-class PlainFieldsFirst(StrawberryGraphQLCoreExecutionContext):
+class PlainFieldsFirst(FieldLoop):
     """Runs a schema that `prepare_execution` prepared (each type carries its plain fields)."""
 
-    _plans: dict[int, tuple[Any, tuple[tuple[str, Any, PlainField | None], ...]]]
+    _plans: dict[int, tuple[Any, tuple[PlannedField, ...]]]
 
-    def execute_fields(self, parent_type: GraphQLObjectType, source_value: Any, path: Path | None,
-                       grouped_field_set: Any, position_context: Any) -> Any:
-        """graphql-core's `execute_fields` (the same loop, errors and gathering of awaitables), with plain fields
-        read in the loop itself. Fields executed serially (a mutation's root fields) have
-        resolvers: none is plain."""
-        results: dict[str, Any] = {}
-        is_awaitable = self.is_awaitable
-        execute_field = self.execute_field
-        awaitable_fields: list[str] = []
-        try:
-            for response_name, field_details_list, plain in self._plan(parent_type, grouped_field_set):
-                if plain is not None:
-                    value: Any = getattr(source_value, plain[0], _MISSING)
-                    kind = type(value)
-                    # what its scalar returns as it is (the exact type, not a subclass; an Int in range)
-                    if kind is plain[1] and (kind is not int or _INT_MIN <= value <= _INT_MAX):
-                        results[response_name] = value
-                        continue
-                    value = self._serialized(value, plain[2])
-                    if value is not Undefined:
-                        results[response_name] = value
-                        continue
-                result = execute_field(parent_type, source_value, field_details_list,
-                                       Path(path, response_name, parent_type.name), position_context)
-                if result is not Undefined:
-                    results[response_name] = result
-                    if is_awaitable(result):
-                        awaitable_fields.append(response_name)
-        except Exception:
-            if awaitable_fields:  # settled, as they may fail too
-                self.settle_in_background([results[field] for field in awaitable_fields])
-            raise
-        if not awaitable_fields:
-            return results
-
-        async def get_results() -> dict[str, Any]:
-            if len(awaitable_fields) == 1:
-                results[awaitable_fields[0]] = await results[awaitable_fields[0]]
-            else:
-                awaited = await gather_with_cancel(*(results[field] for field in awaitable_fields))
-                results.update(zip(awaitable_fields, awaited, strict=True))
-            return results
-
-        return get_results()
-
-    def _plan(self, parent_type: GraphQLObjectType, grouped_field_set: Any
-              ) -> tuple[tuple[str, Any, PlainField | None], ...]:
+    def plan(self, parent_type: GraphQLObjectType, grouped_field_set: Any) -> tuple[PlannedField, ...]:
         """Each selected field with its plain reading, if it has one; made once per selection of the
         request (graphql-core collects a selection once and hands the same grouped field set to every
         object of its type it completes with it; the set is kept with its plan, so its id stays its own)."""
@@ -134,11 +91,11 @@ class PlainFieldsFirst(StrawberryGraphQLCoreExecutionContext):
         plans[id(grouped_field_set)] = (grouped_field_set, plan)
         return plan
 
-    def _serialized(self, value: Any, serialize: Callable[[Any], Any]) -> Any:
-        """A plain field's value serialized, or Undefined where the ordinary way must decide (a null, a
-        missing attribute, an awaitable, a value the scalar refuses: it raises or nulls as graphql-core
-        does, with the error in its place)."""
-        if value is None or value is _MISSING or self.is_awaitable(value):
+    def serialized(self, value: Any, serialize: Callable[[Any], Any]) -> Any:
+        """A plain field's value serialized, or Undefined where the ordinary way must decide (a null, an
+        awaitable, a value the scalar refuses: it raises or nulls as graphql-core does, with the error in
+        its place)."""
+        if value is None or self.is_awaitable(value):
             return Undefined
         try:
             serialized = serialize(value)
@@ -147,9 +104,10 @@ class PlainFieldsFirst(StrawberryGraphQLCoreExecutionContext):
         return Undefined if serialized is None else serialized
 
 
-def prepare_execution(schema: GraphQLSchema) -> None:
+def prepare_execution(strawberry_schema: strawberry.Schema) -> None:
     """Once, when the schema is built: marked relations resolved directly (`resolve_directly`), then each
     object type's plain fields kept in its extensions, where `PlainFieldsFirst` finds them."""
+    schema = graphql_schema(strawberry_schema)
     resolve_directly(schema)
     for named in schema.type_map.values():
         if isinstance(named, GraphQLObjectType):
@@ -166,7 +124,7 @@ def resolve_directly(schema: GraphQLSchema) -> None:
         if not isinstance(named, GraphQLObjectType):
             continue
         for name, field in named.fields.items():
-            definition = (field.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
+            definition = field_definition(field)
             if definition is None or not definition.metadata.get("direct"):
                 continue
             resolver = definition.base_resolver
@@ -174,7 +132,7 @@ def resolve_directly(schema: GraphQLSchema) -> None:
                     or definition.extensions or [p.name for p in resolver.signature.parameters.values()]
                     != ["self", "info"]):
                 raise TypeError(f"{named.name}.{name} cannot be resolved directly: it needs Strawberry's wrapper")
-            field.resolve = _calling(resolver.wrapped_func)
+            field.resolve = _calling(cast(Callable[[Any, Any], Any], resolver.wrapped_func))
 
 
 def _calling(func: Callable[[Any, Any], Any]) -> Callable[..., Any]:

@@ -49,9 +49,9 @@ from graphql import (
 )
 from graphql.validation import ASTValidationRule
 from strawberry.extensions import MaxAliasesLimiter, QueryDepthLimiter, SchemaExtension
-from strawberry.schema.schema import validate_document
 
 from config.settings import Settings
+from schema.seam import graphql_schema, over_token_limit, validate_document
 
 # extensions.code of each refusal (and of plain parse and validation errors, as Apollo names them).
 PARSE_FAILED = "GRAPHQL_PARSE_FAILED"
@@ -108,7 +108,7 @@ class LimitChecks:
         try:
             return parse(query, max_tokens=self.limits.tokens)
         except GraphQLSyntaxError as exc:
-            too_long = "tokens. Parsing aborted" in exc.message  # graphql-core's own wording
+            too_long = over_token_limit(exc)
             raise GraphQLError(exc.message, source=exc.source, positions=exc.positions, extensions={
                 "code": TOO_MANY_TOKENS if too_long else PARSE_FAILED}) from None
         except RecursionError:  # nesting deep enough to exhaust the parser's stack, within the tokens
@@ -159,7 +159,7 @@ def request_limits(checks: LimitChecks) -> type[SchemaExtension]:
             if context.query and context.pre_execution_errors is None:
                 # Set, even to [], so Strawberry's own validation step does not validate again.
                 context.pre_execution_errors = checks.errors(
-                    context.schema._schema, context.query, tuple(context.validation_rules),
+                    graphql_schema(context.schema), context.query, tuple(context.validation_rules),
                     context.operation_name, context.variables or {})
             yield
 

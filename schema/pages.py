@@ -19,6 +19,7 @@ from graphql import FieldNode, FragmentSpreadNode, InlineFragmentNode, Selection
 
 from resolvers.reader import ALONG, Page, author_ids_of, topic_ids_of, unique
 from schema.context import Info, Loader, Loaders
+from schema.seam import resolve_info
 from schema.types import Reaction, Shout
 
 
@@ -27,7 +28,7 @@ def selected_paths(info: Info) -> frozenset[str]:
     included. Walked once per field of a parsed document (the parser cache keeps documents, so the same
     nodes come back with each request of it), from graphql-core's nodes: Strawberry's `selected_fields`
     would convert every argument and directive on the way, on every request."""
-    raw = info._raw_info
+    raw = resolve_info(info)
     node = raw.field_nodes[0]
     known = _PATHS.get(id(node))
     if known is not None and known[0] is node:  # the very node, not one that took a freed one's id
@@ -98,7 +99,7 @@ async def _primed(loader: Loader[Any, Any], keys: list[Any]) -> None:
     the nested fields find it there, and no future per key is made or awaited."""
     wanted = [key for key in keys if not loader.has(key)]
     if wanted:
-        loader.hold(dict(zip(wanted, await loader.load_fn(wanted), strict=True)))
+        loader.hold(dict(zip(wanted, await loader.fetch(wanted), strict=True)))
 
 
 async def _load(loads: list[Awaitable[Any]]) -> None:

@@ -9,12 +9,15 @@ from graphql import (
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
+    GraphQLField,
     GraphQLSchema,
     InlineFragmentNode,
     OperationType,
     SelectionSetNode,
     get_operation_ast,
 )
+
+from schema.seam import field_definition
 
 CHANGES_STATE = {"changes_state": True}
 
@@ -32,8 +35,8 @@ def changes_state(schema: GraphQLSchema, document: DocumentNode, operation_name:
     return any(_declared(root.fields.get(name)) for name in _root_fields(operation.selection_set, fragments))
 
 
-def _declared(field: object) -> bool:
-    definition = getattr(field, "extensions", {}).get("strawberry-definition")
+def _declared(field: GraphQLField | None) -> bool:
+    definition = field_definition(field)
     return bool(definition is not None and definition.metadata.get("changes_state"))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 import strawberry
-from graphql import DocumentNode, GraphQLError, MiddlewareManager, parse
+from graphql import DocumentNode, GraphQLError, parse
 from strawberry.extensions import SchemaExtension
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext
@@ -19,6 +19,7 @@ from schema.execution import PlainFieldsFirst, prepare_execution
 from schema.limits import LimitChecks, Limits, request_limits
 from schema.mutation import WriteMutation
 from schema.query import Query
+from schema.seam import FieldResolversUnwrapped
 from schema.subscription import Subscription
 
 log = logging.getLogger("discours.graphql")
@@ -43,20 +44,12 @@ _NOT_YET_REACHABLE = [
 ]
 
 
-class DiscoursSchema(strawberry.Schema):
+class DiscoursSchema(FieldResolversUnwrapped, strawberry.Schema):
     checks: LimitChecks | None = None
 
     def parse(self, query: str) -> DocumentNode:
         """A document as execution will see it (through the limits' cache and token limit, when set)."""
         return self.checks.parse(query) if self.checks is not None else parse(query)
-
-    def _get_middleware_manager(self, extensions: list[SchemaExtension]) -> MiddlewareManager | None:  # type: ignore[override]
-        """None when no extension resolves fields (none of ours does): graphql-core then calls each resolver
-        as it is. Strawberry builds a manager per request anyway, and graphql-core asks it for every
-        resolved field's resolver, to get the same one back."""
-        if not any(extension._implements_resolve() for extension in extensions):
-            return None
-        return super()._get_middleware_manager(extensions)
 
     def process_errors(self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None) -> None:
         """One line per request, never the whole document or the variables: a client's mistakes (parse,
@@ -92,6 +85,6 @@ def build_schema(limits: Limits | None = None) -> DiscoursSchema:
         extensions=extensions,
         execution_context_class=PlainFieldsFirst,
     )
-    prepare_execution(schema._schema)
+    prepare_execution(schema)
     schema.checks = checks
     return schema

@@ -13,6 +13,7 @@ from sqlalchemy import event
 
 from app.main import create_app
 from cache import keys
+from cache.seam import queued_commands
 from cache.store import Cache
 from resolvers.deps import Deps
 from tests.conftest import single_redis
@@ -266,7 +267,7 @@ async def test_a_cold_read_by_slug_shares_one_connection(gql: Any, sql_counter: 
     execute = Pipeline.execute
 
     async def counted(self: Pipeline, *args: Any, **kwargs: Any) -> Any:
-        round_trips.append([str(command[0][0]) for command in self.command_stack])
+        round_trips.append([str(command[0][0]) for command in queued_commands(self)])
         return await execute(self, *args, **kwargs)
 
     def checkout(*args: Any) -> None:

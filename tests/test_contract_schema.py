@@ -14,6 +14,7 @@ from graphql import (
 )
 
 from schema.schema import build_schema
+from schema.seam import graphql_schema
 from tests.contract import contract_schema
 
 # Query fields that need a signed-in viewer or notifications: they arrive with the auth issue (#3) and
@@ -47,7 +48,7 @@ def _output_compatible(ours: object, theirs: object) -> bool:
 
 @pytest.fixture(scope="module")
 def ours() -> GraphQLSchema:
-    return build_schema()._schema
+    return graphql_schema(build_schema())
 
 
 @pytest.fixture(scope="module")

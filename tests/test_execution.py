@@ -108,7 +108,7 @@ class LaterQuery:
 def _schema(context_class: type) -> strawberry.Schema:
     schema = strawberry.Schema(query=Query, execution_context_class=context_class)
     if context_class is PlainFieldsFirst:
-        prepare_execution(schema._schema)
+        prepare_execution(schema)
     return schema
 
 
@@ -152,9 +152,9 @@ async def test_plain_fields_build_no_resolve_info(monkeypatch: pytest.MonkeyPatc
 
 def test_a_marked_field_that_needs_more_than_its_context_is_refused() -> None:
     with pytest.raises(TypeError, match="withArgument cannot be resolved directly"):
-        prepare_execution(strawberry.Schema(query=WrongQuery)._schema)
+        prepare_execution(strawberry.Schema(query=WrongQuery))
     with pytest.raises(TypeError, match="awaited cannot be resolved directly"):
-        prepare_execution(strawberry.Schema(query=LaterQuery)._schema)
+        prepare_execution(strawberry.Schema(query=LaterQuery))
 
 
 async def test_resolvers_are_wrapped_only_when_an_extension_resolves_fields() -> None:
@@ -173,7 +173,48 @@ async def test_resolvers_are_wrapped_only_when_an_extension_resolves_fields() ->
 
     assert DiscoursSchema(query=Query)._get_middleware_manager([]) is None
     schema = DiscoursSchema(query=Query, extensions=[Watching], execution_context_class=PlainFieldsFirst)
-    prepare_execution(schema._schema)
+    prepare_execution(schema)
     result = await schema.execute("{ node { first { name } } }", context_value={"leaves": [_fine()]})
     assert result.errors is None and result.data == {"node": {"first": {"name": "a"}}}
     assert seen == ["node", "first"]  # `name` is plain: read, not resolved
+
+
+class Refused(strawberry.permission.BasePermission):
+    message = "not yours"
+
+    def has_permission(self, source: Any, info: Info, **kwargs: Any) -> bool:
+        return False
+
+
+class Shouted(strawberry.extensions.FieldExtension):
+    def resolve(self, next_: Any, source: Any, info: Info, **kwargs: Any) -> Any:
+        return next_(source, info, **kwargs).upper()
+
+
+@strawberry.type
+class Guarded:
+    open: str
+    secret: str = strawberry.field(permission_classes=[Refused])
+    loud: str = strawberry.field(extensions=[Shouted()])
+
+
+@strawberry.type
+class GuardedQuery:
+    @strawberry.field
+    def guarded(self) -> Guarded:
+        return Guarded(open="o", secret="s", loud="l")
+
+
+async def test_a_field_with_a_permission_class_or_an_extension_is_never_read_plainly() -> None:
+    """A field without a resolver of its own is plain only when Strawberry calls it basic: a permission
+    class or an extension on it must run (reading it plainly would serve it without its check)."""
+    from schema.execution import PLAIN
+    from schema.seam import graphql_schema
+
+    schema = strawberry.Schema(query=GuardedQuery, execution_context_class=PlainFieldsFirst)
+    prepare_execution(schema)
+    assert set(graphql_schema(schema).type_map["Guarded"].extensions[PLAIN]) == {"open"}
+    result = await schema.execute("{ guarded { open loud secret } }")
+    assert result.data is None and [e.message for e in result.errors or []] == ["not yours"]
+    result = await schema.execute("{ guarded { open loud } }")
+    assert result.errors is None and result.data == {"guarded": {"open": "o", "loud": "L"}}

@@ -10,6 +10,7 @@ import pytest
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
+from cache.seam import queued_commands
 from cache.store import BATCH, MISSING, Cache
 
 MULTI_KEY = {"MGET", "DEL", "UNLINK", "EXISTS", "MSET"}
@@ -22,7 +23,7 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[tuple[Any, ...]]
     pipeline_execute, single = Pipeline.execute, Redis.execute_command
 
     async def record_pipeline(self: Pipeline, raise_on_error: bool = True) -> Any:
-        batches.append([args for args, _options in self.command_stack])
+        batches.append([args for args, _options in queued_commands(self)])
         return await pipeline_execute(self, raise_on_error)
 
     async def record_single(self: Redis, *args: Any, **options: Any) -> Any:

@@ -1,0 +1,88 @@
+"""redis-py past its public API: every such use of the project is here, and only here.
+
+Coalescing (cache/coalesce.py) queues the commands of many callers into one pipeline and splits the replies
+back, which needs a pipeline's queue and flags; packing commands in C needs redis-py's hiredis serializer;
+pub/sub on a cluster needs the nodes a cluster client was started with. None of this is promised by
+redis-py's documentation. Each reliance is a named function or class below, and `tests/test_seams.py` has a
+canary for each that fails naming redis-py, the internal and what to do. The rest of the project uses these
+names and redis-py's public API (including subclassing its clients and pipelines and overriding their
+public methods).
+
+The redis-py versions these were written against are the bounds in `pyproject.toml`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import hiredis
+from redis.asyncio.client import Pipeline
+from redis.asyncio.cluster import RedisCluster
+from redis.connection import HiredisRespSerializer
+from redis.utils import HIREDIS_AVAILABLE
+
+# (args, options): a command as redis-py's pipelines queue it
+Command = tuple[tuple[Any, ...], Mapping[str, Any]]
+
+
+def queued_commands(pipe: Pipeline) -> list[Command]:
+    """The commands a pipeline has queued, as (args, options) (redis-py's `command_stack`)."""
+    return pipe.command_stack  # type: ignore[no-any-return]
+
+
+def runs_on_its_own(pipe: Pipeline) -> bool:
+    """Whether a pipeline needs a connection to itself: a MULTI/EXEC transaction, a WATCH, or Script
+    objects, which redis-py loads before sending the pipeline (its `is_transaction`,
+    `explicit_transaction`, `watching` and `scripts`)."""
+    return bool(pipe.is_transaction or pipe.explicit_transaction or pipe.watching or pipe.scripts)
+
+
+def raise_first_error(pipe: Pipeline, commands: list[Command], replies: list[Any]) -> None:
+    """Raise the first error among `replies` as the pipeline's `execute` would, annotated with its command."""
+    pipe.raise_first_error(commands, replies)
+
+
+def pipeline_of(client: Any, commands: Sequence[Command]) -> Pipeline:
+    """redis-py's own (not a subclass's) non-transactional pipeline on `client`'s pool, holding `commands`:
+    it sends them as they are, without queueing them anywhere again."""
+    pipe = Pipeline(client.connection_pool, client.response_callbacks, False, None)
+    pipe.command_stack.extend(commands)
+    return pipe
+
+
+def startup_nodes(cluster: RedisCluster) -> list[Any]:
+    """The nodes a cluster client was given at start (its `nodes_manager.startup_nodes`)."""
+    return list(cluster.nodes_manager.startup_nodes.values())
+
+
+class _PackedByHiredis:
+    """Commands packed by hiredis's C packer, as redis-py's synchronous client packs them: its asyncio
+    connection packs in Python, argument by argument, and a page's reads send a few hundred arguments
+    (keys). The same bytes either way; an argument of a type Redis has no form for (None, a bool) is
+    refused alike, as a DataError (redis-py's `HiredisRespSerializer`, for what hiredis refuses)."""
+
+    _packer = HiredisRespSerializer()
+
+    def pack_command(self, *args: Any) -> list[bytes]:
+        if isinstance(args[0], str) and " " not in args[0]:  # a command without a subcommand in its name
+            try:
+                return [hiredis.pack_command(args)]
+            except TypeError:  # a bytearray or memoryview, converted there, or a type Redis has no form for
+                pass
+        return self._packer.pack(*args)
+
+
+def packed_by_hiredis(connection_class: type[Any]) -> type[Any]:
+    """`connection_class` packing its commands in C (itself where hiredis is not installed); one class
+    per connection class. A connection's `pack_command` is redis-py's, overridden here."""
+    if not HIREDIS_AVAILABLE:
+        return connection_class
+    packed = _PACKED.get(connection_class)
+    if packed is None:
+        packed = _PACKED[connection_class] = type(f"HiredisPacked{connection_class.__name__}",
+                                                  (_PackedByHiredis, connection_class), {})
+    return packed
+
+
+_PACKED: dict[type[Any], type[Any]] = {}

@@ -1,0 +1,163 @@
+"""Strawberry and graphql-core past their public API: every such use of the project is here, and only here.
+
+The server is fast because it goes around parts of these libraries (schema/execution.py reads plain fields in
+graphql-core's own field loop; pages read their selection from graphql-core's nodes; no middleware manager
+is built per request). What it relies on for that is not promised by their documentation, so an upgrade
+may change it without notice. Each reliance is a named function or class below; `tests/test_seams.py` has a
+canary for each, which fails naming the library, the internal and what to do. The rest of the project uses
+these names and the libraries' public API only.
+
+The versions these were written against are the upper bounds in `pyproject.toml`; raising a bound means
+running the canaries first (`make upgrade` does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from graphql import (
+    ASTValidationRule,
+    DocumentNode,
+    GraphQLError,
+    GraphQLField,
+    GraphQLObjectType,
+    GraphQLResolveInfo,
+    GraphQLSchema,
+    GraphQLSyntaxError,
+    MiddlewareManager,
+)
+from graphql.pyutils import Path, Undefined, gather_with_cancel
+from strawberry.extensions import SchemaExtension
+from strawberry.http.ides import get_graphql_ide_html
+from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+from strawberry.schema.schema import validate_document as _strawberry_validate
+from strawberry.schema.schema_converter import GraphQLCoreConverter
+
+if TYPE_CHECKING:
+    import strawberry
+    from strawberry.types import Info
+    from strawberry.types.field import StrawberryField
+
+# --- Strawberry ------------------------------------------------------------------------------------
+
+# The key under which Strawberry keeps a field's definition (`StrawberryField`) in graphql-core's field
+# extensions: how a graphql-core field leads back to its metadata (cache policy, state change, DIRECT).
+DEFINITION_KEY: str = GraphQLCoreConverter.DEFINITION_BACKREF
+
+
+def field_definition(field: GraphQLField | None) -> StrawberryField | None:
+    """The Strawberry definition of a graphql-core field (None for a field Strawberry did not make)."""
+    if field is None or not field.extensions:
+        return None
+    return field.extensions.get(DEFINITION_KEY)  # type: ignore[no-any-return]
+
+
+def graphql_schema(schema: strawberry.Schema) -> GraphQLSchema:
+    """The graphql-core schema a Strawberry schema runs (Strawberry's `_schema`)."""
+    return schema._schema
+
+
+def resolve_info(info: Info) -> GraphQLResolveInfo:
+    """graphql-core's resolve info behind Strawberry's (`_raw_info`): its field nodes and fragments, which
+    Strawberry's public `selected_fields` only gives converted, at a cost per request."""
+    return info._raw_info
+
+
+def validate_document(schema: GraphQLSchema, document: DocumentNode,
+                      rules: tuple[type[ASTValidationRule], ...]) -> list[GraphQLError]:
+    """graphql-core's validation with the rules Strawberry adds to it (`@oneOf`, `Maybe`), as Strawberry's
+    own validation step runs it: the limits extension validates in its place."""
+    return _strawberry_validate(schema, document, rules)
+
+
+def graphql_ide_page() -> str:
+    """Strawberry's GraphiQL page, as its view serves it."""
+    return get_graphql_ide_html(graphql_ide="graphiql")
+
+
+class FieldResolversUnwrapped:
+    """A `strawberry.Schema` mixin: no middleware manager when no extension resolves fields (none of ours
+    does), so graphql-core calls each resolver as it is. Strawberry builds a manager per request anyway
+    (`_get_middleware_manager`), and graphql-core asks it for every resolved field's resolver, to get the
+    same one back."""
+
+    def _get_middleware_manager(self, extensions: list[SchemaExtension]) -> MiddlewareManager:
+        if not any(extension._implements_resolve() for extension in extensions):
+            return None  # type: ignore[return-value]  # graphql-core takes None for no middleware
+        return super()._get_middleware_manager(extensions)  # type: ignore[misc, no-any-return]
+
+
+# --- graphql-core --------------------------------------------------------------------------------
+
+# The end of the message graphql-core's parser gives when a document has more tokens than allowed.
+_TOKEN_LIMIT_WORDING = "tokens. Parsing aborted."
+
+
+def over_token_limit(error: GraphQLSyntaxError) -> bool:
+    """Whether the parser refused a document for its number of tokens (graphql-core tells only in words)."""
+    return error.message.endswith(_TOKEN_LIMIT_WORDING)
+
+
+# A plain field's reading (schema/execution.py): its attribute, the Python type its scalar returns unchanged
+# (None: always serialize), and the scalar's serialize.
+PlainField = tuple[str, type | None, Callable[[Any], Any]]
+PlannedField = tuple[str, Any, PlainField | None]
+_MISSING = object()
+_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
+
+
+class FieldLoop(StrawberryGraphQLCoreExecutionContext):
+    """graphql-core's `ExecutionContext.execute_fields` (marked private there), copied, with one branch
+    added: a field its plan reads plainly (`plan`, in the subclass) is read in the loop itself. The copy
+    follows graphql-core 3.3 (`tests/test_seams.py` keeps the hash of the source it was copied from)."""
+
+    def plan(self, parent_type: GraphQLObjectType, grouped_field_set: Any) -> tuple[PlannedField, ...]:
+        raise NotImplementedError
+
+    def serialized(self, value: Any, serialize: Callable[[Any], Any]) -> Any:
+        raise NotImplementedError
+
+    def execute_fields(self, parent_type: GraphQLObjectType, source_value: Any, path: Path | None,
+                       grouped_field_set: Any, position_context: Any) -> Any:
+        """The same loop, errors and gathering of awaitables as graphql-core's. Fields executed serially (a
+        mutation's root fields) have resolvers: none is plain."""
+        results: dict[str, Any] = {}
+        is_awaitable = self.is_awaitable
+        execute_field = self.execute_field
+        awaitable_fields: list[str] = []
+        try:
+            for response_name, field_details_list, plain in self.plan(parent_type, grouped_field_set):
+                if plain is not None:
+                    value: Any = getattr(source_value, plain[0], _MISSING)
+                    kind = type(value)
+                    # what its scalar returns as it is (the exact type, not a subclass; an Int in range)
+                    if kind is plain[1] and (kind is not int or _INT_MIN <= value <= _INT_MAX):
+                        results[response_name] = value
+                        continue
+                    value = self.serialized(value, plain[2]) if value is not _MISSING else Undefined
+                    if value is not Undefined:
+                        results[response_name] = value
+                        continue
+                result = execute_field(parent_type, source_value, field_details_list,
+                                       Path(path, response_name, parent_type.name), position_context)
+                if result is not Undefined:
+                    results[response_name] = result
+                    if is_awaitable(result):
+                        awaitable_fields.append(response_name)
+        except Exception:
+            if awaitable_fields:  # settled, as they may fail too
+                self.settle_in_background([results[field] for field in awaitable_fields])
+            raise
+        if not awaitable_fields:
+            return results
+
+        async def get_results() -> dict[str, Any]:
+            if len(awaitable_fields) == 1:
+                results[awaitable_fields[0]] = await results[awaitable_fields[0]]
+            else:
+                awaited = await gather_with_cancel(*(results[field] for field in awaitable_fields))
+                results.update(zip(awaitable_fields, awaited, strict=True))
+            return results
+
+        return get_results()

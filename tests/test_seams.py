@@ -1,0 +1,251 @@
+"""Canaries for what the project relies on past its libraries' public API (schema/seam.py for Strawberry and
+graphql-core, cache/seam.py for redis-py). Each fails with a message naming the library and its version,
+the internal, what depends on it and what to do, so that an upgrade that changes one says so here, in one
+line, instead of as a slower server or a silently skipped check somewhere else."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import textwrap
+from importlib.metadata import version
+from typing import Any
+
+import pytest
+import strawberry
+from graphql import GraphQLSchema, GraphQLSyntaxError, parse, specified_rules
+from graphql.execution import Executor
+from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import ResponseError
+from strawberry.extensions import SchemaExtension
+from strawberry.types import Info
+
+from cache.seam import (
+    packed_by_hiredis,
+    pipeline_of,
+    queued_commands,
+    raise_first_error,
+    runs_on_its_own,
+    startup_nodes,
+)
+from schema.context import Loader
+from schema.seam import (
+    FieldLoop,
+    FieldResolversUnwrapped,
+    field_definition,
+    graphql_ide_page,
+    graphql_schema,
+    over_token_limit,
+    resolve_info,
+    validate_document,
+)
+
+STRAWBERRY = f"Strawberry {version('strawberry-graphql')}"
+GRAPHQL_CORE = f"graphql-core {version('graphql-core')}"
+REDIS_PY = f"redis-py {version('redis')}"
+# The source of graphql-core's `Executor.execute_fields` that schema/seam.py `FieldLoop` copies (3.3.2).
+EXECUTE_FIELDS_COPIED = "9a241b5415503bfb50d4a8209b20c9743a972919e40aa3b5de956639825cf45a"
+
+
+def canary(condition: bool, library: str, internal: str, depends: str, todo: str) -> None:
+    assert condition, f"{library}: {internal} changed. {depends} depends on it. To do: {todo}"
+
+
+seen_infos: list[Info] = []
+
+
+@strawberry.type
+class Item:
+    name: str
+
+    @strawberry.field
+    def title(self, info: Info) -> str:
+        seen_infos.append(info)
+        return self.name.title()
+
+
+@strawberry.type
+class Query:
+    @strawberry.field
+    def item(self) -> Item:
+        return Item(name="one")
+
+
+# --- Strawberry -----------------------------------------------------------------------------------
+
+def test_graphql_core_fields_lead_back_to_their_strawberry_definition() -> None:
+    schema = strawberry.Schema(query=Query)
+    field = graphql_schema(schema).type_map["Item"].fields["name"]  # type: ignore[union-attr]
+    definition = field_definition(field)
+    canary(definition is not None and definition.python_name == "name" and definition.is_basic_field,
+           STRAWBERRY, "GraphQLCoreConverter.DEFINITION_BACKREF (a graphql-core field's `StrawberryField`)",
+           "Cache policies (schema/cache_control.py), the refusal of state changes over GET (schema/safety.py) "
+           "and plain fields (schema/execution.py)",
+           "find where Strawberry now keeps a field's definition and change schema/seam.py `field_definition`")
+
+
+def test_a_strawberry_schema_has_its_graphql_core_schema() -> None:
+    canary(isinstance(graphql_schema(strawberry.Schema(query=Query)), GraphQLSchema), STRAWBERRY,
+           "`Schema._schema` (the graphql-core schema)", "Every check on a parsed document",
+           "find the graphql-core schema's new attribute and change schema/seam.py `graphql_schema`")
+
+
+async def test_a_resolver_reaches_graphql_cores_resolve_info() -> None:
+    seen_infos.clear()
+    result = await strawberry.Schema(query=Query).execute("query { item { ...F } } fragment F on Item { title }")
+    assert result.errors is None
+    raw = resolve_info(seen_infos[0])
+    canary(raw.field_nodes[0].name.value == "title"
+           and "F" in raw.fragments, STRAWBERRY, "`Info._raw_info` (graphql-core's resolve info)",
+           "Pages reading their selection once per document (schema/pages.py `selected_paths`)",
+           "find graphql-core's info in Strawberry's Info and change schema/seam.py `resolve_info`")
+
+
+def test_validation_runs_strawberrys_rules_too() -> None:
+    schema = graphql_schema(strawberry.Schema(query=Query))
+    rules = tuple(specified_rules)  # what a request's context carries
+    refused = validate_document(schema, parse("{ item { nope } }"), rules)
+    canary(validate_document(schema, parse("{ item { name } }"), rules) == []
+           and len(refused) == 1 and "nope" in refused[0].message, STRAWBERRY,
+           "`strawberry.schema.schema.validate_document(schema, document, rules)`",
+           "Validation of every request (schema/limits.py validates in Strawberry's place)",
+           "validate as Strawberry's own validation step now does, in schema/seam.py `validate_document`")
+
+
+def test_the_middleware_manager_is_asked_for_per_request() -> None:
+    params = list(inspect.signature(strawberry.Schema._get_middleware_manager).parameters)
+    canary(params == ["self", "extensions"] and hasattr(SchemaExtension, "_implements_resolve"), STRAWBERRY,
+           "`Schema._get_middleware_manager(extensions)` / `SchemaExtension._implements_resolve`",
+           "Skipping graphql-core's middleware per resolved field (schema/seam.py `FieldResolversUnwrapped`; "
+           "without it, requests are slower, not wrong)",
+           "override Strawberry's new hook in `FieldResolversUnwrapped`, or remove the mixin")
+
+    class Unwrapped(FieldResolversUnwrapped, strawberry.Schema):
+        pass
+
+    canary(Unwrapped(query=Query)._get_middleware_manager([]) is None, STRAWBERRY,
+           "`Schema._get_middleware_manager`", "FieldResolversUnwrapped", "see above")
+
+
+async def test_the_middleware_manager_is_what_graphql_core_gets(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[Any] = []
+    original = strawberry.Schema._get_middleware_manager
+
+    def counted(self: Any, extensions: list[SchemaExtension]) -> Any:
+        asked.append(extensions)
+        return original(self, extensions)
+
+    monkeypatch.setattr(strawberry.Schema, "_get_middleware_manager", counted)
+    await strawberry.Schema(query=Query).execute("{ item { name } }")
+    canary(len(asked) == 1, STRAWBERRY, "the call of `_get_middleware_manager` per request",
+           "FieldResolversUnwrapped (it overrides a hook Strawberry no longer calls)",
+           "find how Strawberry now hands graphql-core its middleware")
+
+
+def test_the_graphiql_page_comes_from_strawberry() -> None:
+    page = graphql_ide_page()
+    canary("graphiql" in page and "https://unpkg.com/" in page, STRAWBERRY, "`strawberry.http.ides`",
+           "The offline GraphiQL page (app/graphiql.py, its scripts vendored by scripts/vendor_graphiql.py)",
+           "find Strawberry's page and run scripts/vendor_graphiql.py again for its new scripts")
+
+
+async def test_a_loader_uses_the_cache_map_it_is_given() -> None:
+    async def fetch(keys: list[int]) -> list[int]:
+        return [key * 2 for key in keys]
+
+    loader = Loader(fetch)
+    assert await loader.load(3) == 6
+    canary(loader.has(3) and loader.futures.get(3) is not None, STRAWBERRY,
+           "DataLoader's `cache_map` argument", "A request's loaders (schema/context.py `Loader`)",
+           "keep loaded futures where the DataLoader now does and change `Loader.has`")
+
+
+# --- graphql-core --------------------------------------------------------------------------------
+
+def test_the_field_loop_copied_is_graphql_cores_own() -> None:
+    source = textwrap.dedent(inspect.getsource(Executor.execute_fields))
+    canary(hashlib.sha256(source.encode()).hexdigest() == EXECUTE_FIELDS_COPIED, GRAPHQL_CORE,
+           "`Executor.execute_fields` (the loop over an object's fields, marked private)",
+           "schema/seam.py `FieldLoop.execute_fields`, a copy of it with plain fields read in the loop",
+           "compare graphql-core's new loop with the copy, port every change into the copy, run "
+           "tests/test_execution.py, then put the new source's sha256 in EXECUTE_FIELDS_COPIED")
+    params = list(inspect.signature(Executor.execute_fields).parameters)
+    canary(params == list(inspect.signature(FieldLoop.execute_fields).parameters), GRAPHQL_CORE,
+           "the parameters of `Executor.execute_fields`", "FieldLoop", "follow the new signature")
+
+
+def test_the_token_limit_is_told_apart_by_its_wording() -> None:
+    with pytest.raises(GraphQLSyntaxError) as refused:
+        parse("{ a b c d }", max_tokens=3)
+    canary(over_token_limit(refused.value), GRAPHQL_CORE, "the parser's message for too many tokens",
+           "The TOO_MANY_TOKENS code of a refused document (schema/limits.py)",
+           "change schema/seam.py `_TOKEN_LIMIT_WORDING` to the new message")
+    with pytest.raises(GraphQLSyntaxError) as wrong:
+        parse("{ a ")
+    assert not over_token_limit(wrong.value)
+
+
+# --- redis-py ------------------------------------------------------------------------------------
+
+async def test_a_pipeline_shows_its_queue_and_flags() -> None:
+    client = Redis()  # no connection is made: nothing is sent
+    pipe = client.pipeline(transaction=False)
+    pipe.set("k", 1)
+    pipe.get("k")
+    queued = queued_commands(pipe)
+    canary([args for args, _ in queued] == [("SET", "k", 1), ("GET", "k")], REDIS_PY,
+           "`Pipeline.command_stack` ((args, options) per queued command)",
+           "Coalescing commands into one round trip (cache/coalesce.py, cache/client.py `GuardedPipeline`)",
+           "find the new queue and change cache/seam.py `queued_commands` and `pipeline_of`")
+    canary(not runs_on_its_own(pipe) and runs_on_its_own(client.pipeline(transaction=True)), REDIS_PY,
+           "`Pipeline.is_transaction` / `explicit_transaction` / `watching` / `scripts`",
+           "Which pipelines may be coalesced (a transaction must keep its connection)",
+           "change cache/seam.py `runs_on_its_own` to the new flags")
+    scripted = client.pipeline(transaction=False)
+    await client.register_script("return 1")(client=scripted)  # queued, not sent
+    canary(runs_on_its_own(scripted), REDIS_PY, "`Pipeline.scripts`", "Coalescing (scripts are loaded first)",
+           "change cache/seam.py `runs_on_its_own`")
+
+
+def test_a_pipeline_raises_its_first_error_as_execute_would() -> None:
+    pipe = Redis().pipeline(transaction=False)
+    pipe.set("k", 1)
+    with pytest.raises(ResponseError) as raised:
+        raise_first_error(pipe, queued_commands(pipe), [ResponseError("WRONGTYPE nope")])
+    canary("Command # 1 (SET k 1)" in str(raised.value), REDIS_PY, "`Pipeline.raise_first_error`",
+           "A coalesced pipeline's errors (cache/client.py `GuardedPipeline`)",
+           "raise as redis-py's `execute` now does, in cache/seam.py `raise_first_error`")
+
+
+async def test_a_pipeline_made_of_queued_commands_sends_them(redis: Redis) -> None:
+    if isinstance(redis, RedisCluster):
+        pytest.skip("coalescing is not used on a cluster")
+    pipe = pipeline_of(redis, [(("SET", "seam:k", "v"), {}), (("GET", "seam:k"), {})])
+    async with pipe:
+        replies = await pipe.execute()
+    canary(replies == [True, b"v"], REDIS_PY, "`Pipeline(pool, callbacks, transaction, shard_hint)`",
+           "Coalescing (cache/coalesce.py sends every caller's commands in one such pipeline)",
+           "change cache/seam.py `pipeline_of`")
+
+
+def test_a_cluster_client_keeps_its_startup_nodes() -> None:
+    cluster = RedisCluster(host="127.0.0.1", port=7)  # no connection is made until the first command
+    nodes = startup_nodes(cluster)
+    canary([(node.host, node.port) for node in nodes] == [("127.0.0.1", 7)], REDIS_PY,
+           "`RedisCluster.nodes_manager.startup_nodes`", "Pub/sub on a cluster before it is initialised",
+           "change cache/seam.py `startup_nodes`")
+
+
+def test_commands_are_packed_by_hiredis_like_redis_py_packs_them() -> None:
+    from redis.asyncio.connection import Connection
+
+    packed = packed_by_hiredis(Connection)
+    canary(packed is not Connection, REDIS_PY, "`redis.utils.HIREDIS_AVAILABLE`",
+           "Packing commands in C (cache/seam.py `packed_by_hiredis`)", "install hiredis (redis[hiredis])")
+    ours, theirs = packed(), Connection()
+    same = all(b"".join(ours.pack_command(*args)) == b"".join(theirs.pack_command(*args))
+               for args in (("SET", "ключ", 0.1), ("MGET", b"a", 2, 3.5), ("CLIENT SETNAME", "x")))
+    canary(same, REDIS_PY, "`Connection.pack_command` / `HiredisRespSerializer`",
+           "Packing commands in C (every command of the server)",
+           "compare redis-py's packer with hiredis's and change cache/seam.py `_PackedByHiredis`")
