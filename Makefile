@@ -5,17 +5,34 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: run test install services migrate lint bench mutants clean
+.PHONY: run test install services migrate lint bench mutants clean upgrade lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) 2>/dev/null || python3 -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+# What installs is requirements.lock: every package at its exact version, each file checked against its
+# hash; then the project itself, without dependencies (a dependency the lock lacks fails at import).
+$(STAMP): requirements.lock pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q --require-hashes -r requirements.lock
+	$(BIN)/pip install -q --no-deps -e .
 	@touch $(STAMP)
 
 install: $(STAMP)
+
+LOCK := $(BIN)/uv pip compile pyproject.toml --extra dev --universal --generate-hashes --python-version 3.11 \
+        -q -o requirements.lock
+
+## requirements.lock again from pyproject.toml's ranges (newest versions within them), installed, the
+## suite run on it, then the known vulnerabilities of what it installs (pip-audit, PyPI's advisory data;
+## --strict: a package it could not look up fails the audit rather than passing unseen).
+upgrade: install
+	$(LOCK) --upgrade
+	$(MAKE) install test
+	$(BIN)/pip-audit --strict --disable-pip --progress-spinner off -r requirements.lock
+
+## requirements.lock again after a change of pyproject.toml's dependencies, keeping every version it can.
+lock: install
+	$(LOCK)
 
 ## Serve on 127.0.0.1:8000 (GraphiQL at /graphql); SQLite + in-process Redis unless DATABASE_URL/REDIS_URL.
 run: install
@@ -32,7 +49,7 @@ test: install services
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --durations=20
 	$(BIN)/python -m devtools.on_cluster
 
 lint: install
@@ -48,6 +65,7 @@ bench: install services
 clean:
 	rm -rf $(VENV) discours.db discours.db-wal discours.db-shm .pytest_cache
 
-## The mutation pass over the invalidation path (pyproject [tool.mutmut]); slow: run it on purpose.
+## The mutation pass (pyproject [tool.mutmut]), module by module: `make mutants MODULES="triggers.rules"`;
+## each writes mutation/<module>.md. Slow (minutes to an hour a module): run it on purpose.
 mutants: install services
-	$(BIN)/python -m devtools.mutants
+	$(BIN)/python -m devtools.mutants $(MODULES)
