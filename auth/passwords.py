@@ -44,6 +44,11 @@ class Passwords:
         self._slots = threads + max_waiting
         self._taken = 0
 
+    @property
+    def taken(self) -> int:
+        """Hashes under way or waiting for a thread."""
+        return self._taken
+
     async def _run(self, work: object, *args: str) -> object:
         if self._taken >= self._slots:
             raise HashingBusy("too many sign-ins at once; try again in a moment")

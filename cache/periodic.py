@@ -15,11 +15,15 @@ log = logging.getLogger(__name__)
 
 
 class Periodic:
+    # How the loop waits between rounds; a test replaces it to see the interval asked for without waiting it.
+    sleep: Callable[[float], Awaitable[None]] = staticmethod(asyncio.sleep)
+
     def __init__(self, name: str, interval: float, round_: Callable[[], Awaitable[Any]]) -> None:
         self.name = name
         self.interval = interval
         self._round = round_
         self._task: asyncio.Task[None] | None = None
+        self.failed = 0  # rounds that raised, since start
 
     def start(self) -> None:
         if self._task is None:
@@ -27,14 +31,16 @@ class Periodic:
 
     async def _loop(self) -> None:
         while True:
-            await asyncio.sleep(self.interval)
+            await self.sleep(self.interval)
             try:
                 done = await self._round()
                 if done:
                     log.info("%s: %s", self.name, done)
             except (RedisError, OSError) as exc:
+                self.failed += 1
                 log.warning("%s round failed, retrying next round: %s", self.name, exc)
             except Exception:
+                self.failed += 1
                 log.exception("%s round failed", self.name)
 
     async def stop(self) -> None:

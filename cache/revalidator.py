@@ -182,5 +182,9 @@ class CacheRevalidationManager:
     def running(self) -> bool:
         return self._loop.running
 
+    @property
+    def failed_rounds(self) -> int:
+        return self._loop.failed
+
 
 __all__ = ["BATCH_THRESHOLD", "CACHE_REVALIDATION_INTERVAL", "CacheRevalidationManager"]

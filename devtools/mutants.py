@@ -3,15 +3,26 @@ redis-server of its own, so that it can run beside `make test`: Redis pub/sub ch
 server-wide, not per db number, so a shared server would let one suite's events reach the other's
 subscribers. Mutants run one at a time: the tests share one database.
 
-    python -m devtools.mutants [mutant names...]
+    python -m devtools.mutants triggers.rules cache.store     # those modules' mutants, then their records
+    python -m devtools.mutants                                # every module of [tool.mutmut] only_mutate
+
+The pass is slow on two cores (minutes per module, an hour and more for all), so it runs module by module
+and each module's result is kept in the repository, not only in mutmut's ignored `mutants/` state:
+`mutation/<module>.md` holds its score and every surviving mutant, each either explained (an equivalent
+mutant: the section "Explained", written by hand, kept from run to run) or listed as not yet killed, with
+its diff. A survivor that a new test kills leaves the list at the next run of its module.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import re
 import subprocess
 import sys
+import tomllib
+from collections import Counter
 from pathlib import Path
 
 from devtools.services import LOCAL_POSTGRES, RedisServer
@@ -19,18 +30,72 @@ from orm.engine import create_database_if_missing
 
 ROOT = Path(__file__).resolve().parent.parent
 DATABASE = LOCAL_POSTGRES.rsplit("/", 1)[0] + "/mutmut_test"
+RECORDS = ROOT / "mutation"
+# mutmut's exit codes (mutmut/stats.py): 1 and 3 kill a mutant, 0 lets it survive
+_STATUS = {1: "killed", 3: "killed", 0: "survived", 33: "no tests", 5: "no tests", 34: "skipped", 36: "timeout",
+           37: "caught by type check", None: "not checked"}
+_EXPLAINED = re.compile(r"^- `([^`]+)`: (.+)$")
 
 
-async def _run(names: list[str]) -> int:
+def configured_modules() -> list[str]:
+    """The dotted names of the modules [tool.mutmut] mutates."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mutmut"]
+    return [path.removesuffix(".py").replace("/", ".") for path in config["only_mutate"]]
+
+
+def _mutmut() -> str:
+    return str(Path(sys.executable).with_name("mutmut"))
+
+
+async def _run(modules: list[str]) -> int:
     await create_database_if_missing(DATABASE)
-    mutmut = str(Path(sys.executable).with_name("mutmut"))
     async with RedisServer() as redis:
         env = {**os.environ, "TEST_DATABASE_URL": DATABASE, "TEST_REDIS_URL": redis.url}
-        ran = await asyncio.to_thread(subprocess.run, [mutmut, "run", "--max-children", "1", *names],
-                                      cwd=ROOT, env=env)
-    await asyncio.to_thread(subprocess.run, [mutmut, "results"], cwd=ROOT)
+        ran = await asyncio.to_thread(subprocess.run, [_mutmut(), "run", "--max-children", "1",
+                                                       *(f"{module}.*" for module in modules)], cwd=ROOT, env=env)
+    for module in modules:
+        record(module)
     return ran.returncode
 
 
+def record(module: str) -> Path:
+    """Write `mutation/<module>.md` from mutmut's state for that module's file; returns its path."""
+    meta = ROOT / "mutants" / (module.replace(".", "/") + ".py.meta")
+    results: dict[str, int | None] = json.loads(meta.read_text())["exit_code_by_key"]
+    statuses = Counter(_STATUS.get(code, "suspicious") for code in results.values())
+    survivors = sorted(name for name, code in results.items() if code == 0)
+    target = RECORDS / f"{module}.md"
+    explained = _explanations(target)
+    killed, checked = statuses["killed"] + statuses["caught by type check"], len(results) - statuses["not checked"]
+    lines = [f"# Mutation results: `{module}`", "",
+             f"Written by `python -m devtools.mutants {module}` (mutmut, the tests of [tool.mutmut] in "
+             "pyproject.toml). Score: killed / checked.", "",
+             f"- mutants: {len(results)}, checked: {checked}, killed: {killed}, survived: {len(survivors)}, "
+             + ", ".join(f"{status}: {n}" for status, n in sorted(statuses.items())
+                         if status not in ("killed", "survived", "caught by type check")),
+             f"- score: {killed / checked:.1%}" if checked else "- score: not run", "",
+             "## Explained", "",
+             "Survivors that no test can kill: equivalent to the original (same behaviour), written by hand as",
+             "`- `name`: why`; kept from run to run while the mutant survives.", ""]
+    lines += [f"- `{name}`: {explained[name]}" for name in survivors if name in explained] or ["(none)"]
+    lines += ["", "## Not yet killed or explained", ""]
+    unexplained = [name for name in survivors if name not in explained]
+    for name in unexplained:
+        shown = subprocess.run([_mutmut(), "show", name], cwd=ROOT, capture_output=True, text=True).stdout
+        lines += [f"### `{name}`", "", "```diff", shown.strip(), "```", ""]
+    if not unexplained:
+        lines.append("(none)")
+    RECORDS.mkdir(exist_ok=True)
+    target.write_text("\n".join(lines).rstrip() + "\n")
+    return target
+
+
+def _explanations(target: Path) -> dict[str, str]:
+    if not target.exists():
+        return {}
+    section = target.read_text().split("## Explained", 1)[-1].split("## Not yet killed", 1)[0]
+    return {m[1]: m[2] for line in section.splitlines() if (m := _EXPLAINED.match(line))}
+
+
 if __name__ == "__main__":
-    sys.exit(asyncio.run(_run(sys.argv[1:])))
+    sys.exit(asyncio.run(_run(sys.argv[1:] or configured_modules())))

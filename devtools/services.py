@@ -151,3 +151,56 @@ class RedisClusterServers:
     async def __aexit__(self, *exc_info: object) -> None:
         for node in self.nodes:
             node.close()
+
+
+class RunServices:
+    """A test run's own PostgreSQL database and redis-server: made when the run starts, removed when it ends,
+    so that a run touches nothing it did not make (another run, a developer's data, the services' db
+    numbers). The database is `discours_test_{random}` on the local server; databases a test derives from
+    its name (`{name}_fuzz`, `{name}_migrations`) are dropped with it."""
+
+    def __init__(self, *, database: bool, redis: bool, server_url: str = LOCAL_POSTGRES) -> None:
+        self.server_url = server_url
+        self.name = f"discours_test_{secrets.token_hex(4)}"
+        self.database_url = make_url(server_url).set(database=self.name).render_as_string(hide_password=False)
+        self.redis = RedisServer() if redis else None
+        self.made_database = database
+
+    def start(self) -> dict[str, str]:
+        """Start what was asked for; the environment variables naming it (TEST_DATABASE_URL, TEST_REDIS_URL),
+        which subprocesses of the run inherit."""
+        environ: dict[str, str] = {}
+        if self.made_database:
+            asyncio.run(self._admin(f'CREATE DATABASE "{self.name}"'))
+            environ["TEST_DATABASE_URL"] = self.database_url
+        if self.redis is not None:
+            self.redis.start()
+            asyncio.run(self.redis.ready())
+            environ["TEST_REDIS_URL"] = self.redis.url
+        return environ
+
+    def close(self) -> None:
+        if self.redis is not None:
+            self.redis.close()
+        if self.made_database:
+            asyncio.run(self._drop_all())
+
+    async def _drop_all(self) -> None:
+        admin = create_async_engine(self.server_url, isolation_level="AUTOCOMMIT")
+        try:
+            async with admin.connect() as conn:
+                names = (await conn.execute(text("SELECT datname FROM pg_database WHERE datname = :name "
+                                                 "OR datname LIKE :derived"),
+                                            {"name": self.name, "derived": self.name + "\\_%"})).scalars().all()
+                for name in names:
+                    await conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        finally:
+            await admin.dispose()
+
+    async def _admin(self, statement: str) -> None:
+        admin = create_async_engine(self.server_url, isolation_level="AUTOCOMMIT")
+        try:
+            async with admin.connect() as conn:
+                await conn.execute(text(statement))
+        finally:
+            await admin.dispose()

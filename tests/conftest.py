@@ -1,6 +1,6 @@
 """Fixtures against real PostgreSQL and Redis (TEST_DATABASE_URL / TEST_REDIS_URL, defaulting to the
-services on 127.0.0.1). The database is migrated with Alembic and seeded once per session; Redis uses
-its own logical database, flushed before each test that asks for a clean cache."""
+run's own database and redis-server, made at the start and removed at the end). The database is migrated
+with Alembic and seeded once per session; Redis is flushed before each test that asks for a clean cache."""
 
 from __future__ import annotations
 
@@ -23,18 +23,27 @@ from auth.services import build_auth
 from cache.client import make_redis
 from cache.store import Cache
 from config.settings import Settings, load_settings
-from devtools.services import RedisServer
+from devtools.services import RedisServer, RunServices
 from orm.engine import make_engine
 from orm.migrations import alembic_config
 from resolvers.deps import Deps
 
-TEST_DATABASE_URL = os.environ.get("TEST_DATABASE_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
-TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
+# A run uses a database and a redis-server of its own (devtools/services.py RunServices), made here and
+# removed when the run ends; TEST_DATABASE_URL / TEST_REDIS_URL name others instead (the cluster pass, the
+# mutation pass), which the run then empties. Subprocesses of the run inherit both variables.
+_OWN = RunServices(database="TEST_DATABASE_URL" not in os.environ, redis="TEST_REDIS_URL" not in os.environ)
+os.environ.update(_OWN.start())
+TEST_DATABASE_URL = os.environ["TEST_DATABASE_URL"]
+TEST_REDIS_URL = os.environ["TEST_REDIS_URL"]
 # Set by devtools/on_cluster.py, which runs the Redis-heavy modules again on a three-master Redis Cluster.
 TEST_REDIS_CLUSTER = os.environ.get("TEST_REDIS_CLUSTER", "") == "1"
 # For tests that count the commands or round trips of one Redis server (a cluster client splits them by
 # node), or that stop and start a server of their own.
 single_redis = pytest.mark.skipif(TEST_REDIS_CLUSTER, reason="counts a single Redis server's commands")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _OWN.close()
 
 
 @dataclass

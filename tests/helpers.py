@@ -1,9 +1,13 @@
-"""Signed-in GraphQL calls for tests: users with roles, one call helper; live structures against SQL."""
+"""Signed-in GraphQL calls for tests: users with roles, one call helper; live structures against SQL; waiting
+for a condition instead of for a time."""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,10 +18,34 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cache import keys
 from cache.boards import COMPLETE, FLOOR, board_query
 from orm import CommunityAuthor
+from orm.engine import INFO_SINK
 from resolvers.deps import Deps
 from resolvers.writes import transaction
+from triggers.sink import CacheSink
 
 PASSWORD = "correct horse battery"
+
+
+def sink_of(deps: Deps) -> CacheSink:
+    """The sink the commits of `deps.db`'s sessions hand their invalidations to."""
+    return deps.db.kw["info"][INFO_SINK]  # type: ignore[attr-defined, no-any-return]
+
+
+async def until(condition: Callable[[], bool | Awaitable[bool]], what: str, *, deadline: float = 30.0,
+                every: float = 0.02) -> None:
+    """Wait until `condition()` holds (it may be a coroutine function), checking every `every` seconds;
+    fail naming `what` after `deadline` seconds. A test waits for what it needs, never for a fixed time:
+    on a slow machine it waits longer, on a fast one not at all."""
+    give_up = time.monotonic() + deadline
+    while True:
+        held = condition()
+        if inspect.isawaitable(held):
+            held = await held
+        if held:
+            return
+        if time.monotonic() > give_up:
+            raise AssertionError(f"waited {deadline:.0f} s for: {what}")
+        await asyncio.sleep(every)
 
 
 @dataclass

@@ -19,9 +19,9 @@ import uvicorn
 import websockets
 from redis.asyncio import Redis
 
-from cache.client import is_cluster
+from cache.client import is_cluster, make_redis
 from devtools.services import free_port
-from tests.conftest import TEST_DATABASE_URL, TEST_REDIS_URL
+from tests.conftest import TEST_DATABASE_URL, TEST_REDIS_CLUSTER, TEST_REDIS_URL
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,13 +49,16 @@ async def serve(app: Any) -> AsyncIterator[str]:
 @contextlib.asynccontextmanager
 async def two_workers(redis_url: str | None = None,
                       env: dict[str, str] | None = None) -> AsyncIterator[tuple[str, set[int], Redis]]:
-    """`uvicorn --workers 2` on the test PostgreSQL and a Redis database of their own (emptied first);
-    yields (base URL, the two worker pids, a client of that Redis database)."""
+    """`uvicorn --workers 2` on the test PostgreSQL and a Redis database of their own (emptied first), or, on
+    the cluster pass, the test cluster (emptied first); yields (base URL, the two worker pids, a client of
+    that Redis)."""
     port = free_port()
-    redis_url = redis_url or TEST_REDIS_URL.rsplit("/", 1)[0] + "/10"
-    redis = Redis.from_url(redis_url)
+    cluster = TEST_REDIS_CLUSTER and redis_url is None
+    redis_url = redis_url or (TEST_REDIS_URL if cluster else TEST_REDIS_URL.rsplit("/", 1)[0] + "/10")
+    redis = make_redis(redis_url, cluster=True) if cluster else Redis.from_url(redis_url)
     await redis.flushdb()
     env = {**os.environ, "DATABASE_URL": TEST_DATABASE_URL, "REDIS_URL": redis_url, "JWT_SECRET": "c" * 40,
+           "REDIS_CLUSTER": "true" if cluster else "false",
            "PASSWORD_TIME_COST": "1", "PASSWORD_MEMORY_COST": "1024", "CACHE_REVALIDATION_INTERVAL": "3600",
            "EXPOSE_WORKER": "true",
            # every test client shares one address: no per-address limits here

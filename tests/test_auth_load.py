@@ -21,7 +21,7 @@ from auth.mailer import LogMailer
 from auth.passwords import HashingBusy, Passwords
 from auth.services import build_auth
 from orm.author import Author
-from tests.helpers import PASSWORD
+from tests.helpers import PASSWORD, until
 
 LOGIN = "mutation($e: String!, $p: String!) { login(email: $e, password: $p) { success error } }"
 REGISTER = "mutation($e: String!, $p: String!) { registerUser(email: $e, password: $p) { success error } }"
@@ -109,7 +109,7 @@ async def test_hashing_runs_off_the_event_loop_and_refuses_when_its_queue_is_ful
     passwords._hasher = SlowHasher()  # type: ignore[assignment]
     first = asyncio.ensure_future(passwords.hash("first password"))
     second = asyncio.ensure_future(passwords.hash("second password"))  # waits for the one thread
-    await asyncio.sleep(0.05)
+    await until(lambda: passwords.taken == 2 and len(seen) == 1, "one hash runs and one waits for the thread")
     with pytest.raises(HashingBusy):
         await passwords.hash("third password")
     ticks = 0

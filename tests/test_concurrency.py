@@ -26,6 +26,7 @@ from tests.live import two_workers
 USERS = 6
 READERS_PER_USER = 2
 OPERATIONS = 2400
+KINDS = ("names", "comments", "follows")
 
 
 @dataclass
@@ -55,8 +56,10 @@ class Tally:
     operations: int = 0
     checked: int = 0
     crossed: int = 0  # checked reads served by another worker than the write they check
-    hits: int = 0  # reads answered from the response cache
+    hits: int = 0  # checked reads answered from the response cache
     stale: list[str] = field(default_factory=list)
+    checked_by_kind: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
+    stale_by_kind: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
 
 
 async def _call(http: httpx.AsyncClient, query: str, variables: dict[str, Any],
@@ -76,12 +79,14 @@ async def test_no_stale_reads_across_two_workers(engine: Any) -> None:
     async with two_workers() as (server_url, pids, _redis):
         tally = await _run(server_url)
     print(f"\nconcurrency: {tally.operations} operations on {len(pids)} worker processes; {tally.checked} reads "
-          f"checked ({tally.crossed} served by another worker than the write, {tally.hits} response-cache hits), "
-          f"{len(tally.stale)} stale reads")
+          f"checked {tally.checked_by_kind} ({tally.crossed} served by another worker than the write, "
+          f"{tally.hits} response-cache hits), {len(tally.stale)} stale reads")
     assert len(pids) >= 2, "both worker processes served requests"
     assert tally.operations >= 2000
     assert tally.checked >= 300
     assert tally.crossed >= 100, "too few checked reads crossed workers to show anything"
+    assert min(tally.checked_by_kind.values()) >= 50, tally.checked_by_kind
+    assert tally.hits >= 50, f"{tally.hits} checked reads were response-cache hits: the front was not tested"
     assert tally.stale == [], tally.stale[:5]
 
 
@@ -89,9 +94,11 @@ async def test_control_without_invalidation_finds_stale_reads(engine: Any) -> No
     drill = {"CACHE_INVALIDATION": "off", "ENVIRONMENT": "development"}
     async with two_workers(env=drill) as (server_url, _pids, _redis):
         tally = await _run(server_url)
-    print(f"\ncontrol (CACHE_INVALIDATION=off): {tally.checked} reads checked, {len(tally.stale)} stale reads")
+    print(f"\ncontrol (CACHE_INVALIDATION=off): {tally.checked} reads checked, {len(tally.stale)} stale reads "
+          f"{tally.stale_by_kind}")
     assert tally.checked >= 300
-    assert len(tally.stale) >= 50, "with the invalidation off the same load must read stale data"
+    for kind, stale in tally.stale_by_kind.items():  # each kind of read, not just some
+        assert stale >= 10, f"with the invalidation off, {kind} reads must be stale: {tally.stale_by_kind}"
 
 
 async def _run(server_url: str) -> Tally:
@@ -186,6 +193,7 @@ async def _run(server_url: str) -> Tally:
                 if not checkable or expected is None:
                     continue
                 tally.checked += 1
+                tally.checked_by_kind[kind] += 1
                 tally.crossed += headers["x-worker"] != writer
                 tally.hits += headers.get("x-cache") == "HIT"
                 if kind == "comments":
@@ -194,6 +202,7 @@ async def _run(server_url: str) -> Tally:
                 else:
                     stale = seen != expected
                 if stale:
+                    tally.stale_by_kind[kind] += 1
                     tally.stale.append(f"{kind} of user {user['id']}: read {seen!r}, expected {expected!r}")
 
         tasks = [writer(u) for u in users] + [reader(u) for u in users for _ in range(READERS_PER_USER)]

@@ -21,6 +21,7 @@ from orm.engine import settle
 from orm.stats import is_listed
 from resolvers.deps import Deps
 from resolvers.writes import transaction
+from tests.helpers import sink_of
 from triggers.listeners import announce, publish_after_commit
 from triggers.live_rules import LIVE_BULK
 from triggers.rules import BULK_MARKS
@@ -47,7 +48,11 @@ async def test_a_rollback_leaves_the_cache_untouched(deps: Deps, redis: Redis, g
             (await session.get(Author, 6)).name = "Never Happened"  # type: ignore[union-attr]
             await session.flush()  # the triggers have recorded the change...
             raise RuntimeError("...and the transaction rolls back")
-    await asyncio.sleep(0.05)
+    other = await _generation(redis, keys.tag_author(7))
+    async with transaction(deps) as session:  # a committed write after it: its invalidation must land
+        (await session.get(Author, 7)).bio = "committed after the rollback"  # type: ignore[union-attr]
+    await sink_of(deps).settled()
+    assert await _generation(redis, keys.tag_author(7)) != other  # the signal: invalidation ran
     assert await _generation(redis, keys.tag_author(6)) == generation
     assert (await gql(AUTHOR, {"id": 6}))["data"]["get_author"] == before
     async with deps.db() as session:
@@ -256,7 +261,7 @@ async def test_a_read_only_transaction_invalidates_nothing(deps: Deps, redis: Re
     async with transaction(deps) as session:
         assert (await session.execute(select(Author).where(Author.id < 10))).scalars().all()
         await session.execute(select(Shout.id).limit(3))
-    await asyncio.sleep(0.05)
+    await sink_of(deps).settled()
     assert await _generations(redis) == before
     assert deps.revalidator is not None and sum((await deps.revalidator.queue_depth()).values()) == 0
 
@@ -275,11 +280,9 @@ async def test_committed_writes_are_counted_per_row(deps: Deps) -> None:
 async def test_the_sink_keeps_no_finished_work(deps: Deps) -> None:
     """Each commit's invalidation runs as a task the sink keeps until it ends, then lets go: a long-lived
     worker must not accumulate them."""
-    from orm.engine import INFO_SINK
-
-    sink = deps.db.kw["info"][INFO_SINK]  # type: ignore[attr-defined]
+    sink = sink_of(deps)
     for n in range(3):
         async with transaction(deps) as session:
             (await session.get(Author, 14)).bio = f"bio {n}"  # type: ignore[union-attr]
-    await asyncio.sleep(0.05)
-    assert sink._running == set()
+    await sink.settled()
+    assert sink.running == 0  # each ended task let go (settled waits for them, not for the set to empty)

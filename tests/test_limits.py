@@ -4,7 +4,8 @@ that name it (issue 9). Defaults are the settings' (config/settings.py)."""
 from __future__ import annotations
 
 import asyncio
-import resource
+import gc
+import os
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 
 from schema.limits import Limits, query_cost
 from schema.schema import build_schema
+from schema.seam import graphql_schema
 from tests.helpers import Api
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"
@@ -97,7 +99,7 @@ async def test_a_document_is_validated_once_per_worker(api: Api, monkeypatch: py
 def test_cost_multiplies_list_sizes_through_nesting() -> None:
     from graphql import parse
 
-    schema = build_schema()._schema
+    schema = graphql_schema(build_schema())
     limits = Limits(tokens=2000, depth=10, aliases=30, cost=20_000, page_size=100, list_size=20,
                     parsed_documents=8, batch=10)
 
@@ -113,18 +115,32 @@ def test_cost_multiplies_list_sizes_through_nesting() -> None:
     assert cost("{ ...F } fragment F on Query { get_topics_all { id } }") == 20
 
 
-async def test_ten_thousand_aliases_are_refused_fast_and_leave_memory_flat(client: httpx.AsyncClient) -> None:
+async def test_ten_thousand_aliases_are_refused_early_and_leave_memory_flat(
+        client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refused by the parser at its token limit: nothing is validated (graphql-core's validation is what a
+    hostile document makes slow), and memory does not grow with repeated refusals (the process's current
+    resident size, not its high-water mark, which earlier tests may have set)."""
+    import schema.limits
+
+    validated: list[Any] = []
+    monkeypatch.setattr(schema.limits, "validate_document", lambda *args: validated.append(args) or [])
     document = aliases(10_000)  # about 400 KB
     await client.post("/graphql", json={"query": document})  # warm the path
-    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    started = time.perf_counter()
+    gc.collect()
+    resident_before = _resident_bytes()
     for _ in range(20):
         response = await client.post("/graphql", json={"query": document})
         assert response.json()["errors"][0]["extensions"]["code"] == "TOO_MANY_TOKENS"
-    per_request = (time.perf_counter() - started) / 20
-    assert per_request < 0.1, f"{per_request * 1000:.0f} ms per refusal"
-    grown_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before
-    assert grown_kb < 20_000, f"peak memory grew {grown_kb} KB"
+    gc.collect()
+    grown = _resident_bytes() - resident_before
+    assert validated == [], "a document over the token limit reached validation"
+    assert grown < 20_000_000, f"resident memory grew {grown // 1024} KB over 20 refusals"
+
+
+def _resident_bytes() -> int:
+    """This process's resident memory now (Linux: /proc/self/statm, in pages)."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 # (what, request arguments, status, code): refusals of the HTTP layer, before GraphQL parses anything.
@@ -220,7 +236,7 @@ async def test_a_request_over_the_timeout_is_stopped_and_its_query_cancelled(
             assert response.status_code == 503, response.text
             assert response.json()["errors"][0]["extensions"]["code"] == "TIMEOUT"
             assert response.headers["retry-after"] == "1"
-            assert 0.5 <= elapsed < 2
+            assert elapsed >= 0.5  # not before the timeout (the code above says it was the timeout that ended it)
             for _ in range(50):  # the cancel request reaches the server within moments
                 if (await observer.execute(waiting)).scalar() == 0:
                     break
@@ -260,8 +276,9 @@ async def test_a_write_cancelled_once_its_commit_began_is_committed_and_invalida
     task = asyncio.create_task(write())
     await asyncio.wait_for(reached.wait(), 5)
     task.cancel()
-    await asyncio.sleep(0.05)
-    assert not task.done()  # the cancelled request still waits for its invalidation
+    for _ in range(5):  # loop turns, not time: the cancellation is thrown into the task at its next step
+        await asyncio.sleep(0)
+    assert task.cancelling() == 1 and not task.done()  # cancelled, and still waiting for its invalidation
     release.set()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -24,7 +24,7 @@ from cache import keys
 from cache.boards import board_query, current_boards
 from cache.counters import QUERIES, get_counters
 from cache.follows import fan_ids, fans_query, following_ids, following_query
-from cache.live import LiveOps, structure_key
+from cache.live import LiveOps, LiveStore, structure_key
 from cache.rebuild import rebuild_all
 from cache.threads import as_row, comment_rating, encode, members_query
 from config.settings import Settings
@@ -338,6 +338,28 @@ async def test_random_writes_keep_every_live_structure_equal_to_sql(api: Api, re
         len(ids) * (1 + len(SETS[kind])) for kind, ids in scope.items() if kind != "comment"
     ) + len(scope["comment"]) + len(current_boards(time.time()))
     assert await _pages_equal_sql(api, scope) >= 20
+
+
+async def test_the_control_without_the_live_write_path_differs_from_sql(api: Api, redis: Redis,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same writes with the live write path switched off (nothing announced, nothing applied): the
+    structures built before them must then differ from SQL, or the comparison above could not tell."""
+    async def announced(self: LiveStore, entities: Any) -> bool:
+        return True
+
+    async def applied(self: LiveStore, pipe: Any, ops: Any, *, announced: bool) -> None:
+        return None
+
+    deps = api.deps
+    world = await _world(api)
+    await _read_all(deps, await _scope(deps, world))
+    monkeypatch.setattr(LiveStore, "announce", announced)
+    monkeypatch.setattr(LiveStore, "queue_apply", applied)
+    rng = random.Random(2026)
+    for _ in range(60):
+        await _write(api, world, rng)
+    with pytest.raises(AssertionError):
+        await _compare(deps, redis, await _scope(deps, world))
 
 
 async def _threads_within_cap(deps: Deps, redis: Redis, scope: dict[str, list[int]]) -> int:

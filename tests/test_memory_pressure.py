@@ -6,7 +6,8 @@ The cache runs on a redis-server of the test's own with 2 MB (about 1 MB above a
 and `allkeys-lru`, the state that must not be evicted (sessions, queues) on another (REDIS_STATE_URL), as
 the README advises; each round other tenants' keys push the cache over its limit, a signed-in author
 renames themselves and comments, and anonymous reads (through the response cache and the entity caches)
-must show both at once, with the shout's comment counter not behind SQL. The control: Redis evicted.
+must show both at once, with the shout's comment counter not behind SQL. The controls: Redis evicted; and
+the same rounds on one evicting Redis for everything go wrong.
 
 With one Redis for both, `allkeys-lru` evicts sessions too (the first run of this test, on one server,
 signed its author out in the first round): hence REDIS_STATE_URL."""
@@ -60,6 +61,22 @@ async def test_no_stale_reads_and_no_errors_while_redis_evicts(squeezed: tuple[A
     assert memory["used_memory"] <= 2 * 1024 * 1024 * 1.05
 
 
+async def test_the_control_one_evicting_redis_for_everything_signs_people_out(
+        engine: Any, settings: Settings, mailer: Any) -> None:
+    """What the split avoids: the same rounds on one `allkeys-lru` Redis holding the sessions too. Eviction
+    takes sessions (a signed-in write refused) or live structures; if this saw nothing go wrong, the
+    test above could not tell the split at work."""
+    async with RedisServer(options=("--maxmemory", "2mb", "--maxmemory-policy", "allkeys-lru")) as server:
+        redis = make_redis(server.url)
+        deps = wire(settings, engine, Cache(redis), auth=build_auth(settings, redis, mailer=mailer))
+        app = create_app(settings, deps=deps)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+            problems = await _rounds(Api(client, deps), deps, redis)
+        await redis.aclose()
+    print(f"one evicting Redis: {ROUNDS} rounds, {len(problems)} problems: {problems[:3]}")
+    assert problems, "one evicting Redis for sessions and cache lost nothing: the control cannot tell"
+
+
 async def test_one_full_redis_that_refuses_writes_is_answered_from_the_database(
         engine: Any, settings: Settings, mailer: Any) -> None:
     """One Redis for everything, `noeviction` (as the README advises for a single Redis): once it is full
@@ -79,8 +96,8 @@ async def test_one_full_redis_that_refuses_writes_is_answered_from_the_database(
 
 
 async def _rounds(api: Api, deps: Any, redis: Any) -> list[str]:
-    """Each round: other tenants fill Redis, a write of a name and a comment, then anonymous reads that
-    must show both; returns what was stale."""
+    """Each round: other tenants fill Redis, a signed-in write of a name and a comment, then anonymous
+    reads that must show both; returns what went wrong (a refused write, a stale read)."""
     user = await api.user()
     shout = (await api("{ load_shouts_by(options: {limit: 1}) { id } }"))[0]["id"]
     read = ("query($s: String, $id: Int!) { get_author(slug: $s) { name } "
@@ -94,9 +111,14 @@ async def _rounds(api: Api, deps: Any, redis: Any) -> list[str]:
                     pipe.set(f"tenant:{n}:{k}", b"x" * (TENANT_BYTES // 15), ex=3600)
                 await pipe.execute()
         name, body = f"squeezed-{n}", f"comment under pressure {n}"
-        await api("mutation($n: String) { update_author(profile: {name: $n}) { error } }", {"n": name}, user=user)
-        await api("mutation($s: Int!, $b: String) { create_reaction(reaction: {kind: COMMENT, shout: $s, body: $b}) "
-                  "{ error } }", {"s": shout, "b": body}, user=user)
+        refused = [error for query, variables in (
+            ("mutation($n: String) { update_author(profile: {name: $n}) { error } }", {"n": name}),
+            ("mutation($s: Int!, $b: String) { create_reaction(reaction: {kind: COMMENT, shout: $s, body: $b}) "
+             "{ error } }", {"s": shout, "b": body}))
+            for error in (await api.raw(query, variables, user=user)).get("errors", [])]
+        if refused:  # a signed-in write refused: the author was signed out (their session evicted)
+            stale.append(f"round {n}: write refused: {refused[0].get('extensions', {}).get('code')}")
+            continue
         async with deps.db() as session:
             comments = (await session.scalar(select(func.count()).select_from(Reaction).where(
                 Reaction.shout == shout, Reaction.kind == "COMMENT", Reaction.deleted_at.is_(None),

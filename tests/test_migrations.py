@@ -19,15 +19,16 @@ from orm.migrations import alembic_config
 from tests.conftest import TEST_DATABASE_URL
 
 PG_ADMIN_URL = TEST_DATABASE_URL.rsplit("/", 1)[0] + "/postgres"
-PG_MIGRATIONS_URL = TEST_DATABASE_URL.rsplit("/", 1)[0] + "/discours_migrations_test"
+PG_MIGRATIONS_URL = TEST_DATABASE_URL + "_migrations"  # dropped with the run's own database
+PG_MIGRATIONS_DB = PG_MIGRATIONS_URL.rsplit("/", 1)[1]
 
 
 def _recreate_pg_database() -> None:
     async def run() -> None:
         engine = create_async_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
         async with engine.connect() as conn:
-            await conn.execute(text("DROP DATABASE IF EXISTS discours_migrations_test WITH (FORCE)"))
-            await conn.execute(text("CREATE DATABASE discours_migrations_test"))
+            await conn.execute(text(f'DROP DATABASE IF EXISTS "{PG_MIGRATIONS_DB}" WITH (FORCE)'))
+            await conn.execute(text(f'CREATE DATABASE "{PG_MIGRATIONS_DB}"'))
         await engine.dispose()
 
     asyncio.run(run())

@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -27,6 +26,7 @@ from devtools.services import RedisServer
 from orm import Author
 from resolvers.deps import Deps
 from resolvers.writes import transaction
+from tests.helpers import until
 from triggers.sink import CacheSink
 
 BREAKER = 0.5
@@ -47,11 +47,7 @@ async def _author_id(deps: Deps) -> int:
 
 
 async def _until_available(cache: Cache) -> None:
-    for _ in range(100):
-        if cache.available:
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("the breaker did not close")
+    await until(lambda: cache.available, "the breaker closes")
 
 
 async def test_an_invalidation_lost_after_the_commit_is_not_served_once_redis_is_back(

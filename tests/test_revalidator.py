@@ -18,7 +18,7 @@ from devtools.services import RedisServer
 from orm import Author, Community, Reaction, Shout, Topic
 from orm.stats import is_listed
 from resolvers.deps import Deps
-from tests.helpers import Api
+from tests.helpers import Api, until
 
 
 async def _listed_shouts(deps: Deps, count: int) -> list[int]:
@@ -123,7 +123,8 @@ async def test_the_loop_survives_redis_stopping_and_coming_back(deps: Deps, redi
         await asyncio.sleep(0.05)
     assert await redis.exists(keys.author_id(2))
     redis_server.stop()
-    await asyncio.sleep(0.3)  # several rounds fail while Redis is gone
+    failed = manager.failed_rounds
+    await until(lambda: manager.failed_rounds >= failed + 3, "several rounds fail while Redis is gone")
     assert manager.running
     redis_server.start()
     await redis_server.ready()

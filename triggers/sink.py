@@ -32,6 +32,19 @@ class CacheSink:
         self.invalidation = invalidation
         self._running: set[asyncio.Task[None]] = set()
 
+    @property
+    def running(self) -> int:
+        """How many commits' invalidations are under way."""
+        return len(self._running)
+
+    async def settled(self) -> None:
+        """Until every invalidation started so far has ended (and those they started): what a test waits
+        for before asserting what a commit did or did not invalidate."""
+        awaited: set[asyncio.Task[None]] = set()
+        while started := self._running - awaited:
+            awaited |= started
+            await asyncio.gather(*started, return_exceptions=True)
+
     def _spawn(self, work: Coroutine[Any, Any, None], what: str) -> asyncio.Task[None] | None:
         try:
             loop = asyncio.get_running_loop()
