@@ -18,10 +18,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.websockets import WebSocketDisconnect
 from strawberry import UNSET
-from strawberry.asgi import ASGIWebSocketAdapter, GraphQL
+from strawberry.asgi import GraphQL
 from strawberry.http import GraphQLHTTPResponse
-from strawberry.http.exceptions import WebSocketDisconnected
-from strawberry.http.parse_content_type import parse_content_type
 from strawberry.types import ExecutionResult
 
 from app.graphiql import offline_page
@@ -56,7 +54,7 @@ from schema.cache_control import Policy, PolicyCache
 from schema.context import Context, Loaders
 from schema.safety import changes_state
 from schema.schema import DiscoursSchema
-from schema.seam import graphql_schema
+from schema.seam import ASGIWebSocketAdapter, WebSocketDisconnected, graphql_schema, parse_content_type
 from telemetry import metrics
 
 log = logging.getLogger(__name__)

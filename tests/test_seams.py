@@ -31,6 +31,7 @@ from cache.seam import (
 )
 from schema.context import Loader
 from schema.seam import (
+    VIEW_HOOKS,
     FieldLoop,
     FieldResolversUnwrapped,
     field_definition,
@@ -249,3 +250,36 @@ def test_commands_are_packed_by_hiredis_like_redis_py_packs_them() -> None:
     canary(same, REDIS_PY, "`Connection.pack_command` / `HiredisRespSerializer`",
            "Packing commands in C (every command of the server)",
            "compare redis-py's packer with hiredis's and change cache/seam.py `_PackedByHiredis`")
+
+
+async def test_the_views_overridden_hooks_are_still_called(app: Any, client: Any,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """app/graphql_view.py overrides Strawberry view methods that its documentation does not name; each must
+    still exist and be called on the request path, or its override would silently do nothing."""
+    from strawberry.asgi import GraphQL
+
+    from app.graphql_view import DiscoursGraphQL
+
+    missing = [name for name in VIEW_HOOKS if not hasattr(GraphQL, name)]
+    canary(not missing, STRAWBERRY, f"the view's {missing}", "app/graphql_view.py DiscoursGraphQL",
+           "find what replaced them and move the overrides there")
+    called: list[str] = []
+    for name in ("run", "parse_http_body", "parse_json", "get_sub_response", "create_response"):
+        original = getattr(DiscoursGraphQL, name)
+
+        def spy(self: Any, *args: Any, _name: str = name, _original: Any = original, **kwargs: Any) -> Any:
+            called.append(_name)
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(DiscoursGraphQL, name, spy)
+    await client.get("/graphql", params={"query": "{ __typename }", "variables": "{}"},
+                     headers={"accept": "application/json"})
+    await client.post("/graphql", json={"query": "{ get_topics_all { slug } }"}, headers={"cache-control": "no-cache"})
+    not_called = {"run", "parse_http_body", "parse_json", "get_sub_response", "create_response"} - set(called)
+    canary(not not_called, STRAWBERRY, f"the view no longer calls {sorted(not_called)}",
+           "app/graphql_view.py DiscoursGraphQL (its overrides)",
+           "find where Strawberry's view now does that step and override it there")
+    html = await client.get("/graphql", headers={"accept": "text/html"})
+    canary(html.status_code == 200 and "/graphiql-assets/" in html.text, STRAWBERRY,
+           "`should_render_graphql_ide` / `graphql_ide_html`", "The offline GraphiQL page",
+           "override the view's new way of rendering its IDE")
