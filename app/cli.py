@@ -1,4 +1,4 @@
-"""The `discours` command: serve, migrate, seed, rebuild, queue, cache, export-schema."""
+"""The `discours` command: serve, migrate, adopt, seed, rebuild, queue, cache, export-schema."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 import sys
 import tempfile
 
-from app import cache_cli
+from app import adopt_cli, cache_cli
 from config.settings import SettingsError, load_database_settings, load_settings
 
 
@@ -16,7 +16,12 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     from alembic import command
     from orm.migrations import alembic_config
 
-    command.upgrade(alembic_config(load_database_settings().database_url), args.revision)
+    url = load_database_settings().database_url
+    refused = adopt_cli.refuse_migrating_a_discours_database(url)
+    if refused is not None:
+        print(f"discours migrate: {refused}", file=sys.stderr)
+        return 2
+    command.upgrade(alembic_config(url), args.revision)
     return 0
 
 
@@ -136,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     rebuild.set_defaults(func=cmd_rebuild)
 
     cache_cli.add_parser(sub)
+    adopt_cli.add_parser(sub)
 
     export = sub.add_parser("export-schema", help="print the GraphQL SDL")
     export.set_defaults(func=cmd_export_schema)

@@ -22,6 +22,8 @@ class Draft(Base):
     title: Mapped[str | None] = mapped_column(String(1024))
     subtitle: Mapped[str | None] = mapped_column(String(1024))
     lead: Mapped[str | None] = mapped_column(Text)
+    # Discours drafts carry a description (text of their own, kept when a Discours database is adopted)
+    description: Mapped[str | None] = mapped_column(Text)
     body: Mapped[str | None] = mapped_column(Text)
     media: Mapped[list[Any] | None] = mapped_column()
     cover: Mapped[str | None] = mapped_column(String(1024))

@@ -23,3 +23,9 @@ def alembic_config(database_url: str | None = None) -> Config:
 def head_revisions() -> frozenset[str]:
     """The revisions a database at head has (the migration scripts' heads, read once)."""
     return frozenset(ScriptDirectory.from_config(alembic_config()).get_heads())
+
+
+@cache
+def known_revisions() -> frozenset[str]:
+    """Every revision of our history: a database stamped with one of them is ours."""
+    return frozenset(script.revision for script in ScriptDirectory.from_config(alembic_config()).walk_revisions())

@@ -1,0 +1,93 @@
+"""`discours adopt`: take over a database the Discours backend created (orm/adopt/).
+
+    discours adopt --check   what the database is, the plan table by table, the time and locks it expects,
+                             and every blocker; writes nothing; exits 1 if anything blocks
+    discours adopt           carry the plan out in one transaction, then run the later migrations
+
+Needs DATABASE_URL only, like `discours migrate`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from config.settings import Settings, load_database_settings
+
+# Exit codes: 0 adopted or nothing to adopt, 1 blockers, 3 not a database the adopter knows.
+BLOCKED, UNKNOWN = 1, 3
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    adopt = sub.add_parser("adopt", help="take over a database the Discours backend created (see --check)")
+    adopt.add_argument("--check", action="store_true", help="print the plan and the blockers; write nothing")
+    adopt.add_argument("--fanout", type=int, default=Settings.model_fields["notify_fanout_cap"].default,
+                       help="at most this many recipients per adopted publication notification")
+    adopt.set_defaults(func=cmd_adopt)
+
+
+def cmd_adopt(args: argparse.Namespace) -> int:
+    return asyncio.run(_adopt(load_database_settings().database_url, check_only=args.check, fanout=args.fanout))
+
+
+async def _adopt(url: str, *, check_only: bool, fanout: int) -> int:
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from orm.adopt.database import Kind
+    from orm.adopt.run import NotAdoptable, adopt, check
+
+    engine = create_async_engine(url)
+    try:
+        async with engine.connect() as conn:
+            found, plan = await check(conn)
+        if plan is None:
+            print(found.describe())
+            return 0 if found.kind in (Kind.OURS, Kind.EMPTY) else UNKNOWN
+        print(plan.describe())
+        if check_only or plan.blockers:
+            return BLOCKED if plan.blockers else 0
+        try:
+            async with engine.begin() as conn:
+                adopted = await adopt(conn, fanout=fanout)
+        except NotAdoptable as refused:  # the database changed since the check above
+            print(f"nothing changed: {refused}", file=sys.stderr)
+            return BLOCKED
+    finally:
+        await engine.dispose()
+    await asyncio.to_thread(_migrate_to_head, url)
+    print("\nAdopted: " + ", ".join(f"{table} {rows}" for table, rows in adopted.rows.items())
+          + f"; {adopted.recipients} notification recipients. Next: give the server a fresh Redis, then "
+          "`discours rebuild`.")
+    return 0
+
+
+def _migrate_to_head(url: str) -> None:
+    from alembic import command
+    from orm.migrations import alembic_config
+
+    command.upgrade(alembic_config(url), "head")
+
+
+def refuse_migrating_a_discours_database(url: str) -> str | None:
+    """Why `discours migrate` must not run here (a Discours database: its tables would collide with ours), or
+    None."""
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from orm.adopt.database import Kind, read
+
+    if not url.startswith("postgresql"):
+        return None  # Discours runs on PostgreSQL only
+
+    async def kind() -> Kind:
+        engine = create_async_engine(url)
+        try:
+            async with engine.connect() as conn:
+                return (await read(conn, count_rows=False)).kind
+        finally:
+            await engine.dispose()
+
+    if asyncio.run(kind()) is Kind.DISCOURS:
+        return ("DATABASE_URL names a database the Discours backend created: migrating it would collide with its "
+                "tables. Run `discours adopt --check` to see how it would be taken over, then `discours adopt`.")
+    return None

@@ -1,0 +1,261 @@
+"""`discours adopt` on a database shaped as the Discours backend leaves it (tests/discours_db.py), on
+PostgreSQL databases of the test's own: the check writes nothing and lists every blocker; the adoption keeps
+every shared value (compared row by row), applies its documented rules, leaves exactly the schema `discours
+migrate` makes, after which `migrate` changes nothing and a second `adopt` is a no-op; a database it does not
+know is refused untouched; and the adopted rows answer the API, notifications included."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
+
+from alembic import command
+from app.adopt_cli import _adopt, refuse_migrating_a_discours_database
+from app.main import create_app, wire
+from auth.services import build_auth
+from cache.client import make_redis
+from cache.store import Cache
+from config.settings import Settings
+from devtools.services import RedisServer, scratch_database
+from orm.adopt.transfers import TRANSFERS
+from orm.engine import make_engine
+from orm.migrations import alembic_config
+from tests.discours_db import create_discours_schema, fill_discours_rows
+
+MERGED = {"community_author", "community_follower", "notification_seen", "invite", "notification"}
+
+
+async def _run(url: str, *statements: str) -> None:
+    engine = create_async_engine(url)
+    async with engine.begin() as conn:
+        for statement in statements:
+            await conn.execute(text(statement))
+    await engine.dispose()
+
+
+@pytest.fixture
+async def discours_url() -> AsyncIterator[str]:
+    async with scratch_database(prefix="discours") as url:
+        engine = create_async_engine(url)
+        async with engine.begin() as conn:
+            await create_discours_schema(conn)
+            await fill_discours_rows(conn)
+        await engine.dispose()
+        yield url
+
+
+async def _fingerprint(url: str) -> dict[str, Any]:
+    """Everything a database holds in `public`: columns, constraints, indexes, sequences, and every row."""
+    engine = create_async_engine(url)
+    async with engine.connect() as conn:
+        shape = await _shape(conn)
+        tables = [t for t in shape["columns"]]
+        rows = {t: await conn.scalar(text(f'SELECT md5(coalesce(string_agg(x::text, \'|\' ORDER BY x::text), \'\')) '
+                                          f'FROM public."{t}" x')) for t in tables}
+    await engine.dispose()
+    return {**shape, "rows": rows}
+
+
+async def _shape(conn: AsyncConnection) -> dict[str, Any]:
+    columns: dict[str, list[tuple[Any, ...]]] = {}
+    for row in (await conn.execute(text(
+            "SELECT table_name, column_name, data_type, character_maximum_length, is_nullable, column_default "
+            "FROM information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, ordinal_position"))):
+        columns.setdefault(row[0], []).append(tuple(row[1:]))
+    constraints = sorted(tuple(r) for r in await conn.execute(text(
+        "SELECT c.conrelid::regclass::text, c.conname, pg_get_constraintdef(c.oid) FROM pg_constraint c "
+        "JOIN pg_namespace n ON n.oid = c.connamespace WHERE n.nspname = 'public'")))
+    indexes = sorted(tuple(r) for r in await conn.execute(text(
+        "SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = 'public'")))
+    sequences = sorted(r[0] for r in await conn.execute(text(
+        "SELECT sequence_name FROM information_schema.sequences WHERE sequence_schema = 'public'")))
+    types = sorted(r[0] for r in await conn.execute(text(
+        "SELECT t.typname FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace "
+        "WHERE n.nspname = 'public' AND t.typtype = 'e'")))
+    return {"columns": columns, "constraints": constraints, "indexes": indexes, "sequences": sequences,
+            "types": types}
+
+
+async def _rows(url: str, sql: str) -> list[dict[str, Any]]:
+    engine = create_async_engine(url)
+    async with engine.connect() as conn:
+        found = [dict(r._mapping) for r in await conn.execute(text(sql))]
+    await engine.dispose()
+    return found
+
+
+async def test_check_prints_the_plan_and_writes_nothing(discours_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    before = await _fingerprint(discours_url)
+    assert await _adopt(discours_url, check_only=True, fanout=1000) == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith("a Discours database: 21 tables") and "Blockers: none" in shown
+    for transfer in TRANSFERS:
+        assert f"- {transfer.target}" in shown, transfer.target
+    assert "ACCESS EXCLUSIVE" in shown and "about 1 s" in shown
+    assert await _fingerprint(discours_url) == before
+
+
+async def test_adoption_keeps_every_shared_value_and_applies_its_rules(discours_url: str) -> None:
+    legacy: dict[str, list[dict[str, Any]]] = {}
+    for transfer in TRANSFERS:
+        if transfer.source and transfer.source not in legacy:
+            legacy[transfer.source] = await _rows(discours_url, f"SELECT * FROM {transfer.source}")
+    assert await _adopt(discours_url, check_only=False, fanout=1000) == 0
+
+    for transfer in TRANSFERS:  # every value of every column copied as it is, row by row
+        if transfer.source is None or transfer.target in MERGED:
+            continue
+        copied = transfer.copied()
+        ours = await _rows(discours_url, f"SELECT * FROM {transfer.target}")
+        assert len(ours) == len(legacy[transfer.source]), transfer.target
+        theirs_values = sorted(repr([r[c] for c in copied.values()]) for r in legacy[transfer.source])
+        ours_values = sorted(repr([r[c] for c in copied]) for r in ours)
+        assert ours_values == theirs_values, transfer.target
+
+    def one(rows: list[dict[str, Any]], **match: Any) -> dict[str, Any]:
+        found = [r for r in rows if all(r[k] == v for k, v in match.items())]
+        assert len(found) == 1, (match, rows)
+        return found[0]
+
+    authors = await _rows(discours_url, "SELECT id, slug FROM author")
+    assert one(authors, id=3)["slug"].startswith("author-3-")  # `author-3` is author 6's slug
+    assert one(authors, id=6)["slug"] == "author-3" and one(authors, id=1)["slug"] == "maria"
+    topics = await _rows(discours_url, "SELECT id, slug, community FROM topic")
+    assert one(topics, id=3) == {"id": 3, "slug": "topic-3", "community": 1}
+    assert one(topics, id=4)["community"] == 1 and one(topics, id=2)["community"] == 2
+    assert one(await _rows(discours_url, "SELECT id, slug FROM shout"), id=5)["slug"] == "shout-5"
+    drafts = await _rows(discours_url, "SELECT id, community, description FROM draft")
+    assert one(drafts, id=2) == {"id": 2, "community": 1, "description": "только описание"}
+    kinds = {r["id"]: r["kind"] for r in await _rows(discours_url, "SELECT id, kind FROM reaction")}
+    assert kinds[8] == kinds[9] == "COMMENT" and kinds[3] == "QUOTE" and kinds[10] == "ASK"
+    members = await _rows(discours_url, "SELECT * FROM community_author")
+    assert one(members, author=2, community=1) == {"community": 1, "author": 2, "joined_at": 1_700_000_005,
+                                                   "roles": "author,expert,reader"}
+    assert one(members, author=3, community=1)["roles"] == "reader"
+    assert one(members, author=1, community=1)["roles"] == "reader,author,editor"  # a single row: as it was
+    followers = await _rows(discours_url, "SELECT * FROM community_follower")
+    assert sorted((r["follower"], r["community"]) for r in followers) == [(1, 1), (2, 1), (3, 1), (4, 2), (6, 1)]
+    assert sorted((r["viewer"], r["notification"]) for r in await _rows(
+        discours_url, "SELECT * FROM notification_seen")) == [(1, 1), (1, 3), (2, 2)]
+    invites = await _rows(discours_url, "SELECT * FROM invite ORDER BY id")
+    assert [(i["inviter_id"], i["author_id"], i["shout_id"], i["status"]) for i in invites] == [
+        (4, 1, 4, "REJECTED"), (1, 2, 1, "PENDING"), (2, 4, 2, "PENDING")]
+    assert [i["id"] for i in invites] == [3, 4, 5]  # 3 kept; the id two invites shared, given new ones
+    ratings = {(r["rater"], r["author"]): r["plus"] for r in await _rows(discours_url, "SELECT * FROM author_rating")}
+    assert ratings == {(2, 1): True, (3, 1): False, (4, 1): False}
+    assert one(await _rows(discours_url, "SELECT * FROM collection"), id=2)["created_by"] == 1
+
+    notes = {r["id"]: r for r in await _rows(discours_url, "SELECT * FROM notification")}
+    assert (notes[2]["entity"], _json(notes[2]["payload"])) == (
+        "reaction", {"reaction": 2, "shout": 1, "reply_to": 1, "created_by": 4, "kind": "COMMENT"})
+    assert (notes[3]["entity"], _json(notes[3]["payload"])) == ("follower", {"follower": 3, "author": 1})
+    assert (notes[4]["action"], _json(notes[4]["payload"])) == ("publish", {"shout": 2, "created_by": 2})
+    assert notes[4]["created_at"] > 0 and notes[2]["status"] == "unread" and notes[3]["kind"] == "follower"
+    recipients = sorted((r["notification"], r["author"]) for r in await _rows(
+        discours_url, "SELECT * FROM notification_recipient"))
+    assert recipients == [(1, 1), (1, 2), (2, 1), (2, 2), (2, 3), (3, 1), (4, 4)]
+    next_ids = await _rows(discours_url, "SELECT nextval('shout_id_seq') AS shout, nextval('invite_id_seq') AS invite")
+    assert next_ids == [{"shout": 6, "invite": 6}]
+
+
+async def test_the_adopted_schema_is_what_migrate_makes_then_migrate_and_adopt_change_nothing(
+        discours_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert await _adopt(discours_url, check_only=False, fanout=1000) == 0
+    async with scratch_database(prefix="migrated") as fresh:
+        await asyncio.to_thread(command.upgrade, alembic_config(fresh), "head")
+        expected = await _fingerprint(fresh)
+    adopted = await _fingerprint(discours_url)
+    for part in ("columns", "constraints", "indexes", "sequences", "types"):
+        assert adopted[part] == expected[part], part
+    await asyncio.to_thread(command.upgrade, alembic_config(discours_url), "head")  # `discours migrate`
+    assert await _fingerprint(discours_url) == adopted
+    capsys.readouterr()
+    assert await _adopt(discours_url, check_only=False, fanout=1000) == 0
+    assert "nothing to adopt" in capsys.readouterr().out
+    assert await _fingerprint(discours_url) == adopted
+
+
+async def test_check_lists_every_blocker_and_adopt_then_changes_nothing(
+        discours_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    await _run(discours_url,
+               "UPDATE author SET name = repeat('я', 300) WHERE id = 2",
+               "UPDATE reaction SET kind = 'SHRUG' WHERE id = 10",
+               "ALTER TABLE author ADD COLUMN karma INTEGER",
+               "CREATE TABLE legacy_stats (shout INTEGER, views INTEGER)",
+               "UPDATE author SET \"user\" = 'auth0|a1' WHERE id = 4")
+    before = await _fingerprint(discours_url)
+    assert await _adopt(discours_url, check_only=True, fanout=1000) == 1
+    shown = capsys.readouterr().out
+    blockers = shown.split("Blockers:", 1)[1]
+    for expected in ("`author.name`: 1 values longer than our 255", "SHRUG", "`author.karma`", "`legacy_stats`",
+                     "'auth0|a1' ×2"):
+        assert expected in blockers, expected
+    assert await _adopt(discours_url, check_only=False, fanout=1000) == 1
+    assert await _fingerprint(discours_url) == before
+
+
+async def test_a_database_it_does_not_know_is_refused_untouched(capsys: pytest.CaptureFixture[str]) -> None:
+    async with scratch_database(prefix="unknown") as url:
+        await _run(url, "CREATE TABLE author (id INTEGER PRIMARY KEY, name TEXT)", "CREATE TABLE posts (id INTEGER)")
+        before = await _fingerprint(url)
+        assert await _adopt(url, check_only=False, fanout=1000) == 3
+        shown = capsys.readouterr().out.strip().splitlines()
+        assert len(shown) == 1 and shown[0].startswith("not a database this server knows: 2 tables")
+        assert await _fingerprint(url) == before
+        assert await asyncio.to_thread(refuse_migrating_a_discours_database, url) is None
+
+
+def test_migrate_on_a_discours_database_says_to_check_the_adoption(discours_url: str) -> None:
+    refused = refuse_migrating_a_discours_database(discours_url)
+    assert refused is not None and "discours adopt --check" in refused
+
+
+async def test_the_adopted_rows_answer_the_api_notifications_included(
+        discours_url: str, settings: Settings, mailer: Any) -> None:
+    assert await _adopt(discours_url, check_only=False, fanout=1000) == 0
+    engine = make_engine(discours_url)
+    async with RedisServer() as server:
+        redis = make_redis(server.url)
+        adopted = settings.model_copy(update={"database_url": discours_url})
+        deps = wire(adopted, engine, Cache(redis), auth=build_auth(adopted, redis, mailer=mailer))
+        app = create_app(adopted, deps=deps)
+        maria = await deps.auth.sessions.create(1, "maria")  # type: ignore[union-attr]
+        headers = {"authorization": f"Bearer {maria.token}"}
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+            async def gql(query: str, variables: dict[str, Any] | None = None, **extra: Any) -> Any:
+                response = await client.post("/graphql", json={"query": query, "variables": variables or {}}, **extra)
+                body = response.json()
+                assert "errors" not in body, body
+                return body["data"]
+
+            shout = (await gql('{ get_shout(slug: "first") { id title authors { slug } topics { slug } } }'))
+            assert shout["get_shout"] == {"id": 1, "title": "Первая публикация",
+                                          "authors": [{"slug": "maria"}, {"slug": "petr"}],
+                                          "topics": [{"slug": "culture"}, {"slug": "cinema"}]}
+            listed = await gql("{ load_shouts_by(options: {limit: 10}) { id slug } }")
+            assert sorted(s["id"] for s in listed["load_shouts_by"]) == [1, 2, 5]  # published, not deleted
+            topics = await gql("{ get_topics_all { slug } }")
+            assert "topic-3" in {t["slug"] for t in topics["get_topics_all"]}
+            comments = await gql('{ load_reactions_by(by: {shout: "first", kinds: [COMMENT]}, limit: 20) { id kind } }')
+            assert {8, 9} <= {r["id"] for r in comments["load_reactions_by"]}
+
+            load = ("query($after: Int!) { load_notifications(after: $after, limit: 20) { "
+                    "notifications { id reactions authors { slug } } unread total } }")
+            listed_notes = (await gql(load, {"after": 0}, headers=headers))["load_notifications"]
+            assert listed_notes["total"] == 3 and listed_notes["unread"] == 1  # 1 and 3 were seen in Discours
+            mark = "mutation($n: Int!) { mark_seen(notification_id: $n) { error } }"
+            assert (await gql(mark, {"n": 2}, headers=headers))["mark_seen"]["error"] is None
+            assert (await gql(load, {"after": 0}, headers=headers))["load_notifications"]["unread"] == 0
+        await redis.aclose()
+    await engine.dispose()
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
