@@ -31,6 +31,25 @@ READ_TIMEOUT = 1.0  # how long one read waits for a message before the hub looks
 RETRY_DELAYS = (0.1, 0.25, 0.5, 1.0, 2.0)  # between reconnection attempts; the last one repeats
 
 
+# On the wire, `action` is seed 000's word (`created`, `updated`, `deleted`), so that a listener written for
+# the seed understands every message; inside the server (and in GraphQL subscription payloads) an event
+# keeps its own verb, which its `type` and the seed's word give back.
+SEED_ACTIONS = {"create": "created", "update": "updated", "delete": "deleted", "follow": "created",
+                "unfollow": "deleted", "publish": "created", "accept": "updated"}
+_VERBS = {"follower": {"created": "follow", "deleted": "unfollow"}, "publication": {"created": "publish"},
+          "invite": {"updated": "accept"}}
+_PLAIN_VERBS = {"created": "create", "updated": "update", "deleted": "delete"}
+
+
+def seed_action(action: str) -> str:
+    return SEED_ACTIONS.get(action, action)
+
+
+def verb_of(type_: str, action: str) -> str:
+    """The verb an event of `type_` published with the seed's `action` was made with."""
+    return _VERBS.get(type_, _PLAIN_VERBS).get(action, _PLAIN_VERBS.get(action, action))
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     """The seed's message: what happened (`entity_type`, `entity_id`, `action`), to whom (`user_id`, on
@@ -46,7 +65,7 @@ class Event:
 
     def encode(self) -> bytes:
         return orjson.dumps({"type": self.type, "user_id": self.user_id, "entity_type": self.entity_type,
-                             "entity_id": self.entity_id, "action": self.action, "data": self.data,
+                             "entity_id": self.entity_id, "action": seed_action(self.action), "data": self.data,
                              "timestamp": self.timestamp})
 
     def to(self, user_id: int) -> Event:
@@ -59,7 +78,7 @@ class Event:
         try:
             value = orjson.loads(raw)
             return cls(type=str(value["type"]), entity_type=str(value["entity_type"]),
-                       entity_id=int(value["entity_id"]), action=str(value["action"]),
+                       entity_id=int(value["entity_id"]), action=verb_of(str(value["type"]), str(value["action"])),
                        data=dict(value.get("data") or {}), timestamp=int(value["timestamp"]),
                        user_id=None if value.get("user_id") is None else int(value["user_id"]))
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):

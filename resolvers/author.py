@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from sqlalchemy import Select, distinct, func, select
@@ -63,6 +64,21 @@ async def get_authors_all(deps: Deps) -> list[dict[str, Any]]:
     return await cached_composite(deps.cache, keys.composite(keys.authors_all()), every_author)
 
 
+# `last_seen` / `created_at` in `load_authors_by` mean "within the last N seconds" (as Discours reads them),
+# measured from the start of the current minute, which is part of the cached list's key: the window moves
+# with the clock a minute at a time, and each minute's list is kept like any other.
+WINDOW_STEP = 60
+
+
+def _since(by: dict[str, Any]) -> tuple[str, int] | None:
+    """The window a `by` asks for: ("last_seen" or "created_at", the earliest time in it), or None. As in
+    Discours, `last_seen` wins when both are given, and 0 asks for no window."""
+    for field_name in ("last_seen", "created_at"):
+        if by.get(field_name):
+            return field_name, int(time.time()) // WINDOW_STEP * WINDOW_STEP - int(by[field_name])
+    return None
+
+
 def _authors_query(by: dict[str, Any]) -> Select[Any]:
     query = select(Author.id).where(Author.deleted_at.is_(None))
     if slug := by.get("slug"):
@@ -76,10 +92,9 @@ def _authors_query(by: dict[str, Any]) -> Select[Any]:
             .join(Topic, Topic.id == ShoutTopic.topic)
             .where(Topic.slug == topic)
         ))
-    if (last_seen := by.get("last_seen")) is not None:
-        query = query.where(Author.last_seen >= last_seen)
-    if (created_at := by.get("created_at")) is not None:
-        query = query.where(Author.created_at >= created_at)
+    if (window := _since(by)) is not None:
+        column, earliest = window
+        query = query.where(getattr(Author, column) > earliest)
     if (after := by.get("after")) is not None:
         query = query.where(Author.created_at > after)
     order = by.get("order") or by.get("stat") or "created_at"
@@ -115,7 +130,7 @@ async def load_authors_by(deps: Deps, by: dict[str, Any], limit: int | None, off
             return list((await session.scalars(stmt.limit(limit).offset(offset))).all())
 
     key = keys.authors_stats(limit, offset, by.get("order") or by.get("stat") or "created_at",
-                             keys.digest(sorted(by.items())))
+                             keys.digest([*sorted(by.items()), _since(by)]))
     ids = await deps.cache.cached_query(key, query, ttl=deps.ttl_shouts, tags=[keys.TAG_AUTHORS])
     return await authors_of_ids(deps, ids)
 

@@ -16,6 +16,9 @@ from resolvers.author import authors_of_ids, resolve_author_id
 from resolvers.deps import Deps, page
 
 DEFAULT_LIMIT = 100
+# A community's topics without a limit: all of them, as Discours answers (it has no limit there), up to this
+# many (a community has hundreds; the bound keeps one answer from growing without end).
+COMMUNITY_TOPICS_CAP = 5000
 
 
 async def topics_of_ids(deps: Deps, ids: list[int]) -> list[dict[str, Any]]:
@@ -40,7 +43,7 @@ async def get_topics_all(deps: Deps) -> list[dict[str, Any]]:
 
 async def get_topics_by_community(deps: Deps, community_id: int, limit: int | None,
                                   offset: int | None) -> list[dict[str, Any]]:
-    limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=max(deps.max_page_size, 500))
+    limit, offset = page(limit, offset, default=COMMUNITY_TOPICS_CAP, maximum=COMMUNITY_TOPICS_CAP)
 
     async def query() -> list[int]:
         stmt = (select(Topic.id).where(Topic.community == community_id)

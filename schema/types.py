@@ -363,7 +363,8 @@ class Shout(Edited):
     def stat(self, info: Info) -> Stat | None:
         return then(at_once(info.context.loaders.counters["shout"], self.id),  # type: ignore[return-value]
                     lambda counts: Stat(rating=counts["rating"], comments_count=counts["comments"],
-                                        last_commented_at=counts["last_commented_at"], shout_id=self.id))
+                                        # 0, not null, for a shout without comments: as Discours answers
+                                        last_commented_at=counts["last_commented_at"] or 0, shout_id=self.id))
 
 
 @strawberry.type

@@ -92,7 +92,7 @@ async def test_published_after_the_commit_and_never_after_a_rollback(api: Api, d
     assert channel == keys.channel_user(author.id)
     assert set(message) == {"type", "user_id", "entity_type", "entity_id", "action", "data", "timestamp"}
     assert (message["type"], message["user_id"], message["entity_type"], message["entity_id"], message["action"]) == (
-        "follower", author.id, "author", follower.id, "follow")
+        "follower", author.id, "author", follower.id, "created")  # seed 000's word for what happened
     assert message["data"]["follower"]["id"] == follower.id and abs(message["timestamp"] - time.time()) < 60
 
 

@@ -169,3 +169,18 @@ async def test_the_hub_resubscribes_when_its_connection_is_lost(redis: Redis) ->
         with contextlib.suppress(asyncio.CancelledError):
             await task
         await hub.close()
+
+
+def test_messages_carry_the_seeds_actions_and_come_back_as_the_events_verbs() -> None:
+    """On the wire, `action` is seed 000's `created` / `updated` / `deleted` (an outside listener written for
+    the seed understands every message); decoded, each event has its own verb back (GraphQL subscription
+    payloads show what the 2025 client expects)."""
+    import orjson
+
+    for type_, verb, seed in (("reaction", "create", "created"), ("reaction", "update", "updated"),
+                              ("reaction", "delete", "deleted"), ("follower", "follow", "created"),
+                              ("publication", "publish", "created"), ("invite", "accept", "updated")):
+        encoded = Event(type_, "x", 1, verb).encode()
+        assert orjson.loads(encoded)["action"] == seed, (type_, verb)
+        decoded = Event.decode(encoded)
+        assert decoded is not None and decoded.action == verb, (type_, verb)
