@@ -3,8 +3,12 @@
     discours adopt --check   what the database is, the plan table by table, the time and locks it expects,
                              and every blocker; writes nothing; exits 1 if anything blocks
     discours adopt           carry the plan out in one transaction, then run the later migrations
+    --views FILE             then import a Discours views.json (slug -> views)
+    --views-redis URL        then import the views a Discours Redis holds (read only; seed 000 section 5)
+    --redis URL              this server's Redis, if it is running: its view counters move with the import
 
-Needs DATABASE_URL only, like `discours migrate`.
+Needs DATABASE_URL only, like `discours migrate`. The views import also runs on a database already adopted
+(running it again changes nothing).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from pathlib import Path
 
 from config.settings import Settings, load_database_settings
 
@@ -24,11 +29,45 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     adopt.add_argument("--check", action="store_true", help="print the plan and the blockers; write nothing")
     adopt.add_argument("--fanout", type=int, default=Settings.model_fields["notify_fanout_cap"].default,
                        help="at most this many recipients per adopted publication notification")
+    adopt.add_argument("--views", type=Path, help="a Discours views.json (slug -> views) to import")
+    adopt.add_argument("--views-redis", help="a Discours Redis to import views from (read only)")
+    adopt.add_argument("--redis", help="this server's Redis, when it is running (its counters move too)")
     adopt.set_defaults(func=cmd_adopt)
 
 
 def cmd_adopt(args: argparse.Namespace) -> int:
-    return asyncio.run(_adopt(load_database_settings().database_url, check_only=args.check, fanout=args.fanout))
+    url = load_database_settings().database_url
+    code = asyncio.run(_adopt(url, check_only=args.check, fanout=args.fanout))
+    if code != 0 or args.check or not (args.views or args.views_redis):
+        return code
+    return asyncio.run(_import_views(url, views=args.views, views_redis=args.views_redis, redis=args.redis))
+
+
+async def _import_views(url: str, *, views: Path | None, views_redis: str | None, redis: str | None) -> int:
+    from redis.asyncio import Redis
+
+    from cache.views_import import import_views, read_views_file, read_views_redis
+    from orm.engine import make_engine, make_session_factory
+
+    by_slug = read_views_file(views) if views else None
+    by_id = None
+    if views_redis:
+        old = Redis.from_url(views_redis)
+        try:
+            by_id = await read_views_redis(old)
+        finally:
+            await old.aclose()
+    engine = make_engine(url)
+    ours = Redis.from_url(redis) if redis else None
+    try:
+        done = await import_views(make_session_factory(engine), by_slug=by_slug, by_id=by_id, redis=ours)
+    finally:
+        await engine.dispose()
+        if ours is not None:
+            await ours.aclose()
+    print(f"Views imported: {done.shouts} shouts changed, {done.added:+} views"
+          + (f"; {done.unknown_count} with no shout here ({', '.join(done.unknown)})" if done.unknown_count else ""))
+    return 0
 
 
 async def _adopt(url: str, *, check_only: bool, fanout: int) -> int:

@@ -148,6 +148,20 @@ def views_pending() -> str:
     return f"views:{VIEWS_SLOT}:pending"
 
 
+# A Discours deployment's Redis as seed 000 section 5 lays it out, read (never written) by `discours adopt
+# --views-redis`: `migrated_views_{timestamp}` HASHes of shout id -> views (with `_timestamp` and `_total`
+# fields), the newest one the current; `migrated_views_slugs` (slug -> id); `viewed:{shout_id}` counters.
+LEGACY_MIGRATED_VIEWS = "migrated_views_*"
+LEGACY_MIGRATED_VIEWS_SLUGS = "migrated_views_slugs"
+LEGACY_VIEWED = "viewed:*"
+
+
+def legacy_viewed_shout(key: str) -> int | None:
+    """The shout id of an old `viewed:{shout_id}` key (None for any other key, ours included)."""
+    rest = key.removeprefix("viewed:")
+    return int(rest) if rest != key and rest.isdigit() else None
+
+
 def reading_history(author: int) -> str:
     """Seed 003: the shouts an author read, scored by time (the newest 100)."""
     return f"user:{author}:his:reading"

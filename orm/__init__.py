@@ -9,7 +9,15 @@ from orm.draft import Draft, DraftAuthor, DraftTopic
 from orm.invite import Invite, InviteStatus
 from orm.notification import Notification, NotificationMuted, NotificationRecipient, NotificationSeen
 from orm.reaction import COMMENT_KINDS, RATING_KINDS, Reaction, ReactionKind
-from orm.shout import Shout, ShoutAuthor, ShoutReactionsFollower, ShoutTopic, ShoutViews, ShoutViewsWeekly
+from orm.shout import (
+    Shout,
+    ShoutAuthor,
+    ShoutReactionsFollower,
+    ShoutTopic,
+    ShoutViews,
+    ShoutViewsImported,
+    ShoutViewsWeekly,
+)
 from orm.topic import Topic, TopicFollower
 
 __all__ = [
@@ -43,6 +51,7 @@ __all__ = [
     "ShoutReactionsFollower",
     "ShoutTopic",
     "ShoutViews",
+    "ShoutViewsImported",
     "ShoutViewsWeekly",
     "Topic",
     "TopicFollower",

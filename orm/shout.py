@@ -85,6 +85,18 @@ class ShoutViews(Base):
     updated_at: Mapped[int] = mapped_column(Integer, default=now)
 
 
+class ShoutViewsImported(Base):
+    """Views a shout had before this server counted it (`discours adopt --views` / `--views-redis`): the part of
+    `shout_views` that came from the Discours deployment. Kept so that importing again moves the total by the
+    difference only: the import is idempotent and what this server counted since stays on top."""
+
+    __tablename__ = "shout_views_imported"
+
+    shout: Mapped[int] = mapped_column(ForeignKey("shout.id", ondelete="CASCADE"), primary_key=True)
+    views: Mapped[int] = mapped_column(Integer)
+    imported_at: Mapped[int] = mapped_column(Integer, default=now)
+
+
 class ShoutViewsWeekly(Base):
     """Views of a shout counted in one ISO week (`2026-W47`), written by the same flush as `shout_views`
     (each flush adds what the total grew by): the source of the weekly views leaderboards."""

@@ -259,3 +259,66 @@ async def test_the_adopted_rows_answer_the_api_notifications_included(
 
 def _json(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
+
+
+async def test_views_carry_over_exactly_and_importing_again_changes_nothing(
+        discours_url: str, tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """A views.json and a Discours Redis (seed 000 section 5) give each shout its imported views (the higher
+    of the two); a second import changes nothing; views this server counted since stay on top; a running
+    server's counters move with the totals."""
+    from app.adopt_cli import _import_views
+    from cache import keys
+
+    assert await _adopt(discours_url, check_only=False, fanout=1000) == 0
+    views = tmp_path / "views.json"
+    views.write_text(json.dumps({"first": 100, "second": 50, "no-such-shout": 7}))
+    async with RedisServer() as old_server, RedisServer() as ours_server:
+        old = make_redis(old_server.url)
+        await old.hset("migrated_views_1700000000", mapping={"1": 80, "2": 70, "_timestamp": 1700000000, "_total": 2})
+        await old.hset("migrated_views_1600000000", mapping={"1": 999})  # an older migration: not current
+        await old.set("viewed:1", 5)  # counted on top of the migrated views
+        await old.set("viewed:5", 3)
+        before_old = sorted(await old.keys("*"))
+
+        async def imported() -> dict[int, int]:
+            rows = await _rows(discours_url, "SELECT shout, views FROM shout_views")
+            return {r["shout"]: r["views"] for r in rows}
+
+        async def run(**extra: Any) -> str:
+            capsys.readouterr()
+            assert await _import_views(discours_url, views=views, views_redis=old_server.url, **extra) == 0
+            return capsys.readouterr().out
+
+        shown = await run(redis=None)
+        assert await imported() == {1: 100, 2: 70, 5: 3}  # 1: the file's 100 over 80 + 5; 2: Redis' 70 over 50
+        assert "3 shouts changed, +173 views" in shown and "no-such-shout" in shown
+        assert "0 shouts changed" in await run(redis=None)
+        assert await imported() == {1: 100, 2: 70, 5: 3}
+        assert sorted(await old.keys("*")) == before_old  # the old Redis is only read
+
+        await _run(discours_url, "UPDATE shout_views SET views = views + 10 WHERE shout = 1")  # counted here since
+        ours = make_redis(ours_server.url)
+        await ours.set(keys.viewed(1), 110)  # a running server's counter of shout 1
+        views.write_text(json.dumps({"first": 120}))
+        await run(redis=ours_server.url)
+        assert (await imported())[1] == 130  # moved by what the import moved by: our 10 stay on top
+        assert int(await ours.get(keys.viewed(1))) == 130
+        await old.aclose()
+        await ours.aclose()
+
+
+async def test_a_database_made_by_discours_start_alone_is_adopted_too(capsys: pytest.CaptureFixture[str]) -> None:
+    """Its start makes 17 tables (no invite, collection, shout_collection, author_bookmark): those start
+    empty here."""
+    async with scratch_database(prefix="discours17") as url:
+        engine = create_async_engine(url)
+        async with engine.begin() as conn:
+            await create_discours_schema(conn, full=False)
+            await fill_discours_rows(conn, full=False)
+        await engine.dispose()
+        assert await _adopt(url, check_only=True, fanout=1000) == 0
+        assert "- invite: no `invite` table here" in capsys.readouterr().out
+        assert await _adopt(url, check_only=False, fanout=1000) == 0
+        counts = (await _rows(url, "SELECT (SELECT count(*) FROM invite) AS invites, "
+                                   "(SELECT count(*) FROM shout) AS shouts"))[0]
+        assert counts == {"invites": 0, "shouts": 5}
