@@ -21,6 +21,7 @@ from app.adopt_cli import _adopt, refuse_migrating_a_discours_database
 from app.main import create_app, wire
 from auth.services import build_auth
 from cache.client import make_redis
+from cache.rebuild import rebuild_all
 from cache.store import Cache
 from config.settings import Settings
 from devtools.services import RedisServer, scratch_database
@@ -253,6 +254,13 @@ async def test_the_adopted_rows_answer_the_api_notifications_included(
             mark = "mutation($n: Int!) { mark_seen(notification_id: $n) { error } }"
             assert (await gql(mark, {"n": 2}, headers=headers))["mark_seen"]["error"] is None
             assert (await gql(load, {"after": 0}, headers=headers))["load_notifications"]["unread"] == 0
+
+            # `discours rebuild` over the adopted rows: the live structures equal what SQL says
+            await rebuild_all(deps.live, deps.cache, deps.db)
+            stat = await gql('{ get_shout(slug: "first") { stat { rating comments_count } } '
+                             'get_author(slug: "maria") { stat { followers shouts } } }')
+            assert stat["get_shout"]["stat"] == {"rating": 1, "comments_count": 5}  # 1 like; COMMENT/QUOTE, live
+            assert stat["get_author"]["stat"] == {"followers": 2, "shouts": 1}
         await redis.aclose()
     await engine.dispose()
 
