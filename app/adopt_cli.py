@@ -6,6 +6,7 @@
     --views FILE             then import a Discours views.json (slug -> views)
     --views-redis URL        then import the views a Discours Redis holds (read only; seed 000 section 5)
     --redis URL              this server's Redis, if it is running: its view counters move with the import
+    --accounts FILE          then import the accounts Discours' auth service exported (CSV, auth/accounts_import.py)
 
 Needs DATABASE_URL only, like `discours migrate`. The views import also runs on a database already adopted
 (running it again changes nothing).
@@ -32,15 +33,35 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     adopt.add_argument("--views", type=Path, help="a Discours views.json (slug -> views) to import")
     adopt.add_argument("--views-redis", help="a Discours Redis to import views from (read only)")
     adopt.add_argument("--redis", help="this server's Redis, when it is running (its counters move too)")
+    adopt.add_argument("--accounts", type=Path, help="a CSV of Discours' auth service: user,email[,email_verified]"
+                       "[,password_hash][,provider,subject][,roles]")
     adopt.set_defaults(func=cmd_adopt)
 
 
 def cmd_adopt(args: argparse.Namespace) -> int:
     url = load_database_settings().database_url
     code = asyncio.run(_adopt(url, check_only=args.check, fanout=args.fanout))
-    if code != 0 or args.check or not (args.views or args.views_redis):
+    if code != 0 or args.check:
         return code
-    return asyncio.run(_import_views(url, views=args.views, views_redis=args.views_redis, redis=args.redis))
+    if args.views or args.views_redis:
+        code = asyncio.run(_import_views(url, views=args.views, views_redis=args.views_redis, redis=args.redis))
+    if code == 0 and args.accounts:
+        code = asyncio.run(_import_accounts(url, args.accounts))
+    return code
+
+
+async def _import_accounts(url: str, path: Path) -> int:
+    from auth.accounts_import import import_accounts, read_accounts
+    from orm.engine import make_engine, make_session_factory
+
+    rows, refused = read_accounts(path)
+    engine = make_engine(url)
+    try:
+        done = await import_accounts(make_session_factory(engine), rows, refused)
+    finally:
+        await engine.dispose()
+    print(done.describe())
+    return 0
 
 
 async def _import_views(url: str, *, views: Path | None, views_redis: str | None, redis: str | None) -> int:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from sqlalchemy import select
@@ -12,6 +13,9 @@ from cache import keys
 from cache.entities import SessionFactory
 from cache.store import Cache
 from orm import Author, CommunityAuthor
+
+# What an e-mail address looks like (checked on registration, on a change and on an import).
+EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]{1,255}\.[^@\s]{1,63}$")
 
 
 async def fetch_account(db: SessionFactory, author_id: int) -> dict[str, Any] | None:

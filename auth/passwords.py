@@ -3,7 +3,10 @@
 Hashing and verifying take tens of milliseconds of CPU each (argon2-cffi releases the GIL while it
 works), so they run in a small thread pool of their own: a flood of logins then costs those threads'
 time, never the event loop's, and other requests keep being answered. At most `max_waiting` hashes may
-wait for a thread; past that a login or registration is refused as busy rather than queued without end."""
+wait for a thread; past that a login or registration is refused as busy rather than queued without end.
+
+Hashes carried over from Discours' auth service are bcrypt (`$2a$`, `$2b$`, `$2y$`): they are verified as
+such and, being outdated, replaced by an argon2id hash at the first successful sign-in."""
 
 from __future__ import annotations
 
@@ -12,11 +15,13 @@ import contextlib
 import os
 from concurrent.futures import ThreadPoolExecutor
 
+import bcrypt
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 MIN_LENGTH = 8
 MAX_LENGTH = 1024  # argon2 hashes any length; a cap keeps one request from costing too much
+BCRYPT_PREFIXES = ("$2a$", "$2b$", "$2y$")
 
 
 def _yield_cpu() -> None:
@@ -65,17 +70,27 @@ class Passwords:
         return bool(await self._run(self._verify, stored_hash or "", password))
 
     def _verify(self, stored_hash: str, password: str) -> bool:
+        if stored_hash.startswith(BCRYPT_PREFIXES):
+            return _bcrypt_matches(stored_hash, password)
         try:
             return self._hasher.verify(stored_hash or self._dummy, password) and bool(stored_hash)
         except (VerificationError, InvalidHashError):
             return False
 
     def outdated(self, stored_hash: str) -> bool:
-        """Whether a hash was made with other parameters than today's (it is replaced at the next sign-in)."""
+        """Whether a hash was made with other parameters than today's, or by another algorithm (bcrypt): it is
+        replaced at the next sign-in."""
+        if stored_hash.startswith(BCRYPT_PREFIXES):
+            return True
         try:
             return self._hasher.check_needs_rehash(stored_hash)
         except InvalidHashError:
             return False
+
+    @staticmethod
+    def known(stored_hash: str) -> bool:
+        """Whether a stored hash is one this server verifies (argon2id or bcrypt)."""
+        return stored_hash.startswith(("$argon2id$", *BCRYPT_PREFIXES))
 
     @staticmethod
     def problem(password: str | None) -> str | None:
@@ -85,3 +100,12 @@ class Passwords:
         if len(password) > MAX_LENGTH:
             return "password is too long"
         return None
+
+
+def _bcrypt_matches(stored_hash: str, password: str) -> bool:
+    """bcrypt compares at most 72 bytes of a password (its own limit, as the service that made the hash
+    did); a malformed hash matches nothing."""
+    try:
+        return bcrypt.checkpw(password.encode()[:72], stored_hash.encode())
+    except ValueError:
+        return False

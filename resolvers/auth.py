@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -15,7 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from auth import tokens, verification
-from auth.accounts import get_account, viewer_of
+from auth.accounts import EMAIL, get_account, viewer_of
 from auth.mailer import Message
 from auth.oauth import Identity, store_provider_tokens
 from auth.passwords import HashingBusy
@@ -31,7 +30,6 @@ from resolvers.slugs import slugify
 from resolvers.writes import transaction
 
 log = logging.getLogger(__name__)
-EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]{1,255}\.[^@\s]{1,63}$")
 BAD_CREDENTIALS = "Invalid email or password"
 LOCKED = "Too many failed attempts; try again in a few minutes"
 

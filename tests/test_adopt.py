@@ -330,3 +330,66 @@ async def test_a_database_made_by_discours_start_alone_is_adopted_too(capsys: py
         counts = (await _rows(url, "SELECT (SELECT count(*) FROM invite) AS invites, "
                                    "(SELECT count(*) FROM shout) AS shouts"))[0]
         assert counts == {"invites": 0, "shouts": 5}
+
+
+async def test_accounts_carried_over_sign_in_with_their_bcrypt_hash_rehashed_and_import_again_changes_nothing(
+        discours_url: str, settings: Settings, mailer: Any, tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """The auth service's export gives authors their addresses, hashes, identities and roles; a row that
+    cannot be carried over whole is a line of the report; a bcrypt hash signs in and is replaced by argon2id;
+    importing again changes nothing; authors left with no way to sign in are listed."""
+    import bcrypt
+
+    from app.adopt_cli import _import_accounts
+
+    assert await _adopt(discours_url, check_only=False, fanout=1000) == 0
+    maria_hash = bcrypt.hashpw(b"long password one", bcrypt.gensalt(rounds=4)).decode()
+    accounts = tmp_path / "accounts.csv"
+    accounts.write_text(
+        "user,email,email_verified,password_hash,provider,subject,roles\n"
+        f"auth0|a1,Maria@Example.org,true,{maria_hash},google,g-123,\"editor,expert\"\n"
+        "auth0|a2,petr@example.org,false,,github,gh-9,\n"
+        "auth0|zz,ghost@example.org,true,,,,\n"
+        "auth0|a4,dup@example.org,true,,,,\n"
+        "auth0|a6,dup@example.org,true,,,,\n"
+        "auth0|a3,,,md5$deadbeef,,,\n")
+    capsys.readouterr()
+    assert await _import_accounts(discours_url, accounts) == 0
+    report = capsys.readouterr().out
+    assert report.startswith("Accounts: 2 authors updated, 0 already as the file says, 4 rows not carried over.")
+    for line in ("line 4 (auth0|zz): no author has this user", "line 5 (auth0|a4): the address dup@example.org is "
+                 "on several rows", "line 6 (auth0|a6)", "line 7 (auth0|a3): a hash this server cannot verify"):
+        assert line in report, line
+    assert "3 authors have neither an address nor a provider identity" in report and "anna" in report
+    rows = {r["id"]: r for r in await _rows(discours_url, "SELECT id, email, email_verified, password, oauth FROM author")}
+    assert (rows[1]["email"], rows[1]["email_verified"], rows[1]["password"]) == ("maria@example.org", True, maria_hash)
+    assert _json(rows[1]["oauth"]) == {"google": "g-123"} and _json(rows[2]["oauth"]) == {"github": "gh-9"}
+    assert rows[4]["email"] is None and rows[6]["email"] is None  # the shared address given to neither
+    roles = await _rows(discours_url, "SELECT roles FROM community_author WHERE author = 1 AND community = 1")
+    assert roles == [{"roles": "reader,author,editor,expert"}]
+
+    engine = make_engine(discours_url)
+    async with RedisServer() as server:
+        redis = make_redis(server.url)
+        adopted = settings.model_copy(update={"database_url": discours_url})
+        deps = wire(adopted, engine, Cache(redis), auth=build_auth(adopted, redis, mailer=mailer))
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(adopted, deps=deps)),
+                                     base_url="http://test") as client:
+            login = ('mutation($e: String!, $p: String!) { login(email: $e, password: $p) { success error '
+                     'author { slug } } }')
+            for _ in range(2):  # with the bcrypt hash, then with the argon2id hash that replaced it
+                signed = (await client.post("/graphql", json={"query": login, "variables": {
+                    "e": "maria@example.org", "p": "long password one"}})).json()["data"]["login"]
+                assert signed["success"] and signed["author"]["slug"] == "maria", signed
+                stored = (await _rows(discours_url, "SELECT password FROM author WHERE id = 1"))[0]["password"]
+                assert stored.startswith("$argon2id$")
+            wrong = (await client.post("/graphql", json={"query": login, "variables": {
+                "e": "maria@example.org", "p": "not her password"}})).json()["data"]["login"]
+            assert not wrong["success"]
+        await redis.aclose()
+    await engine.dispose()
+
+    before = await _fingerprint(discours_url)
+    capsys.readouterr()
+    assert await _import_accounts(discours_url, accounts) == 0
+    assert capsys.readouterr().out.startswith("Accounts: 0 authors updated, 2 already as the file says")
+    assert await _fingerprint(discours_url) == before  # the argon2id hash stays; nothing moves
