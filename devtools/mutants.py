@@ -5,6 +5,9 @@ subscribers. Mutants run one at a time: the tests share one database.
 
     python -m devtools.mutants triggers.rules cache.store     # those modules' mutants, then their records
     python -m devtools.mutants                                # every module of [tool.mutmut] only_mutate
+    python -m devtools.mutants --record triggers.related      # only write the record from what has run
+
+A pass stopped part way (Ctrl-C, the end of a session) resumes with the mutants not checked yet.
 
 The pass is slow on two cores (minutes per module, an hour and more for all), so it runs module by module
 and each module's result is kept in the repository, not only in mutmut's ignored `mutants/` state:
@@ -49,19 +52,37 @@ def _mutmut() -> str:
 
 async def _run(modules: list[str]) -> int:
     await create_database_if_missing(DATABASE)
+    wanted = [name for module in modules for name in unchecked(module)]
+    if not wanted:
+        for module in modules:
+            record(module)
+        return 0
     async with RedisServer() as redis:
         env = {**os.environ, "TEST_DATABASE_URL": DATABASE, "TEST_REDIS_URL": redis.url}
-        ran = await asyncio.to_thread(subprocess.run, [_mutmut(), "run", "--max-children", "1",
-                                                       *(f"{module}.*" for module in modules)], cwd=ROOT, env=env)
+        ran = await asyncio.to_thread(subprocess.run, [_mutmut(), "run", "--max-children", "1", *wanted],
+                                      cwd=ROOT, env=env)
     for module in modules:
         record(module)
     return ran.returncode
 
 
+def _meta(module: str) -> Path:
+    return ROOT / "mutants" / (module.replace(".", "/") + ".py.meta")
+
+
+def unchecked(module: str) -> list[str]:
+    """What is left to run of a module: its mutants not checked yet (a pass stopped part way resumes where it
+    stopped), or all of them when it never ran."""
+    meta = _meta(module)
+    if not meta.exists():
+        return [f"{module}.*"]
+    results: dict[str, int | None] = json.loads(meta.read_text())["exit_code_by_key"]
+    return [name for name, code in results.items() if code is None]
+
+
 def record(module: str) -> Path:
     """Write `mutation/<module>.md` from mutmut's state for that module's file; returns its path."""
-    meta = ROOT / "mutants" / (module.replace(".", "/") + ".py.meta")
-    results: dict[str, int | None] = json.loads(meta.read_text())["exit_code_by_key"]
+    results: dict[str, int | None] = json.loads(_meta(module).read_text())["exit_code_by_key"]
     statuses = Counter(_STATUS.get(code, "suspicious") for code in results.values())
     survivors = sorted(name for name, code in results.items() if code == 0)
     target = RECORDS / f"{module}.md"
@@ -98,4 +119,8 @@ def _explanations(target: Path) -> dict[str, str]:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--record"]:
+        for name in sys.argv[2:] or configured_modules():
+            print(record(name))
+        sys.exit(0)
     sys.exit(asyncio.run(_run(sys.argv[1:] or configured_modules())))
