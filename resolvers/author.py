@@ -75,7 +75,11 @@ def _since(by: dict[str, Any]) -> tuple[str, int] | None:
     Discours, `last_seen` wins when both are given, and 0 asks for no window."""
     for field_name in ("last_seen", "created_at"):
         if by.get(field_name):
-            return field_name, int(time.time()) // WINDOW_STEP * WINDOW_STEP - int(by[field_name])
+            seconds = int(by[field_name])
+            if seconds < 0:
+                raise BadInput(f"{field_name} is a number of seconds back from now: 0 or more", field=field_name)
+            # a window longer than the clock has run is every author (and stays a 32-bit time)
+            return field_name, max(0, int(time.time()) // WINDOW_STEP * WINDOW_STEP - seconds)
     return None
 
 

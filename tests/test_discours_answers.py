@@ -64,3 +64,13 @@ async def test_a_shout_without_comments_was_last_commented_at_zero(api: Api) -> 
     assert slug is not None, "the test data has a published shout without comments"
     shout: Any = await api("query($s: String) { get_shout(slug: $s) { stat { last_commented_at } } }", {"s": slug})
     assert shout["stat"]["last_commented_at"] == 0
+
+
+async def test_a_window_back_from_now_is_refused_when_negative_and_is_everyone_when_longer_than_time(
+        api: Api) -> None:
+    """Found by the fuzzer: a negative or huge N made a time out of PostgreSQL's integer range (a server
+    error). A negative span is refused as bad input; one longer than the epoch is every author."""
+    code = await api.error('{ load_authors_by(by: {created_at: -2147483647}) { id } }')
+    assert code == "BAD_USER_INPUT"
+    everyone = await api('{ load_authors_by(by: {last_seen: 2147483647}, limit: 5) { id } }')
+    assert len(everyone) == 5
