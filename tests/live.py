@@ -22,6 +22,7 @@ from redis.asyncio import Redis
 from cache.client import is_cluster, make_redis
 from devtools.services import free_port
 from tests.conftest import TEST_DATABASE_URL, TEST_REDIS_CLUSTER, TEST_REDIS_URL
+from tests.helpers import until
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,10 +36,9 @@ async def serve(app: Any) -> AsyncIterator[str]:
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
     task = asyncio.get_running_loop().create_task(server.serve())
-    for _ in range(200):
-        if server.started:
-            break
-        await asyncio.sleep(0.02)
+    await until(lambda: server.started or task.done(), "uvicorn starts")
+    if task.done():  # it could not start (its error is the test's)
+        task.result()
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
