@@ -24,11 +24,11 @@ from cache.client import make_redis
 from cache.rebuild import rebuild_all
 from cache.store import Cache
 from config.settings import Settings
+from devtools.discours_db import create_discours_schema, fill_discours_rows
 from devtools.services import RedisServer, scratch_database
 from orm.adopt.transfers import TRANSFERS
 from orm.engine import make_engine
 from orm.migrations import alembic_config
-from tests.discours_db import create_discours_schema, fill_discours_rows
 
 MERGED = {"community_author", "community_follower", "notification_seen", "invite", "notification"}
 

@@ -1,6 +1,7 @@
-"""A database shaped as the Discours backend (Feb 2025, `Discours/discours-backend-next`) leaves it: the tables
-its SQLAlchemy models create (`create_all` on start, no migrations), written here as the DDL PostgreSQL gets
-from them, and a small, realistic set of rows for `discours adopt` to carry over.
+"""A database shaped as the Discours backend (Feb 2025, `Discours/discours-backend-next`) leaves it, for the
+adoption's tests and benchmark: the tables its SQLAlchemy models create (`create_all` on start, no
+migrations), written here as the DDL PostgreSQL gets from them, and a small, realistic set of rows for
+`discours adopt` to carry over.
 
 What makes it a Discours database and not ours (each a case the adopter handles, see orm/adopt/):
 - its base class gives every model an `id`; in link tables that did not remove it, `id` ends up inside a
@@ -46,7 +47,8 @@ CREATE INDEX ix_author_created_at ON author (created_at);
 CREATE INDEX ix_author_last_seen ON author (last_seen);
 CREATE TABLE author_follower (
     follower INTEGER NOT NULL, author INTEGER NOT NULL, created_at INTEGER NOT NULL, auto BOOLEAN NOT NULL,
-    PRIMARY KEY (follower, author), FOREIGN KEY(follower) REFERENCES author (id), FOREIGN KEY(author) REFERENCES author (id));
+    PRIMARY KEY (follower, author), FOREIGN KEY(follower) REFERENCES author (id),
+    FOREIGN KEY(author) REFERENCES author (id));
 CREATE INDEX ix_author_follower_author ON author_follower (author);
 CREATE TABLE author_rating (
     rater INTEGER NOT NULL, author INTEGER NOT NULL, plus BOOLEAN,
@@ -67,7 +69,8 @@ CREATE TABLE topic (
     id SERIAL NOT NULL, PRIMARY KEY (id), UNIQUE (slug), FOREIGN KEY(community) REFERENCES community (id));
 CREATE TABLE topic_followers (
     follower INTEGER NOT NULL, topic INTEGER NOT NULL, created_at INTEGER NOT NULL, auto BOOLEAN NOT NULL,
-    PRIMARY KEY (follower, topic), FOREIGN KEY(follower) REFERENCES author (id), FOREIGN KEY(topic) REFERENCES topic (id));
+    PRIMARY KEY (follower, topic), FOREIGN KEY(follower) REFERENCES author (id),
+    FOREIGN KEY(topic) REFERENCES topic (id));
 CREATE INDEX ix_topic_followers_topic ON topic_followers (topic);
 CREATE TABLE draft (
     created_at INTEGER NOT NULL, created_by INTEGER NOT NULL, community INTEGER, layout VARCHAR, slug VARCHAR,
@@ -174,7 +177,8 @@ async def fill_discours_rows(conn: AsyncConnection, *, full: bool = True) -> Non
         await conn.execute(text(f"INSERT INTO {table} ({columns}) VALUES ({params})"),
                            [dict(zip([n.strip(chr(34)) for n in names], v, strict=True)) for v in values])
 
-    await rows("author", '"user", name, slug, bio, about, pic, links, created_at, last_seen, updated_at, deleted_at, id', [
+    await rows("author", '"user", name, slug, bio, about, pic, links, created_at, last_seen, updated_at, '
+               "deleted_at, id", [
         ("auth0|a1", "Мария Иванова", "maria", "редактор", "<p>О себе</p>", "https://images.discours.io/m.jpg",
          _json([{"url": "https://t.me/maria"}]), T0, T0 + 900, T0 + 10, None, 1),
         ("auth0|a2", "Пётр Сидоров", "petr", None, None, None, None, T0 + 1, T0 + 800, T0 + 11, None, 2),
