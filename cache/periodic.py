@@ -23,14 +23,20 @@ class Periodic:
         self.interval = interval
         self._round = round_
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
         self.failed = 0  # rounds that raised, since start
 
     def start(self) -> None:
         if self._task is None:
+            self._stopping = False
             self._task = asyncio.create_task(self._loop(), name=self.name)
 
     async def _loop(self) -> None:
-        while True:
+        # Not `while True`: a cancellation that lands as a round's timeout fires is turned into that timeout
+        # (asyncio's and redis-py's timeouts do this in Python 3.11), which the round's error handling takes
+        # for a failed round; the loop would then go on for ever and `stop()` would wait for ever (found under
+        # load by tests/test_revalidator.py). `stop()` says so here too, and the loop ends after that round.
+        while not self._stopping:
             await self.sleep(self.interval)
             try:
                 done = await self._round()
@@ -42,9 +48,12 @@ class Periodic:
             except Exception:
                 self.failed += 1
                 log.exception("%s round failed", self.name)
+            if self._stopping:
+                return
 
     async def stop(self) -> None:
         if self._task is not None:
+            self._stopping = True
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task

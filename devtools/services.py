@@ -65,8 +65,9 @@ class RedisServer:
             self._process.wait(10)
 
     async def ready(self) -> None:
-        """Wait (up to 10 s) until the server answers PING."""
-        client = Redis.from_url(self.url)
+        """Wait (up to 10 s) until the server answers PING (each attempt bounded too: a connection the
+        kernel accepted for a process that does not answer must not hold the wait forever)."""
+        client = Redis.from_url(self.url, socket_connect_timeout=0.5, socket_timeout=0.5)
         try:
             for _ in range(200):
                 with contextlib.suppress(Exception):

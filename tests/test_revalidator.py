@@ -330,3 +330,33 @@ async def test_precache_warms_as_many_authors_as_asked(deps: Deps, redis: Redis)
 
     assert await precache_data(deps.cache, deps.db, authors=3, force=True)
     assert len([k async for k in redis.scan_iter(match="author:id:*")]) == 3
+
+
+async def test_a_loop_stops_even_when_its_round_swallows_the_cancellation() -> None:
+    """A cancellation that lands as a round's timeout fires comes out as that timeout (Python 3.11's and
+    redis-py's timeouts): the loop took it for a failed round and went on, and `stop()` waited for ever."""
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    from cache.periodic import Periodic
+
+    in_round = asyncio.Event()
+    swallowed: list[bool] = []
+    rounds: list[int] = []
+
+    async def round_() -> None:
+        rounds.append(1)
+        in_round.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            if swallowed:  # only the first: a failing run of this test must not leave a loop behind
+                raise
+            swallowed.append(True)
+            raise RedisTimeoutError("Timeout reading from socket") from None
+
+    loop = Periodic("swallowing", 0.01, round_)
+    loop.start()
+    await asyncio.wait_for(in_round.wait(), 5)
+    await asyncio.wait_for(loop.stop(), 10)
+    # Before the fix the loop went on to a second round, where only stop() being given up on ended it.
+    assert swallowed and loop.failed == 1 and len(rounds) == 1 and not loop.running
