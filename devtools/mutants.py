@@ -91,9 +91,10 @@ def record(module: str) -> Path:
     lines = [f"# Mutation results: `{module}`", "",
              f"Written by `python -m devtools.mutants {module}` (mutmut, the tests of [tool.mutmut] in "
              "pyproject.toml). Score: killed / checked.", "",
-             f"- mutants: {len(results)}, checked: {checked}, killed: {killed}, survived: {len(survivors)}, "
-             + ", ".join(f"{status}: {n}" for status, n in sorted(statuses.items())
-                         if status not in ("killed", "survived", "caught by type check")),
+             ", ".join([f"- mutants: {len(results)}", f"checked: {checked}", f"killed: {killed}",
+                        f"survived: {len(survivors)}",
+                        *(f"{status}: {n}" for status, n in sorted(statuses.items())
+                          if status not in ("killed", "survived", "caught by type check"))]),
              f"- score: {killed / checked:.1%}" if checked else "- score: not run", "",
              "## Explained", "",
              "Survivors that no test can kill: equivalent to the original (same behaviour), written by hand as",
