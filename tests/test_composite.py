@@ -220,3 +220,21 @@ async def test_what_the_readers_of_composites_are_handed_they_leave_as_it_was(
     assert {key.split(":")[1] for key, _, _ in kept} >= {"shouts", "topics", "authors"}
     for key, raw, data in kept:
         assert decode(raw)[1] == data, key
+
+
+async def test_composite_reads_are_counted_as_value_reads_of_the_composite_family(
+        uncached_client: httpx.AsyncClient, cache: Cache, redis: Redis) -> None:
+    """`discours_cache_reads{layer="value", family="composite"}` counts each composite lookup as a hit or a
+    miss (the dashboards' composite hit ratio reads these; the mutation pass found nothing checked them)."""
+    from prometheus_client import REGISTRY
+
+    def counted(result: str) -> float:
+        return REGISTRY.get_sample_value("discours_cache_reads_total",
+                                         {"layer": "value", "family": "composite", "result": result}) or 0.0
+
+    before = {result: counted(result) for result in ("hit", "miss")}
+    await uncached_client.post("/graphql", json={"query": PAGE, "variables": OPTIONS})  # made: a miss
+    page = next(k for k in await _composites(redis) if k.startswith(b"composite:shouts:by")).decode()
+    assert await read_composite(cache, page) is not MISSING  # read again: a hit
+    assert counted("miss") - before["miss"] >= 1
+    assert counted("hit") - before["hit"] == 1
