@@ -16,10 +16,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from config.settings import Settings, load_database_settings
+
+if TYPE_CHECKING:
+    from orm.adopt.database import Found
+    from orm.adopt.plan import Plan
 
 # Exit codes: 0 adopted or nothing to adopt, 1 blockers, 3 not a database the adopter knows.
 BLOCKED, UNKNOWN = 1, 3
@@ -94,32 +98,39 @@ async def _import_views(url: str, *, views: Path | None, views_redis: str | None
 async def _adopt(url: str, *, check_only: bool, fanout: int) -> int:
     from sqlalchemy.ext.asyncio import create_async_engine
 
-    from orm.adopt.database import Kind
     from orm.adopt.run import NotAdoptable, adopt, check
 
+    if not url.startswith("postgresql"):
+        print("adoption reads a Discours database, which is PostgreSQL: DATABASE_URL names another kind")
+        return UNKNOWN
     engine = create_async_engine(url)
     try:
-        async with engine.connect() as conn:
-            found, plan = await check(conn)
-        if plan is None:
-            print(found.describe())
-            return 0 if found.kind in (Kind.OURS, Kind.EMPTY) else UNKNOWN
-        print(plan.describe())
-        if check_only or plan.blockers:
-            return BLOCKED if plan.blockers else 0
-        try:
+        if check_only:
+            async with engine.connect() as conn:
+                found, plan = await check(conn)
+            print(found.describe() if plan is None else plan.describe())
+            return _refused_code(found, plan) if plan is None or plan.blockers else 0
+        try:  # planned once, inside the transaction that carries the plan out (or rolls back)
             async with engine.begin() as conn:
                 adopted = await adopt(conn, fanout=fanout)
-        except NotAdoptable as refused:  # the database changed since the check above
-            print(f"nothing changed: {refused}", file=sys.stderr)
-            return BLOCKED
+        except NotAdoptable as refused:
+            print(refused.found.describe() if refused.plan is None else refused.plan.describe())
+            return _refused_code(refused.found, refused.plan)
     finally:
         await engine.dispose()
+    print(adopted.plan.describe())
     await asyncio.to_thread(_migrate_to_head, url)
     print("\nAdopted: " + ", ".join(f"{table} {rows}" for table, rows in adopted.rows.items())
           + f"; {adopted.recipients} notification recipients. Next: give the server a fresh Redis, then "
           "`discours rebuild`.")
     return 0
+
+
+def _refused_code(found: Found, plan: Plan | None) -> int:
+    """0 for nothing to adopt (ours, or empty), BLOCKED for a plan with blockers, UNKNOWN otherwise."""
+    if plan is not None:
+        return BLOCKED
+    return 0 if found.nothing_to_adopt else UNKNOWN
 
 
 def _migrate_to_head(url: str) -> None:

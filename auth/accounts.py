@@ -18,6 +18,12 @@ from orm import Author, CommunityAuthor
 EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]{1,255}\.[^@\s]{1,63}$")
 
 
+def normal_address(email: str | None) -> str | None:
+    """An address as stored (trimmed, lower case), or None if it is not one."""
+    value = (email or "").strip().lower()
+    return value if EMAIL.match(value) else None
+
+
 async def fetch_account(db: SessionFactory, author_id: int) -> dict[str, Any] | None:
     async with db() as session:
         author = await session.get(Author, author_id)

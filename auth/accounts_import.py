@@ -29,7 +29,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from auth.accounts import EMAIL
+from auth.accounts import normal_address
 from auth.passwords import Passwords
 from cache.entities import SessionFactory
 from orm import Author, Community, CommunityAuthor
@@ -78,22 +78,28 @@ def read_accounts(path: Path) -> tuple[list[_Row], list[str]]:
             raise ValueError(f"{path}: the header row must name at least `user` and `email`")
         for number, raw in enumerate(reader, start=2):
             value: dict[str, str] = {k: (v or "").strip() for k, v in raw.items() if k is not None}
-            email = value.get("email", "").lower() or None
+            email = normal_address(value.get("email"))
             provider, subject = value.get("provider", "").lower(), value.get("subject", "")
-            problem = (
-                "no user" if not value.get("user")
-                else "an address that is not one" if email and not EMAIL.match(email)
-                else "a hash this server cannot verify (bcrypt or argon2id only)"
-                if value.get("password_hash") and not Passwords.known(value["password_hash"])
-                else "a provider without a subject, or a subject without a provider" if bool(provider) != bool(subject)
-                else None)
-            if problem:
+            if problem := _malformed(value, email, provider, subject):
                 refused.append(f"line {number} ({value.get('user') or '?'}): {problem}")
                 continue
             roles = tuple(r for r in value.get("roles", "").replace(";", ",").replace(" ", ",").split(",") if r)
             rows.append(_Row(number, value["user"], email, value.get("email_verified", "").lower() in TRUE,
                              value.get("password_hash") or None, (provider, subject) if provider else None, roles))
     return rows, refused
+
+
+def _malformed(value: dict[str, str], email: str | None, provider: str, subject: str) -> str | None:
+    """Why a row of the export is not one, or None."""
+    if not value.get("user"):
+        return "no user"
+    if value.get("email") and email is None:
+        return "an address that is not one"
+    if value.get("password_hash") and not Passwords.known(value["password_hash"]):
+        return "a hash this server cannot verify (bcrypt or argon2id only)"
+    if bool(provider) != bool(subject):
+        return "a provider without a subject, or a subject without a provider"
+    return None
 
 
 async def import_accounts(db: SessionFactory, rows: list[_Row], refused: list[str]) -> AccountsImport:

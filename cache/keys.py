@@ -152,7 +152,6 @@ def views_pending() -> str:
 # --views-redis`: `migrated_views_{timestamp}` HASHes of shout id -> views (with `_timestamp` and `_total`
 # fields), the newest one the current; `migrated_views_slugs` (slug -> id); `viewed:{shout_id}` counters.
 LEGACY_MIGRATED_VIEWS = "migrated_views_*"
-LEGACY_MIGRATED_VIEWS_SLUGS = "migrated_views_slugs"
 LEGACY_VIEWED = "viewed:*"
 
 

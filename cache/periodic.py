@@ -32,11 +32,7 @@ class Periodic:
             self._task = asyncio.create_task(self._loop(), name=self.name)
 
     async def _loop(self) -> None:
-        # Not `while True`: a cancellation that lands as a round's timeout fires is turned into that timeout
-        # (asyncio's and redis-py's timeouts do this in Python 3.11), which the round's error handling takes
-        # for a failed round; the loop would then go on for ever and `stop()` would wait for ever (found under
-        # load by tests/test_revalidator.py). `stop()` says so here too, and the loop ends after that round.
-        while not self._stopping:
+        while True:
             await self.sleep(self.interval)
             try:
                 done = await self._round()
@@ -48,6 +44,10 @@ class Periodic:
             except Exception:
                 self.failed += 1
                 log.exception("%s round failed", self.name)
+            # A cancellation that lands as a round's timeout fires comes out as that timeout (asyncio's and
+            # redis-py's timeouts do this in Python 3.11), which the handling above takes for a failed round:
+            # without this the loop would go on and `stop()` wait for ever (found under load by
+            # tests/test_revalidator.py). A cancellation during the sleep ends the loop as usual.
             if self._stopping:
                 return
 

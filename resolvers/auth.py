@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from auth import tokens, verification
-from auth.accounts import EMAIL, get_account, viewer_of
+from auth.accounts import get_account, normal_address, viewer_of
 from auth.mailer import Message
 from auth.oauth import Identity, store_provider_tokens
 from auth.passwords import HashingBusy
@@ -35,8 +35,8 @@ LOCKED = "Too many failed attempts; try again in a few minutes"
 
 
 def normalize_email(email: str | None) -> str:
-    value = (email or "").strip().lower()
-    if not EMAIL.match(value):
+    value = normal_address(email)
+    if value is None:
         raise BadInput("a valid email address is needed", field="email")
     return value
 

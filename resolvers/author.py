@@ -83,7 +83,7 @@ def _since(by: dict[str, Any]) -> tuple[str, int] | None:
     return None
 
 
-def _authors_query(by: dict[str, Any]) -> Select[Any]:
+def _authors_query(by: dict[str, Any], window: tuple[str, int] | None) -> Select[Any]:
     query = select(Author.id).where(Author.deleted_at.is_(None))
     if slug := by.get("slug"):
         query = query.where(Author.slug == slug)
@@ -96,7 +96,7 @@ def _authors_query(by: dict[str, Any]) -> Select[Any]:
             .join(Topic, Topic.id == ShoutTopic.topic)
             .where(Topic.slug == topic)
         ))
-    if (window := _since(by)) is not None:
+    if window is not None:
         column, earliest = window
         query = query.where(getattr(Author, column) > earliest)
     if (after := by.get("after")) is not None:
@@ -127,14 +127,15 @@ async def load_authors_by(deps: Deps, by: dict[str, Any], limit: int | None, off
     by = {k: v for k, v in (by or {}).items() if v is not None}
     if limit == 0:
         return []
-    stmt = _authors_query(by)  # validates `order` before anything is cached
+    window = _since(by)  # once: the query and its key must agree on the minute
+    stmt = _authors_query(by, window)  # validates `order` before anything is cached
 
     async def query() -> list[int]:
         async with deps.db() as session:
             return list((await session.scalars(stmt.limit(limit).offset(offset))).all())
 
     key = keys.authors_stats(limit, offset, by.get("order") or by.get("stat") or "created_at",
-                             keys.digest([*sorted(by.items()), _since(by)]))
+                             keys.digest([*sorted(by.items()), window]))
     ids = await deps.cache.cached_query(key, query, ttl=deps.ttl_shouts, tags=[keys.TAG_AUTHORS])
     return await authors_of_ids(deps, ids)
 

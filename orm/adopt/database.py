@@ -46,6 +46,11 @@ class Found:
             return Kind.DISCOURS
         return Kind.UNKNOWN
 
+    @property
+    def nothing_to_adopt(self) -> bool:
+        """Ours already, or empty: not an error, nothing to do."""
+        return self.kind in (Kind.OURS, Kind.EMPTY)
+
     def describe(self) -> str:
         """One line: what this database is."""
         if self.kind is Kind.OURS:

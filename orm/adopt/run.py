@@ -18,13 +18,15 @@ from orm.adopt.transfers import SEQUENCED
 class NotAdoptable(Exception):
     """The database is not a Discours database, or its plan has blockers; nothing was changed."""
 
-    def __init__(self, message: str, plan: Plan | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, found: Found, plan: Plan | None = None) -> None:
+        super().__init__(f"{len(plan.blockers)} blockers" if plan is not None else found.describe())
+        self.found = found
         self.plan = plan
 
 
 @dataclass
 class Adopted:
+    plan: Plan  # what was carried out
     rows: dict[str, int] = field(default_factory=dict)  # our table -> rows it holds now
     recipients: int = 0
 
@@ -42,16 +44,14 @@ async def adopt(conn: AsyncConnection, *, fanout: int = 1000) -> Adopted:
     commits, or rolls back on any error). Raises NotAdoptable, having changed nothing, when there is nothing
     to adopt or the plan has blockers."""
     found, plan = await check(conn)
-    if plan is None:
-        raise NotAdoptable(found.describe())
-    if plan.blockers:
-        raise NotAdoptable(f"{len(plan.blockers)} blockers (`discours adopt --check` lists them)", plan)
+    if plan is None or plan.blockers:
+        raise NotAdoptable(found, plan)
     # Every Discours table, with its indexes, constraints and owned sequences, out of the way of ours.
     await conn.execute(text(f"CREATE SCHEMA {LEGACY}"))
     for table in sorted(found.tables):
         await conn.execute(text(f'ALTER TABLE public."{table}" SET SCHEMA {LEGACY}'))
     await conn.run_sync(_migrate_to, ADOPTED_AT)
-    adopted = Adopted()
+    adopted = Adopted(plan)
     for step in plan.steps:
         transfer = step.transfer
         if transfer.source is None or not step.present:
