@@ -7,12 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import pytest
 from redis.asyncio import Redis
 from sqlalchemy import select
 
 from cache import keys, response_capture
+from cache.client import make_redis
 from cache.composite import cached_composite, read_composite
-from cache.store import MISSING, Cache, KeptDecoded, parse_stamp
+from cache.store import MISSING, Cache, KeptDecoded, capture_stamp, parse_stamp
+from devtools.services import RedisServer
 from orm import Author, Shout
 from orm.stats import is_listed
 from resolvers.deps import Deps
@@ -238,3 +241,97 @@ async def test_composite_reads_are_counted_as_value_reads_of_the_composite_famil
     assert await read_composite(cache, page) is not MISSING  # read again: a hit
     assert counted("miss") - before["miss"] >= 1
     assert counted("hit") - before["hit"] == 1
+
+
+async def _stored(cache: Cache, key: str, tag: str) -> dict[str, Any]:
+    """A composite computed from one cached read (of a value under `tag`), kept under that read's stamp."""
+    await cache.cache_data(f"test:part:{tag}", {"part": tag}, tags=[tag])
+
+    async def compute() -> dict[str, Any]:
+        (part,), _ = await cache.get_many([f"test:part:{tag}"], [[tag]])
+        return {"whole": part}
+
+    return await cached_composite(cache, key, compute)
+
+
+@pytest.mark.parametrize("path", ["one script", "two round trips"])
+async def test_a_composite_is_a_hit_while_its_stamp_is_current_and_a_miss_once_a_part_moved(
+        path: str, cache: Cache, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both ways of reading a composite answer alike: the script inside Redis (one server), and the value
+    then its generations (what a Redis Cluster does, its generations living in other slots; taken here on
+    one server, where it works as well, so that a single-server run checks it too)."""
+    if path == "two round trips":
+        monkeypatch.setattr("cache.composite.is_cluster", lambda redis: True)
+    key, tag = keys.composite("test:whole"), keys.tag_author(77)
+    assert await read_composite(cache, key) is MISSING  # never stored
+    made = await _stored(cache, key, tag)
+    assert made == {"whole": {"part": tag}}
+    assert await read_composite(cache, key) == made
+    await cache.invalidate_tags([keys.tag_author(78)])  # another tag: still current
+    assert await read_composite(cache, key) == made
+    await cache.invalidate_tags([tag])
+    assert await read_composite(cache, key) is MISSING
+
+
+async def test_on_one_server_a_composite_read_is_one_round_trip(redis_server: RedisServer) -> None:
+    """The module's promise: one command from the client (the script, which reads the value and its
+    generations inside Redis). Counted on a Redis of the test's own."""
+    client = make_redis(redis_server.url)
+    try:
+        cache, key = Cache(client), keys.composite("test:counted")
+        made = await _stored(cache, key, keys.tag_topic(5))
+        before = await _commands(client)
+        assert await read_composite(cache, key) == made
+        after = await _commands(client)
+        sent = {name: after[name] - before.get(name, 0) for name in after if after[name] != before.get(name, 0)}
+        sent.pop("info", None)  # the counting itself
+        assert sent == {"evalsha": 1, "get": 1, "mget": 1}, sent  # GET and MGET: inside the script
+    finally:
+        await client.aclose()
+
+
+async def test_a_composite_read_that_redis_fails_is_a_miss_that_trips_the_breaker(
+        redis_server: RedisServer, caplog: pytest.LogCaptureFixture) -> None:
+    """Redis failing under a composite read, by an error answer (the key of another type) or by going away:
+    the read answers MISSING (the caller computes from the database), reports nothing the response cache
+    could keep, trips the breaker, and counts `discours_redis_errors_total{during="composite read"}`; an
+    error answer is logged as the composite read's, with the error."""
+    from prometheus_client import REGISTRY
+
+    def errors() -> float:
+        return REGISTRY.get_sample_value("discours_redis_errors_total", {"during": "composite read"}) or 0.0
+
+    async def failed_read(cache: Cache, key: str) -> None:
+        capture, token = response_capture.begin()
+        try:
+            assert await read_composite(cache, key) is MISSING
+        finally:
+            response_capture.end(token)
+        assert capture_stamp(capture) is None  # what is computed now is not kept
+
+    answering, going = make_redis(redis_server.url), make_redis(redis_server.url)  # a breaker each
+    try:
+        cache = Cache(answering, breaker_seconds=30)
+        await answering.hset(keys.composite("test:a-hash"), "field", "value")
+        before = errors()
+        with caplog.at_level("WARNING"):
+            await failed_read(cache, keys.composite("test:a-hash"))
+        assert not cache.available and errors() - before == 1
+        (warning,) = [r.getMessage() for r in caplog.records if "redis unavailable" in r.getMessage()]
+        assert "during composite read" in warning and "WRONGTYPE" in warning, warning
+
+        cache, key = Cache(going, breaker_seconds=30), keys.composite("test:failing")
+        await _stored(cache, key, keys.tag_topic(6))
+        redis_server.stop()
+        await failed_read(cache, key)
+        assert not cache.available and errors() - before == 2
+        await failed_read(cache, key)  # the breaker is open: Redis is not tried
+        assert errors() - before == 2
+    finally:
+        await answering.aclose()
+        await going.aclose()
+
+
+async def _commands(redis: Redis) -> dict[str, int]:
+    stats = await redis.info("commandstats")
+    return {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in stats.items()}
