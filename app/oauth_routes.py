@@ -1,54 +1,133 @@
-"""HTTP routes of the OAuth flow: `/oauth/{provider}` sends the browser to the provider,
-`/oauth/{provider}/callback` comes back, signs in and sets the session cookie."""
+"""HTTP routes of the sign-in flows (auth/oauth.py):
+
+- `GET /oauth/{provider}` sends the browser to the provider (Telegram: to our page with its widget);
+  `?link=1` from a signed-in person links the provider to their account instead of signing in;
+- `GET /oauth/{provider}/callback` comes back: signs in and sets the session cookie, or links;
+- `POST /oauth/{provider}/unlink` takes a provider off the signed-in person's account.
+
+A failure is a page a person can act on (JSON for a client that asks for it), never a server error.
+"""
 
 from __future__ import annotations
 
+import functools
+import html
+from collections.abc import Awaitable, Callable
+
+from redis.exceptions import RedisError
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from auth import oauth
 from auth.cookies import set_session_cookie
-from resolvers.auth import oauth_sign_in
+from auth.oauth_profiles import TELEGRAM
 from resolvers.deps import Deps
 from resolvers.errors import Conflict
+from resolvers.identities import link_identity, oauth_sign_in, unlink_identity
+from schema.context import bearer_token
 
 
-def _error(message: str, status: int = 400) -> Response:
+def _refused(request: Request, message: str, status: int = 400) -> Response:
+    if "text/html" in request.headers.get("accept", ""):
+        return HTMLResponse("<!doctype html><meta charset=utf-8><title>Sign-in failed</title>"
+                            f"<p>{html.escape(message)}</p><p><a href=\"/\">Back</a></p>", status_code=status)
     return JSONResponse({"error": message}, status_code=status)
 
 
+def _redis_guarded(route: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    """Sign-in states and sessions live in Redis: while it does not answer, a page that says so (503)."""
+    @functools.wraps(route)
+    async def guarded(request: Request) -> Response:
+        try:
+            return await route(request)
+        except RedisError:
+            return _refused(request, "signing in is unavailable for a moment: try again shortly", 503)
+    return guarded
+
+
+async def _signed_in_author(request: Request, deps: Deps) -> int | None:
+    token = bearer_token(request, deps.accounts.settings.session_cookie)
+    session = await deps.accounts.sessions.validate(token) if token else None
+    return None if session is None else session.user_id
+
+
+@_redis_guarded
 async def oauth_start(request: Request) -> Response:
     deps: Deps = request.app.state.deps
+    link_to = None
+    if request.query_params.get("link"):
+        link_to = await _signed_in_author(request, deps)
+        if link_to is None:
+            return _refused(request, "sign in first to link a provider to your account", 401)
     try:
         url = await oauth.start(deps.state, deps.accounts.settings, request.path_params["provider"],
-                                request.query_params.get("redirect_uri"))
+                                request.query_params.get("redirect_uri"), link_to=link_to)
     except oauth.OAuthError as exc:
-        return _error(str(exc))
+        return _refused(request, str(exc))
     return RedirectResponse(url, status_code=302)
 
 
+@_redis_guarded
+async def telegram_widget(request: Request) -> Response:
+    deps: Deps = request.app.state.deps
+    try:
+        page = oauth.telegram_widget(deps.accounts.settings, request.query_params.get("state", ""))
+    except oauth.OAuthError as exc:
+        return _refused(request, str(exc))
+    return HTMLResponse(page)
+
+
+@_redis_guarded
 async def oauth_callback(request: Request) -> Response:
     deps: Deps = request.app.state.deps
     settings = deps.accounts.settings
-    code, state = request.query_params.get("code"), request.query_params.get("state")
-    if request.query_params.get("error") or not code or not state:
-        return _error(request.query_params.get("error") or "code and state are required")
+    provider = request.path_params["provider"]
+    params = request.query_params
     try:
-        identity, redirect_uri = await oauth.finish(deps.state, settings, request.path_params["provider"],
-                                                    code, state)
+        if provider == TELEGRAM:
+            identity, started = await oauth.finish_telegram(deps.state, settings, dict(params))
+        elif params.get("error"):  # the person cancelled at the provider, or it refused
+            await oauth.cancel(deps.state, params.get("state"))
+            cancelled = params["error"] == "access_denied"
+            return _refused(request, "the sign-in was cancelled at the provider" if cancelled
+                            else f"the provider refused the sign-in ({params['error'][:64]})")
+        elif not params.get("code") or not params.get("state"):
+            return _refused(request, "code and state are required")
+        else:
+            identity, started = await oauth.finish(deps.state, settings, provider, params["code"], params["state"])
     except oauth.OAuthError as exc:
-        return _error(str(exc))
+        return _refused(request, str(exc))
     try:
+        if started.link_to is not None:
+            if await _signed_in_author(request, deps) != started.link_to:
+                return _refused(request, "sign in to the account you started linking from", 401)
+            await link_identity(deps, started.link_to, identity)
+            return RedirectResponse(started.redirect_uri, status_code=302)
         token = await oauth_sign_in(deps, identity)
     except Conflict as exc:
-        return _error(str(exc), 409)
-    response = RedirectResponse(redirect_uri, status_code=302)
+        return _refused(request, str(exc), 409)
+    response = RedirectResponse(started.redirect_uri, status_code=302)
     set_session_cookie(response, settings, token)
     return response
 
 
+@_redis_guarded
+async def oauth_unlink(request: Request) -> Response:
+    deps: Deps = request.app.state.deps
+    author_id = await _signed_in_author(request, deps)
+    if author_id is None:
+        return _refused(request, "sign in first", 401)
+    try:
+        left = await unlink_identity(deps, author_id, request.path_params["provider"])
+    except Conflict as exc:
+        return _refused(request, str(exc), 409)
+    return JSONResponse({"providers": sorted(left)})
+
+
 routes = [
+    Route(f"/oauth/{TELEGRAM}/widget", telegram_widget, methods=["GET"]),
     Route("/oauth/{provider}", oauth_start, methods=["GET"]),
     Route("/oauth/{provider}/callback", oauth_callback, methods=["GET"]),
+    Route("/oauth/{provider}/unlink", oauth_unlink, methods=["POST"]),
 ]

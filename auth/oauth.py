@@ -1,62 +1,64 @@
-"""OAuth2 authorization-code flow with PKCE (S256) against configured providers (seed 000 section 1.2).
+"""The sign-in flows (seed 000 section 1.2): OAuth 2 authorization code with PKCE (S256) through Authlib's
+httpx client, OpenID Connect where the provider has it, and Telegram's Login Widget.
 
-`oauth_state:{state}` (a HASH, 10 minutes, single use) carries the PKCE verifier and where to send
-the browser back; the provider's tokens land in `oauth_access:{user_id}:{provider}` (1 hour) and
-`oauth_refresh:{user_id}:{provider}` (30 days).
+`oauth_state:{state}` (a HASH, 10 minutes, single use) carries the PKCE verifier, the OpenID nonce, where
+to send the browser back and, for a signed-in person linking a provider, their account: our state in
+Redis, not Authlib's cookie session. The provider's tokens land in `oauth_access:{user_id}:{provider}`
+(1 hour) and `oauth_refresh:{user_id}:{provider}` (30 days).
+
+Every failure is an `OAuthError` whose message a person can act on; none holds a token, a code or a
+secret, and nothing here logs one (httpx logs each request's URL: no token ever travels in one).
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
+import html
 import secrets
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
 import httpx
+from authlib.integrations.base_client.errors import OAuthError as AuthlibError
+from authlib.integrations.httpx_client import AsyncOAuth2Client
 from redis.asyncio import Redis
 
+from auth import telegram
+from auth.oauth_profiles import TELEGRAM, Answers, Endpoints, Identity, OAuthError, endpoints
+from auth.oidc import IdTokenInvalid, OpenIdConfigs
 from cache import keys
-from config.settings import OAuthProvider, Settings
+from config.settings import Settings
 
 STATE_TTL = 600
 PROVIDER_TIMEOUT = 10.0  # seconds for each call to a provider
 ACCESS_TTL = 3600
 REFRESH_TTL = 30 * 24 * 3600
 
+OPENID = OpenIdConfigs()  # discovery documents and key sets, kept per worker
 
-class OAuthError(Exception):
-    """The flow cannot go on; the message is safe to show."""
+__all__ = ["Identity", "OAuthError", "Started", "callback_url", "finish", "finish_telegram", "start",
+           "store_provider_tokens"]
 
 
 @dataclass(frozen=True, slots=True)
-class Identity:
-    provider: str
-    subject: str
-    email: str
-    email_verified: bool  # the provider vouches for the address: it may then sign in to an account with it
-    name: str | None
-    picture: str | None
-    access_token: str
-    refresh_token: str | None
+class Started:
+    """Where the state sends the browser back, and the account a linking flow belongs to."""
 
-
-def _challenge(verifier: str) -> str:
-    digest = hashlib.sha256(verifier.encode()).digest()
-    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+    redirect_uri: str
+    link_to: int | None
 
 
 def callback_url(settings: Settings, provider_id: str) -> str:
     return f"{settings.public_url.rstrip('/')}/oauth/{provider_id}/callback"
 
 
-def _provider(settings: Settings, provider_id: str) -> OAuthProvider:
-    provider = settings.oauth_providers.get(provider_id)
-    if provider is None:
+def _endpoints(settings: Settings, provider_id: str) -> Endpoints:
+    configured = settings.oauth_providers.get(provider_id)
+    if configured is None:
         raise OAuthError(f"unknown provider {provider_id!r}")
-    return provider
+    return endpoints(provider_id, configured)
 
 
 def _redirect_allowed(settings: Settings, redirect_uri: str) -> bool:
@@ -64,83 +66,135 @@ def _redirect_allowed(settings: Settings, redirect_uri: str) -> bool:
     return any(redirect_uri == prefix or redirect_uri.startswith(prefix.rstrip("/") + "/") for prefix in allowed)
 
 
-async def start(redis: Redis, settings: Settings, provider_id: str, redirect_uri: str | None) -> str:
-    """Record a new state and return the provider's authorization URL."""
-    provider = _provider(settings, provider_id)
+def _client(provider: Endpoints, settings: Settings) -> AsyncOAuth2Client:
+    return AsyncOAuth2Client(client_id=provider.client_id, client_secret=provider.client_secret,
+                             token_endpoint_auth_method=provider.token_auth, code_challenge_method="S256",
+                             redirect_uri=callback_url(settings, provider.provider), scope=provider.scope,
+                             timeout=PROVIDER_TIMEOUT)
+
+
+async def _metadata(provider: Endpoints, client: httpx.AsyncClient) -> dict[str, Any] | None:
+    if not provider.discovery_url:
+        return None
+    try:
+        return await OPENID.metadata(client, provider.discovery_url)
+    except (httpx.HTTPError, ValueError) as exc:
+        raise OAuthError(f"{provider.name} does not answer") from exc
+
+
+async def start(redis: Redis, settings: Settings, provider_id: str, redirect_uri: str | None, *,
+                link_to: int | None = None) -> str:
+    """Record a new state; returns the provider's authorization URL (Telegram: our widget page's)."""
+    provider = _endpoints(settings, provider_id)
     target = redirect_uri or settings.public_url
     if not _redirect_allowed(settings, target):
         raise OAuthError("redirect_uri is not allowed")
-    state = secrets.token_urlsafe(24)
-    verifier = secrets.token_urlsafe(48)
+    state, verifier, nonce = secrets.token_urlsafe(24), secrets.token_urlsafe(48), secrets.token_urlsafe(16)
     key = keys.oauth_state(state)
     async with redis.pipeline(transaction=True) as pipe:
-        pipe.hset(key, mapping={"redirect_uri": target, "code_verifier": verifier, "provider": provider_id,
-                                "created_at": str(int(time.time())), "csrf_token": secrets.token_urlsafe(16)})
+        pipe.hset(key, mapping={"redirect_uri": target, "code_verifier": verifier, "nonce": nonce,
+                                "provider": provider_id, "created_at": str(int(time.time())),
+                                "link_to": "" if link_to is None else str(link_to)})
         pipe.expire(key, STATE_TTL)
         await pipe.execute()
-    query = urlencode({"response_type": "code", "client_id": provider.client_id,
-                       "redirect_uri": callback_url(settings, provider_id), "scope": provider.scope,
-                       "state": state, "code_challenge": _challenge(verifier), "code_challenge_method": "S256"})
-    return f"{provider.authorize_url}?{query}"
+    if provider_id == TELEGRAM:
+        return f"{settings.public_url.rstrip('/')}/oauth/{TELEGRAM}/widget?{urlencode({'state': state})}"
+    async with _client(provider, settings) as client:
+        metadata = await _metadata(provider, client)
+        authorize = (metadata or {}).get("authorization_endpoint") or provider.authorize_url
+        extra = {"nonce": nonce} if metadata else {}
+        url, _ = client.create_authorization_url(authorize, state=state, code_verifier=verifier, **extra)
+    return str(url)
 
 
-async def _take_state(redis: Redis, state: str) -> dict[str, str]:
+async def _take_state(redis: Redis, state: str, provider_id: str) -> dict[str, str]:
     key = keys.oauth_state(state)
     async with redis.pipeline(transaction=True) as pipe:  # single use: read and delete at once
         pipe.hgetall(key)
         pipe.delete(key)
         found, _ = await pipe.execute()
     if not found:
-        raise OAuthError("unknown or expired state")
-    return {k.decode(): v.decode() for k, v in found.items()}
-
-
-async def finish(redis: Redis, settings: Settings, provider_id: str, code: str, state: str,
-                 *, http: httpx.AsyncClient | None = None) -> tuple[Identity, str]:
-    """Exchange the code (with the PKCE verifier) and read the user; returns the identity and where
-    the browser goes next."""
-    provider = _provider(settings, provider_id)
-    saved = await _take_state(redis, state)
+        raise OAuthError("this sign-in has expired or was already used: start again")
+    saved = {k.decode(): v.decode() for k, v in found.items()}
     if saved["provider"] != provider_id:
-        raise OAuthError("state belongs to another provider")
-    owns_client = http is None
-    client = http or httpx.AsyncClient(timeout=PROVIDER_TIMEOUT)
-    try:
-        token_response = await client.post(provider.token_url, data={
-            "grant_type": "authorization_code", "code": code, "redirect_uri": callback_url(settings, provider_id),
-            "client_id": provider.client_id, "client_secret": provider.client_secret,
-            "code_verifier": saved["code_verifier"],
-        }, headers={"accept": "application/json"})
-        if token_response.status_code != 200:
-            raise OAuthError("the provider refused the code")
-        token_data: dict[str, Any] = token_response.json()
-        access = token_data.get("access_token")
-        if not access:
-            raise OAuthError("the provider returned no access token")
-        user_response = await client.get(provider.userinfo_url, headers={"authorization": f"Bearer {access}"})
-        if user_response.status_code != 200:
-            raise OAuthError("the provider refused the user information")
-        user: dict[str, Any] = user_response.json()
-    except httpx.HTTPError as exc:
-        raise OAuthError("the provider does not answer") from exc
-    finally:
-        if owns_client:
-            await client.aclose()
-    email = str(user.get("email") or "").strip().lower()
-    subject = str(user.get("sub") or user.get("id") or "")
-    if not subject:
-        raise OAuthError("the provider gave no user id")
-    if not email:
-        raise OAuthError("the provider gave no email address; allow it to share your email and try again")
-    verified = provider.emails_verified or user.get("email_verified") in (True, "true")
-    identity = Identity(provider=provider_id, subject=subject, email=email, email_verified=verified,
-                        name=user.get("name"),
-                        picture=user.get("picture") or user.get("avatar_url"), access_token=access,
-                        refresh_token=token_data.get("refresh_token"))
-    return identity, saved["redirect_uri"]
+        raise OAuthError("this sign-in was started with another provider: start again")
+    return saved
+
+
+def _started(saved: dict[str, str]) -> Started:
+    link_to = saved.get("link_to")
+    return Started(saved["redirect_uri"], int(link_to) if link_to else None)
+
+
+async def cancel(redis: Redis, state: str | None) -> None:
+    """The person cancelled at the provider (or it answered an error): the state is spent."""
+    if state:
+        await redis.delete(keys.oauth_state(state))
+
+
+async def finish(redis: Redis, settings: Settings, provider_id: str, code: str,
+                 state: str) -> tuple[Identity, Started]:
+    """Exchange the code (with the PKCE verifier), validate the ID token of an OpenID provider, and read
+    the user; returns the identity and what the state recorded."""
+    provider = _endpoints(settings, provider_id)
+    saved = await _take_state(redis, state, provider_id)
+    if provider_id == TELEGRAM:
+        raise OAuthError("Telegram signs in with its widget")
+    async with _client(provider, settings) as client:
+        metadata = await _metadata(provider, client)
+        token_url = (metadata or {}).get("token_endpoint") or provider.token_url
+        try:
+            token: dict[str, Any] = dict(await client.fetch_token(token_url, code=code,
+                                                                  code_verifier=saved["code_verifier"]))
+        except AuthlibError as exc:  # the provider's error answer (invalid_grant: a code used twice, ...)
+            raise OAuthError(f"{provider.name} refused the sign-in ({exc.error}): start again") from None
+        except httpx.HTTPError as exc:
+            raise OAuthError(f"{provider.name} does not answer") from exc
+        except ValueError:
+            raise OAuthError(f"{provider.name} answered the token request with something unreadable") from None
+        if not token.get("access_token"):
+            raise OAuthError(f"{provider.name} returned no access token")
+        claims = None
+        if metadata is not None:
+            if not token.get("id_token"):
+                raise OAuthError(f"{provider.name} returned no ID token")
+            try:
+                claims = await OPENID.validate(client, metadata, token["id_token"], client_id=provider.client_id,
+                                               nonce=saved["nonce"], access_token=token["access_token"])
+            except IdTokenInvalid as exc:
+                raise OAuthError(f"{provider.name}'s ID token is not valid: {exc}") from None
+            except httpx.HTTPError as exc:
+                raise OAuthError(f"{provider.name} does not answer") from exc
+        client.token = token
+        try:
+            identity = await provider.read(provider, Answers(client, token, claims))
+        except httpx.HTTPError as exc:
+            raise OAuthError(f"{provider.name} does not answer") from exc
+    return identity, _started(saved)
+
+
+async def finish_telegram(redis: Redis, settings: Settings, fields: Mapping[str, str]) -> tuple[Identity, Started]:
+    """The Login Widget's answer (its fields and our state): checked, then the state spent."""
+    provider = _endpoints(settings, TELEGRAM)
+    identity = await telegram.verify(redis, provider, fields, max_age=settings.telegram_login_max_age)
+    saved = await _take_state(redis, fields.get("state", ""), TELEGRAM)
+    return identity, _started(saved)
+
+
+def telegram_widget(settings: Settings, state: str) -> str:
+    """The page holding Telegram's Login Widget; the widget sends the browser to our callback with the
+    user's fields added to it (our state kept)."""
+    provider = _endpoints(settings, TELEGRAM)
+    back = html.escape(f"{callback_url(settings, TELEGRAM)}?{urlencode({'state': state})}")
+    return ("<!doctype html><meta charset=utf-8><title>Sign in with Telegram</title>"
+            "<script async src=\"https://telegram.org/js/telegram-widget.js?22\" "
+            f"data-telegram-login=\"{html.escape(provider.client_id)}\" data-size=\"large\" "
+            f"data-auth-url=\"{back}\" data-request-access=\"write\"></script>")
 
 
 async def store_provider_tokens(redis: Redis, user_id: int, identity: Identity) -> None:
+    if identity.access_token is None:
+        return
     async with redis.pipeline(transaction=True) as pipe:
         pipe.set(keys.oauth_access(user_id, identity.provider), identity.access_token, ex=ACCESS_TTL)
         if identity.refresh_token:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from redis.asyncio import Redis
 
 from auth.mailer import LogMailer, Mailer, SmtpMailer
+from auth.oauth_profiles import all_endpoints
 from auth.passwords import Passwords
 from auth.sessions import SessionStore
 from auth.throttle import LoginThrottle, Rate, RateLimits
@@ -35,6 +36,7 @@ def build_auth(settings: Settings, redis: Redis, *, mailer: Mailer | None = None
                              sender=settings.mail_from)
                   if settings.smtp_host else LogMailer(log_bodies=settings.logs_mail_bodies))
     assert settings.jwt_secret is not None  # the settings validator fills or refuses it
+    all_endpoints(settings.oauth_providers)  # a provider configured wrong stops the start, with its reason
     return AuthServices(
         settings=settings,
         sessions=SessionStore(redis, secret=settings.jwt_secret, ttl=settings.session_ttl,

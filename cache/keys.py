@@ -534,6 +534,11 @@ def oauth_state(state: str) -> str:
     return f"oauth_state:{_part(state)}"
 
 
+def telegram_login(signature: str) -> str:
+    """A Telegram Login Widget answer already used (auth/telegram.py); kept as long as it could be accepted."""
+    return f"telegram_login:{_part(signature)}"
+
+
 def oauth_access(user_id: int, provider: str) -> str:
     return f"oauth_access:{user_id}:{_part(provider)}"
 

@@ -46,18 +46,23 @@ def parse_sentinel_url(url: str) -> tuple[list[tuple[str, int]], str, int, str |
 
 
 class OAuthProvider(BaseModel):
-    """One OAuth2 provider (authorization code flow with PKCE)."""
+    """One sign-in provider. A provider auth/oauth_profiles.py knows by its id (google, github, facebook,
+    yandex, vk, x, telegram) needs only `client_id` and `client_secret` (Telegram: the bot's username and
+    its token); the rest overrides its defaults. Any other id is a generic OAuth 2 provider: it needs
+    `authorize_url`, `token_url` and `userinfo_url`, or an OpenID Connect `discovery_url`."""
 
-    name: str
+    name: str = ""
     client_id: str
     client_secret: str = ""
-    authorize_url: str
-    token_url: str
-    userinfo_url: str
-    scope: str = "openid email profile"
-    # True for a provider that gives only addresses it has verified but sends no `email_verified` claim
-    # (GitHub's primary email, for one). Otherwise an address counts as verified only with
-    # `email_verified: true`, and an unverified one never signs in to an existing account.
+    authorize_url: str = ""
+    token_url: str = ""
+    userinfo_url: str = ""
+    # OpenID Connect: the issuer's /.well-known/openid-configuration; its ID tokens are then validated
+    discovery_url: str = ""
+    scope: str = ""
+    # A generic provider that gives only addresses it has verified but sends no `email_verified` claim.
+    # Otherwise an address counts as verified only with `email_verified: true`, and an unverified one
+    # never signs in to an existing account.
     emails_verified: bool = False
 
 
@@ -251,8 +256,10 @@ class Settings(DatabaseSettings):
     # Where the links in our mail lead (…/confirm, …/reset, …/confirm-email-change with ?token=): a web client
     # that handles them; unset: this server's own small pages at PUBLIC_URL.
     links_url: str | None = None
-    # OAuth providers by id, as JSON in OAUTH_PROVIDERS: {"github": {"name": ..., "client_id": ...}}
+    # OAuth providers by id, as JSON in OAUTH_PROVIDERS: {"github": {"client_id": ..., "client_secret": ...}}
     oauth_providers: dict[str, OAuthProvider] = Field(default_factory=dict)
+    # How old a Telegram Login Widget answer may be (seconds since its auth_date); each is accepted once.
+    telegram_login_max_age: int = 600
     # Where an OAuth flow may send the browser back to (prefixes); empty: only public_url.
     oauth_redirect_allowed: list[str] = Field(default_factory=list)
     # Mail: with no SMTP_HOST, messages are written to the log.

@@ -16,7 +16,6 @@ from sqlalchemy.exc import IntegrityError
 from auth import tokens, verification
 from auth.accounts import get_account, normal_address, viewer_of
 from auth.mailer import Message
-from auth.oauth import Identity, store_provider_tokens
 from auth.passwords import HashingBusy
 from auth.permissions import PERMISSIONS, ROLES, Viewer
 from auth.services import LOGIN, MAIL_ASKED, MAIL_RECEIVED, REGISTER
@@ -73,7 +72,7 @@ async def _mail(deps: Deps, message: Message) -> None:
         await deps.accounts.mailer.send(message)
 
 
-async def _free_slug(deps: Deps, base: str) -> str:
+async def free_slug(deps: Deps, base: str) -> str:
     async with deps.db() as session:
         taken = set((await session.scalars(
             select(Author.slug).where((Author.slug == base) | Author.slug.like(f"{base}-%")))).all())
@@ -85,16 +84,27 @@ async def _free_slug(deps: Deps, base: str) -> str:
     return f"{base}-{n}"
 
 
-async def _author_by_email(deps: Deps, email: str) -> Author | None:
+async def create_account(deps: Deps, *, name: str, email: str | None, email_verified: bool = False,
+                         password: str | None = None, pic: str | None = None,
+                         oauth: dict[str, str] | None = None) -> Author:
+    """A new account (an author, a reader and author of the main community) with a free slug from its name;
+    IntegrityError when the address is taken."""
+    display = name.strip()[:255]
+    now = int(time.time())
+    slug = await free_slug(deps, slugify(display))
+    author = Author(email=email, email_verified=email_verified, name=display, slug=slug, pic=pic, created_at=now,
+                    last_seen=now, updated_at=now, password=password, oauth=oauth)
+    async with transaction(deps) as session:
+        session.add(author)
+        await session.flush()
+        session.add(CommunityAuthor(community=1, author=author.id, joined_at=now, roles="reader,author"))
+    return author
+
+
+async def author_by_email(deps: Deps, email: str) -> Author | None:
     async with deps.db() as session:
         return await session.scalar(select(Author).where(func.lower(Author.email) == email,
                                                          Author.deleted_at.is_(None)))
-
-
-async def _author_by_identity(deps: Deps, identity: Identity) -> Author | None:
-    async with deps.db() as session:
-        return await session.scalar(select(Author).where(
-            Author.oauth[identity.provider].as_string() == identity.subject, Author.deleted_at.is_(None)))
 
 
 async def account_viewer(deps: Deps, author_id: int) -> Viewer | None:
@@ -130,16 +140,9 @@ async def register_user(deps: Deps, email: str, password: str | None, name: str 
     if password is not None and (problem := deps.accounts.passwords.problem(password)):
         return {"success": False, "error": problem, "token": None, "author": None}
     await _limit(deps, REGISTER, client)
-    display = (name or address.split("@")[0]).strip()[:255]
-    slug = await _free_slug(deps, slugify(display))
-    now = int(time.time())
-    author = Author(email=address, name=display, slug=slug, created_at=now, last_seen=now, updated_at=now,
-                    password=await _hash(deps, password) if password else None)
+    hashed = await _hash(deps, password) if password else None
     try:
-        async with transaction(deps) as session:
-            session.add(author)
-            await session.flush()
-            session.add(CommunityAuthor(community=1, author=author.id, joined_at=now, roles="reader,author"))
+        author = await create_account(deps, name=name or address.split("@")[0], email=address, password=hashed)
     except IntegrityError:
         # The address is taken. Say what a new registration would say, and tell the owner by mail.
         await _mail(deps, Message(address, "Someone tried to register with your email",
@@ -162,7 +165,7 @@ async def login(deps: Deps, email: str, password: str, device_info: dict[str, An
         return failure
     if await deps.accounts.throttle.locked(address):
         return {**failure, "error": LOCKED}
-    author = await _author_by_email(deps, address)
+    author = await author_by_email(deps, address)
     if not await _verify(deps, author.password if author else None, password or ""):
         await deps.accounts.throttle.failed(address)
         return failure
@@ -207,7 +210,7 @@ async def send_link(deps: Deps, email: str, client: str | None = None) -> dict[s
     the message matches any other failure to send."""
     address = normalize_email(email)
     await _limit(deps, MAIL_ASKED, client)
-    author = await _author_by_email(deps, address)
+    author = await author_by_email(deps, address)
     if author is None:
         raise BadInput("could not send a link to this address", field="email")
     await _send_confirmation(deps, author.id, address)
@@ -268,7 +271,7 @@ async def request_password_reset(deps: Deps, email: str, client: str | None = No
         address = normalize_email(email)
     except BadInput:
         return True
-    author = await _author_by_email(deps, address)
+    author = await author_by_email(deps, address)
     if author is not None:
         token = await deps.accounts.verifications.issue(author.id, verification.PASSWORD_RESET)
         await _mail(deps, Message(address, "Reset your password", _link(deps, "reset", token)))
@@ -335,7 +338,7 @@ async def is_email_used(deps: Deps, email: str) -> bool:
         address = normalize_email(email)
     except BadInput:
         return False
-    return await _author_by_email(deps, address) is not None
+    return await author_by_email(deps, address) is not None
 
 
 def roles_info() -> list[dict[str, Any]]:
@@ -350,44 +353,6 @@ def roles_info() -> list[dict[str, Any]]:
     return result
 
 
-def oauth_providers(deps: Deps) -> list[dict[str, str]]:
-    base = deps.accounts.settings.public_url.rstrip("/")
-    return [{"id": pid, "name": p.name, "url": f"{base}/oauth/{pid}"}
-            for pid, p in sorted(deps.accounts.settings.oauth_providers.items())]
-
-
 async def get_author_id(deps: Deps, user: str) -> dict[str, Any] | None:
     author_id = await id_by_slug("author_user", user, cache=deps.cache, db=deps.db) if user else None
     return None if author_id is None else await get_cached_author(author_id, cache=deps.cache, db=deps.db)
-
-
-
-# --- OAuth ---------------------------------------------------------------------------------------------
-
-async def oauth_sign_in(deps: Deps, identity: Identity) -> str:
-    """The author behind a provider identity, signed in; returns the token. Found by the identity linked
-    before, else by email (linking the identity, only when the provider has verified that address: an
-    unverified one would hand someone else's account to whoever typed it at the provider), else created."""
-    author = await _author_by_identity(deps, identity) or await _author_by_email(deps, identity.email)
-    if author is None:
-        display = (identity.name or identity.email.split("@")[0])[:255]
-        slug = await _free_slug(deps, slugify(display))
-        now = int(time.time())
-        author = Author(email=identity.email, email_verified=identity.email_verified, name=display, slug=slug,
-                        pic=identity.picture, created_at=now, last_seen=now, updated_at=now,
-                        oauth={identity.provider: identity.subject})
-        async with transaction(deps) as session:
-            session.add(author)
-            await session.flush()
-            session.add(CommunityAuthor(community=1, author=author.id, joined_at=now, roles="reader,author"))
-    elif (author.oauth or {}).get(identity.provider) != identity.subject:
-        if not identity.email_verified:
-            raise Conflict("An account with this email exists and the provider has not verified the address: "
-                           "sign in with your password", field="email")
-        async with transaction(deps) as session:
-            row = await session.get(Author, author.id)
-            assert row is not None
-            row.oauth = {**(row.oauth or {}), identity.provider: identity.subject}
-    await store_provider_tokens(deps.state, author.id, identity)
-    session_ = await deps.accounts.sessions.create(author.id, author.slug, auth_data={"method": identity.provider})
-    return session_.token

@@ -7,7 +7,7 @@ from typing import Any
 import strawberry
 
 from auth.cookies import clear_session_cookie, set_session_cookie
-from resolvers import auth
+from resolvers import auth, identities
 from schema.cache_control import READ_MAX_AGE, cache_control
 from schema.context import Info
 from schema.results import (
@@ -85,7 +85,7 @@ class AuthQuery:
 
     @strawberry.field(name="getOAuthProviders")
     def get_oauth_providers(self, info: Info) -> list[OAuthProvider]:
-        return [OAuthProvider(**p) for p in auth.oauth_providers(info.context.deps)]
+        return [OAuthProvider(**p) for p in identities.oauth_providers(info.context.deps)]
 
     @strawberry.field(name="getRoles")
     def get_roles(self) -> list[RolesInfo]:
