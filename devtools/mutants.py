@@ -6,6 +6,7 @@ subscribers. Mutants run one at a time: the tests share one database.
     python -m devtools.mutants triggers.rules cache.store     # those modules' mutants, then their records
     python -m devtools.mutants                                # every module of [tool.mutmut] only_mutate
     python -m devtools.mutants --record triggers.related      # only write the record from what has run
+    python -m devtools.mutants --survivors cache.composite    # its survivors again (after a new test)
 
 A pass stopped part way (Ctrl-C, the end of a session) resumes with the mutants not checked yet.
 
@@ -50,9 +51,9 @@ def _mutmut() -> str:
     return str(Path(sys.executable).with_name("mutmut"))
 
 
-async def _run(modules: list[str]) -> int:
+async def _run(modules: list[str], *, survivors: bool = False) -> int:
     await create_database_if_missing(DATABASE)
-    wanted = [name for module in modules for name in unchecked(module)]
+    wanted = [name for module in modules for name in (surviving(module) if survivors else unchecked(module))]
     if not wanted:
         for module in modules:
             record(module)
@@ -78,6 +79,12 @@ def unchecked(module: str) -> list[str]:
         return [f"{module}.*"]
     results: dict[str, int | None] = json.loads(meta.read_text())["exit_code_by_key"]
     return [name for name, code in results.items() if code is None]
+
+
+def surviving(module: str) -> list[str]:
+    """The module's mutants that survived their last run: run again, a new test may kill them."""
+    results: dict[str, int | None] = json.loads(_meta(module).read_text())["exit_code_by_key"]
+    return [name for name, code in results.items() if code == 0]
 
 
 def record(module: str) -> Path:
@@ -124,4 +131,6 @@ if __name__ == "__main__":
         for name in sys.argv[2:] or configured_modules():
             print(record(name))
         sys.exit(0)
+    if sys.argv[1:2] == ["--survivors"]:
+        sys.exit(asyncio.run(_run(sys.argv[2:] or configured_modules(), survivors=True)))
     sys.exit(asyncio.run(_run(sys.argv[1:] or configured_modules())))
