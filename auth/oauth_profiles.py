@@ -126,7 +126,7 @@ async def _facebook(endpoints: Endpoints, answers: Answers) -> Identity:
 
 async def _yandex(endpoints: Endpoints, answers: Answers) -> Identity:
     """Yandex ID's `/info` (its own `OAuth` authorization scheme); the avatar is an id on its picture host."""
-    response = await answers.client.get(endpoints.userinfo_url, params={"format": "json"}, withhold_token=True,
+    response = await answers.client.get(endpoints.userinfo_url, params={"format": "json"}, auth=None,
                                         headers={"authorization": f"OAuth {answers.token['access_token']}"})
     user = await _json(response, endpoints)
     avatar = user.get("default_avatar_id")
@@ -140,7 +140,7 @@ async def _yandex(endpoints: Endpoints, answers: Answers) -> Identity:
 async def _vk(endpoints: Endpoints, answers: Answers) -> Identity:
     """VK gives the address and the user id in the token response; the name and photo come from the API's
     `users.get` (its token in the form, not the URL, so that no log line holds it)."""
-    response = await answers.client.post(endpoints.userinfo_url, withhold_token=True, data={
+    response = await answers.client.post(endpoints.userinfo_url, auth=None, data={
         "access_token": answers.token["access_token"], "v": "5.199", "fields": "photo_200"})
     found = (await _json(response, endpoints)).get("response") or [{}]
     user = found[0]
