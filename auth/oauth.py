@@ -22,11 +22,10 @@ from urllib.parse import urlencode
 
 import httpx
 from authlib.integrations.base_client.errors import OAuthError as AuthlibError
-from authlib.integrations.httpx_client import AsyncOAuth2Client
 from redis.asyncio import Redis
 
 from auth import telegram
-from auth.oauth_profiles import TELEGRAM, Answers, Endpoints, Identity, OAuthError, endpoints
+from auth.oauth_profiles import TELEGRAM, Answers, AsyncOAuth2Client, Endpoints, Identity, OAuthError, endpoints
 from auth.oidc import IdTokenInvalid, OpenIdConfigs
 from cache import keys
 from config.settings import Settings

@@ -14,14 +14,22 @@ OAuth 2 with a userinfo endpoint, or OpenID Connect with discovery.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import authlib.deprecate  # noqa: F401 - installs Authlib's "always show" warning filter, which ours must follow
 import httpx
-from authlib.integrations.httpx_client import AsyncOAuth2Client
 
 from config.settings import OAuthProvider
+
+# Authlib 1.9 warns, at import, that it would rather run on the httpx2 fork than on httpx (the stack's);
+# it works on httpx until 2.0 (pyproject keeps authlib <2). Every command and server start would print
+# the warning: it is silenced for that import only.
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", message="The httpx module is deprecated")
+    from authlib.integrations.httpx_client import AsyncOAuth2Client
 
 TELEGRAM = "telegram"
 
