@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from alembic import context
 from orm import Base
+from orm.search import include_object
 
 config = context.config
 if config.config_file_name is not None and not config.attributes.get("skip_logging"):
@@ -34,6 +35,7 @@ def _configure(connection: Connection) -> None:
         target_metadata=target_metadata,
         render_as_batch=connection.dialect.name == "sqlite",  # SQLite alters tables by copying them
         compare_type=True,
+        include_object=include_object,  # what the database keeps by itself (orm/search.py)
     )
     with context.begin_transaction():
         context.run_migrations()

@@ -40,7 +40,7 @@ from cache.views import ViewCounter
 from config.settings import Settings, SettingsError, get_settings
 from orm.engine import make_engine, make_session_factory
 from resolvers import digests, scheduled
-from resolvers.deps import DEFERRED_QUEUE, Deps
+from resolvers.deps import DEFERRED_QUEUE, Deps, SearchLimits
 from schema.limits import Limits
 from schema.schema import build_schema
 from triggers.listeners import register as register_triggers
@@ -117,6 +117,10 @@ def wire(settings: Settings, engine: AsyncEngine, cache: Cache, *, auth: AuthSer
                            parked_cap=settings.queue_parked_cap)
     deps = Deps(cache=cache, db=db, max_page_size=settings.max_page_size, ttl_shouts=settings.cache_ttl_shouts,
                 ttl_search=settings.cache_ttl_search, board_weeks=settings.board_weeks,
+                search=SearchLimits(max_length=settings.search_max_length, kept_results=settings.search_kept_results,
+                                    candidates=settings.search_candidates, count_cap=settings.search_count_cap,
+                                    statement_timeout=settings.search_statement_timeout,
+                                    author_similarity=settings.author_search_similarity),
                 digest_window=settings.notification_digest_window, notify_fanout=settings.notify_fanout_cap,
                 auth=auth,
                 revalidator=revalidator, live=live, views=views, delayed=delayed,

@@ -7,8 +7,6 @@ The same `seed` gives the same rows on PostgreSQL and SQLite.
 
 from __future__ import annotations
 
-import bisect
-import itertools
 import random
 import sys
 import time
@@ -19,6 +17,7 @@ from typing import Any
 from sqlalchemy import func, insert, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.corpus import Corpus, Zipf
 from orm import (
     Author,
     AuthorBookmark,
@@ -70,29 +69,11 @@ FIRST = ["Анна", "Борис", "Вера", "Глеб", "Дарья", "Его
          "Никита", "Ольга", "Павел", "Роза", "Семён", "Таисия", "Фёдор", "Юлия", "Ян", "Alex", "Maya"]
 LAST = ["Иванов", "Смирнова", "Кузнецов", "Попова", "Соколов", "Лебедева", "Козлов", "Новикова",
         "Морозов", "Волкова", "Орлов", "Зайцева", "Stone", "Rivers"]
-WORDS = ("город память время голос свет дорога письмо река музыка книга лето окно дом поле ветер "
-         "история культура искусство наука общество кино театр поэзия философия город улица море "
-         "people culture story light music river road letter window summer world art science").split()
 TOPIC_WORDS = ["culture", "society", "art", "music", "cinema", "theatre", "poetry", "prose", "science",
                "history", "politics", "ecology", "education", "city", "travel", "technology", "psychology",
                "philosophy", "photo", "design", "media", "economics", "health", "sport", "food", "religion",
                "language", "law", "architecture", "comics"]
 LAYOUTS = ["article", "article", "article", "article", "music", "video", "image", "literature"]
-
-
-class Zipf:
-    """Draws indexes 0..n-1 with probability ~ 1 / (rank + 1) ** s."""
-
-    def __init__(self, n: int, s: float, rng: random.Random) -> None:
-        weights = [1.0 / (k + 1) ** s for k in range(n)]
-        self.cumulative = list(itertools.accumulate(weights))
-        self.rng = rng
-        self.order = list(range(n))
-        rng.shuffle(self.order)  # the popular ones are not simply the first ids
-
-    def draw(self) -> int:
-        x = self.rng.random() * self.cumulative[-1]
-        return self.order[bisect.bisect_left(self.cumulative, x)]
 
 
 class Progress:
@@ -110,14 +91,6 @@ class Progress:
         sys.stderr.flush()
 
 
-def _sentence(rng: random.Random, words: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(words)).capitalize()
-
-
-def _paragraphs(rng: random.Random, count: int) -> str:
-    return "".join(f"<p>{_sentence(rng, rng.randint(12, 40))}.</p>" for _ in range(count))
-
-
 def _batches(rows: Sequence[dict[str, Any]]) -> Iterator[Sequence[dict[str, Any]]]:
     for start in range(0, len(rows), BATCH):
         yield rows[start:start + BATCH]
@@ -127,6 +100,7 @@ class Seeder:
     def __init__(self, size: Size, seed: int, progress: Progress) -> None:
         self.size = size
         self.rng = random.Random(seed)
+        self.text = Corpus(self.rng)  # Russian and English prose with word forms and a Zipf-like spread
         self.progress = progress
         self.now = 1_760_000_000  # a fixed "now" keeps the data identical between runs
 
@@ -148,7 +122,7 @@ class Seeder:
             created = self.now - self.rng.randint(30, 1500) * DAY
             rows.append({
                 "id": i, "user": f"user-{i:06d}", "name": name, "slug": f"author-{i}",
-                "bio": _sentence(self.rng, 8), "about": _paragraphs(self.rng, 1),
+                "bio": self.text.sentence("ru", 8), "about": self.text.paragraphs("ru", 1),
                 "pic": f"https://images.example.org/authors/{i}.jpg",
                 "links": [f"https://example.org/@author{i}"], "created_at": created,
                 "last_seen": self.now - self.rng.randint(0, 60) * DAY, "updated_at": created,
@@ -157,7 +131,7 @@ class Seeder:
 
     def communities(self) -> list[dict[str, Any]]:
         names = [("discours", "Дискурс"), ("poetry-club", "Клуб поэзии"), ("science-lab", "Научная лаборатория")]
-        return [{"id": i + 1, "slug": slug, "name": name, "desc": _sentence(self.rng, 10),
+        return [{"id": i + 1, "slug": slug, "name": name, "desc": self.text.sentence("ru", 10),
                  "pic": f"https://images.example.org/communities/{slug}.png", "created_at": self.now - 2000 * DAY,
                  "created_by": 1} for i, (slug, name) in enumerate(names[: self.size.communities])]
 
@@ -168,7 +142,7 @@ class Seeder:
             suffix = "" if i <= len(TOPIC_WORDS) else f"-{(i - 1) // len(TOPIC_WORDS)}"
             parent = [((i - 1) % len(TOPIC_WORDS)) + 1] if i > len(TOPIC_WORDS) else None
             rows.append({"id": i, "slug": f"{base}{suffix}", "title": f"{base.capitalize()}{suffix}",
-                         "body": _sentence(self.rng, 12), "pic": f"https://images.example.org/topics/{i}.png",
+                         "body": self.text.sentence("ru", 12), "pic": f"https://images.example.org/topics/{i}.png",
                          "community": 1 if i % 7 else min(2, self.size.communities), "parent_ids": parent})
         return rows
 
@@ -182,18 +156,19 @@ class Seeder:
             created = self.now - self.rng.randint(0, 730 * DAY)
             published = None if self.rng.random() < 0.04 else created + self.rng.randint(60, DAY)
             creator = author_pick.draw() + 1
-            title = _sentence(self.rng, self.rng.randint(2, 7))
+            lang = "en" if self.rng.random() < 0.15 else "ru"
+            title = self.text.sentence(lang, self.rng.randint(2, 7))
             shouts.append({
                 "id": i, "created_at": created, "updated_at": created, "published_at": published,
                 "featured_at": published if published and self.rng.random() < 0.12 else None,
                 "deleted_at": created + DAY if self.rng.random() < 0.01 else None,
                 "created_by": creator, "community": 1, "slug": f"shout-{i}", "title": title,
-                "subtitle": _sentence(self.rng, 6), "lead": f"<p>{_sentence(self.rng, 20)}</p>",
-                "body": _paragraphs(self.rng, self.rng.randint(2, 8)),
-                "cover": f"https://images.example.org/shouts/{i}.jpg", "cover_caption": _sentence(self.rng, 4),
-                "layout": self.rng.choice(LAYOUTS), "lang": "ru",
-                "media": [{"url": f"https://media.example.org/{i}.mp3", "title": title, "artist": "Artist",
-                           "pic": None, "body": None}] if self.rng.random() < 0.1 else None,
+                "subtitle": self.text.sentence(lang, 6), "lead": f"<p>{self.text.sentence(lang, 20)}</p>",
+                "body": self.text.paragraphs(lang, self.rng.randint(2, 8)),
+                "cover": f"https://images.example.org/shouts/{i}.jpg",
+                "cover_caption": self.text.sentence(lang, 4), "layout": self.rng.choice(LAYOUTS), "lang": lang,
+                "media": [{"url": f"https://media.example.org/{i}.mp3", "title": self.text.sentence(lang, 3),
+                           "artist": "Artist", "pic": None, "body": None}] if self.rng.random() < 0.1 else None,
             })
             coauthors = {creator} | {author_pick.draw() + 1 for _ in range(self.rng.choice((0, 0, 0, 1, 2)))}
             authors.extend({"shout": i, "author": a, "caption": None} for a in sorted(coauthors))
@@ -220,7 +195,7 @@ class Seeder:
             thread = comments_of.setdefault(shout["id"], [])
             if roll < 0.55 or not thread:
                 kind, reply_to = "COMMENT", (self.rng.choice(thread) if thread and self.rng.random() < 0.35 else None)
-                body = f"<p>{_sentence(self.rng, self.rng.randint(4, 30))}</p>"
+                body = f"<p>{self.text.sentence('ru', self.rng.randint(4, 30))}</p>"
                 thread.append(i)
             elif roll < 0.85:
                 kind, reply_to, body = ("LIKE" if self.rng.random() < 0.8 else "DISLIKE"), None, None
@@ -229,7 +204,7 @@ class Seeder:
                 reply_to, body = self.rng.choice(thread), None
             else:
                 kind = self.rng.choice(("AGREE", "DISAGREE", "ASK", "PROPOSE", "PROOF", "QUOTE"))
-                reply_to, body = self.rng.choice(thread), _sentence(self.rng, 8)
+                reply_to, body = self.rng.choice(thread), self.text.sentence("ru", 8)
             rows.append({"id": i, "shout": shout["id"], "created_by": author, "kind": kind, "reply_to": reply_to,
                          "body": body, "created_at": created, "updated_at": None,
                          "deleted_at": created + 3600 if self.rng.random() < 0.01 else None})
@@ -296,8 +271,8 @@ class Seeder:
             next_id += 1
         for author in range(1, self.size.authors + 1, 5):
             drafts.append({"id": next_id, "created_at": self.now - DAY, "created_by": author, "community": 1,
-                           "title": _sentence(self.rng, 4), "body": _paragraphs(self.rng, 2), "layout": "article",
-                           "lang": "ru", "slug": f"draft-{next_id}", "updated_at": self.now - DAY})
+                           "title": self.text.sentence("ru", 4), "body": self.text.paragraphs("ru", 2),
+                           "layout": "article", "lang": "ru", "slug": f"draft-{next_id}", "updated_at": self.now - DAY})
             d_authors.append({"draft": next_id, "author": author, "caption": None})
             next_id += 1
         return drafts, d_authors, d_topics, links

@@ -16,6 +16,7 @@ from config.settings import Settings
 
 # Rate-limited actions: by client address, except MAIL_RECEIVED (by the recipient's address).
 LOGIN, REGISTER, MAIL_ASKED, MAIL_RECEIVED = "login", "register", "mail", "mailto"
+COLD_SEARCH = "search"  # a search the cache could not answer, by client address
 
 
 @dataclass
@@ -49,6 +50,7 @@ def build_auth(settings: Settings, redis: Redis, *, mailer: Mailer | None = None
             REGISTER: Rate(settings.registrations_per_address, 3600),
             MAIL_ASKED: Rate(settings.mails_per_address, 3600),
             MAIL_RECEIVED: Rate(settings.mails_per_recipient, 3600),
+            COLD_SEARCH: Rate(settings.cold_searches_per_address, 60),
         }),
         passwords=Passwords(time_cost=settings.password_time_cost, memory_cost=settings.password_memory_cost,
                             threads=settings.password_hash_threads, max_waiting=settings.password_hash_queue),

@@ -354,9 +354,10 @@ def shouts_random_top(pool: int, filters: str) -> str:
     return _fit(f"shouts:random_top:{params(limit=pool, f=filters)}")
 
 
-def search(query: str, limit: int, offset: int) -> str:
-    """Seed 000 section 4 `search_cache:{normalized_query}`; the query is hashed to keep the key safe."""
-    return _fit(f"search_cache:{_part(normalize_query(query))}:{params(limit=limit, offset=offset)}", family=1)
+def search(query: str) -> str:
+    """Seed 000 section 4 `search_cache:{normalized_query}`: the ranked results of a query (its filters
+    written after a `|`), pages cut from them; the query is hashed to keep the key safe."""
+    return _fit(f"search_cache:{_part(normalize_query(query))}", family=1)
 
 
 def search_authors(query: str, limit: int, offset: int) -> str:

@@ -144,6 +144,19 @@ class Settings(DatabaseSettings):
     # Time-limited collections (seed 000 section 3.3: 5 minutes; search: 10 minutes).
     cache_ttl_shouts: int = 300
     cache_ttl_search: int = 600
+    # Search (resolvers/search.py): a query longer than this is refused (BAD_USER_INPUT); the ranked shouts
+    # kept per query in search_cache (seed 004: a value under 10 KB); the matches ranked beyond the title
+    # matches (the most recent ones: a common word does not rank every shout); the matches counted for the
+    # total; how long a cold search may run; how close a name must be to be found (pg_trgm word
+    # similarity, 0..1); cold searches (those not answered from the cache) a client address may make in a
+    # minute (0: no limit).
+    search_max_length: int = 200
+    search_kept_results: int = 200
+    search_candidates: int = 2_000
+    search_count_cap: int = 10_000
+    search_statement_timeout: float = 2.0
+    author_search_similarity: float = 0.4
+    cold_searches_per_address: int = 60
     # Seed 004: every key expires. Cached values without a TTL of their own (entities, follow lists,
     # community pages) live this long; a lookup of something that does not exist is remembered this
     # briefly; generation keys live this long after their last move (longer than any value they stamp).

@@ -140,29 +140,6 @@ async def load_authors_by(deps: Deps, by: dict[str, Any], limit: int | None, off
     return await authors_of_ids(deps, ids)
 
 
-async def load_authors_search(deps: Deps, text: str, limit: int | None, offset: int | None) -> list[Any]:
-    limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=deps.max_page_size)
-    needle = keys.normalize_query(text)[:100]
-    if not needle or limit == 0:
-        return []
-    pattern = like_pattern(needle)
-
-    async def query() -> list[int]:
-        stmt = (select(Author.id)
-                .where(Author.deleted_at.is_(None),
-                       func.lower(Author.name).like(pattern, escape="\\")
-                       | func.lower(Author.slug).like(pattern, escape="\\")
-                       | func.lower(Author.bio).like(pattern, escape="\\"))
-                .order_by(Author.last_seen.desc(), Author.id)
-                .limit(limit).offset(offset))
-        async with deps.db() as session:
-            return list((await session.scalars(stmt)).all())
-
-    ids = await deps.cache.cached_query(keys.search_authors(needle, limit, offset), query,
-                                        ttl=deps.ttl_search, tags=[keys.TAG_AUTHORS])
-    return await authors_of_ids(deps, ids)
-
-
 async def get_author_followers(deps: Deps, slug: str | None = None, user: str | None = None,
                                author_id: int | None = None) -> list[Any]:
     resolved = await resolve_author_id(deps, slug, user, author_id)

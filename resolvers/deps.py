@@ -26,12 +26,25 @@ DEFERRED_QUEUE = "deferred"  # the delayed queue's name: deferred work of every 
 
 
 @dataclass(frozen=True, slots=True)
+class SearchLimits:
+    """The search settings (config/settings.py says what each one bounds)."""
+
+    max_length: int = 200
+    kept_results: int = 200
+    candidates: int = 2_000
+    count_cap: int = 10_000
+    statement_timeout: float = 2.0
+    author_similarity: float = 0.4
+
+
+@dataclass(frozen=True, slots=True)
 class Deps:
     cache: Cache
     db: SessionFactory
     max_page_size: int = 100
     ttl_shouts: int = 300
     ttl_search: int = 600
+    search: SearchLimits = SearchLimits()
     board_weeks: int = 52  # how many weeks back weekly leaderboards can be read
     digest_window: int = 3600  # at most one notification digest per author and window (resolvers/digests.py)
     notify_fanout: int = 10_000  # people one event is pushed to at most (resolvers/events.py)

@@ -18,8 +18,9 @@ from cache.threads import ORDERS, set_name
 from orm import Author, Reaction, Shout, ShoutTopic, Topic
 from orm.reaction import COMMENT_KINDS, RATING_KINDS
 from orm.stats import is_listed, reaction_stats, vote_value
-from resolvers.deps import Deps, like_pattern, page
+from resolvers.deps import Deps, page
 from resolvers.errors import BadInput
+from resolvers.search import comment_condition, search_text
 
 DEFAULT_LIMIT = 50
 DEFAULT_CHILDREN = 3
@@ -61,10 +62,12 @@ async def _with_stats(session: AsyncSession, rows: list[Reaction]) -> list[dict[
     return [{**r.dict(), "stat": stats[r.id]} for r in rows]
 
 
-async def _cached_reactions(deps: Deps, key: str, tags: list[str], stmt: Select[Any]) -> list[dict[str, Any]]:
+async def _cached_reactions(deps: Deps, key: str, tags: list[str], stmt: Select[Any], *,
+                            search: str | None = None) -> list[dict[str, Any]]:
     async def query() -> list[dict[str, Any]]:
         async with deps.db() as session:
-            rows = list((await session.scalars(stmt)).all())
+            where = stmt if search is None else stmt.where(comment_condition(session, search))
+            rows = list((await session.scalars(where)).all())
             return await _with_stats(session, rows)
 
     return list(await deps.cache.cached_query(key, query, ttl=deps.ttl_shouts, tags=tags))
@@ -89,8 +92,9 @@ async def load_reactions_by(deps: Deps, by: dict[str, Any], limit: int | None,
         query = query.where(Reaction.kind.in_([str(k) for k in kinds]))
     if (reply_to := by.get("reply_to")) is not None:
         query = query.where(Reaction.reply_to == reply_to)
-    if search := by.get("search"):
-        query = query.where(func.lower(Reaction.body).like(like_pattern(search.lower()), escape="\\"))
+    search = search_text(deps, by["search"]) if by.get("search") else None
+    if search == "":  # nothing in it to search for
+        return []
     if topic := by.get("topic"):
         query = query.where(Reaction.shout.in_(
             select(ShoutTopic.shout).join(Topic, Topic.id == ShoutTopic.topic).where(Topic.slug == topic)))
@@ -110,7 +114,7 @@ async def load_reactions_by(deps: Deps, by: dict[str, Any], limit: int | None,
         order = ORDERS[sort]
         return await _cached_thread_page(deps, key, tags, owner_kind, owner_id, name, limit, offset, order[1],
                                          shout=shout_id)
-    return await _cached_reactions(deps, key, tags, _sorted(query, sort).limit(limit).offset(offset))
+    return await _cached_reactions(deps, key, tags, _sorted(query, sort).limit(limit).offset(offset), search=search)
 
 
 def _thread_of(by: dict[str, Any], sort: str) -> tuple[str, str] | None:

@@ -1,4 +1,4 @@
-"""Public shout reads: one shout, filtered and ordered lists, random top, full-text-ish search.
+"""Public shout reads: one shout, filtered and ordered lists, random top (search: resolvers/search.py).
 
 Lists cache the ordered ids (`shouts:*` keys, 5-minute TTL, tagged with the `shouts` family); the
 shouts themselves come from the entity cache in one batch.
@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Select, case, func, literal, or_, select
+from sqlalchemy import Select, func, select
 
 from cache import keys
 from cache.boards import WEEK, week_start
@@ -21,13 +21,12 @@ from cache.entities import get_cached_authors, get_cached_by_slug, get_cached_sh
 from orm import Author, Shout, ShoutAuthor, ShoutTopic, ShoutViews, Topic
 from orm.reaction import Reaction
 from orm.stats import is_listed, shout_stat_columns
-from resolvers.deps import Deps, like_pattern, page
+from resolvers.deps import Deps, page
 from resolvers.errors import BadInput
 
 DEFAULT_LIMIT = 10
 RANDOM_TOP_POOL = 100
 MAX_RANDOM_TOP_POOL = 1000
-MAX_SEARCH_TEXT = 200
 ORDERS = ("rating", "comments_count", "last_commented_at", "views_count")
 # order_by -> the leaderboard that holds that order (cache/boards.py), for unfiltered, descending lists.
 BOARD_ORDERS = {"rating": "shouts:rating", "comments_count": "shouts:comments", "views_count": "shouts:views"}
@@ -240,33 +239,3 @@ async def load_shouts_random_top(deps: Deps, options: dict[str, Any] | None) -> 
         pool = await deps.cache.cached_query(key, query, ttl=deps.ttl_shouts, tags=[keys.TAG_SHOUTS])
     sample = random.sample(pool, min(opts["limit"], len(pool)))
     return await shouts_of_ids(deps, sample)
-
-
-async def load_shouts_search(deps: Deps, text: str, options: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Case-insensitive search in title, subtitle, lead and body; a title match weighs most."""
-    opts = normalise_options(options, deps)
-    needle = keys.normalize_query(text)[:MAX_SEARCH_TEXT]
-    if not needle or opts["limit"] == 0:
-        return []
-    pattern = like_pattern(needle)
-
-    def matches(column: Any) -> Any:
-        return func.lower(column).like(pattern, escape="\\")
-
-    def hit(column: Any, weight: float) -> Any:
-        return case((matches(column), literal(weight)), else_=literal(0.0))
-
-    async def query() -> list[list[Any]]:
-        score = (hit(Shout.title, 3.0) + hit(Shout.subtitle, 2.0) + hit(Shout.lead, 2.0)
-                 + hit(Shout.body, 1.0)).label("score")
-        stmt = filtered(select(Shout.id, score), opts["filters"]).where(
-            or_(*(matches(c) for c in (Shout.title, Shout.subtitle, Shout.lead, Shout.body)))
-        ).order_by(score.desc(), Shout.published_at.desc(), Shout.id.desc())
-        async with deps.db() as session:
-            rows = await session.execute(stmt.limit(opts["limit"]).offset(opts["offset"]))
-            return [[shout_id, float(value)] for shout_id, value in rows]
-
-    key = keys.search(needle + "|" + keys.digest(sorted(opts["filters"].items())), opts["limit"], opts["offset"])
-    hits = await deps.cache.cached_query(key, query, ttl=deps.ttl_search, tags=[keys.TAG_SHOUTS])
-    shouts = await get_cached_shouts([h[0] for h in hits], cache=deps.cache, db=deps.db)
-    return [{**s, "score": h[1]} for s, h in zip(shouts, hits, strict=True) if s is not None]

@@ -9,7 +9,7 @@ import strawberry
 from auth.cookies import clear_session_cookie, set_session_cookie
 from resolvers import auth, identities
 from schema.cache_control import READ_MAX_AGE, cache_control
-from schema.context import Info
+from schema.context import Info, client_address
 from schema.results import (
     AuthResult,
     AuthSuccess,
@@ -34,9 +34,7 @@ def _set_cookie(info: Info, token: str | None) -> None:
 
 
 def _client(info: Info) -> str | None:
-    """The client's address (uvicorn takes it from X-Forwarded-For only behind a trusted proxy)."""
-    client = getattr(info.context.request, "client", None)
-    return client.host if client else None
+    return client_address(info.context.request)
 
 
 def _device(info: Info) -> dict[str, Any]:

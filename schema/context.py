@@ -111,9 +111,15 @@ def then(value: V | Awaitable[V], make: Callable[[V], R]) -> R | Awaitable[R]:
     return later()
 
 
+def client_address(request: Any) -> str | None:
+    """The client's address (uvicorn takes it from X-Forwarded-For only behind a trusted proxy)."""
+    client = getattr(request, "client", None)
+    return client.host if client else None
+
+
 def reader_of(request: Any, author_id: int | None) -> str:
     """Who reads, for view counting: the author, else a hash of the client's address and agent."""
-    address = request.client.host if request is not None and request.client else None
+    address = client_address(request)
     agent = request.headers.get("user-agent") if request is not None else None
     return client_key(author_id, address, agent)
 

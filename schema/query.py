@@ -8,14 +8,14 @@ import strawberry
 
 from resolvers import author as authors
 from resolvers import community as communities
-from resolvers import feed, reader, reading
+from resolvers import feed, reader, reading, search
 from resolvers import follower as followers
 from resolvers import reaction as reactions
 from resolvers import topic as topics
 from schema.admin import AdminQuery
 from schema.auth import AuthQuery
 from schema.cache_control import READ_MAX_AGE, cache_control
-from schema.context import Info
+from schema.context import Info, client_address
 from schema.enums import ReactionSort, ShoutsOrderBy
 from schema.inputs import AuthorsBy, LoadShoutsOptions, ReactionBy, as_dict
 from schema.pages import along, reactions_page, shouts_page
@@ -55,7 +55,8 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_authors_search(self, info: Info, text: str, limit: int | None = None,
                                   offset: int | None = None) -> list[Author] | None:
-        found = await authors.load_authors_search(info.context.deps, text, limit, offset)
+        found = await search.load_authors_search(info.context.deps, text, limit, offset,
+                                                 client=client_address(info.context.request))
         return [a for a in _authors(found) if a is not None]
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
@@ -223,6 +224,7 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
     async def load_shouts_search(self, info: Info, text: str,
                                  options: LoadShoutsOptions | None = None) -> list[SearchResult | None] | None:
         viewer = await info.context.viewer(shapes_answer=False)  # for the search history only
-        found = await reading.search_shouts(info.context.deps, viewer, text, as_dict(options))
+        found = await reading.search_shouts(info.context.deps, viewer, text, as_dict(options),
+                                            client=client_address(info.context.request))
         return [SearchResult.of(s) for s in found]
 

@@ -66,3 +66,15 @@ async def test_sqlite_and_fakeredis_serve_the_api(tmp_path: Path) -> None:
             assert app.state.responses.hits == 1  # the second one came whole from the response cache
             page = await http.get("/graphql", headers={"accept": "text/html"})
             assert page.status_code == 200 and "graphiql" in page.text.lower()
+            # search on SQLite: a substring match (no word forms), title matches first, nothing refused
+            searched = (await http.post("/graphql", json={"query": (
+                '{ load_shouts_search(text: "город", options: {limit: 10}) { title score } '
+                'load_authors_search(text: "author-1") { slug } '
+                'load_reactions_by(by: {search: "город"}, limit: 3) { body } }')})).json()
+            assert "errors" not in searched, searched
+            shouts = searched["data"]["load_shouts_search"]
+            assert shouts and all(s["score"] in (1.0, 0.5) for s in shouts)
+            assert [s["score"] for s in shouts] == sorted((s["score"] for s in shouts), reverse=True)
+            assert all("город" in s["title"].lower() for s in shouts if s["score"] == 1.0)
+            assert {a["slug"] for a in searched["data"]["load_authors_search"]} >= {"author-1"}
+            assert all("город" in r["body"].lower() for r in searched["data"]["load_reactions_by"])

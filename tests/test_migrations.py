@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from alembic import command
 from orm import Base
 from orm.migrations import alembic_config
+from orm.search import include_object
 from tests.conftest import TEST_DATABASE_URL
 
 PG_ADMIN_URL = TEST_DATABASE_URL.rsplit("/", 1)[0] + "/postgres"
@@ -36,7 +37,7 @@ def _recreate_pg_database() -> None:
 
 def _diff_and_tables(url: str) -> tuple[list[Any], set[str]]:
     def inspect_sync(conn: Any) -> tuple[list[Any], set[str]]:
-        context = MigrationContext.configure(conn, opts={"compare_type": True})
+        context = MigrationContext.configure(conn, opts={"compare_type": True, "include_object": include_object})
         return compare_metadata(context, Base.metadata), set(inspect(conn).get_table_names())
 
     async def run() -> tuple[list[Any], set[str]]:

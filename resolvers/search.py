@@ -1,0 +1,209 @@
+"""Search: shouts by their text (full text in PostgreSQL, orm/search.py), authors by name, slug and bio
+(trigram similarity: a part of a name or a small typo finds the person, in Latin and in Cyrillic).
+Comment search (`ReactionBy.search`) uses the same full-text machinery (resolvers/reaction.py).
+
+Shouts are ranked in tiers: every title match above every match elsewhere, then by relevance, then the
+most recent first. Their ranked ids and scores are cached per query, as seed 000 section 4 has it:
+`search_cache:{normalized query}` holds the best `kept_results` with the total and when they were
+ranked, and pages are cut from it (a page beyond them is ranked on its own, not kept). A publication,
+an edit, an unpublication or a deletion of any shout moves the `shouts` tag the value is stamped with.
+
+A cold search (one the cache does not answer) is bounded: a statement timeout, at most `candidates`
+matches ranked beyond the title matches (the most recent: a common word does not rank every shout),
+the total counted up to `count_cap`, and a per-address rate, so that a stream of unique queries cannot
+load the database. A query of stop words or exclusions only finds nothing without reading any shout.
+
+On SQLite (the embedded first run) search is a case-insensitive substring match with the same tiers and
+no word forms.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import ColumnElement, Select, case, func, or_, select, union
+from sqlalchemy import text as sql
+from sqlalchemy.exc import DBAPIError
+
+from auth.services import COLD_SEARCH
+from cache import keys
+from cache.entities import get_cached_shouts
+from orm import Author, Shout
+from orm.reaction import Reaction
+from orm.search import (
+    CONFIGS,
+    TITLE_VECTOR,
+    comment_match,
+    is_postgres,
+    query_config,
+    searchable_configs_query,
+    shout_match,
+    shout_score,
+)
+from resolvers.author import DEFAULT_LIMIT as DEFAULT_AUTHORS_LIMIT
+from resolvers.author import authors_of_ids
+from resolvers.deps import Deps, like_pattern, page
+from resolvers.errors import BadInput, Busy, RateLimited
+from resolvers.reader import filtered, normalise_options
+
+TOO_LONG = "the search text is too long"
+TIMED_OUT = "the search took too long: try rarer words, or a phrase in quotes"
+
+
+def search_text(deps: Deps, text: str) -> str:
+    """The query as it is cached (lower case, single spaces), "" when nothing in it can be searched for
+    (no letter or digit); longer than the setting: BAD_USER_INPUT."""
+    if len(text) > deps.search.max_length:
+        raise BadInput(f"{TOO_LONG} (at most {deps.search.max_length} characters)", field="text")
+    needle = keys.normalize_query(text)
+    return needle if any(c.isalnum() for c in needle) else ""
+
+
+async def _count_cold(deps: Deps, client: str | None) -> None:
+    if client is not None and deps.auth is not None and not await deps.accounts.limits.allow(COLD_SEARCH, client):
+        raise RateLimited("too many new searches from your address; try again in a minute")
+
+
+async def _bounded(session: Any, deps: Deps) -> None:
+    """A cold search's statements stop after the setting's time (this transaction only)."""
+    await session.execute(sql(f"SET LOCAL statement_timeout = {int(deps.search.statement_timeout * 1000)}"))
+
+
+def _timed_out(exc: DBAPIError) -> bool:
+    return "statement timeout" in str(exc.orig) or type(exc.orig).__name__ == "QueryCanceledError"
+
+
+def comment_condition(session: Any, needle: str) -> ColumnElement[bool]:
+    """`ReactionBy.search`: comments holding the text (a `search_text` needle)."""
+    if is_postgres(session):
+        return comment_match(needle)
+    return func.lower(Reaction.body).like(like_pattern(needle), escape="\\")
+
+
+# --- shouts ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    """A shout search's statements: which shouts match (`match`, for the total), and the matches ranked
+    (`ranked`, ordered, to be paged)."""
+
+    match: ColumnElement[bool]
+    ranked: Select[*tuple[Any, ...]]
+
+
+def full_text_ranking(needle: str, configs: list[str], filters: dict[str, Any], candidates: int) -> Ranking:
+    """PostgreSQL: the full-text matches in the `configs` where the text is searchable; ranked are every
+    match whose title matches too (the first tier, whatever its age) and the most recent `candidates`
+    others, so that a common word does not rank every shout."""
+    base = filtered(select(Shout.id), filters)
+    match = shout_match(needle, configs)
+    recent = base.where(match).order_by(Shout.published_at.desc(), Shout.id.desc()).limit(candidates)
+    titled = base.where(match, shout_match(needle, configs, TITLE_VECTOR)).limit(candidates)
+    score = shout_score(needle).label("score")
+    ranked = select(Shout.id, score).where(Shout.id.in_(union(recent, titled)))
+    return Ranking(match, ranked.order_by(score.desc(), Shout.published_at.desc(), Shout.id.desc()))
+
+
+def substring_ranking(needle: str, filters: dict[str, Any]) -> Ranking:
+    """SQLite: a case-insensitive substring of the title, subtitle, lead or body; title matches first."""
+    pattern = like_pattern(needle)
+
+    def holds(column: Any) -> ColumnElement[bool]:
+        return func.lower(column).like(pattern, escape="\\")
+
+    match = or_(*(holds(column) for column in (Shout.title, Shout.subtitle, Shout.lead, Shout.body)))
+    score = case((holds(Shout.title), 1.0), else_=0.5).label("score")
+    ranked = filtered(select(Shout.id), filters).add_columns(score).where(match)
+    return Ranking(match, ranked.order_by(score.desc(), Shout.published_at.desc(), Shout.id.desc()))
+
+
+async def _rank_shouts(deps: Deps, needle: str, filters: dict[str, Any], limit: int, offset: int,
+                       client: str | None) -> dict[str, Any]:
+    """The matches' ids and scores from `offset` (at most `limit`), their total (up to `count_cap`), and
+    when they were ranked: the value of `search_cache`."""
+    await _count_cold(deps, client)
+    async with deps.db() as session:
+        try:
+            if is_postgres(session):
+                await _bounded(session, deps)
+                searchable = (await session.execute(searchable_configs_query(needle))).one()
+                configs = [config for config in CONFIGS if getattr(searchable, config)]
+                if query_config(needle) not in configs:  # stop words or exclusions only: nothing to find
+                    return {"hits": [], "total": 0, "cached_at": int(time.time())}
+                ranking = full_text_ranking(needle, configs, filters, deps.search.candidates)
+            else:
+                ranking = substring_ranking(needle, filters)
+            rows = (await session.execute(ranking.ranked.limit(limit).offset(offset))).all()
+            total = await session.scalar(select(func.count()).select_from(
+                filtered(select(Shout.id), filters).where(ranking.match).limit(deps.search.count_cap).subquery()))
+        except DBAPIError as exc:
+            if _timed_out(exc):
+                raise Busy(TIMED_OUT) from None
+            raise
+    return {"hits": [[shout_id, round(float(value), 6)] for shout_id, value in rows], "total": int(total or 0),
+            "cached_at": int(time.time())}
+
+
+async def load_shouts_search(deps: Deps, text: str, options: dict[str, Any] | None, *,
+                             client: str | None = None) -> list[dict[str, Any]]:
+    opts = normalise_options(options, deps)
+    needle = search_text(deps, text)
+    if not needle or opts["limit"] == 0:
+        return []
+    filters, start, end = opts["filters"], opts["offset"], opts["offset"] + opts["limit"]
+    if end <= deps.search.kept_results:
+        key = keys.search(needle + "|" + keys.digest(sorted(filters.items())))
+
+        async def kept() -> dict[str, Any]:
+            return await _rank_shouts(deps, needle, filters, deps.search.kept_results, 0, client)
+
+        hits = (await deps.cache.cached_query(key, kept, ttl=deps.ttl_search, tags=[keys.TAG_SHOUTS]))["hits"]
+        hits = hits[start:end]
+    else:  # a page past the kept results: ranked for itself
+        hits = (await _rank_shouts(deps, needle, filters, opts["limit"], start, client))["hits"]
+    shouts = await get_cached_shouts([h[0] for h in hits], cache=deps.cache, db=deps.db)
+    return [{**s, "score": h[1]} for s, h in zip(shouts, hits, strict=True) if s is not None]
+
+
+# --- authors ---------------------------------------------------------------------------------------------
+
+async def load_authors_search(deps: Deps, text: str, limit: int | None, offset: int | None, *,
+                              client: str | None = None) -> list[Any]:
+    """Authors whose name, slug or bio hold the text or something close to it (a part of a word, a typo),
+    the closest first."""
+    limit, offset = page(limit, offset, default=DEFAULT_AUTHORS_LIMIT, maximum=deps.max_page_size)
+    needle = search_text(deps, text)
+    if not needle or limit == 0:
+        return []
+
+    async def query() -> list[int]:
+        await _count_cold(deps, client)
+        async with deps.db() as session:
+            if is_postgres(session):
+                await _bounded(session, deps)
+                await session.execute(sql("SELECT set_config('pg_trgm.word_similarity_threshold', :t, true)"),
+                                      {"t": str(deps.search.author_similarity)})
+                close = [Author.name, Author.slug, Author.bio]
+                found = func.greatest(*(func.coalesce(func.word_similarity(needle, column), 0) for column in close))
+                near = [column.op("%>")(needle) for column in close]  # pg_trgm: needle <% column, indexed
+                stmt = select(Author.id).where(Author.deleted_at.is_(None), or_(*near)) \
+                    .order_by(found.desc(), Author.id)
+            else:
+                pattern = like_pattern(needle)
+                stmt = select(Author.id).where(
+                    Author.deleted_at.is_(None),
+                    func.lower(Author.name).like(pattern, escape="\\") | func.lower(Author.slug).like(
+                        pattern, escape="\\") | func.lower(Author.bio).like(pattern, escape="\\"),
+                ).order_by(Author.last_seen.desc(), Author.id)
+            try:
+                return list((await session.scalars(stmt.limit(limit).offset(offset))).all())
+            except DBAPIError as exc:
+                if _timed_out(exc):
+                    raise Busy(TIMED_OUT) from None
+                raise
+
+    ids = await deps.cache.cached_query(keys.search_authors(needle, limit, offset), query,
+                                        ttl=deps.ttl_search, tags=[keys.TAG_AUTHORS])
+    return await authors_of_ids(deps, ids)
