@@ -20,6 +20,7 @@ import itertools
 import random
 from dataclasses import dataclass
 
+
 @dataclass(frozen=True, slots=True)
 class Lemma:
     lemma: str

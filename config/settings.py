@@ -152,8 +152,8 @@ class Settings(DatabaseSettings):
     # minute (0: no limit).
     search_max_length: int = 200
     search_kept_results: int = 200
-    search_candidates: int = 2_000
-    search_count_cap: int = 10_000
+    search_candidates: int = 1_000
+    search_count_cap: int = 1_000
     search_statement_timeout: float = 2.0
     author_search_similarity: float = 0.4
     cold_searches_per_address: int = 60

@@ -7,7 +7,7 @@ Queries name them as columns of the `shout` / `reaction` tables they already sel
 (`literal_column`), and Alembic's comparison of models and database leaves them, and their indexes, out
 (`include_object`).
 
-A shout's vector is in its own language's configuration (`discours_search_config(lang)`: Russian,
+A shout's vector is in its own language's configuration (`search_config`, from `lang`: Russian,
 English, else `simple`); a query is parsed once per configuration (`websearch_to_tsquery`: phrases in
 quotes, `-word` to exclude, `or`), and each shout is matched by the query in its own configuration, so
 an exclusion holds whatever the languages. Russian's configuration stems Latin words as English's does.
@@ -20,18 +20,18 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, and_, case, func, literal_column, or_, select
-from sqlalchemy.dialects.postgresql import TSVECTOR
+from sqlalchemy.dialects.postgresql import REGCONFIG, TSVECTOR
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from orm.shout import Shout
-
 CONFIGS = ("russian", "english", "simple")
+SEARCH_CONFIG = literal_column("shout.search_config", REGCONFIG)
 SEARCH_VECTOR = literal_column("shout.search_vector", TSVECTOR)
 TITLE_VECTOR = literal_column("shout.title_vector", TSVECTOR)
 COMMENT_VECTOR = literal_column("reaction.body_vector", TSVECTOR)
 
 # What migration 0009 adds that the models do not declare (see the module's docstring)
-DATABASE_ONLY_COLUMNS = frozenset({("shout", "search_vector"), ("shout", "title_vector"), ("reaction", "body_vector")})
+DATABASE_ONLY_COLUMNS = frozenset({("shout", "search_config"), ("shout", "search_vector"), ("shout", "title_vector"),
+                                   ("reaction", "body_vector")})
 DATABASE_ONLY_INDEXES = frozenset({"ix_shout_search_vector", "ix_shout_title_vector", "ix_reaction_body_vector",
                                    "ix_author_name_trgm", "ix_author_slug_trgm", "ix_author_bio_trgm"})
 
@@ -73,14 +73,13 @@ def searchable_configs_query(text: str) -> Select[*tuple[bool, ...]]:
 def shout_match(text: str, configs: list[str], vector: ColumnElement[Any] = SEARCH_VECTOR) -> ColumnElement[bool]:
     """Shouts whose vector (`vector`) matches the text in their own language's configuration, among the
     `configs` where the text is searchable."""
-    language = func.discours_search_config(Shout.lang)
-    return or_(*(and_(language == _config(config), vector.op("@@")(text_query(config, text))) for config in configs))
+    return or_(*(and_(SEARCH_CONFIG == _config(config), vector.op("@@")(text_query(config, text)))
+                 for config in configs))
 
 
 def shout_query(text: str) -> ColumnElement[Any]:
     """Per shout, the text's query in the shout's configuration (for ranking the matches)."""
-    language = func.discours_search_config(Shout.lang)
-    return case(*((language == _config(config), text_query(config, text)) for config in CONFIGS[:-1]),
+    return case(*((SEARCH_CONFIG == _config(config), text_query(config, text)) for config in CONFIGS[:-1]),
                 else_=text_query("simple", text))
 
 

@@ -31,8 +31,8 @@ class SearchLimits:
 
     max_length: int = 200
     kept_results: int = 200
-    candidates: int = 2_000
-    count_cap: int = 10_000
+    candidates: int = 1_000
+    count_cap: int = 1_000
     statement_timeout: float = 2.0
     author_similarity: float = 0.4
 

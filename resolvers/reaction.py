@@ -20,7 +20,7 @@ from orm.reaction import COMMENT_KINDS, RATING_KINDS
 from orm.stats import is_listed, reaction_stats, vote_value
 from resolvers.deps import Deps, page
 from resolvers.errors import BadInput
-from resolvers.search import comment_condition, search_text
+from resolvers.search import comment_condition, count_cold, search_text
 
 DEFAULT_LIMIT = 50
 DEFAULT_CHILDREN = 3
@@ -63,8 +63,10 @@ async def _with_stats(session: AsyncSession, rows: list[Reaction]) -> list[dict[
 
 
 async def _cached_reactions(deps: Deps, key: str, tags: list[str], stmt: Select[Any], *,
-                            search: str | None = None) -> list[dict[str, Any]]:
+                            search: str | None = None, client: str | None = None) -> list[dict[str, Any]]:
     async def query() -> list[dict[str, Any]]:
+        if search is not None:
+            await count_cold(deps, client)
         async with deps.db() as session:
             where = stmt if search is None else stmt.where(comment_condition(session, search))
             rows = list((await session.scalars(where)).all())
@@ -74,7 +76,7 @@ async def _cached_reactions(deps: Deps, key: str, tags: list[str], stmt: Select[
 
 
 async def load_reactions_by(deps: Deps, by: dict[str, Any], limit: int | None,
-                            offset: int | None) -> list[dict[str, Any]]:
+                            offset: int | None, *, client: str | None = None) -> list[dict[str, Any]]:
     limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=deps.max_page_size)
     by = {k: v for k, v in (by or {}).items() if v is not None}
     query = _live_on_listed_shouts()
@@ -114,7 +116,8 @@ async def load_reactions_by(deps: Deps, by: dict[str, Any], limit: int | None,
         order = ORDERS[sort]
         return await _cached_thread_page(deps, key, tags, owner_kind, owner_id, name, limit, offset, order[1],
                                          shout=shout_id)
-    return await _cached_reactions(deps, key, tags, _sorted(query, sort).limit(limit).offset(offset), search=search)
+    return await _cached_reactions(deps, key, tags, _sorted(query, sort).limit(limit).offset(offset), search=search,
+                                   client=client)
 
 
 def _thread_of(by: dict[str, Any], sort: str) -> tuple[str, str] | None:

@@ -61,14 +61,20 @@ def search_text(deps: Deps, text: str) -> str:
     return needle if any(c.isalnum() for c in needle) else ""
 
 
-async def _count_cold(deps: Deps, client: str | None) -> None:
+async def count_cold(deps: Deps, client: str | None) -> None:
+    """A search the cache could not answer, from `client`: past the address's rate, RATE_LIMITED."""
     if client is not None and deps.auth is not None and not await deps.accounts.limits.allow(COLD_SEARCH, client):
         raise RateLimited("too many new searches from your address; try again in a minute")
 
 
 async def _bounded(session: Any, deps: Deps) -> None:
-    """A cold search's statements stop after the setting's time (this transaction only)."""
-    await session.execute(sql(f"SET LOCAL statement_timeout = {int(deps.search.statement_timeout * 1000)}"))
+    """For this transaction: a cold search's statements stop after the setting's time, and each is planned
+    for its own words (asyncpg prepares statements, and a plan PostgreSQL made generic would not know
+    whether a word is in five shouts or in forty thousand: measured, 200 ms instead of 40 for a common
+    word)."""
+    await session.execute(sql("SELECT set_config('statement_timeout', :timeout, true), "
+                              "set_config('plan_cache_mode', 'force_custom_plan', true)"),
+                          {"timeout": str(int(deps.search.statement_timeout * 1000))})
 
 
 def _timed_out(exc: DBAPIError) -> bool:
@@ -123,7 +129,7 @@ async def _rank_shouts(deps: Deps, needle: str, filters: dict[str, Any], limit: 
                        client: str | None) -> dict[str, Any]:
     """The matches' ids and scores from `offset` (at most `limit`), their total (up to `count_cap`), and
     when they were ranked: the value of `search_cache`."""
-    await _count_cold(deps, client)
+    await count_cold(deps, client)
     async with deps.db() as session:
         try:
             if is_postgres(session):
@@ -179,7 +185,7 @@ async def load_authors_search(deps: Deps, text: str, limit: int | None, offset: 
         return []
 
     async def query() -> list[int]:
-        await _count_cold(deps, client)
+        await count_cold(deps, client)
         async with deps.db() as session:
             if is_postgres(session):
                 await _bounded(session, deps)

@@ -133,7 +133,8 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_reactions_by(self, info: Info, by: ReactionBy, limit: int | None = None,
                                 offset: int | None = None) -> list[Reaction | None] | None:
-        found = await reactions.load_reactions_by(info.context.deps, as_dict(by), limit, offset)
+        found = await reactions.load_reactions_by(info.context.deps, as_dict(by), limit, offset,
+                                                  client=client_address(info.context.request))
         return await reactions_page(info, found)
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))

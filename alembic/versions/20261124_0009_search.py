@@ -6,8 +6,10 @@ Create Date: 2026-11-24 18:10:00
 
 PostgreSQL only (orm/search.py says why and what SQLite does instead):
 
+- `shout.search_config`: the shout's configuration (`discours_search_config(lang)`: Russian, English,
+  else `simple`), a column so that the planner knows how many shouts each language has;
 - `shout.search_vector`: title (weight A), subtitle and lead (B), body and media captions (D), HTML
-  stripped, in the shout's language (`discours_search_config(lang)`: Russian, English, else `simple`);
+  stripped, in the shout's configuration;
   `shout.title_vector`: the title alone, for the tier that ranks title matches first. Both are generated
   columns: the database computes them on every insert and update, so no write path can forget them.
 - `reaction.body_vector`: a comment's text in the Russian configuration (which stems Latin words with the
@@ -63,6 +65,10 @@ def upgrade() -> None:
     op.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
     for function in FUNCTIONS:
         op.execute(function)
+    # the configuration as a column of its own: the planner has statistics on it (how many shouts are in
+    # each language), where it would guess about the function's result
+    op.execute("ALTER TABLE shout ADD COLUMN search_config regconfig GENERATED ALWAYS AS "
+               "(discours_search_config(lang)) STORED")
     op.execute("ALTER TABLE shout ADD COLUMN title_vector tsvector GENERATED ALWAYS AS "
                "(to_tsvector(discours_search_config(lang), discours_plain_text(title))) STORED")
     op.execute(f"ALTER TABLE shout ADD COLUMN search_vector tsvector GENERATED ALWAYS AS ({SHOUT_VECTOR}) STORED")
@@ -83,6 +89,7 @@ def downgrade() -> None:
     op.execute("ALTER TABLE reaction DROP COLUMN body_vector")  # its index goes with it
     op.execute("ALTER TABLE shout DROP COLUMN search_vector")
     op.execute("ALTER TABLE shout DROP COLUMN title_vector")
+    op.execute("ALTER TABLE shout DROP COLUMN search_config")
     for function in ("discours_media_text(json)", "discours_plain_text(text)", "discours_search_config(text)"):
         op.execute(f"DROP FUNCTION {function}")
     # pg_trgm stays: other schemas of the database may use it, and it holds no data of ours
