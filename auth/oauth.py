@@ -131,44 +131,50 @@ async def cancel(redis: Redis, state: str | None) -> None:
         await redis.delete(keys.oauth_state(state))
 
 
+async def _exchange(provider: Endpoints, client: AsyncOAuth2Client, metadata: dict[str, Any] | None, code: str,
+                    verifier: str) -> dict[str, Any]:
+    """The code (and the PKCE verifier) for the provider's tokens."""
+    token_url = (metadata or {}).get("token_endpoint") or provider.token_url
+    try:
+        token: dict[str, Any] = dict(await client.fetch_token(token_url, code=code, code_verifier=verifier))
+    except AuthlibError as exc:  # the provider's error answer (invalid_grant: a code used twice, ...)
+        raise OAuthError(f"{provider.name} refused the sign-in ({exc.error}): start again") from None
+    except ValueError:
+        raise OAuthError(f"{provider.name} answered the token request with something unreadable") from None
+    if not token.get("access_token"):
+        raise OAuthError(f"{provider.name} returned no access token")
+    return token
+
+
+async def _id_claims(provider: Endpoints, client: AsyncOAuth2Client, metadata: dict[str, Any],
+                     token: dict[str, Any], nonce: str) -> dict[str, Any]:
+    """An OpenID provider's ID token, validated: its claims."""
+    if not token.get("id_token"):
+        raise OAuthError(f"{provider.name} returned no ID token")
+    try:
+        return await OPENID.validate(client, metadata, token["id_token"], client_id=provider.client_id,
+                                     nonce=nonce, access_token=token["access_token"])
+    except IdTokenInvalid as exc:
+        raise OAuthError(f"{provider.name}'s ID token is not valid: {exc}") from None
+
+
 async def finish(redis: Redis, settings: Settings, provider_id: str, code: str,
                  state: str) -> tuple[Identity, Started]:
-    """Exchange the code (with the PKCE verifier), validate the ID token of an OpenID provider, and read
-    the user; returns the identity and what the state recorded."""
+    """Exchange the code, validate the ID token of an OpenID provider, and read the user; returns the
+    identity and what the state recorded."""
     provider = _endpoints(settings, provider_id)
     saved = await _take_state(redis, state, provider_id)
     if provider_id == TELEGRAM:
         raise OAuthError("Telegram signs in with its widget")
-    async with _client(provider, settings) as client:
-        metadata = await _metadata(provider, client)
-        token_url = (metadata or {}).get("token_endpoint") or provider.token_url
-        try:
-            token: dict[str, Any] = dict(await client.fetch_token(token_url, code=code,
-                                                                  code_verifier=saved["code_verifier"]))
-        except AuthlibError as exc:  # the provider's error answer (invalid_grant: a code used twice, ...)
-            raise OAuthError(f"{provider.name} refused the sign-in ({exc.error}): start again") from None
-        except httpx.HTTPError as exc:
-            raise OAuthError(f"{provider.name} does not answer") from exc
-        except ValueError:
-            raise OAuthError(f"{provider.name} answered the token request with something unreadable") from None
-        if not token.get("access_token"):
-            raise OAuthError(f"{provider.name} returned no access token")
-        claims = None
-        if metadata is not None:
-            if not token.get("id_token"):
-                raise OAuthError(f"{provider.name} returned no ID token")
-            try:
-                claims = await OPENID.validate(client, metadata, token["id_token"], client_id=provider.client_id,
-                                               nonce=saved["nonce"], access_token=token["access_token"])
-            except IdTokenInvalid as exc:
-                raise OAuthError(f"{provider.name}'s ID token is not valid: {exc}") from None
-            except httpx.HTTPError as exc:
-                raise OAuthError(f"{provider.name} does not answer") from exc
-        client.token = token
-        try:
+    try:
+        async with _client(provider, settings) as client:
+            metadata = await _metadata(provider, client)
+            token = await _exchange(provider, client, metadata, code, saved["code_verifier"])
+            claims = None if metadata is None else await _id_claims(provider, client, metadata, token, saved["nonce"])
+            client.token = token
             identity = await provider.read(provider, Answers(client, token, claims))
-        except httpx.HTTPError as exc:
-            raise OAuthError(f"{provider.name} does not answer") from exc
+    except httpx.HTTPError as exc:
+        raise OAuthError(f"{provider.name} does not answer") from exc
     return identity, _started(saved)
 
 

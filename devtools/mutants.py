@@ -82,16 +82,18 @@ def unchecked(module: str) -> list[str]:
 
 
 def surviving(module: str) -> list[str]:
-    """The module's mutants that survived their last run: run again, a new test may kill them."""
+    """The module's mutants that survived their last run, or that no test of the selection reached: run
+    again, a new test may kill them."""
     results: dict[str, int | None] = json.loads(_meta(module).read_text())["exit_code_by_key"]
-    return [name for name, code in results.items() if code == 0]
+    return [name for name, code in results.items() if _STATUS.get(code) in ("survived", "no tests")]
 
 
 def record(module: str) -> Path:
     """Write `mutation/<module>.md` from mutmut's state for that module's file; returns its path."""
     results: dict[str, int | None] = json.loads(_meta(module).read_text())["exit_code_by_key"]
     statuses = Counter(_STATUS.get(code, "suspicious") for code in results.values())
-    survivors = sorted(name for name, code in results.items() if code == 0)
+    # a mutant no test of the selection reaches survives too: it is listed with the others
+    survivors = sorted(name for name, code in results.items() if _STATUS.get(code) in ("survived", "no tests"))
     target = RECORDS / f"{module}.md"
     explained = _explanations(target)
     killed, checked = statuses["killed"] + statuses["caught by type check"], len(results) - statuses["not checked"]
@@ -101,7 +103,7 @@ def record(module: str) -> Path:
              ", ".join([f"- mutants: {len(results)}", f"checked: {checked}", f"killed: {killed}",
                         f"survived: {len(survivors)}",
                         *(f"{status}: {n}" for status, n in sorted(statuses.items())
-                          if status not in ("killed", "survived", "caught by type check"))]),
+                          if status not in ("killed", "survived", "caught by type check", "no tests"))]),
              f"- score: {killed / checked:.1%}" if checked else "- score: not run", "",
              "## Explained", "",
              "Survivors that no test can kill: equivalent to the original (same behaviour), written by hand as",

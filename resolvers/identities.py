@@ -68,7 +68,7 @@ async def oauth_sign_in(deps: Deps, identity: Identity, *, again: bool = True) -
         if decision.action == "link":
             await _set_identities(deps, author_id, {**decision.account.identities,
                                                     identity.provider: identity.subject})
-        slug = (holder or by_address).slug  # type: ignore[union-attr]
+        slug = next(a.slug for a in (holder, by_address) if a is not None and a.id == author_id)
     await store_provider_tokens(deps.state, author_id, identity)
     session = await deps.accounts.sessions.create(author_id, slug, auth_data={"method": identity.provider})
     return session.token
