@@ -131,7 +131,7 @@ class Uvicorn:
 def server_env(settings: Settings, **extra: str) -> dict[str, str]:
     return {"DATABASE_URL": settings.database_url, "REDIS_URL": settings.redis_url or "",
             "JWT_SECRET": settings.jwt_secret or "", "LOGINS_PER_ADDRESS": "0", "REGISTRATIONS_PER_ADDRESS": "0",
-            "MAILS_PER_ADDRESS": "0", "MAILS_PER_RECIPIENT": "0", **extra}
+            "MAILS_PER_ADDRESS": "0", "MAILS_PER_RECIPIENT": "0", "COLD_SEARCHES_PER_ADDRESS": "0", **extra}
 
 
 # --- wrk ----------------------------------------------------------------------------------------------
@@ -248,7 +248,7 @@ async def sign_up(url: str) -> str:
 async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> str:
     settings = load_settings(database_url=database_url, redis_url=redis_url, jwt_secret="bench" * 8,
                              logins_per_address=0, registrations_per_address=0, mails_per_address=0,
-                             mails_per_recipient=0)
+                             mails_per_recipient=0, cold_searches_per_address=0)
     table = {(name, case): Row() for name in OPERATIONS for case in CASES}
     async with Uvicorn("app.asgi:app", server_env(settings)) as cached, \
             Uvicorn("app.asgi:app", server_env(settings, RESPONSE_CACHE_TTL="0")) as uncached, \

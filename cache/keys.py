@@ -360,6 +360,11 @@ def search(query: str) -> str:
     return _fit(f"search_cache:{_part(normalize_query(query))}", family=1)
 
 
+def search_window(size: int) -> str:
+    """When the newest `size` listed shouts begin: where a search looks for a frequent word's recent matches."""
+    return f"search:window:{size}"
+
+
 def search_authors(query: str, limit: int, offset: int) -> str:
     return _fit(f"search:author:{_part(normalize_query(query))}:{params(limit=limit, offset=offset)}")
 

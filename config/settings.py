@@ -146,13 +146,15 @@ class Settings(DatabaseSettings):
     cache_ttl_search: int = 600
     # Search (resolvers/search.py): a query longer than this is refused (BAD_USER_INPUT); the ranked shouts
     # kept per query in search_cache (seed 004: a value under 10 KB); the matches ranked beyond the title
-    # matches (the most recent ones: a common word does not rank every shout); the matches counted for the
+    # matches (the most recent ones: a common word does not rank every shout), looked for among the newest
+    # `search_window` shouts (what a cold search reads stays bounded as the table grows); the matches counted for the
     # total; how long a cold search may run; how close a name must be to be found (pg_trgm word
     # similarity, 0..1); cold searches (those not answered from the cache) a client address may make in a
     # minute (0: no limit).
     search_max_length: int = 200
     search_kept_results: int = 200
     search_candidates: int = 1_000
+    search_window: int = 20_000
     search_count_cap: int = 1_000
     search_statement_timeout: float = 2.0
     author_search_similarity: float = 0.4

@@ -32,6 +32,7 @@ class SearchLimits:
     max_length: int = 200
     kept_results: int = 200
     candidates: int = 1_000
+    window: int = 20_000
     count_cap: int = 1_000
     statement_timeout: float = 2.0
     author_similarity: float = 0.4

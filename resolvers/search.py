@@ -42,6 +42,7 @@ from orm.search import (
     shout_match,
     shout_score,
 )
+from orm.stats import is_listed
 from resolvers.author import DEFAULT_LIMIT as DEFAULT_AUTHORS_LIMIT
 from resolvers.author import authors_of_ids
 from resolvers.deps import Deps, like_pattern, page
@@ -50,6 +51,7 @@ from resolvers.reader import filtered, normalise_options
 
 TOO_LONG = "the search text is too long"
 TIMED_OUT = "the search took too long: try rarer words, or a phrase in quotes"
+WINDOW_TTL = 300
 
 
 def search_text(deps: Deps, text: str) -> str:
@@ -99,17 +101,39 @@ class Ranking:
     ranked: Select[*tuple[Any, ...]]
 
 
-def full_text_ranking(needle: str, configs: list[str], filters: dict[str, Any], candidates: int) -> Ranking:
-    """PostgreSQL: the full-text matches in the `configs` where the text is searchable; ranked are every
-    match whose title matches too (the first tier, whatever its age) and the most recent `candidates`
-    others, so that a common word does not rank every shout."""
+def full_text_ranking(needle: str, configs: list[str], filters: dict[str, Any], candidates: int,
+                      since: int | None = None) -> Ranking:
+    """PostgreSQL: the full-text matches in the `configs` where the text is searchable. Ranked are every
+    match whose title matches too (the first tier, whatever its age) and the `candidates` most recent
+    others among the shouts published `since` (the newest `window`, resolvers/search.py `_window_start`),
+    so that a frequent word ranks a bounded number of shouts whatever the size of the table."""
     base = filtered(select(Shout.id), filters)
     match = shout_match(needle, configs)
-    recent = base.where(match).order_by(Shout.published_at.desc(), Shout.id.desc()).limit(candidates)
-    titled = base.where(match, shout_match(needle, configs, TITLE_VECTOR)).limit(candidates)
+    recent = base.where(match)
+    if since is not None:
+        recent = recent.where(Shout.published_at >= since)
+    recent = recent.order_by(Shout.published_at.desc(), Shout.id.desc()).limit(candidates)
+    # The title matches, checked against the whole text (its exclusions) row by row: an index condition
+    # here would read the whole text index's entries for the word, tens of thousands for a frequent one.
+    titled = base.where(shout_match(needle, configs, TITLE_VECTOR), func.coalesce(match, False)).limit(candidates)
     score = shout_score(needle).label("score")
     ranked = select(Shout.id, score).where(Shout.id.in_(union(recent, titled)))
     return Ranking(match, ranked.order_by(score.desc(), Shout.published_at.desc(), Shout.id.desc()))
+
+
+def window_start_query(window: int) -> Select[int | None]:
+    """When the newest `window` listed shouts begin (no row while there are fewer)."""
+    return select(Shout.published_at).where(is_listed()).order_by(Shout.published_at.desc()) \
+        .offset(max(window - 1, 0)).limit(1)  # the window's oldest: `published_at >= it` is the window
+
+
+async def _window_start(deps: Deps, session: Any) -> int | None:
+    """`window_start_query`, kept for a few minutes: a window a little wider than asked for is as good
+    (the shouts published since join it)."""
+    async def query() -> int | None:
+        return await session.scalar(window_start_query(deps.search.window))
+
+    return await deps.cache.cached_query(keys.search_window(deps.search.window), query, ttl=WINDOW_TTL)
 
 
 def substring_ranking(needle: str, filters: dict[str, Any]) -> Ranking:
@@ -138,7 +162,8 @@ async def _rank_shouts(deps: Deps, needle: str, filters: dict[str, Any], limit: 
                 configs = [config for config in CONFIGS if getattr(searchable, config)]
                 if query_config(needle) not in configs:  # stop words or exclusions only: nothing to find
                     return {"hits": [], "total": 0, "cached_at": int(time.time())}
-                ranking = full_text_ranking(needle, configs, filters, deps.search.candidates)
+                ranking = full_text_ranking(needle, configs, filters, deps.search.candidates,
+                                            await _window_start(deps, session))
             else:
                 ranking = substring_ranking(needle, filters)
             rows = (await session.execute(ranking.ranked.limit(limit).offset(offset))).all()

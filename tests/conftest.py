@@ -130,7 +130,7 @@ def settings() -> Settings:
                          jwt_secret="t" * 40,
                          password_time_cost=1, password_memory_cost=1024, admin_emails=["root@example.org"],
                          logins_per_address=0, registrations_per_address=0, mails_per_address=0,
-                         mails_per_recipient=0)
+                         mails_per_recipient=0, cold_searches_per_address=0)
 
 
 @pytest.fixture

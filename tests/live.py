@@ -62,7 +62,8 @@ async def two_workers(redis_url: str | None = None,
            "PASSWORD_TIME_COST": "1", "PASSWORD_MEMORY_COST": "1024", "CACHE_REVALIDATION_INTERVAL": "3600",
            "EXPOSE_WORKER": "true",
            # every test client shares one address: no per-address limits here
-           "LOGINS_PER_ADDRESS": "0", "REGISTRATIONS_PER_ADDRESS": "0", "MAILS_PER_ADDRESS": "0", **(env or {})}
+           "LOGINS_PER_ADDRESS": "0", "REGISTRATIONS_PER_ADDRESS": "0", "MAILS_PER_ADDRESS": "0",
+           "COLD_SEARCHES_PER_ADDRESS": "0", **(env or {})}
     process = subprocess.Popen(  # noqa: ASYNC220 - starting, not waiting: the servers run beside the test
         [sys.executable, "-m", "uvicorn", "app.asgi:app", "--host", "127.0.0.1", "--port", str(port),
          "--workers", "2", "--log-level", "warning"], cwd=ROOT, env=env)

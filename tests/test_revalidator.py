@@ -117,11 +117,11 @@ async def test_the_loop_survives_redis_stopping_and_coming_back(deps: Deps, redi
     manager = CacheRevalidationManager(Cache(redis, breaker_seconds=0), deps.db, deps.live, interval=0.05)
     await manager.start()
     await manager.mark_for_revalidation(2, "author")
-    for _ in range(100):
-        if manager.rounds >= 1 and not await redis.exists(keys.revalidation_batch("author")):
-            break
-        await asyncio.sleep(0.05)
-    assert await redis.exists(keys.author_id(2))
+
+    async def revalidated(author: int, after: int) -> bool:
+        return manager.rounds > after and bool(await redis.exists(keys.author_id(author)))
+
+    await until(lambda: revalidated(2, 0), "the first round revalidates the author")
     redis_server.stop()
     failed = manager.failed_rounds
     await until(lambda: manager.failed_rounds >= failed + 3, "several rounds fail while Redis is gone")
@@ -130,11 +130,7 @@ async def test_the_loop_survives_redis_stopping_and_coming_back(deps: Deps, redi
     await redis_server.ready()
     rounds = manager.rounds
     await manager.mark_for_revalidation(3, "author")
-    for _ in range(100):
-        if manager.rounds > rounds and await redis.exists(keys.author_id(3)):
-            break
-        await asyncio.sleep(0.05)
-    assert await redis.exists(keys.author_id(3)), "the loop reconnected by itself"
+    await until(lambda: revalidated(3, rounds), "the loop reconnected by itself")
     await manager.stop()
     await redis.aclose()
 

@@ -241,3 +241,16 @@ async def test_every_lemma_of_the_corpus_is_found_in_every_form(engine: Any) -> 
             lexemes[(lemma.lemma, lemma.lang)] = {row[1] for row in rows}
     split = {lemma: found for lemma, found in lexemes.items() if len(found) != 1 or None in found}
     assert split == {}
+
+
+async def test_a_frequent_words_recent_matches_come_from_the_newest_shouts_and_title_matches_from_all(
+        deps: Deps, written: dict[str, int]) -> None:
+    """The bound that keeps a cold search's cost flat as the table grows: matches outside the title tier
+    are looked for among the newest `window` shouts (here the three newest: the body, lead and phrase
+    texts, published 1 to 3 days ago); a title match is ranked whatever its age."""
+    narrow = Deps(cache=deps.cache, db=deps.db, search=SearchLimits(window=3))
+    await deps.cache.invalidate_tags([keys.TAG_SHOUTS])  # what earlier tests found for the word is kept
+    found = set(await _found(narrow, "черника"))
+    assert found == {written["title"], written["body"], written["lead"], written["phrase"]}  # not the caption's
+    await deps.cache.invalidate_tags([keys.TAG_SHOUTS])
+    assert written["caption"] in await _found(deps, "черника")  # the default window holds every test shout
