@@ -112,7 +112,9 @@ async def test_the_rules_that_read_related_rows(engine: AsyncEngine) -> None:
         def apply(sync: Connection) -> list[Changes]:
             found = []
             for rule, row in [
-                (rules.shout, Shout(id=shout_id, slug="s", created_by=creator, draft=4)),
+                # its authors are read (whoever created it); a shout with no author rows yet: its creator
+                (rules.shout, Shout(id=shout_id, slug="s", created_by=9_998, draft=4)),
+                (rules.shout, Shout(id=999_002, slug="new", created_by=creator)),
                 (rules.reaction, Reaction(id=999_001, shout=shout_id, created_by=9_999, reply_to=comment,
                                           kind="COMMENT")),
                 (rules.draft, Draft(id=draft_id, created_by=1)),
@@ -122,11 +124,13 @@ async def test_the_rules_that_read_related_rows(engine: AsyncEngine) -> None:
                 found.append(changes)
             return found
 
-        shout, reply, draft = await conn.run_sync(apply)
+        shout, new_shout, reply, draft = await conn.run_sync(apply)
     assert shout.tags == {keys.tag_shout(shout_id), keys.TAG_SHOUTS, keys.tag_shout_reactions(shout_id),
                           keys.tag_slug("shout", "s"), keys.tag_draft(4),
                           *(keys.tag_drafts_of(a) for a in authors)}
     assert shout.marks == {("author", str(a)) for a in authors} | {("topic", str(t)) for t in topics}
+    assert 9_998 not in authors and authors
+    assert new_shout.marks == {("author", str(creator))} and keys.tag_drafts_of(creator) in new_shout.tags
     assert reply.tags == {keys.tag_shout_reactions(shout_id), keys.TAG_REACTIONS, keys.tag_reactions_by(9_999)}
     assert reply.marks == ({("shout", str(shout_id)), ("reaction", "999001"), ("reaction", str(comment)),
                             ("author", "9999"), ("author", str(commenter))}
