@@ -138,6 +138,15 @@ async def test_the_rules_that_read_related_rows(engine: AsyncEngine) -> None:
     assert draft.tags == {keys.tag_draft(draft_id), keys.tag_drafts_of(1), *(keys.tag_drafts_of(a) for a in co_authors)}
 
 
+def test_every_mapped_model_has_a_rule_or_says_why_it_needs_none() -> None:
+    from orm import Base
+
+    mapped = {mapper.class_ for mapper in Base.registry.mappers}
+    assert not set(rules.RULES) & set(rules.EXEMPT)
+    assert mapped == set(rules.RULES) | set(rules.EXEMPT), sorted(
+        model.__name__ for model in mapped ^ (set(rules.RULES) | set(rules.EXEMPT)))
+
+
 def test_every_model_with_a_rule_has_a_bulk_rule_and_the_bulk_rules_are_these() -> None:
     assert set(rules.RULES) == set(rules.BULK)
     assert {model.__name__: set(tags) for model, tags in rules.BULK.items()} == {
