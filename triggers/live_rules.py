@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from functools import partial
 from typing import Any, Literal
 
 from sqlalchemy import inspect, select
@@ -197,33 +198,30 @@ def _comment_votes(before: dict[str, Any] | None, after: dict[str, Any] | None, 
 
 # --- follows: counters on both sides and the follow graph ---------------------------------------------
 
-def _follow_rule(target_kind: str, column: str, target_metric: str | None, follower_metric: str | None,
-                 *, soft_delete: bool = False) -> LiveRule:
+def _following(state: dict[str, Any] | None, soft_delete: bool) -> bool:
+    return state is not None and (not soft_delete or state["deleted_at"] is None)
+
+
+def _follow(target_kind: str, column: str, target_metric: str | None, follower_metric: str | None,
+            f: Any, _conn: Connection, ops: LiveOps, event: Event, *, soft_delete: bool = False) -> None:
     """`follower` follows the row's `column`: the target's fans set and the follower's following set
-    (scored by follow time), and the counters named on each side."""
-    attributes = ("deleted_at",) if soft_delete else ()
-
-    def present(state: dict[str, Any] | None) -> bool:
-        return state is not None and (not soft_delete or state["deleted_at"] is None)
-
-    def rule(f: Any, _conn: Connection, ops: LiveOps, event: Event) -> None:
-        before, after = _states(f, attributes, event)
-        was, now = present(before), present(after)
-        if was == now:
-            return
-        target, follower, sign = getattr(f, column), f.follower, 1 if now else -1
-        if target_metric:
-            ops.incr(target_kind, target, **{target_metric: sign})
-        if follower_metric:
-            ops.incr("author", follower, **{follower_metric: sign})
-        if now:
-            ops.zadd(target_kind, target, "fans", f.created_at, follower)
-            ops.zadd("author", follower, f"following:{target_kind}", f.created_at, target)
-        else:
-            ops.zrem(target_kind, target, "fans", follower)
-            ops.zrem("author", follower, f"following:{target_kind}", target)
-
-    return rule
+    (scored by follow time), and the counters named on each side. Bound to each follow model in
+    LIVE_RULES (a partial, not a closure: what runs is this function, at every call)."""
+    before, after = _states(f, ("deleted_at",) if soft_delete else (), event)
+    was, now = _following(before, soft_delete), _following(after, soft_delete)
+    if was == now:
+        return
+    target, follower, sign = getattr(f, column), f.follower, 1 if now else -1
+    if target_metric:
+        ops.incr(target_kind, target, **{target_metric: sign})
+    if follower_metric:
+        ops.incr("author", follower, **{follower_metric: sign})
+    if now:
+        ops.zadd(target_kind, target, "fans", f.created_at, follower)
+        ops.zadd("author", follower, f"following:{target_kind}", f.created_at, target)
+    else:
+        ops.zrem(target_kind, target, "fans", follower)
+        ops.zrem("author", follower, f"following:{target_kind}", target)
 
 
 # --- simple counters ----------------------------------------------------------------------------------
@@ -237,13 +235,10 @@ def author_rating(r: AuthorRating, _conn: Connection, ops: LiveOps, event: Event
     _record_difference(ops, karma(before), karma(after))
 
 
-def _presence_rule(kind: str, column: str, metric: str) -> LiveRule:
+def _presence(kind: str, column: str, metric: str, row: Any, _conn: Connection, ops: LiveOps, event: Event) -> None:
     """A row whose existence adds one to `metric` of the entity its `column` names."""
-    def rule(row: Any, _conn: Connection, ops: LiveOps, event: Event) -> None:
-        if event != "update":
-            ops.incr(kind, getattr(row, column), **{metric: 1 if event == "insert" else -1})
-
-    return rule
+    if event != "update":
+        ops.incr(kind, getattr(row, column), **{metric: 1 if event == "insert" else -1})
 
 
 # --- publication: counts that are no simple delta are dropped and recounted on their next read ----------
@@ -294,16 +289,15 @@ def shout_topic(st: ShoutTopic, _conn: Connection, ops: LiveOps, event: Event) -
         ops.drop("topic", st.topic)
 
 
-def _gone(kind: str, *names: str) -> LiveRule:
-    def rule(row: Any, _conn: Connection, ops: LiveOps, event: Event) -> None:
-        if event == "delete":
-            for name in ("count", "fans", *names):
-                ops.drop(kind, row.id, name)
-
-    return rule
+def _gone(kind: str, names: tuple[str, ...], row: Any, _conn: Connection, ops: LiveOps, event: Event) -> None:
+    """A deleted entity's count, fans and the sets named after it go."""
+    if event == "delete":
+        for name in ("count", "fans", *names):
+            ops.drop(kind, row.id, name)
 
 
-_author_gone = _gone("author", "following:author", "following:topic", "following:community", "following:shout")
+_author_gone = partial(_gone, "author", ("following:author", "following:topic", "following:community",
+                                         "following:shout"))
 
 
 def author(a: Author, conn: Connection, ops: LiveOps, event: Event) -> None:
@@ -314,19 +308,19 @@ def author(a: Author, conn: Connection, ops: LiveOps, event: Event) -> None:
 
 LIVE_RULES: dict[type, LiveRule] = {
     Reaction: reaction,
-    AuthorFollower: _follow_rule("author", "author", "followers", "authors"),
-    TopicFollower: _follow_rule("topic", "topic", "followers", "topics"),
-    CommunityFollower: _follow_rule("community", "community", "followers", None),
-    ShoutReactionsFollower: _follow_rule("shout", "shout", None, None, soft_delete=True),
+    AuthorFollower: partial(_follow, "author", "author", "followers", "authors"),
+    TopicFollower: partial(_follow, "topic", "topic", "followers", "topics"),
+    CommunityFollower: partial(_follow, "community", "community", "followers", None),
+    ShoutReactionsFollower: partial(_follow, "shout", "shout", None, None, soft_delete=True),
     AuthorRating: author_rating,
-    AuthorBookmark: _presence_rule("shout", "shout", "bookmarks"),
-    CommunityAuthor: _presence_rule("community", "community", "authors"),
+    AuthorBookmark: partial(_presence, "shout", "shout", "bookmarks"),
+    CommunityAuthor: partial(_presence, "community", "community", "authors"),
     Shout: shout,
     ShoutAuthor: shout_author,
     ShoutTopic: shout_topic,
     Author: author,
-    Topic: _gone("topic"),
-    Community: _gone("community"),
+    Topic: partial(_gone, "topic", ()),
+    Community: partial(_gone, "community", ()),
 }
 
 # A bulk UPDATE or DELETE does not say which rows it touched: every structure of these kinds is rebuilt.
