@@ -1,0 +1,110 @@
+"""What the live rules (triggers/live_rules.py) record for rows that read nothing else: follows, presences,
+a shout's topics, deletions of authors, topics and communities, written out operation by operation. The
+end-to-end check (random writes leave every live structure equal to SQL) is
+tests/test_live_structures.py; it deletes no author, topic or community, so these are pinned here (the
+mutation pass found them held by nothing)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sqlalchemy.orm.attributes import set_committed_value
+
+from cache import keys
+from cache.live import BOARD_ENTITY, LiveOps, Op
+from orm import (
+    Author,
+    AuthorBookmark,
+    AuthorFollower,
+    Community,
+    CommunityAuthor,
+    CommunityFollower,
+    ShoutReactionsFollower,
+    ShoutTopic,
+    Topic,
+    TopicFollower,
+)
+from triggers.live_rules import LIVE_RULES
+
+FOLLOWING = ("following:author", "following:topic", "following:community", "following:shout")
+
+
+def _ops(row: Any, event: str) -> dict[tuple[str, int], list[Op]]:
+    ops = LiveOps()
+    LIVE_RULES[type(row)](row, None, ops, event)  # type: ignore[arg-type]  # these rules read nothing
+    return ops.by_entity
+
+
+def _drops(*names: str) -> list[Op]:
+    return [Op("drop", name) for name in names]
+
+
+@pytest.mark.parametrize("row, kind, names", [
+    (Author(id=4), "author", ("count", "fans", *FOLLOWING)),
+    (Topic(id=5), "topic", ("count", "fans")),
+    (Community(id=6), "community", ("count", "fans")),
+])
+def test_a_deleted_entity_takes_its_structures_along(row: Any, kind: str, names: tuple[str, ...]) -> None:
+    gone = _ops(row, "delete")
+    assert gone[(kind, row.id)] == _drops(*names)
+    if kind == "author":  # and the authors' board is built again, without it
+        assert gone[(keys.board_kind("authors:rating"), BOARD_ENTITY)] == _drops("authors:rating")
+        assert set(gone) == {(kind, row.id), (keys.board_kind("authors:rating"), BOARD_ENTITY)}
+    else:
+        assert set(gone) == {(kind, row.id)}
+    assert (kind, row.id) not in _ops(row, "update")
+
+
+def test_a_new_author_joins_the_authors_board_and_an_edit_moves_nothing() -> None:
+    assert _ops(Author(id=4), "insert") == {(keys.board_kind("authors:rating"), BOARD_ENTITY): _drops("authors:rating")}
+    assert _ops(Author(id=4), "update") == {}
+
+
+def test_a_shouts_topic_drops_the_topics_counters_to_be_recounted() -> None:
+    link = ShoutTopic(shout=8, topic=5)
+    assert _ops(link, "insert") == _ops(link, "delete") == {("topic", 5): _drops("count")}
+    assert _ops(link, "update") == {}
+
+
+@pytest.mark.parametrize("row, kind, entity, metric", [
+    (AuthorBookmark(author=4, shout=8), "shout", 8, "bookmarks"),
+    (CommunityAuthor(author=4, community=6), "community", 6, "authors"),
+])
+def test_a_presence_counts_one(row: Any, kind: str, entity: int, metric: str) -> None:
+    assert _ops(row, "insert") == {(kind, entity): [Op("incr", "count", (metric, "1"))]}
+    assert _ops(row, "delete") == {(kind, entity): [Op("incr", "count", (metric, "-1"))]}
+    assert _ops(row, "update") == {}
+
+
+@pytest.mark.parametrize("row, kind, target, target_metric, follower_metric", [
+    (AuthorFollower(author=9, follower=4, created_at=100), "author", 9, "followers", "authors"),
+    (TopicFollower(topic=5, follower=4, created_at=100), "topic", 5, "followers", "topics"),
+    (CommunityFollower(community=6, follower=4, created_at=100), "community", 6, "followers", None),
+    (ShoutReactionsFollower(shout=8, follower=4, created_at=100), "shout", 8, None, None),
+])
+def test_a_follow_moves_both_sides(row: Any, kind: str, target: int, target_metric: str | None,
+                                   follower_metric: str | None) -> None:
+    followed, unfollowed = _ops(row, "insert"), _ops(row, "delete")
+    target_ops = [Op("incr", "count", (target_metric, "1"))] if target_metric else []
+    follower_ops = [Op("incr", "count", (follower_metric, "1"))] if follower_metric else []
+    assert followed == {(kind, target): [*target_ops, Op("zadd", "fans", ("100", keys.member(4)))],
+                        ("author", 4): [*follower_ops, Op("zadd", f"following:{kind}", ("100", keys.member(target)))]}
+    minus = {key: [Op(op.verb, op.name, (op.args[0], "-1")) if op.verb == "incr"
+                   else Op("zrem", op.name, (op.args[1],)) for op in ops] for key, ops in followed.items()}
+    assert unfollowed == minus
+    assert _ops(row, "update") == {}
+
+
+def test_a_soft_deleted_shout_follow_counts_as_gone_and_restored_as_back() -> None:
+    row = ShoutReactionsFollower(shout=8, follower=4, created_at=100)
+    set_committed_value(row, "deleted_at", None)
+    row.deleted_at = 500
+    assert _ops(row, "update") == {("shout", 8): [Op("zrem", "fans", (keys.member(4),))],
+                                   ("author", 4): [Op("zrem", "following:shout", (keys.member(8),))]}
+    back = ShoutReactionsFollower(shout=8, follower=4, created_at=100)
+    set_committed_value(back, "deleted_at", 500)
+    back.deleted_at = None
+    assert _ops(back, "update") == {("shout", 8): [Op("zadd", "fans", ("100", keys.member(4)))],
+                                    ("author", 4): [Op("zadd", "following:shout", ("100", keys.member(8)))]}
+    assert _ops(ShoutReactionsFollower(shout=8, follower=4, created_at=100, deleted_at=7), "insert") == {}
