@@ -108,3 +108,31 @@ def test_a_soft_deleted_shout_follow_counts_as_gone_and_restored_as_back() -> No
     assert _ops(back, "update") == {("shout", 8): [Op("zadd", "fans", ("100", keys.member(4)))],
                                     ("author", 4): [Op("zadd", "following:shout", ("100", keys.member(8)))]}
     assert _ops(ShoutReactionsFollower(shout=8, follower=4, created_at=100, deleted_at=7), "insert") == {}
+
+
+async def test_a_shouts_author_row_edited_moves_nothing_and_added_drops_the_counters_it_feeds(
+        engine: Any) -> None:
+    """A caption edit leaves the counters alone (a recount for nothing); adding or removing an author of a
+    shout drops that author's counters, its co-authors' and its topics' distinct authors."""
+    from sqlalchemy import select
+    from sqlalchemy.engine import Connection
+
+    from orm import ShoutAuthor as Link
+    from orm import ShoutTopic as Topics
+
+    async with engine.connect() as conn:
+        shout, author = (await conn.execute(select(Link.shout, Link.author).limit(1))).one()
+        co_authors = set((await conn.scalars(select(Link.author).where(Link.shout == shout))).all())
+        topics = set((await conn.scalars(select(Topics.topic).where(Topics.shout == shout))).all())
+
+        def record(sync: Connection) -> tuple[Any, Any]:
+            found = []
+            for event in ("update", "insert"):
+                ops = LiveOps()
+                LIVE_RULES[Link](Link(shout=shout, author=author, caption="new"), sync, ops, event)
+                found.append(ops.by_entity)
+            return found[0], found[1]
+
+        edited, added = await conn.run_sync(record)
+    assert edited == {}
+    assert set(added) == {("author", a) for a in co_authors | {author}} | {("topic", t) for t in topics}
