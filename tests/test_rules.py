@@ -173,3 +173,23 @@ def test_every_model_with_a_rule_has_a_bulk_rule_and_the_bulk_rules_are_these() 
         "AuthorRating": {"author"}, "Shout": {"author", "topic", "community"}, "ShoutAuthor": {"author"},
         "ShoutTopic": {"topic"}, "CommunityFollower": {"community"}, "CommunityAuthor": {"community"},
     }
+
+
+@pytest.mark.parametrize("part", ["tags", "marks", "live", "messages"])
+def test_a_flush_with_anything_in_its_changes_is_carried_out(part: str) -> None:
+    """The listeners hand a commit's changes to the sink only when there are some (`bool(changes)`):
+    each part alone counts (a write that only moves live structures, or only publishes, is not dropped)."""
+    from cache.live import LiveOps
+
+    changes = Changes()
+    assert not changes
+    if part == "tags":
+        changes.tag(keys.TAG_SHOUTS)
+    elif part == "marks":
+        changes.mark("author", 1)
+    elif part == "live":
+        changes.live = LiveOps()
+        changes.live.drop("topic", 5)
+    else:
+        changes.messages.append(("channel", b"message"))
+    assert changes
