@@ -144,7 +144,7 @@ async def _identity_taken(session: Any, row: _Row, author_id: int) -> str | None
     if row.identity is None:
         return None
     provider, subject = row.identity
-    other = await session.scalar(select(Author.id).where(Author.oauth[provider].as_string() == subject,
+    other = await session.scalar(select(Author.id).where(Author.signs_in_with(provider, subject),
                                                          Author.id != author_id))
     return f"the {provider} identity {subject} is another author's" if other is not None else None
 

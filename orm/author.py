@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, false
+from sqlalchemy import Boolean, ColumnElement, ForeignKey, Index, Integer, String, Text, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from orm.base import Base, now
@@ -33,6 +33,11 @@ class Author(Base):
     password: Mapped[str | None] = mapped_column(String(255))  # argon2 hash, never the password
     # Identities at OAuth providers: {"github": "12345", ...}
     oauth: Mapped[dict[str, Any] | None] = mapped_column()
+
+    @classmethod
+    def signs_in_with(cls, provider: str, subject: str) -> ColumnElement[bool]:
+        """The author holding this provider identity (the one place that reads `oauth` by identity)."""
+        return cls.oauth[provider].as_string() == subject
 
     __table_args__ = (
         Index("ix_author_created_at", "created_at"),

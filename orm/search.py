@@ -63,11 +63,15 @@ def query_config(text: str) -> str:
     return "russian" if any("\u0400" <= c <= "\u04ff" for c in text) else "english"
 
 
+def _searchable(query: ColumnElement[Any]) -> ColumnElement[bool]:
+    """Whether an index can answer the query: not only stop words, not only exclusions (`querytree` is 'T'
+    or empty then, and such a query would read every row)."""
+    return func.querytree(query).not_in(["T", ""])
+
+
 def searchable_configs_query(text: str) -> Select[*tuple[bool, ...]]:
-    """One row: for each configuration, whether the text makes a query an index can answer there (not
-    only stop words, not only exclusions: `querytree` is 'T' or empty then, and such a query would read
-    every row)."""
-    return select(*(func.querytree(text_query(config, text)).not_in(["T", ""]).label(config) for config in CONFIGS))
+    """One row: for each configuration, whether the text is searchable there (`_searchable`)."""
+    return select(*(_searchable(text_query(config, text)).label(config) for config in CONFIGS))
 
 
 def shout_match(text: str, configs: list[str], vector: ColumnElement[Any] = SEARCH_VECTOR) -> ColumnElement[bool]:
@@ -95,4 +99,4 @@ def comment_match(text: str) -> ColumnElement[bool]:
     """Comments (in Russian's configuration, which stems Latin words too) matching the text; a text of
     stop words or exclusions only matches none, without reading any (a constant condition, checked once)."""
     query = text_query("russian", text)
-    return and_(func.querytree(query).not_in(["T", ""]), COMMENT_VECTOR.op("@@")(query))
+    return and_(_searchable(query), COMMENT_VECTOR.op("@@")(query))

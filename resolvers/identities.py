@@ -23,8 +23,8 @@ def _account(author: Author) -> linking.Account:
 
 async def _holder(deps: Deps, provider: str, subject: str) -> Author | None:
     async with deps.db() as session:
-        return await session.scalar(select(Author).where(
-            Author.oauth[provider].as_string() == subject, Author.deleted_at.is_(None)))
+        return await session.scalar(select(Author).where(Author.signs_in_with(provider, subject),
+                                                         Author.deleted_at.is_(None)))
 
 
 async def _author(deps: Deps, author_id: int) -> Author:

@@ -19,7 +19,9 @@ no word forms.
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,25 +71,33 @@ async def count_cold(deps: Deps, client: str | None) -> None:
         raise RateLimited("too many new searches from your address; try again in a minute")
 
 
-async def _bounded(session: Any, deps: Deps) -> None:
-    """For this transaction: a cold search's statements stop after the setting's time, and each is planned
-    for its own words (asyncpg prepares statements, and a plan PostgreSQL made generic would not know
-    whether a word is in five shouts or in forty thousand: measured, 200 ms instead of 40 for a common
-    word)."""
-    await session.execute(sql("SELECT set_config('statement_timeout', :timeout, true), "
-                              "set_config('plan_cache_mode', 'force_custom_plan', true)"),
-                          {"timeout": str(int(deps.search.statement_timeout * 1000))})
+@contextlib.asynccontextmanager
+async def _cold_session(deps: Deps) -> AsyncIterator[Any]:
+    """A session for a cold search. On PostgreSQL its statements stop after the setting's time (`BUSY`
+    then) and each is planned for its own words: asyncpg prepares statements, and a plan PostgreSQL made
+    generic would not know whether a word is in five shouts or in forty thousand (measured, 200 ms instead
+    of 40 for a common word)."""
+    async with deps.db() as session:
+        try:
+            if is_postgres(session):
+                await session.execute(sql("SELECT set_config('statement_timeout', :timeout, true), "
+                                          "set_config('plan_cache_mode', 'force_custom_plan', true)"),
+                                      {"timeout": str(int(deps.search.statement_timeout * 1000))})
+            yield session
+        except DBAPIError as exc:
+            if "statement timeout" in str(exc.orig) or type(exc.orig).__name__ == "QueryCanceledError":
+                raise Busy(TIMED_OUT) from None
+            raise
 
 
-def _timed_out(exc: DBAPIError) -> bool:
-    return "statement timeout" in str(exc.orig) or type(exc.orig).__name__ == "QueryCanceledError"
+def _holds(column: Any, needle: str) -> ColumnElement[bool]:
+    """SQLite's search: the column holds the text, whatever the case (the user's wildcards escaped)."""
+    return func.lower(column).like(like_pattern(needle), escape="\\")
 
 
 def comment_condition(session: Any, needle: str) -> ColumnElement[bool]:
     """`ReactionBy.search`: comments holding the text (a `search_text` needle)."""
-    if is_postgres(session):
-        return comment_match(needle)
-    return func.lower(Reaction.body).like(like_pattern(needle), escape="\\")
+    return comment_match(needle) if is_postgres(session) else _holds(Reaction.body, needle)
 
 
 # --- shouts ----------------------------------------------------------------------------------------------
@@ -138,13 +148,8 @@ async def _window_start(deps: Deps, session: Any) -> int | None:
 
 def substring_ranking(needle: str, filters: dict[str, Any]) -> Ranking:
     """SQLite: a case-insensitive substring of the title, subtitle, lead or body; title matches first."""
-    pattern = like_pattern(needle)
-
-    def holds(column: Any) -> ColumnElement[bool]:
-        return func.lower(column).like(pattern, escape="\\")
-
-    match = or_(*(holds(column) for column in (Shout.title, Shout.subtitle, Shout.lead, Shout.body)))
-    score = case((holds(Shout.title), 1.0), else_=0.5).label("score")
+    match = or_(*(_holds(column, needle) for column in (Shout.title, Shout.subtitle, Shout.lead, Shout.body)))
+    score = case((_holds(Shout.title, needle), 1.0), else_=0.5).label("score")
     ranked = filtered(select(Shout.id), filters).add_columns(score).where(match)
     return Ranking(match, ranked.order_by(score.desc(), Shout.published_at.desc(), Shout.id.desc()))
 
@@ -154,25 +159,19 @@ async def _rank_shouts(deps: Deps, needle: str, filters: dict[str, Any], limit: 
     """The matches' ids and scores from `offset` (at most `limit`), their total (up to `count_cap`), and
     when they were ranked: the value of `search_cache`."""
     await count_cold(deps, client)
-    async with deps.db() as session:
-        try:
-            if is_postgres(session):
-                await _bounded(session, deps)
-                searchable = (await session.execute(searchable_configs_query(needle))).one()
-                configs = [config for config in CONFIGS if getattr(searchable, config)]
-                if query_config(needle) not in configs:  # stop words or exclusions only: nothing to find
-                    return {"hits": [], "total": 0, "cached_at": int(time.time())}
-                ranking = full_text_ranking(needle, configs, filters, deps.search.candidates,
-                                            await _window_start(deps, session))
-            else:
-                ranking = substring_ranking(needle, filters)
-            rows = (await session.execute(ranking.ranked.limit(limit).offset(offset))).all()
-            total = await session.scalar(select(func.count()).select_from(
-                filtered(select(Shout.id), filters).where(ranking.match).limit(deps.search.count_cap).subquery()))
-        except DBAPIError as exc:
-            if _timed_out(exc):
-                raise Busy(TIMED_OUT) from None
-            raise
+    async with _cold_session(deps) as session:
+        if is_postgres(session):
+            searchable = (await session.execute(searchable_configs_query(needle))).one()
+            configs = [config for config in CONFIGS if getattr(searchable, config)]
+            if query_config(needle) not in configs:  # stop words or exclusions only: nothing to find
+                return {"hits": [], "total": 0, "cached_at": int(time.time())}
+            ranking = full_text_ranking(needle, configs, filters, deps.search.candidates,
+                                        await _window_start(deps, session))
+        else:
+            ranking = substring_ranking(needle, filters)
+        rows = (await session.execute(ranking.ranked.limit(limit).offset(offset))).all()
+        total = await session.scalar(select(func.count()).select_from(
+            filtered(select(Shout.id), filters).where(ranking.match).limit(deps.search.count_cap).subquery()))
     return {"hits": [[shout_id, round(float(value), 6)] for shout_id, value in rows], "total": int(total or 0),
             "cached_at": int(time.time())}
 
@@ -211,9 +210,8 @@ async def load_authors_search(deps: Deps, text: str, limit: int | None, offset: 
 
     async def query() -> list[int]:
         await count_cold(deps, client)
-        async with deps.db() as session:
+        async with _cold_session(deps) as session:
             if is_postgres(session):
-                await _bounded(session, deps)
                 await session.execute(sql("SELECT set_config('pg_trgm.word_similarity_threshold', :t, true)"),
                                       {"t": str(deps.search.author_similarity)})
                 close = [Author.name, Author.slug, Author.bio]
@@ -222,18 +220,11 @@ async def load_authors_search(deps: Deps, text: str, limit: int | None, offset: 
                 stmt = select(Author.id).where(Author.deleted_at.is_(None), or_(*near)) \
                     .order_by(found.desc(), Author.id)
             else:
-                pattern = like_pattern(needle)
                 stmt = select(Author.id).where(
                     Author.deleted_at.is_(None),
-                    func.lower(Author.name).like(pattern, escape="\\") | func.lower(Author.slug).like(
-                        pattern, escape="\\") | func.lower(Author.bio).like(pattern, escape="\\"),
+                    or_(*(_holds(column, needle) for column in (Author.name, Author.slug, Author.bio))),
                 ).order_by(Author.last_seen.desc(), Author.id)
-            try:
-                return list((await session.scalars(stmt.limit(limit).offset(offset))).all())
-            except DBAPIError as exc:
-                if _timed_out(exc):
-                    raise Busy(TIMED_OUT) from None
-                raise
+            return list((await session.scalars(stmt.limit(limit).offset(offset))).all())
 
     ids = await deps.cache.cached_query(keys.search_authors(needle, limit, offset), query,
                                         ttl=deps.ttl_search, tags=[keys.TAG_AUTHORS])
