@@ -44,6 +44,7 @@ from resolvers.deps import DEFERRED_QUEUE, Deps, SearchLimits
 from schema.limits import Limits
 from schema.schema import build_schema
 from triggers.listeners import register as register_triggers
+from triggers.listeners import writing_sessions
 from triggers.sink import CacheSink
 
 log = logging.getLogger(__name__)
@@ -109,7 +110,7 @@ def wire(settings: Settings, engine: AsyncEngine, cache: Cache, *, auth: AuthSer
     if not settings.cache_invalidation:
         log.warning("CACHE_INVALIDATION=off: committed writes do not invalidate the cache (stale reads ahead)")
     sink = CacheSink(cache, revalidator, live, invalidation=settings.cache_invalidation)
-    db = make_session_factory(engine, sink=sink)
+    db = writing_sessions(engine, sink)
     views = ViewCounter(cache, make_session_factory(engine), live, per_hour_cap=settings.views_per_hour_cap,
                         flush_interval=settings.views_flush_interval)
     delayed = DelayedQueue(state, DEFERRED_QUEUE, batch=settings.queue_batch, lease=settings.queue_lease,

@@ -44,6 +44,7 @@ from orm.search import shout_match
 from resolvers.deps import Deps, like_pattern
 from resolvers.reader import filtered
 from resolvers.search import full_text_ranking, load_shouts_search, window_start_query
+from resolvers.shout_query import NO_FILTERS, ShoutsQuery
 
 SEARCH_SIZES: dict[str, Size] = {
     "bench": SIZES["bench"],
@@ -52,6 +53,7 @@ SEARCH_SIZES: dict[str, Size] = {
 }
 CLASSES = {"rare": RARE, "medium": MEDIUM, "common": COMMON}
 LIKE_SAMPLES = 4
+PAGE = ShoutsQuery(limit=20)  # the page each search asks for
 
 
 def _queries(per_class: int) -> dict[str, list[str]]:
@@ -82,7 +84,7 @@ def _like_statement(word: str, limit: int) -> Any:
         return case((matches(column), literal(weight)), else_=literal(0.0))
 
     score = (hit(Shout.title, 3.0) + hit(Shout.subtitle, 2.0) + hit(Shout.lead, 2.0) + hit(Shout.body, 1.0)).label("s")
-    return filtered(select(Shout.id, score), {}).where(
+    return filtered(select(Shout.id, score), NO_FILTERS).where(
         or_(*(matches(c) for c in (Shout.title, Shout.subtitle, Shout.lead, Shout.body)))
     ).order_by(score.desc(), Shout.published_at.desc(), Shout.id.desc()).limit(limit)
 
@@ -114,20 +116,20 @@ async def _measure(url: str, redis_url: str, per_class: int) -> None:
         frequency: list[int] = []
         for query in queries:  # a first pass reads the pages the measured pass needs (both sizes in memory)
             await cache.invalidate_tags([keys.TAG_SHOUTS])
-            await load_shouts_search(deps, query, {"limit": 20})
+            await load_shouts_search(deps, query, PAGE)
         for n, query in enumerate(queries):
             await cache.invalidate_tags([keys.GLOBAL_TAG])  # every cached value a miss
             started = time.perf_counter()
-            await load_shouts_search(deps, query, {"limit": 20})
+            await load_shouts_search(deps, query, PAGE)
             all_cold.append(time.perf_counter() - started)
             await cache.invalidate_tags([keys.TAG_SHOUTS])  # the search a miss, the shouts still cached
             statements.clear()
             started = time.perf_counter()
-            await load_shouts_search(deps, query, {"limit": 20})
+            await load_shouts_search(deps, query, PAGE)
             cold.append(time.perf_counter() - started)
             spent.append(len(statements))
             started = time.perf_counter()
-            await load_shouts_search(deps, query, {"limit": 20})
+            await load_shouts_search(deps, query, PAGE)
             warm.append(time.perf_counter() - started)
             async with deps.db() as session:
                 if n < LIKE_SAMPLES:  # seconds each at ten times the shouts: a few are enough
@@ -135,7 +137,7 @@ async def _measure(url: str, redis_url: str, per_class: int) -> None:
                     await session.execute(_like_statement(query, 20))
                     like.append(time.perf_counter() - started)
                 frequency.append(int(await session.scalar(select(func.count()).select_from(
-                    filtered(select(Shout.id), {}).where(shout_match(query, ["russian", "english", "simple"]))
+                    filtered(select(Shout.id), NO_FILTERS).where(shout_match(query, ["russian", "english", "simple"]))
                     .subquery())) or 0))
         print(f"{name:>6} ({min(frequency):,}-{max(frequency):,} shouts hold the word, {len(queries)} queries)")
         print(f"         cold  {_ms(cold)}  {statistics.mean(spent):.1f} statements (the search a miss)")
@@ -146,8 +148,8 @@ async def _measure(url: str, redis_url: str, per_class: int) -> None:
     async with engine.connect() as conn:
         for name, queries in _queries(1).items():
             since = await conn.scalar(window_start_query(deps.search.window))
-            ranking = full_text_ranking(queries[0], ["russian", "english", "simple"], {}, deps.search.candidates,
-                                        since)
+            ranking = full_text_ranking(queries[0], ["russian", "english", "simple"], NO_FILTERS,
+                                        deps.search.candidates, since)
             compiled = ranking.ranked.limit(deps.search.kept_results).compile(
                 dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True})
             plan = [row[0] for row in await conn.execute(text(f"EXPLAIN {compiled}"))]

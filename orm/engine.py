@@ -77,26 +77,10 @@ def make_engine(url: str, *, pool_size: int = 10, echo: bool = False, ping_after
     return engine
 
 
-def make_session_factory(engine: AsyncEngine, *, sink: object | None = None) -> async_sessionmaker[AsyncSession]:
-    """`sink` receives what each commit changed (triggers/); without one, sessions record nothing."""
-    info = {INFO_SINK: sink} if sink is not None else {}
-    return async_sessionmaker(engine, expire_on_commit=False, info=info)
-
-
-
-# session.info keys shared with triggers/: the sink that receives committed changes, and the tasks
-# (one per commit) that deliver them; `settle` awaits those before a response goes out.
-INFO_SINK = "cache_sink"
-INFO_TASKS = "cache_tasks"
-
-
-async def settle(session: AsyncSession) -> None:
-    """Wait until what this session's commits changed has been invalidated in the cache."""
-    import asyncio
-
-    tasks = session.sync_session.info.pop(INFO_TASKS, [])
-    if tasks:
-        await asyncio.gather(*tasks)
+def make_session_factory(engine: AsyncEngine, *,
+                         info: dict[str, Any] | None = None) -> async_sessionmaker[AsyncSession]:
+    """`info` starts each session's `session.info` (triggers/ keeps its sink there: `writing_sessions`)."""
+    return async_sessionmaker(engine, expire_on_commit=False, info=info or {})
 
 
 async def create_database_if_missing(url: str) -> None:

@@ -20,8 +20,9 @@ from cache.entities import (
 from cache.follows import fan_ids, following_ids
 from orm import Author, AuthorFollower, Shout, ShoutAuthor, ShoutTopic, Topic
 from orm.stats import is_listed
-from resolvers.deps import Deps, like_pattern, page
+from resolvers.deps import Deps, like_pattern
 from resolvers.errors import BadInput
+from resolvers.paging import page
 
 DEFAULT_LIMIT = 20
 AUTHOR_ORDERS = ("name", "created_at", "last_seen", "shouts", "followers")

@@ -13,8 +13,9 @@ from cache.entities import get_cached_shouts, id_by_slug
 from orm import AuthorBookmark, Shout
 from orm.stats import is_listed
 from resolvers.access import require_viewer
-from resolvers.deps import Deps, page
+from resolvers.deps import Deps
 from resolvers.errors import NotFound
+from resolvers.shout_query import ShoutsQuery
 from resolvers.writes import transaction
 
 
@@ -33,12 +34,12 @@ async def toggle_bookmark_shout(deps: Deps, viewer: Viewer | None, slug: str) ->
     return {"shout": shout, "error": None}
 
 
-async def load_shouts_bookmarked(deps: Deps, viewer: Viewer | None, options: dict[str, Any] | None) -> list[Any]:
+async def load_shouts_bookmarked(deps: Deps, viewer: Viewer | None, query: ShoutsQuery) -> list[Any]:
+    """The viewer's bookmarks, the newest first (the query's page; its filters and order do not apply)."""
     author_id = require_viewer(viewer).author_id
-    limit, offset = page((options or {}).get("limit"), (options or {}).get("offset"), default=10,
-                         maximum=deps.max_page_size)
+    limit, offset = query.limit, query.offset
 
-    async def query() -> list[int]:
+    async def ids() -> list[int]:
         async with deps.db() as session:
             return list((await session.scalars(
                 select(Shout.id).join(AuthorBookmark, AuthorBookmark.shout == Shout.id)
@@ -46,7 +47,7 @@ async def load_shouts_bookmarked(deps: Deps, viewer: Viewer | None, options: dic
                 .order_by(AuthorBookmark.created_at.desc(), Shout.id.desc()).limit(limit).offset(offset))).all())
 
     key = keys.viewer_list(author_id, "bookmarks", keys.digest(limit, offset))
-    ids = await deps.cache.cached_query(key, query, ttl=deps.ttl_shouts,
-                                        tags=[keys.tag_bookmarks_of(author_id), keys.TAG_SHOUTS,
-                                              keys.tag_entities("bookmark")])
-    return [s for s in await get_cached_shouts(ids, cache=deps.cache, db=deps.db) if s is not None]
+    found = await deps.cache.cached_query(key, ids, ttl=deps.ttl_shouts,
+                                          tags=[keys.tag_bookmarks_of(author_id), keys.TAG_SHOUTS,
+                                                keys.tag_entities("bookmark")])
+    return [s for s in await get_cached_shouts(found, cache=deps.cache, db=deps.db) if s is not None]

@@ -15,7 +15,6 @@ from cache.pubsub import Hub
 from cache.store import Cache
 from cache.threads import Threads
 from cache.views import ViewCounter
-from resolvers.errors import BadInput
 
 if TYPE_CHECKING:
     from auth.services import AuthServices
@@ -97,18 +96,3 @@ def like_pattern(text: str) -> str:
     """`%text%` for LIKE with the user's own wildcards escaped (use with escape="\\")."""
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
-
-
-def page(limit: int | None, offset: int | None, *, default: int, maximum: int) -> tuple[int, int]:
-    """Validate paging: a negative value is refused with a clear error, a huge limit is clamped."""
-    if limit is None:
-        limit = default
-    if offset is None:
-        offset = 0
-    if limit < 0:
-        raise BadInput(f"limit must be zero or positive, got {limit}", field="limit")
-    if offset < 0:
-        raise BadInput(f"offset must be zero or positive, got {offset}", field="offset")
-    if offset > 1_000_000:
-        raise BadInput("offset is too large", field="offset")
-    return min(limit, maximum), offset

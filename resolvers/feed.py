@@ -15,28 +15,27 @@ from orm.reaction import COMMENT_KINDS, RATING_KINDS
 from resolvers.access import require_viewer
 from resolvers.author import resolve_author_id
 from resolvers.deps import Deps
-from resolvers.reader import filtered, normalise_options, ordered, shouts_of_ids
+from resolvers.reader import filtered, ordered, shouts_of_ids
+from resolvers.shout_query import ShoutsQuery
 
 
-async def _viewer_list(deps: Deps, author_id: int, name: str, options: dict[str, Any] | None,
+async def _viewer_list(deps: Deps, author_id: int, name: str, query: ShoutsQuery,
                        restrict: Any, tags: list[str], order: Any = None) -> list[dict[str, Any]]:
-    opts = normalise_options(options, deps)
-    if opts["limit"] == 0:
+    if query.limit == 0:
         return []
 
-    async def query() -> list[int]:
-        stmt: Select[Any] = filtered(select(Shout.id), opts["filters"]).where(restrict)
-        stmt = stmt.order_by(*order) if order is not None else ordered(stmt, opts["order_by"], opts["order_by_desc"])
+    async def ids() -> list[int]:
+        stmt: Select[Any] = filtered(select(Shout.id), query.filters).where(restrict)
+        stmt = stmt.order_by(*order) if order is not None else ordered(stmt, query.order_by, query.order_by_desc)
         async with deps.db() as session:
-            return list((await session.scalars(stmt.limit(opts["limit"]).offset(opts["offset"]))).all())
+            return list((await session.scalars(stmt.limit(query.limit).offset(query.offset))).all())
 
-    key = keys.viewer_list(author_id, name, keys.digest(sorted(opts["filters"].items()), opts["order_by"],
-                                                          opts["order_by_desc"], opts["limit"], opts["offset"]))
-    ids = await deps.cache.cached_query(key, query, ttl=deps.ttl_shouts, tags=[keys.TAG_SHOUTS, *tags])
-    return await shouts_of_ids(deps, ids)
+    key = keys.viewer_list(author_id, name, query.digest())
+    found = await deps.cache.cached_query(key, ids, ttl=deps.ttl_shouts, tags=[keys.TAG_SHOUTS, *tags])
+    return await shouts_of_ids(deps, found)
 
 
-async def load_shouts_feed(deps: Deps, viewer: Viewer | None, options: dict[str, Any] | None) -> list[Any]:
+async def load_shouts_feed(deps: Deps, viewer: Viewer | None, query: ShoutsQuery) -> list[Any]:
     """Shouts by the authors and in the topics the viewer follows."""
     me = require_viewer(viewer).author_id
     followed_authors = select(AuthorFollower.author).where(AuthorFollower.follower == me)
@@ -45,54 +44,53 @@ async def load_shouts_feed(deps: Deps, viewer: Viewer | None, options: dict[str,
         Shout.id.in_(select(ShoutAuthor.shout).where(ShoutAuthor.author.in_(followed_authors))),
         Shout.id.in_(select(ShoutTopic.shout).where(ShoutTopic.topic.in_(followed_topics))),
     )
-    return await _viewer_list(deps, me, "feed", options, restrict, [keys.tag_author_follows(me)])
+    return await _viewer_list(deps, me, "feed", query, restrict, [keys.tag_author_follows(me)])
 
 
 async def load_shouts_followed_by(deps: Deps, viewer: Viewer | None, slug: str | None,
-                                  options: dict[str, Any] | None) -> list[Any]:
+                                  query: ShoutsQuery) -> list[Any]:
     """Shouts whose discussion an author follows (the viewer, unless a slug names another author)."""
     author_id = await resolve_author_id(deps, slug=slug) if slug else require_viewer(viewer).author_id
     if author_id is None:
         return []
     restrict = Shout.id.in_(select(ShoutReactionsFollower.shout).where(
         ShoutReactionsFollower.follower == author_id, ShoutReactionsFollower.deleted_at.is_(None)))
-    return await _viewer_list(deps, author_id, "followed", options, restrict,
+    return await _viewer_list(deps, author_id, "followed", query, restrict,
                               [keys.tag_author_follows(author_id), keys.tag_entities("follow")])
 
 
-async def load_shouts_unrated(deps: Deps, viewer: Viewer | None, options: dict[str, Any] | None) -> list[Any]:
+async def load_shouts_unrated(deps: Deps, viewer: Viewer | None, query: ShoutsQuery) -> list[Any]:
     """Newest shouts the viewer has neither voted on nor written."""
     me = require_viewer(viewer).author_id
     rated = select(Reaction.shout).where(Reaction.created_by == me, Reaction.kind.in_(RATING_KINDS),
                                          Reaction.reply_to.is_(None), Reaction.deleted_at.is_(None))
     mine = select(ShoutAuthor.shout).where(ShoutAuthor.author == me)
     restrict = Shout.id.not_in(rated) & Shout.id.not_in(mine)
-    return await _viewer_list(deps, me, "unrated", options, restrict, [keys.tag_reactions_by(me)],
+    return await _viewer_list(deps, me, "unrated", query, restrict, [keys.tag_reactions_by(me)],
                               order=(Shout.published_at.desc(), Shout.id.desc()))
 
 
-async def load_shouts_coauthored(deps: Deps, viewer: Viewer | None, options: dict[str, Any] | None) -> list[Any]:
+async def load_shouts_coauthored(deps: Deps, viewer: Viewer | None, query: ShoutsQuery) -> list[Any]:
     """The viewer's shouts that have other authors too."""
     me = require_viewer(viewer).author_id
     shared = (select(ShoutAuthor.shout).group_by(ShoutAuthor.shout).having(func.count() > 1))
     restrict = Shout.id.in_(select(ShoutAuthor.shout).where(ShoutAuthor.author == me)) & Shout.id.in_(shared)
-    return await _viewer_list(deps, me, "coauthored", options, restrict, [])
+    return await _viewer_list(deps, me, "coauthored", query, restrict, [])
 
 
-async def load_shouts_discussed(deps: Deps, viewer: Viewer | None, options: dict[str, Any] | None) -> list[Any]:
+async def load_shouts_discussed(deps: Deps, viewer: Viewer | None, query: ShoutsQuery) -> list[Any]:
     """Shouts the viewer has commented on, most recently discussed first."""
     me = require_viewer(viewer).author_id
     commented = select(Reaction.shout).where(Reaction.created_by == me, Reaction.kind.in_(COMMENT_KINDS),
                                              Reaction.deleted_at.is_(None))
-    options = dict(options or {"limit": 10})
-    options.setdefault("order_by", "last_commented_at")
-    return await _viewer_list(deps, me, "discussed", options, Shout.id.in_(commented), [keys.tag_reactions_by(me)])
+    return await _viewer_list(deps, me, "discussed", query.ordered_by_default("last_commented_at"),
+                              Shout.id.in_(commented), [keys.tag_reactions_by(me)])
 
 
-async def load_shouts_reacted(deps: Deps, viewer: Viewer | None, options: dict[str, Any] | None) -> list[Any]:
+async def load_shouts_reacted(deps: Deps, viewer: Viewer | None, query: ShoutsQuery) -> list[Any]:
     """`load_shouts_by` with `filters.reacted`: shouts the viewer has reacted to (nothing for a guest)."""
     if viewer is None:
         return []
     me = viewer.author_id
     reacted = select(Reaction.shout).where(Reaction.created_by == me, Reaction.deleted_at.is_(None))
-    return await _viewer_list(deps, me, "reacted", options, Shout.id.in_(reacted), [keys.tag_reactions_by(me)])
+    return await _viewer_list(deps, me, "reacted", query, Shout.id.in_(reacted), [keys.tag_reactions_by(me)])

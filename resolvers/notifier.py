@@ -18,9 +18,10 @@ from auth.permissions import Viewer
 from cache import keys
 from orm import Notification, NotificationMuted, NotificationRecipient, NotificationSeen, ShoutReactionsFollower
 from resolvers.access import require_viewer
-from resolvers.deps import Deps, page
+from resolvers.deps import Deps
 from resolvers.errors import BadInput, NotFound
 from resolvers.events import thread_of
+from resolvers.paging import page
 from resolvers.writes import transaction
 
 MAX_SCAN = 1000  # notifications looked at per request: a bound, not a page

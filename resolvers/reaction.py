@@ -18,8 +18,9 @@ from cache.threads import ORDERS, set_name
 from orm import Author, Reaction, Shout, ShoutTopic, Topic
 from orm.reaction import COMMENT_KINDS, RATING_KINDS
 from orm.stats import is_listed, reaction_stats, vote_value
-from resolvers.deps import Deps, page
+from resolvers.deps import Deps
 from resolvers.errors import BadInput
+from resolvers.paging import page
 from resolvers.search import comment_condition, count_cold, search_text
 
 DEFAULT_LIMIT = 50

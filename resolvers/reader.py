@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import Select, func, select
@@ -21,19 +21,22 @@ from cache.entities import get_cached_authors, get_cached_by_slug, get_cached_sh
 from orm import Author, Shout, ShoutAuthor, ShoutTopic, ShoutViews, Topic
 from orm.reaction import Reaction
 from orm.stats import is_listed, shout_stat_columns
-from resolvers.deps import Deps, page
+from resolvers.deps import Deps
 from resolvers.errors import BadInput
+from resolvers.paging import page
+from resolvers.shout_query import (
+    BOARD_ORDERS,
+    DEFAULT_LIMIT,
+    NO_FILTERS,
+    NOTHING_ALONG,
+    Along,
+    ShoutFilters,
+    ShoutPage,
+    ShoutsQuery,
+)
 
-DEFAULT_LIMIT = 10
 RANDOM_TOP_POOL = 100
 MAX_RANDOM_TOP_POOL = 1000
-ORDERS = ("rating", "comments_count", "last_commented_at", "views_count")
-# order_by -> the leaderboard that holds that order (cache/boards.py), for unfiltered, descending lists.
-BOARD_ORDERS = {"rating": "shouts:rating", "comments_count": "shouts:comments", "views_count": "shouts:views"}
-# A page of shouts: its "cards", and those of ALONG that were asked for (the cards' authors, topics; each
-# named as the request's loader of that kind, schema/context.py `Loaders`).
-Page = dict[str, list[dict[str, Any]]]
-ALONG = ("authors", "topics")
 
 
 async def get_shout(deps: Deps, slug: str | None = None, shout_id: int | None = None) -> dict[str, Any] | None:
@@ -42,44 +45,23 @@ async def get_shout(deps: Deps, slug: str | None = None, shout_id: int | None = 
     return (await get_cached_shouts([shout_id], cache=deps.cache, db=deps.db))[0]
 
 
-def normalise_options(options: dict[str, Any] | None, deps: Deps) -> dict[str, Any]:
-    options = dict(options or {})
-    limit, offset = page(options.get("limit"), options.get("offset"),
-                         default=DEFAULT_LIMIT, maximum=deps.max_page_size)
-    filters = {k: v for k, v in (options.get("filters") or {}).items() if v is not None}
-    if "layouts" in filters:
-        filters["layouts"] = sorted(set(filters["layouts"]))
-    order_by = options.get("order_by")
-    if order_by is not None and order_by not in ORDERS:
-        raise BadInput(f"order_by must be one of {', '.join(ORDERS)}", field="order_by")
-    desc = options.get("order_by_desc")
-    return {
-        "limit": limit,
-        "offset": offset,
-        "filters": filters,
-        "order_by": order_by,
-        "order_by_desc": True if desc is None else bool(desc),
-        "random_limit": options.get("random_limit"),
-    }
-
-
-def filtered(query: Select[Any], filters: dict[str, Any]) -> Select[Any]:
+def filtered(query: Select[Any], filters: ShoutFilters) -> Select[Any]:
     query = query.where(is_listed())
-    if topic := filters.get("topic"):
+    if topic := filters.topic:
         query = query.where(
             Shout.id.in_(select(ShoutTopic.shout).join(Topic, Topic.id == ShoutTopic.topic)
                          .where(Topic.slug == topic))
         )
-    if author := filters.get("author"):
+    if author := filters.author:
         query = query.where(
             Shout.id.in_(select(ShoutAuthor.shout).join(Author, Author.id == ShoutAuthor.author)
                          .where(Author.slug == author))
         )
-    if layouts := filters.get("layouts"):
+    if layouts := filters.layouts:
         query = query.where(Shout.layout.in_(layouts))
-    if (featured := filters.get("featured")) is not None:
+    if (featured := filters.featured) is not None:
         query = query.where(Shout.featured_at.is_not(None) if featured else Shout.featured_at.is_(None))
-    if (after := filters.get("after")) is not None:
+    if (after := filters.after) is not None:
         query = query.where(Shout.published_at >= after)
     return query
 
@@ -100,46 +82,43 @@ def ordered(query: Select[Any], order_by: str | None, desc: bool) -> Select[Any]
     return query.order_by(primary, Shout.id.desc() if desc else Shout.id.asc())
 
 
-def _board_of(opts: dict[str, Any]) -> str | None:
-    if opts["filters"] or not opts["order_by_desc"]:
-        return None
-    return BOARD_ORDERS.get(opts["order_by"] or "")
-
-
 async def shouts_of_ids(deps: Deps, ids: list[int]) -> list[dict[str, Any]]:
     shouts = await get_cached_shouts(ids, cache=deps.cache, db=deps.db)
     return [s for s in shouts if s is not None]
 
 
-async def load_shouts_by(deps: Deps, options: dict[str, Any] | None, along: Sequence[str] = ()) -> Page:
-    """A page of shout cards, with the relations named in `along` (of ALONG) that its reader will show:
-    kept in the page's composite, they come in the same one round trip."""
-    opts = normalise_options(options, deps)
-    if opts["limit"] == 0:
-        return {"cards": []}
+async def load_shouts_by(deps: Deps, query: ShoutsQuery, along: Along = NOTHING_ALONG) -> ShoutPage:
+    """A page of shout cards, with the relations `along` names that its reader will show: kept in the
+    page's composite, they come in the same one round trip."""
+    if query.limit == 0:
+        return ShoutPage([])
 
-    if (board := _board_of(opts)) is not None:
+    if (board := query.board) is not None:
         await deps.cache.observe([keys.TAG_SHOUTS, keys.TAG_REACTIONS])  # responses move with votes
-        return {"cards": await shouts_of_ids(deps, await deps.boards.top(board, opts["offset"], opts["limit"]))}
+        return ShoutPage(await shouts_of_ids(deps, await deps.boards.top(board, query.offset, query.limit)))
 
-    async def query() -> list[int]:
-        stmt = ordered(filtered(select(Shout.id), opts["filters"]), opts["order_by"], opts["order_by_desc"])
+    async def ids() -> list[int]:
+        stmt = ordered(filtered(select(Shout.id), query.filters), query.order_by, query.order_by_desc)
         async with deps.db() as session:
-            return list((await session.scalars(stmt.limit(opts["limit"]).offset(opts["offset"]))).all())
+            return list((await session.scalars(stmt.limit(query.limit).offset(query.offset))).all())
 
-    key = keys.shouts_by(keys.digest(sorted(opts["filters"].items()), opts["order_by"],
-                                     opts["order_by_desc"], opts["limit"], opts["offset"]))
-    along = [name for name in ALONG if name in along]
+    key = keys.shouts_by(query.digest())
 
-    async def page() -> Page:
+    async def stored() -> dict[str, Any]:
         cards = [card(s) for s in await shouts_of_ids(deps, await deps.cache.cached_query(
-            key, query, ttl=deps.ttl_shouts, tags=[keys.TAG_SHOUTS]))]
-        related = await asyncio.gather(*(_RELATED[name](cards, deps) for name in along))
-        return {"cards": cards, **dict(zip(along, related, strict=True))}
+            key, ids, ttl=deps.ttl_shouts, tags=[keys.TAG_SHOUTS]))]
+        authors, topics = await asyncio.gather(_authors_of(cards, deps) if along.authors else _nothing(),
+                                               _topics_of(cards, deps) if along.topics else _nothing())
+        return {"cards": cards, **({"authors": authors} if along.authors else {}),
+                **({"topics": topics} if along.topics else {})}
 
     # The page whole (its ids, its shouts' cards and what travels along) in one round trip when warm.
-    shape = "-".join(("cards", *along))
-    return await cached_composite(deps.cache, keys.composite(key, shape), page, ttl=deps.ttl_shouts)
+    page = await cached_composite(deps.cache, keys.composite(key, along.shape), stored, ttl=deps.ttl_shouts)
+    return ShoutPage(page["cards"], authors=page.get("authors"), topics=page.get("topics"))
+
+
+async def _nothing() -> None:
+    return None
 
 
 def unique(values: Iterable[Any]) -> list[Any]:
@@ -162,9 +141,6 @@ async def _authors_of(cards: list[dict[str, Any]], deps: Deps) -> list[dict[str,
 
 async def _topics_of(cards: list[dict[str, Any]], deps: Deps) -> list[dict[str, Any]]:
     return [t for t in await get_cached_topics(topic_ids_of(cards), cache=deps.cache, db=deps.db) if t]
-
-
-_RELATED = {"authors": _authors_of, "topics": _topics_of}
 
 
 def card(shout: dict[str, Any]) -> dict[str, Any]:
@@ -204,38 +180,23 @@ def _readable_week(week: str, weeks_back: int) -> str:
     return week
 
 
-async def load_shouts_with_topic(deps: Deps, slug: str | None, options: dict[str, Any] | None,
-                                 along: Sequence[str] = ()) -> Page:
-    options = dict(options or {"limit": DEFAULT_LIMIT})
-    options["filters"] = {**(options.get("filters") or {}), "topic": slug}
-    return await load_shouts_by(deps, options, along)
-
-
-async def load_shouts_authored_by(deps: Deps, slug: str | None, options: dict[str, Any] | None,
-                                  along: Sequence[str] = ()) -> Page:
-    options = dict(options or {"limit": DEFAULT_LIMIT})
-    options["filters"] = {**(options.get("filters") or {}), "author": slug}
-    return await load_shouts_by(deps, options, along)
-
-
-async def load_shouts_random_top(deps: Deps, options: dict[str, Any] | None) -> list[dict[str, Any]]:
+async def load_shouts_random_top(deps: Deps, query: ShoutsQuery) -> list[dict[str, Any]]:
     """A random sample of the best-rated shouts: the pool of the top `random_limit` is cached, the
     sample is drawn per request."""
-    opts = normalise_options(options, deps)
-    pool_size = opts["random_limit"] or RANDOM_TOP_POOL
+    pool_size = query.random_limit or RANDOM_TOP_POOL
     if pool_size < 0:
         raise BadInput("random_limit must be positive", field="random_limit")
     pool_size = min(pool_size, MAX_RANDOM_TOP_POOL)
 
-    async def query() -> list[int]:
-        stmt = ordered(filtered(select(Shout.id), opts["filters"]), "rating", True).limit(pool_size)
+    async def ids() -> list[int]:
+        stmt = ordered(filtered(select(Shout.id), query.filters), "rating", True).limit(pool_size)
         async with deps.db() as session:
             return list((await session.scalars(stmt)).all())
 
-    if not opts["filters"]:
-        pool = await deps.boards.top("shouts:rating", 0, pool_size)
+    if query.filters == NO_FILTERS:
+        pool = await deps.boards.top(BOARD_ORDERS["rating"], 0, pool_size)
     else:
-        key = keys.shouts_random_top(pool_size, keys.digest(sorted(opts["filters"].items())))
-        pool = await deps.cache.cached_query(key, query, ttl=deps.ttl_shouts, tags=[keys.TAG_SHOUTS])
-    sample = random.sample(pool, min(opts["limit"], len(pool)))
+        key = keys.shouts_random_top(pool_size, query.filters.digest())
+        pool = await deps.cache.cached_query(key, ids, ttl=deps.ttl_shouts, tags=[keys.TAG_SHOUTS])
+    sample = random.sample(pool, min(query.limit, len(pool)))
     return await shouts_of_ids(deps, sample)

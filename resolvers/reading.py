@@ -10,9 +10,11 @@ from auth.permissions import Viewer
 from cache import keys, response_capture
 from cache.views import READING_HISTORY, SEARCH_HISTORY
 from resolvers.access import require_viewer
-from resolvers.deps import Deps, page
+from resolvers.deps import Deps
+from resolvers.paging import page
 from resolvers.reader import shouts_of_ids
 from resolvers.search import load_shouts_search
+from resolvers.shout_query import ShoutsQuery
 
 MAX_REMEMBERED_TEXT = 100
 
@@ -35,9 +37,9 @@ async def count_views(deps: Deps, reader: int | None, client: str, shout_ids: li
     return any(started[:len(counted)])
 
 
-async def search_shouts(deps: Deps, viewer: Viewer | None, text: str, options: dict[str, Any] | None, *,
+async def search_shouts(deps: Deps, viewer: Viewer | None, text: str, query: ShoutsQuery, *,
                         client: str | None = None) -> list[Any]:
-    found = await load_shouts_search(deps, text, options, client=client)
+    found = await load_shouts_search(deps, text, query, client=client)
     needle = keys.normalize_query(text)[:MAX_REMEMBERED_TEXT]
     if viewer is not None and needle:
         await deps.views.remember(keys.search_history(viewer.author_id), needle, SEARCH_HISTORY)

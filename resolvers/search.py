@@ -47,9 +47,11 @@ from orm.search import (
 from orm.stats import is_listed
 from resolvers.author import DEFAULT_LIMIT as DEFAULT_AUTHORS_LIMIT
 from resolvers.author import authors_of_ids
-from resolvers.deps import Deps, like_pattern, page
+from resolvers.deps import Deps, like_pattern
 from resolvers.errors import BadInput, Busy, RateLimited
-from resolvers.reader import filtered, normalise_options
+from resolvers.paging import page
+from resolvers.reader import filtered
+from resolvers.shout_query import ShoutFilters, ShoutsQuery
 
 TOO_LONG = "the search text is too long"
 TIMED_OUT = "the search took too long: try rarer words, or a phrase in quotes"
@@ -111,7 +113,7 @@ class Ranking:
     ranked: Select[*tuple[Any, ...]]
 
 
-def full_text_ranking(needle: str, configs: list[str], filters: dict[str, Any], candidates: int,
+def full_text_ranking(needle: str, configs: list[str], filters: ShoutFilters, candidates: int,
                       since: int | None = None) -> Ranking:
     """PostgreSQL: the full-text matches in the `configs` where the text is searchable. Ranked are every
     match whose title matches too (the first tier, whatever its age) and the `candidates` most recent
@@ -146,7 +148,7 @@ async def _window_start(deps: Deps, session: Any) -> int | None:
     return await deps.cache.cached_query(keys.search_window(deps.search.window), query, ttl=WINDOW_TTL)
 
 
-def substring_ranking(needle: str, filters: dict[str, Any]) -> Ranking:
+def substring_ranking(needle: str, filters: ShoutFilters) -> Ranking:
     """SQLite: a case-insensitive substring of the title, subtitle, lead or body; title matches first."""
     match = or_(*(_holds(column, needle) for column in (Shout.title, Shout.subtitle, Shout.lead, Shout.body)))
     score = case((_holds(Shout.title, needle), 1.0), else_=0.5).label("score")
@@ -154,7 +156,7 @@ def substring_ranking(needle: str, filters: dict[str, Any]) -> Ranking:
     return Ranking(match, ranked.order_by(score.desc(), Shout.published_at.desc(), Shout.id.desc()))
 
 
-async def _rank_shouts(deps: Deps, needle: str, filters: dict[str, Any], limit: int, offset: int,
+async def _rank_shouts(deps: Deps, needle: str, filters: ShoutFilters, limit: int, offset: int,
                        client: str | None) -> dict[str, Any]:
     """The matches' ids and scores from `offset` (at most `limit`), their total (up to `count_cap`), and
     when they were ranked: the value of `search_cache`."""
@@ -176,15 +178,14 @@ async def _rank_shouts(deps: Deps, needle: str, filters: dict[str, Any], limit: 
             "cached_at": int(time.time())}
 
 
-async def load_shouts_search(deps: Deps, text: str, options: dict[str, Any] | None, *,
+async def load_shouts_search(deps: Deps, text: str, query: ShoutsQuery, *,
                              client: str | None = None) -> list[dict[str, Any]]:
-    opts = normalise_options(options, deps)
     needle = search_text(deps, text)
-    if not needle or opts["limit"] == 0:
+    if not needle or query.limit == 0:
         return []
-    filters, start, end = opts["filters"], opts["offset"], opts["offset"] + opts["limit"]
+    filters, start, end = query.filters, query.offset, query.offset + query.limit
     if end <= deps.search.kept_results:
-        key = keys.search(needle + "|" + keys.digest(sorted(filters.items())))
+        key = keys.search(needle + "|" + filters.digest())
 
         async def kept() -> dict[str, Any]:
             return await _rank_shouts(deps, needle, filters, deps.search.kept_results, 0, client)
@@ -192,7 +193,7 @@ async def load_shouts_search(deps: Deps, text: str, options: dict[str, Any] | No
         hits = (await deps.cache.cached_query(key, kept, ttl=deps.ttl_search, tags=[keys.TAG_SHOUTS]))["hits"]
         hits = hits[start:end]
     else:  # a page past the kept results: ranked for itself
-        hits = (await _rank_shouts(deps, needle, filters, opts["limit"], start, client))["hits"]
+        hits = (await _rank_shouts(deps, needle, filters, query.limit, start, client))["hits"]
     shouts = await get_cached_shouts([h[0] for h in hits], cache=deps.cache, db=deps.db)
     return [{**s, "score": h[1]} for s, h in zip(shouts, hits, strict=True) if s is not None]
 

@@ -13,7 +13,8 @@ from cache.follows import fan_ids, get_cached_topic_authors
 from orm import Shout, ShoutAuthor, ShoutTopic, Topic
 from orm.stats import is_listed
 from resolvers.author import authors_of_ids, resolve_author_id
-from resolvers.deps import Deps, page
+from resolvers.deps import Deps
+from resolvers.paging import page
 
 DEFAULT_LIMIT = 100
 # A community's topics without a limit: all of them, as Discours answers (it has no limit there), up to this

@@ -8,9 +8,8 @@ from contextlib import asynccontextmanager
 
 from sqlalchemy.ext.asyncio import AsyncSession, AsyncSessionTransaction
 
-from orm.engine import settle
 from resolvers.deps import Deps
-from triggers.listeners import announce
+from triggers.listeners import announce, settle
 
 
 @asynccontextmanager

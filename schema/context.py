@@ -8,7 +8,7 @@ import functools
 import logging
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 from graphql.pyutils import is_awaitable
 from redis.exceptions import RedisError
@@ -33,6 +33,9 @@ BatchGetter = Callable[..., Awaitable[list[Any]]]
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 R = TypeVar("R")
+# A value now, or an awaitable of it: what a field answered from its loader at once when it can returns
+# (graphql-core awaits what it must). Such a field names its GraphQL type apart (`graphql_type`).
+Soon: TypeAlias = V | Awaitable[V]
 
 
 # --- answering from what a loader already holds --------------------------------------------------
@@ -84,13 +87,13 @@ def _held(loader: Loader[Any, Any], key: Any) -> tuple[bool, Any]:
     return True, future.result()
 
 
-def at_once(loader: Loader[K, V], key: K) -> V | Awaitable[V]:
+def at_once(loader: Loader[K, V], key: K) -> Soon[V]:
     """The loader's value for `key`: at once when it holds it, else its future (awaited by GraphQL)."""
     held, value = _held(loader, key)
     return value if held else loader.load(key)
 
 
-def many_at_once(loader: Loader[K, V], keys: Sequence[K]) -> list[V] | Awaitable[list[V]]:
+def many_at_once(loader: Loader[K, V], keys: Sequence[K]) -> Soon[list[V]]:
     values = []
     for key in keys:
         held, value = _held(loader, key)
@@ -100,7 +103,7 @@ def many_at_once(loader: Loader[K, V], keys: Sequence[K]) -> list[V] | Awaitable
     return values
 
 
-def then(value: V | Awaitable[V], make: Callable[[V], R]) -> R | Awaitable[R]:
+def then(value: Soon[V], make: Callable[[V], R]) -> Soon[R]:
     """`make(value)` now, or once the awaitable gives the value."""
     if not is_awaitable(value):  # graphql-core's check: no abstract-class machinery per value
         return make(value)  # type: ignore[arg-type]

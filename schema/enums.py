@@ -6,6 +6,12 @@ from enum import Enum
 
 import strawberry
 
+from orm.reaction import ReactionKind
+
+# The reaction kinds the database stores are the contract's: one class, which Strawberry marks as the
+# GraphQL enum `ReactionKind` here (strawberry.enum sets its definition on the class and returns it).
+strawberry.enum(ReactionKind)
+
 
 @strawberry.enum
 class ReactionStatus(Enum):
@@ -31,22 +37,6 @@ class ShoutsOrderBy(Enum):
     comments_count = "comments_count"
     # An addition to the Discours contract: views as last flushed (the views leaderboard).
     views_count = "views_count"
-
-
-@strawberry.enum
-class ReactionKind(Enum):
-    AGREE = "AGREE"
-    DISAGREE = "DISAGREE"
-    ASK = "ASK"
-    PROPOSE = "PROPOSE"
-    PROOF = "PROOF"
-    DISPROOF = "DISPROOF"
-    ACCEPT = "ACCEPT"
-    REJECT = "REJECT"
-    QUOTE = "QUOTE"
-    COMMENT = "COMMENT"
-    LIKE = "LIKE"
-    DISLIKE = "DISLIKE"
 
 
 @strawberry.enum

@@ -8,6 +8,8 @@ from typing import Any
 
 import strawberry
 
+from resolvers.deps import Deps
+from resolvers.shout_query import NO_FILTERS, ShoutFilters, ShoutsQuery
 from schema.enums import ReactionKind, ReactionSort, ShoutsOrderBy
 
 
@@ -129,6 +131,21 @@ class LoadShoutsOptions:
     offset: int | None = None
     order_by: ShoutsOrderBy | None = None
     order_by_desc: bool | None = None
+
+
+def shouts_query(options: LoadShoutsOptions | None, deps: Deps) -> ShoutsQuery:
+    """The one shout-list query a list's options make (BadInput when they are not valid); no options, the
+    first page of the newest."""
+    if options is None:
+        return ShoutsQuery()
+    given = options.filters
+    filters = NO_FILTERS if given is None else ShoutFilters.of(
+        topic=given.topic, author=given.author, featured=given.featured, after=given.after,
+        layouts=None if given.layouts is None else [layout for layout in given.layouts if layout is not None])
+    return ShoutsQuery.of(maximum=deps.max_page_size, limit=options.limit, offset=options.offset, filters=filters,
+                          order_by=None if options.order_by is None else options.order_by.value,
+                          order_by_desc=options.order_by_desc, random_limit=options.random_limit,
+                          reacted=bool(given and given.reacted))
 
 
 @strawberry.input

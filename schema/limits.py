@@ -9,8 +9,9 @@ hostile document never reaches it. The cost is priced on valid documents only.
 
 Cost: a scalar is free, an object field costs 1 plus its selection, and a list field multiplies that by
 the number of items it may return: its `limit` argument (top level or in `options`, variables
-resolved, clamped to the page size as the resolvers clamp it), else `list_size`. Nesting multiplies, so
-`load_shouts_by(limit: 100) { authors { shouts ... } }` is priced as what it would read.
+resolved, clamped to the page size by the resolvers' own rule, `resolvers.paging.clamped`), else
+`list_size`. Nesting multiplies, so `load_shouts_by(limit: 100) { authors { shouts ... } }` is priced
+as what it would read.
 
 One input check rides along, because it too must come before any resolver: no string, in a variable or
 a literal, may hold a NUL character (PostgreSQL cannot store one in text): BAD_USER_INPUT."""
@@ -51,6 +52,7 @@ from graphql.validation import ASTValidationRule
 from strawberry.extensions import MaxAliasesLimiter, QueryDepthLimiter, SchemaExtension
 
 from config.settings import Settings
+from resolvers.paging import clamped
 from schema.seam import graphql_schema, over_token_limit, validate_document
 
 # extensions.code of each refusal (and of plain parse and validation errors, as Apollo names them).
@@ -244,7 +246,7 @@ class _Pricer:
             options = self.value(arguments.get("options"))
             limit = options.get("limit") if isinstance(options, dict) else None
         if isinstance(limit, int) and not isinstance(limit, bool):
-            return max(1, min(limit, self.limits.page_size))
+            return max(1, clamped(limit, self.limits.page_size))
         return self.limits.list_size
 
     def value(self, node: ValueNode | None) -> Any:

@@ -12,12 +12,13 @@ asks its loader and reports the error where it belongs.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from graphql import FieldNode, FragmentSpreadNode, InlineFragmentNode, SelectionSetNode
 
-from resolvers.reader import ALONG, Page, author_ids_of, topic_ids_of, unique
+from resolvers.reader import author_ids_of, topic_ids_of, unique
+from resolvers.shout_query import Along, ShoutPage
 from schema.context import Info, Loader, Loaders
 from schema.seam import resolve_info
 from schema.types import Reaction, Shout
@@ -108,29 +109,30 @@ async def _load(loads: list[Awaitable[Any]]) -> None:
         await asyncio.gather(*loads, return_exceptions=True)
 
 
-# The fields that read each relation a page of shouts can carry along (resolvers/reader.py ALONG).
-_READ_BY = {"authors": ("authors", "created_by"), "topics": ("topics", "main_topic")}
-
-
-def along(info: Info) -> tuple[str, ...]:
+def along(info: Info) -> Along:
     """The relations a page of shouts should bring along with its cards: those its selection reads."""
     wanted = selected_paths(info)
-    return tuple(name for name in ALONG if any(field in wanted for field in _READ_BY[name]))
+    return Along(authors="authors" in wanted or "created_by" in wanted,
+                 topics="topics" in wanted or "main_topic" in wanted)
 
 
-async def shouts_page(info: Info, items: list[dict[str, Any]] | Page) -> list[Shout | None]:
-    """Shouts from a list of shout dicts, or from a page whose relations came along (put in the request's
-    loaders first, so that nothing loads them again)."""
+async def shouts_page(info: Info, page: ShoutPage) -> list[Shout | None]:
+    """A page's shouts, with what its selection reads loaded first: the relations that came along are put
+    in the request's loaders, so that nothing loads them again; the rest is loaded together."""
     loaders = info.context.loaders
-    if isinstance(items, dict):
-        for name in ALONG:  # each named as the request's loader of that kind
-            if name in items:
-                getattr(loaders, name).hold({entity["id"]: entity for entity in items[name]})
-        items = items["cards"]
-    shouts = [s for s in items if s]
+    if page.authors is not None:
+        loaders.authors.hold({author["id"]: author for author in page.authors})
+    if page.topics is not None:
+        loaders.topics.hold({topic["id"]: topic for topic in page.topics})
+    shouts = [s for s in page.shouts if s]
     if shouts:
         await _load(_shout_loads(loaders, shouts, selected_paths(info)))
-    return [Shout.of(s) for s in items]
+    return [Shout.of(s) for s in page.shouts]
+
+
+async def shouts_list(info: Info, shouts: Sequence[dict[str, Any] | None]) -> list[Shout | None]:
+    """`shouts_page` of shouts that brought nothing along."""
+    return await shouts_page(info, ShoutPage(shouts))
 
 
 async def reactions_page(info: Info, items: list[dict[str, Any]]) -> list[Reaction | None]:

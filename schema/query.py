@@ -17,8 +17,8 @@ from schema.auth import AuthQuery
 from schema.cache_control import READ_MAX_AGE, cache_control
 from schema.context import Info, client_address
 from schema.enums import ReactionSort, ShoutsOrderBy
-from schema.inputs import AuthorsBy, LoadShoutsOptions, ReactionBy, as_dict
-from schema.pages import along, reactions_page, shouts_page
+from schema.inputs import AuthorsBy, LoadShoutsOptions, ReactionBy, as_dict, shouts_query
+from schema.pages import along, reactions_page, shouts_list, shouts_page
 from schema.results import CommonResult, SearchResult
 from schema.types import Author, Community, Reaction, Shout, Topic
 from schema.viewer_query import ViewerQuery
@@ -181,7 +181,7 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
         # count first, so the page reads it. A counter that had to be started from the database meanwhile
         # may have been read before it held this view: read again.
         started, (loaded,) = await asyncio.gather(
-            reading.count_read(ctx.deps, viewer, await ctx.client(), shout["id"]), shouts_page(info, [shout]))
+            reading.count_read(ctx.deps, viewer, await ctx.client(), shout["id"]), shouts_list(info, [shout]))
         if started:
             ctx.loaders.views.clear(shout["id"])
         return loaded
@@ -189,28 +189,29 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_shouts_by(self, info: Info,
                              options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
-        values = as_dict(options)
-        if (values or {}).get("filters", {}).get("reacted"):
+        query = shouts_query(options, info.context.deps)
+        if query.reacted:
             viewer = await info.context.viewer()
-            return await shouts_page(info, await feed.load_shouts_reacted(info.context.deps, viewer, values))
-        return await shouts_page(info, await reader.load_shouts_by(info.context.deps, values, along(info)))
+            return await shouts_list(info, await feed.load_shouts_reacted(info.context.deps, viewer, query))
+        return await shouts_page(info, await reader.load_shouts_by(info.context.deps, query, along(info)))
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_shouts_with_topic(self, info: Info, slug: str | None = None,
                                      options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
-        return await shouts_page(info, await reader.load_shouts_with_topic(info.context.deps, slug, as_dict(options),
-                                                                          along(info)))
+        query = shouts_query(options, info.context.deps).narrowed(topic=slug)
+        return await shouts_page(info, await reader.load_shouts_by(info.context.deps, query, along(info)))
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_shouts_authored_by(self, info: Info, slug: str | None = None,
                                       options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
-        return await shouts_page(info, await reader.load_shouts_authored_by(info.context.deps, slug, as_dict(options),
-                                                                            along(info)))
+        query = shouts_query(options, info.context.deps).narrowed(author=slug)
+        return await shouts_page(info, await reader.load_shouts_by(info.context.deps, query, along(info)))
 
     @strawberry.field
     async def load_shouts_random_top(self, info: Info,
                                      options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
-        return await shouts_page(info, await reader.load_shouts_random_top(info.context.deps, as_dict(options)))
+        query = shouts_query(options, info.context.deps)
+        return await shouts_list(info, await reader.load_shouts_random_top(info.context.deps, query))
 
     @strawberry.field(description="A leaderboard of shouts (an addition to the Discours contract): by "
                       "rating, comments or views, all time or in one ISO week (`2026-W47`, or `current`: "
@@ -219,13 +220,13 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
                               week: str | None = None, limit: int | None = None,
                               offset: int | None = None) -> list[Shout | None] | None:
         found = await reader.load_shouts_top(info.context.deps, order_by.value, week, limit, offset)
-        return await shouts_page(info, found)
+        return await shouts_list(info, found)
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_shouts_search(self, info: Info, text: str,
                                  options: LoadShoutsOptions | None = None) -> list[SearchResult | None] | None:
         viewer = await info.context.viewer(shapes_answer=False)  # for the search history only
-        found = await reading.search_shouts(info.context.deps, viewer, text, as_dict(options),
+        found = await reading.search_shouts(info.context.deps, viewer, text, shouts_query(options, info.context.deps),
                                             client=client_address(info.context.request))
         return [SearchResult.of(s) for s in found]
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import strawberry
 
-from schema.context import Info
+from schema.context import Info, Soon
 from schema.enums import InviteStatus, ReactionKind, ReactionStatus
 from schema.execution import DIRECT
 from schema.types import (
@@ -49,8 +49,8 @@ class Collection:
     published_at: int | None = None
     created_by_id: strawberry.Private[int | None] = None
 
-    @strawberry.field(metadata=DIRECT)
-    def created_by(self, info: Info) -> Author:
+    @strawberry.field(metadata=DIRECT, graphql_type=Author)
+    def created_by(self, info: Info) -> Soon[Author]:
         return load_author(info, self.created_by_id)  # type: ignore[return-value]
 
 
@@ -87,16 +87,16 @@ class SearchResult:
         return cls(id=data["id"], slug=data["slug"], title=data["title"], score=data.get("score") or 0.0,
                    cover=data.get("cover"), created_at=data.get("created_at"), shout=data)
 
-    @strawberry.field(metadata=DIRECT)
-    def main_topic(self, info: Info) -> Topic | None:
+    @strawberry.field(metadata=DIRECT, graphql_type=Topic | None)
+    def main_topic(self, info: Info) -> Soon[Topic | None]:
         return main_topic_of(info, self.shout or {})
 
-    @strawberry.field(metadata=DIRECT)
-    def authors(self, info: Info) -> list[Author | None] | None:
+    @strawberry.field(metadata=DIRECT, graphql_type=list[Author | None] | None)
+    def authors(self, info: Info) -> Soon[list[Author | None] | None]:
         return load_authors(info, (self.shout or {}).get("author_ids") or [])
 
-    @strawberry.field(metadata=DIRECT)
-    def topics(self, info: Info) -> list[Topic | None] | None:
+    @strawberry.field(metadata=DIRECT, graphql_type=list[Topic | None] | None)
+    def topics(self, info: Info) -> Soon[list[Topic | None] | None]:
         return topics_of_shout(info, self.shout or {})
 
 
@@ -144,8 +144,8 @@ class NotificationGroup:
     shout_id: strawberry.Private[int | None] = None
     reaction_ids: strawberry.Private[list[int] | None] = None
 
-    @strawberry.field(metadata=DIRECT)
-    def authors(self, info: Info) -> list[Author | None] | None:
+    @strawberry.field(metadata=DIRECT, graphql_type=list[Author | None] | None)
+    def authors(self, info: Info) -> Soon[list[Author | None] | None]:
         return load_authors(info, self.author_ids or [])
 
     @strawberry.field

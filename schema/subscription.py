@@ -14,17 +14,14 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import strawberry
-from sqlalchemy import select
 from starlette.websockets import WebSocket
 from strawberry.scalars import JSON
 
 from cache import keys
-from cache.entities import get_cached_shouts
 from cache.pubsub import Event
-from orm import ShoutAuthor, Topic
 from resolvers.access import require_viewer
 from resolvers.deps import Deps
-from resolvers.errors import NotFound
+from resolvers.listening import watchable_shout, watchable_topic
 from schema.context import Info, Loaders
 from schema.types import Reaction
 from schema.types import Shout as ShoutType
@@ -114,22 +111,12 @@ class Subscription:
     async def shout_reactions(self, info: Info, shout_id: int) -> AsyncGenerator[ReactionEvent, None]:
         viewer = await info.context.viewer()
         me = viewer.author_id if viewer else None
-        deps = info.context.deps
-        # Read now, not through the connection's loaders, which may hold what an earlier event loaded.
-        if (await get_cached_shouts([shout_id], cache=deps.cache, db=deps.db))[0] is None:  # not public
-            async with deps.db() as session:
-                authored = me is not None and await session.get(ShoutAuthor, (shout_id, me)) is not None
-            if not authored:
-                raise NotFound("no such shout", field="shout_id")
+        await watchable_shout(info.context.deps, shout_id, me)
         return _shout_reactions(info, shout_id, me)
 
     @strawberry.subscription(description="Shouts published in a topic.")
     async def topic_shouts(self, info: Info, slug: str) -> AsyncGenerator[ShoutType, None]:
-        async with info.context.deps.db() as session:
-            topic_id = await session.scalar(select(Topic.id).where(Topic.slug == slug))
-        if topic_id is None:
-            raise NotFound("no such topic", field="slug")
-        return _topic_shouts(info, topic_id)
+        return _topic_shouts(info, await watchable_topic(info.context.deps, slug))
 
 
 async def _notifications(info: Info, me: int) -> AsyncGenerator[NotificationMessage, None]:

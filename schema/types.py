@@ -4,16 +4,15 @@ relations resolve through the request's DataLoaders, so a page costs a constant 
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Awaitable
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import strawberry
 
 from auth.accounts import get_account
 from auth.permissions import DEFAULT_COMMUNITY
 from schema.cache_control import cache_control
-from schema.context import Info, at_once, many_at_once, then
+from schema.context import Info, Soon, at_once, many_at_once, then
 from schema.enums import ReactionKind
 from schema.execution import DIRECT
 
@@ -26,7 +25,7 @@ def build(cls: type[T], data: dict[str, Any] | None) -> T | None:
     assigned directly (a third cheaper)."""
     if data is None:
         return None
-    names, direct = _init_fields(cls)  # type: ignore[arg-type]
+    names, direct = _init_fields(cls)
     values = {name: data.get(name) for name in names}
     if not direct:
         return cls(**values)
@@ -35,10 +34,19 @@ def build(cls: type[T], data: dict[str, Any] | None) -> T | None:
     return obj
 
 
-@functools.cache
 def _init_fields(cls: type) -> tuple[tuple[str, ...], bool]:
     """The init fields' names, and whether `__init__` does no more than assign them (no default made by a
     factory, none for a field outside `__init__`, no `__post_init__`, no slots)."""
+    known = _INIT_FIELDS.get(cls)
+    if known is None:
+        known = _INIT_FIELDS[cls] = _inspect_init(cls)
+    return known
+
+
+_INIT_FIELDS: dict[type, tuple[tuple[str, ...], bool]] = {}  # one entry per type of this module
+
+
+def _inspect_init(cls: type) -> tuple[tuple[str, ...], bool]:
     fields = dataclasses.fields(cls)
     direct = (not hasattr(cls, "__post_init__") and not hasattr(cls, "__slots__")
               and all(f.default_factory is dataclasses.MISSING for f in fields)
@@ -46,7 +54,7 @@ def _init_fields(cls: type) -> tuple[tuple[str, ...], bool]:
     return tuple(f.name for f in fields if f.init), direct
 
 
-def _stat(info: Info, kind: str, entity_id: int, cls: type[T]) -> Any:
+def _stat(info: Info, kind: str, entity_id: int, cls: type[T]) -> Soon[T | None]:
     """An entity's live counters as its `stat` type, at once when the request's loader holds them."""
     return then(at_once(info.context.loaders.counters[kind], entity_id), lambda counts: build(cls, counts))
 
@@ -57,10 +65,10 @@ class FromData:
     data: Any
 
     @classmethod
-    def of(cls, data: dict[str, Any] | None) -> Any:
+    def of(cls, data: dict[str, Any] | None) -> Self | None:
         obj = build(cls, data)
         if obj is not None:
-            obj.data = data  # type: ignore[attr-defined]
+            obj.data = data
         return obj
 
     def _get(self, name: str) -> Any:
@@ -133,8 +141,8 @@ class Author(FromData):
     def user(self) -> str:
         return self._get("user") or ""
 
-    @strawberry.field(metadata=DIRECT)
-    def stat(self, info: Info) -> AuthorStat | None:
+    @strawberry.field(metadata=DIRECT, graphql_type=AuthorStat | None)
+    def stat(self, info: Info) -> Soon[AuthorStat | None]:
         return _stat(info, "author", self.id, AuthorStat)
 
     @strawberry.field(description="The author's place among all authors by rating, 1 for the first "
@@ -180,12 +188,12 @@ class Community(FromData):
     def pic(self) -> str:
         return self._get("pic") or ""
 
-    @strawberry.field(metadata=DIRECT)
-    def created_by(self, info: Info) -> Author:
-        return load_author(info, self._get("created_by"))  # type: ignore[return-value]
+    @strawberry.field(metadata=DIRECT, graphql_type=Author)
+    def created_by(self, info: Info) -> Soon[Author | None]:
+        return load_author(info, self._get("created_by"))
 
-    @strawberry.field(metadata=DIRECT)
-    def stat(self, info: Info) -> CommunityStat | None:
+    @strawberry.field(metadata=DIRECT, graphql_type=CommunityStat | None)
+    def stat(self, info: Info) -> Soon[CommunityStat | None]:
         return _stat(info, "community", self.id, CommunityStat)
 
 
@@ -207,8 +215,8 @@ class Topic(FromData):
             obj.is_main = is_main
         return obj
 
-    @strawberry.field(metadata=DIRECT)
-    def stat(self, info: Info) -> TopicStat | None:
+    @strawberry.field(metadata=DIRECT, graphql_type=TopicStat | None)
+    def stat(self, info: Info) -> Soon[TopicStat | None]:
         return _stat(info, "topic", self.id, TopicStat)
 
 
@@ -241,37 +249,38 @@ class Stat:
     def _views(self, info: Info) -> int | Awaitable[int] | None:
         return None if self.shout_id is None else at_once(info.context.loaders.views, self.shout_id)
 
-    @strawberry.field(metadata=DIRECT)
-    def viewed(self, info: Info) -> int | None:
-        return self._views(info)  # type: ignore[return-value]
+    @strawberry.field(metadata=DIRECT, graphql_type=int | None)
+    def viewed(self, info: Info) -> Soon[int | None]:
+        return self._views(info)
 
-    @strawberry.field(description="`viewed`, under the name the 2025 web client asks for.", metadata=DIRECT)
-    def views_count(self, info: Info) -> int | None:
-        return self._views(info)  # type: ignore[return-value]
+    @strawberry.field(description="`viewed`, under the name the 2025 web client asks for.", metadata=DIRECT,
+                      graphql_type=int | None)
+    def views_count(self, info: Info) -> Soon[int | None]:
+        return self._views(info)
 
 
 # Relations, answered at once from what the request's loaders hold (a page loads them first, together:
 # schema/pages.py), else awaited: each returns a value or an awaitable, which GraphQL awaits.
 
-def load_authors(info: Info, ids: list[int]) -> Any:
+def load_authors(info: Info, ids: list[int]) -> Soon[list[Author | None]]:
     return then(many_at_once(info.context.loaders.authors, ids),
                 lambda found: [Author.of(a) for a in found if a is not None])
 
 
-def main_topic_of(info: Info, shout: dict[str, Any]) -> Any:
+def main_topic_of(info: Info, shout: dict[str, Any]) -> Soon[Topic | None]:
     topic_id = shout.get("main_topic_id")
     if topic_id is None:
         return None
     return then(at_once(info.context.loaders.topics, topic_id), lambda topic: Topic.of(topic, is_main=True))
 
 
-def topics_of_shout(info: Info, shout: dict[str, Any]) -> Any:
+def topics_of_shout(info: Info, shout: dict[str, Any]) -> Soon[list[Topic | None]]:
     main = shout.get("main_topic_id")
     return then(many_at_once(info.context.loaders.topics, shout.get("topic_ids") or []),
                 lambda found: [Topic.of(t, is_main=t["id"] == main) for t in found if t is not None])
 
 
-def load_author(info: Info, author_id: int | None) -> Any:
+def load_author(info: Info, author_id: int | None) -> Soon[Author | None]:
     if author_id is None:
         return None
     return then(at_once(info.context.loaders.authors, author_id), Author.of)
@@ -281,12 +290,12 @@ def load_author(info: Info, author_id: int | None) -> Any:
 class Authored(FromData):
     """Who made a shout, a draft or a reaction, and who deleted it (never in the schema by itself)."""
 
-    @strawberry.field(metadata=DIRECT)
-    def created_by(self, info: Info) -> Author:
-        return load_author(info, self._get("created_by"))  # type: ignore[return-value]
+    @strawberry.field(metadata=DIRECT, graphql_type=Author)
+    def created_by(self, info: Info) -> Soon[Author | None]:
+        return load_author(info, self._get("created_by"))
 
-    @strawberry.field(metadata=DIRECT)
-    def deleted_by(self, info: Info) -> Author | None:
+    @strawberry.field(metadata=DIRECT, graphql_type=Author | None)
+    def deleted_by(self, info: Info) -> Soon[Author | None]:
         return load_author(info, self._get("deleted_by"))
 
 
@@ -294,13 +303,13 @@ class Authored(FromData):
 class Edited(Authored):
     """What shouts and drafts also share: the last editor, the community, the media."""
 
-    @strawberry.field(metadata=DIRECT)
-    def updated_by(self, info: Info) -> Author | None:
+    @strawberry.field(metadata=DIRECT, graphql_type=Author | None)
+    def updated_by(self, info: Info) -> Soon[Author | None]:
         return load_author(info, self._get("updated_by"))
 
-    @strawberry.field(metadata=DIRECT)
-    def community(self, info: Info) -> Community:
-        return then(at_once(info.context.loaders.communities, self._get("community")),  # type: ignore[return-value]
+    @strawberry.field(metadata=DIRECT, graphql_type=Community)
+    def community(self, info: Info) -> Soon[Community | None]:
+        return then(at_once(info.context.loaders.communities, self._get("community")),
                     Community.of)
 
     @strawberry.field
@@ -328,26 +337,26 @@ class Shout(Edited):
     score: float | None = None
     data: strawberry.Private[dict[str, Any] | None] = None
 
-    @strawberry.field(metadata=DIRECT)
-    def body(self, info: Info) -> str:
+    @strawberry.field(metadata=DIRECT, graphql_type=str)
+    def body(self, info: Info) -> Soon[str]:
         """A list's cards leave the text out (most of a shout's size, and no list shows it: a page is read
         whole, resolvers/reader.py `card`); asked of one, it comes from the full shout."""
         data = self.data or {}
         if "body" in data:
             return data["body"] or ""
-        return then(at_once(info.context.loaders.shouts, self.id),  # type: ignore[return-value]
+        return then(at_once(info.context.loaders.shouts, self.id),
                     lambda full: (full or {}).get("body") or "")
 
-    @strawberry.field(metadata=DIRECT)
-    def main_topic(self, info: Info) -> Topic | None:
+    @strawberry.field(metadata=DIRECT, graphql_type=Topic | None)
+    def main_topic(self, info: Info) -> Soon[Topic | None]:
         return main_topic_of(info, self.data or {})
 
-    @strawberry.field(metadata=DIRECT)
-    def topics(self, info: Info) -> list[Topic | None] | None:
+    @strawberry.field(metadata=DIRECT, graphql_type=list[Topic | None] | None)
+    def topics(self, info: Info) -> Soon[list[Topic | None] | None]:
         return topics_of_shout(info, self.data or {})
 
-    @strawberry.field(metadata=DIRECT)
-    def authors(self, info: Info) -> list[Author | None] | None:
+    @strawberry.field(metadata=DIRECT, graphql_type=list[Author | None] | None)
+    def authors(self, info: Info) -> Soon[list[Author | None] | None]:
         return load_authors(info, self._get("author_ids") or [])
 
     @strawberry.field
@@ -359,9 +368,9 @@ class Shout(Edited):
     def draft(self) -> Draft | None:
         return None  # a shout's draft is private to its authors; read it through load_drafts
 
-    @strawberry.field(metadata=DIRECT)
-    def stat(self, info: Info) -> Stat | None:
-        return then(at_once(info.context.loaders.counters["shout"], self.id),  # type: ignore[return-value]
+    @strawberry.field(metadata=DIRECT, graphql_type=Stat | None)
+    def stat(self, info: Info) -> Soon[Stat | None]:
+        return then(at_once(info.context.loaders.counters["shout"], self.id),
                     lambda counts: Stat(rating=counts["rating"], comments_count=counts["comments"],
                                         # 0, not null, for a shout without comments: as Discours answers
                                         last_commented_at=counts["last_commented_at"] or 0, shout_id=self.id))
@@ -387,9 +396,9 @@ class Reaction(Authored):
             obj.data = data
         return obj
 
-    @strawberry.field(metadata=DIRECT)
-    def shout(self, info: Info) -> Shout:
-        return then(at_once(info.context.loaders.shouts, self._get("shout")), Shout.of)  # type: ignore[return-value]
+    @strawberry.field(metadata=DIRECT, graphql_type=Shout)
+    def shout(self, info: Info) -> Soon[Shout | None]:
+        return then(at_once(info.context.loaders.shouts, self._get("shout")), Shout.of)
 
     @strawberry.field
     def stat(self) -> Stat | None:
@@ -444,11 +453,11 @@ class Draft(Edited):
 
         return Shout.of(await own_shout(info.context.deps, publication["id"]))
 
-    @strawberry.field(metadata=DIRECT)
-    def authors(self, info: Info) -> list[Author | None]:
+    @strawberry.field(metadata=DIRECT, graphql_type=list[Author | None])
+    def authors(self, info: Info) -> Soon[list[Author | None]]:
         return load_authors(info, self._get("author_ids") or [])
 
-    @strawberry.field(metadata=DIRECT)
-    def topics(self, info: Info) -> list[Topic | None]:
-        return then(many_at_once(info.context.loaders.topics, self._get("topic_ids") or []),  # type: ignore[return-value]
+    @strawberry.field(metadata=DIRECT, graphql_type=list[Topic | None])
+    def topics(self, info: Info) -> Soon[list[Topic | None]]:
+        return then(many_at_once(info.context.loaders.topics, self._get("topic_ids") or []),
                     lambda found: [Topic.of(t) for t in found if t is not None])

@@ -8,8 +8,8 @@ from resolvers import bookmark, draft, feed, notifier, rating, reading
 from schema.cache_control import READ_MAX_AGE, cache_control
 from schema.context import Info
 from schema.enums import ReactionKind
-from schema.inputs import LoadShoutsOptions, as_dict
-from schema.pages import shouts_page
+from schema.inputs import LoadShoutsOptions, shouts_query
+from schema.pages import shouts_list
 from schema.results import CommonResult, MyRateComment, MyRateShout, NotificationGroup, NotificationsResult, common
 from schema.types import Shout
 
@@ -22,40 +22,46 @@ def _rate(kind: str | None) -> ReactionKind | None:
 class ViewerQuery:
     @strawberry.field(metadata=cache_control(READ_MAX_AGE, private=True))
     async def load_shouts_feed(self, info: Info, options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
-        found = await feed.load_shouts_feed(info.context.deps, await info.context.viewer(), as_dict(options))
-        return await shouts_page(info, found)
+        viewer = await info.context.viewer()
+        found = await feed.load_shouts_feed(info.context.deps, viewer, shouts_query(options, info.context.deps))
+        return await shouts_list(info, found)
 
     @strawberry.field
     async def load_shouts_followed_by(self, info: Info, slug: str | None = None,
                                       options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
         viewer = await info.context.viewer()
-        found = await feed.load_shouts_followed_by(info.context.deps, viewer, slug, as_dict(options))
-        return await shouts_page(info, found)
+        query = shouts_query(options, info.context.deps)
+        found = await feed.load_shouts_followed_by(info.context.deps, viewer, slug, query)
+        return await shouts_list(info, found)
 
     @strawberry.field
     async def load_shouts_unrated(self, info: Info,
                                   options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
         viewer = await info.context.viewer()
-        return await shouts_page(info, await feed.load_shouts_unrated(info.context.deps, viewer, as_dict(options)))
+        query = shouts_query(options, info.context.deps)
+        return await shouts_list(info, await feed.load_shouts_unrated(info.context.deps, viewer, query))
 
     @strawberry.field
     async def load_shouts_coauthored(self, info: Info,
                                      options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
         viewer = await info.context.viewer()
-        return await shouts_page(info, await feed.load_shouts_coauthored(info.context.deps, viewer, as_dict(options)))
+        query = shouts_query(options, info.context.deps)
+        return await shouts_list(info, await feed.load_shouts_coauthored(info.context.deps, viewer, query))
 
     @strawberry.field
     async def load_shouts_discussed(self, info: Info,
                                     options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
         viewer = await info.context.viewer()
-        return await shouts_page(info, await feed.load_shouts_discussed(info.context.deps, viewer, as_dict(options)))
+        query = shouts_query(options, info.context.deps)
+        return await shouts_list(info, await feed.load_shouts_discussed(info.context.deps, viewer, query))
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE, private=True))
     async def load_shouts_bookmarked(self, info: Info,
                                      options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
         viewer = await info.context.viewer()
-        found = await bookmark.load_shouts_bookmarked(info.context.deps, viewer, as_dict(options))
-        return await shouts_page(info, found)
+        query = shouts_query(options, info.context.deps)
+        found = await bookmark.load_shouts_bookmarked(info.context.deps, viewer, query)
+        return await shouts_list(info, found)
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE, private=True))
     async def get_my_rates_shouts(self, info: Info, shouts: list[int]) -> list[MyRateShout | None] | None:
@@ -76,7 +82,7 @@ class ViewerQuery:
     async def load_reading_history(self, info: Info, limit: int | None = None,
                                    offset: int | None = None) -> list[Shout | None]:
         found = await reading.reading_history(info.context.deps, await info.context.viewer(), limit, offset)
-        return await shouts_page(info, found)
+        return await shouts_list(info, found)
 
     @strawberry.field(description="What the signed-in reader searched for, most recent first (the newest 50).")
     async def load_search_history(self, info: Info, limit: int | None = None) -> list[str]:

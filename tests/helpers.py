@@ -18,9 +18,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cache import keys
 from cache.boards import COMPLETE, FLOOR, board_query
 from orm import CommunityAuthor
-from orm.engine import INFO_SINK
 from resolvers.deps import Deps
 from resolvers.writes import transaction
+from triggers.listeners import INFO_SINK
 from triggers.sink import CacheSink
 
 PASSWORD = "correct horse battery"

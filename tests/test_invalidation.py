@@ -17,12 +17,11 @@ from cache.entities import ENTITY_KINDS, get_cached_author, get_cached_shouts
 from cache.live import structure_key
 from cache.store import Cache
 from orm import Author, Reaction, Shout
-from orm.engine import settle
 from orm.stats import is_listed
 from resolvers.deps import Deps
 from resolvers.writes import transaction
 from tests.helpers import sink_of
-from triggers.listeners import announce, publish_after_commit
+from triggers.listeners import announce, publish_after_commit, settle
 from triggers.live_rules import LIVE_BULK
 from triggers.rules import BULK_MARKS
 
@@ -130,8 +129,6 @@ async def test_a_write_committed_without_announcing_drops_what_it_touched(
     """A commit that did not announce its entities first (a session used outside resolvers/writes) may race
     a reader's build, so its live changes are applied as drops, never in place: the thread is gone and the
     next read builds it again from SQL, with the new comment."""
-    from orm.engine import settle
-
     query = "query($s: Int!) { load_comments_branch(shout: $s, limit: 100) { body } }"
     async with deps.db() as session:
         shout_id, author_id = (await session.execute(select(Shout.id, Shout.created_by).where(is_listed())

@@ -26,6 +26,7 @@ from resolvers.deps import Deps, SearchLimits
 from resolvers.errors import Busy, RateLimited
 from resolvers.reaction import load_reactions_by
 from resolvers.search import load_authors_search, load_shouts_search
+from resolvers.shout_query import ShoutsQuery
 from resolvers.writes import transaction
 
 NOW = int(time.time())
@@ -80,8 +81,8 @@ async def written(engine: Any) -> AsyncIterator[dict[str, int]]:
         await session.execute(Author.__table__.delete().where(Author.id.in_([ids["author"], ids["other"]])))
 
 
-async def _found(deps: Deps, query: str, **options: Any) -> list[int]:
-    return [s["id"] for s in await load_shouts_search(deps, query, {"limit": 50, **options})]
+async def _found(deps: Deps, query: str) -> list[int]:
+    return [s["id"] for s in await load_shouts_search(deps, query, ShoutsQuery(limit=50))]
 
 
 @pytest.mark.parametrize("query", ["черника", "чернику", "черникой", "черниках", "ЧЕРНИКИ"])
@@ -100,12 +101,12 @@ async def test_english_word_forms_in_english_and_in_russian_texts(deps: Deps, wr
 
 
 async def test_the_order_is_title_tier_then_relevance_then_recency(deps: Deps, written: dict[str, int]) -> None:
-    results = await load_shouts_search(deps, "черника", {"limit": 10})
+    results = await load_shouts_search(deps, "черника", ShoutsQuery(limit=10))
     scores = [r["score"] for r in results]
     assert scores == sorted(scores, reverse=True)
     assert scores[0] >= 1 > scores[1]  # the title match in a tier of its own
     # the two lighthouse texts whose titles do not match, equally relevant: the more recent first
-    english = await load_shouts_search(deps, "lighthouse", {"limit": 10})
+    english = await load_shouts_search(deps, "lighthouse", ShoutsQuery(limit=10))
     assert english[0]["id"] == written["en"]
 
 
@@ -123,7 +124,7 @@ async def test_phrases_and_exclusions(deps: Deps, written: dict[str, int]) -> No
 async def test_nothing_to_search_for_is_an_empty_answer(deps: Deps, written: dict[str, int], query: str,
                                                         sql_counter: Any) -> None:
     sql_counter.reset()
-    assert await load_shouts_search(deps, query, {"limit": 10}) == []
+    assert await load_shouts_search(deps, query, ShoutsQuery(limit=10)) == []
     assert not any("FROM shout" in statement for statement in sql_counter.statements), sql_counter.statements
 
 
@@ -150,7 +151,7 @@ async def test_an_edit_and_an_unpublication_are_seen_by_the_next_search(deps: De
 
 async def test_the_cached_answer_is_seed_000s_and_pages_are_cut_from_it(deps: Deps, written: dict[str, int],
                                                                        redis: Redis, sql_counter: Any) -> None:
-    first = await load_shouts_search(deps, "Черника", {"limit": 2})
+    first = await load_shouts_search(deps, "Черника", ShoutsQuery(limit=2))
     key = keys.search("черника|" + keys.digest([]))
     stored = await redis.get(key)
     assert stored is not None and len(stored) < 10_000  # seed 004: no big keys
@@ -159,7 +160,7 @@ async def test_the_cached_answer_is_seed_000s_and_pages_are_cut_from_it(deps: De
     assert [h[0] for h in value["hits"][:2]] == [s["id"] for s in first]
     assert deps.ttl_search - 5 <= await redis.ttl(key) <= deps.ttl_search * (1 + deps.cache.ttl_jitter)  # seed 004 jitter
     sql_counter.reset()
-    second = await load_shouts_search(deps, "черника", {"limit": 2, "offset": 2})
+    second = await load_shouts_search(deps, "черника", ShoutsQuery(limit=2, offset=2))
     assert [s["id"] for s in second] == [h[0] for h in value["hits"][2:4]]
     assert not any("FROM shout" in s and "ts_rank" in s for s in sql_counter.statements)  # cut, not ranked
 
@@ -176,7 +177,7 @@ async def test_a_cold_search_is_bounded_by_a_statement_timeout(deps: Deps, writt
 
     monkeypatch.setattr(resolvers.search, "searchable_configs_query", sleeping)
     with pytest.raises(Busy, match="took too long"):
-        await load_shouts_search(slow, f"черника {secrets.token_hex(2)}", {"limit": 5})
+        await load_shouts_search(slow, f"черника {secrets.token_hex(2)}", ShoutsQuery(limit=5))
 
 
 async def test_cold_searches_are_limited_per_address_and_cached_ones_are_not(
@@ -187,11 +188,11 @@ async def test_cold_searches_are_limited_per_address_and_cached_ones_are_not(
                    auth=build_auth(settings.model_copy(update={"cold_searches_per_address": 2}), redis, mailer=mailer))
     client = f"203.0.113.{secrets.randbelow(250)}"
     for query in ("черника", "брусничник"):
-        await load_shouts_search(limited, query, {"limit": 5}, client=client)
+        await load_shouts_search(limited, query, ShoutsQuery(limit=5), client=client)
     with pytest.raises(RateLimited):
-        await load_shouts_search(limited, "маяк", {"limit": 5}, client=client)
-    assert await load_shouts_search(limited, "черника", {"limit": 5}, client=client)  # cached: answered
-    assert await load_shouts_search(limited, "маяк", {"limit": 5}, client="198.51.100.7")  # another address
+        await load_shouts_search(limited, "маяк", ShoutsQuery(limit=5), client=client)
+    assert await load_shouts_search(limited, "черника", ShoutsQuery(limit=5), client=client)  # cached: answered
+    assert await load_shouts_search(limited, "маяк", ShoutsQuery(limit=5), client="198.51.100.7")  # another address
 
 
 async def test_the_plan_reads_the_gin_index(deps: Deps, written: dict[str, int], engine: Any) -> None:

@@ -5,7 +5,7 @@ only *record* into `session.info` what the rules say a change touches. Just befo
 announces the entities whose live structures it will change (`announce`), so that no reader stores a
 structure built from a snapshot that may hold this write. `after_commit` hands the record to the
 session's sink, which invalidates at once, applies the live changes and marks counters for
-revalidation; the writer awaits that (`orm.engine.settle`) before answering. A rollback drops the
+revalidation; the writer awaits that (`settle`) before answering. A rollback drops the
 record: the cache is never touched by a write that did not happen.
 """
 
@@ -18,10 +18,10 @@ from typing import Any, Protocol
 
 from sqlalchemy import event
 from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Mapper, ORMExecuteState, Session, SessionTransaction, object_session
 
-from orm.engine import INFO_SINK, INFO_TASKS
+from orm.engine import make_session_factory
 from telemetry import metrics
 from triggers.changes import Changes
 from triggers.live_rules import LIVE_BULK, LIVE_RULES, Event
@@ -29,6 +29,10 @@ from triggers.related import one_event
 from triggers.rules import BULK, BULK_MARKS, RULES
 
 log = logging.getLogger(__name__)
+# session.info keys: the sink that receives committed changes, the tasks (one per commit) that deliver
+# them and that `settle` awaits before a response goes out, and what a flush recorded before the commit
+INFO_SINK = "cache_sink"
+INFO_TASKS = "cache_tasks"
 INFO_PENDING = "cache_changes"
 INFO_ANNOUNCED = "live_announced"
 INFO_SAVEPOINTS = "savepoint_messages"
@@ -40,6 +44,18 @@ class Sink(Protocol):
     async def announce(self, changes: Changes) -> bool: ...
 
     def withdraw(self, changes: Changes) -> None: ...
+
+
+def writing_sessions(engine: AsyncEngine, sink: Sink) -> async_sessionmaker[AsyncSession]:
+    """Sessions whose commits `sink` receives; sessions made without one record nothing."""
+    return make_session_factory(engine, info={INFO_SINK: sink})
+
+
+async def settle(session: AsyncSession) -> None:
+    """Wait until what this session's commits changed has been invalidated in the cache."""
+    tasks = session.sync_session.info.pop(INFO_TASKS, [])
+    if tasks:
+        await asyncio.gather(*tasks)
 
 
 def _sink(session: Session) -> Sink | None:
