@@ -9,8 +9,13 @@ from collections.abc import Mapping
 from typing import Any
 
 import orjson
+from graphql import GraphQLError
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from schema.safety import changes_state
+from schema.schema import DiscoursSchema
+from schema.seam import graphql_schema
 
 BAD_REQUEST = "BAD_REQUEST"
 TOO_LARGE = "REQUEST_TOO_LARGE"
@@ -33,6 +38,20 @@ class Refused(Exception):
     def response(self, media_type: str = "application/json") -> Response:
         body = orjson.dumps({"errors": [{"message": self.message, "extensions": {"code": self.code}}]})
         return Response(body, status_code=self.status, headers=self.headers, media_type=media_type)
+
+
+def refuse_state_change_over_get(schema: DiscoursSchema, method: str, document: str | None,
+                                 operation_name: str | None) -> None:
+    """405 for an operation that changes state sent over GET: a link on another site must not sign a
+    user out or write anything with the user's cookie (schema/safety.py says which do)."""
+    if method != "GET" or not document:
+        return
+    try:
+        parsed = schema.parse(document)
+    except GraphQLError:
+        return  # execution answers the syntax error
+    if changes_state(graphql_schema(schema), parsed, operation_name):
+        raise Refused(405, METHOD_NOT_ALLOWED, "This operation changes state: send it with POST", {"Allow": "POST"})
 
 
 def json_depth(value: Any) -> int:

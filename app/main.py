@@ -139,7 +139,7 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
     graphql = DiscoursGraphQL(
         build_schema(Limits.of(settings)), graphql_ide="graphiql", response_cache_ttl=settings.response_cache_ttl,
         request_timeout=settings.request_timeout, max_json_depth=settings.max_variables_depth,
-        persisted_query_ttl=settings.persisted_query_ttl,
+        persisted_query_ttl=settings.persisted_query_ttl, session_cookie=settings.session_cookie,
         subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL, GRAPHQL_SSE_PROTOCOL),
         max_subscriptions_per_connection=settings.subscriptions_per_connection,
         connection_init_wait_timeout=timedelta(seconds=settings.subscription_init_timeout))
@@ -185,9 +185,9 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
         debug=settings.debug,
         middleware=[*([Middleware(WorkerHeader)] if settings.expose_worker else []), cors(settings),
                     Middleware(BodySizeLimit, max_bytes=settings.max_body_bytes),
-                    # Hits answered before routing and before Strawberry (app/response_front.py).
-                    *([Middleware(ResponseCacheFront, ttl=settings.response_cache_ttl,
-                                  session_cookie=settings.session_cookie)] if settings.response_cache_ttl > 0 else [])],
+                    # Every GraphQL request read once, and hits answered, before routing and before Strawberry
+                    # (app/response_front.py).
+                    Middleware(ResponseCacheFront, view=graphql, ttl=settings.response_cache_ttl)],
         routes=[
             Route("/", root),
             *observability.routes,

@@ -13,7 +13,7 @@ running the canaries first (`make upgrade` does).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from graphql import (
@@ -29,6 +29,12 @@ from graphql import (
 )
 from graphql.pyutils import Path, Undefined, gather_with_cancel
 from strawberry.asgi import ASGIWebSocketAdapter as ASGIWebSocketAdapter  # re-exported for app/graphql_view.py
+from strawberry.asgi import GraphQL
+from strawberry.asgi import HTTPException as HTTPException  # re-exported: what Strawberry's view raises
+
+# The adapter Strawberry's ASGI view wraps each Starlette request in (its `request_adapter_class`, from the
+# `cross_web` package Strawberry depends on): app/exchange.py's adapter extends it.
+from strawberry.asgi import StarletteRequestAdapter as StarletteRequestAdapter
 from strawberry.extensions import SchemaExtension
 from strawberry.http.exceptions import WebSocketDisconnected as WebSocketDisconnected  # re-exported
 from strawberry.http.ides import get_graphql_ide_html
@@ -39,6 +45,7 @@ from strawberry.schema.schema_converter import GraphQLCoreConverter
 
 if TYPE_CHECKING:
     import strawberry
+    from strawberry.http import GraphQLRequestProtocol
     from strawberry.types import Info
     from strawberry.types.field import StrawberryField
 
@@ -82,8 +89,16 @@ def graphql_ide_page() -> str:
 # Strawberry's ASGI view (app/graphql_view.py subclasses it): the methods it overrides beyond the documented
 # ones (get_context, get_root_value, process_result, encode_json, decode_json), each still called by the
 # view's request path (tests/test_seams.py checks), and what it imports from Strawberry's HTTP internals.
-VIEW_HOOKS = ("run", "parse_http_body", "parse_json", "get_sub_response", "create_response",
-              "should_render_graphql_ide", "graphql_ide_html")
+VIEW_HOOKS = ("run", "parse_http_body", "get_sub_response", "should_render_graphql_ide", "graphql_ide_html",
+              "request_adapter_class")
+
+
+
+def stream_protocol(view: GraphQL[Any, Any], headers: Mapping[str, str]) -> GraphQLRequestProtocol:
+    """The protocol a request's Accept header asks its answer in: "http", or a stream's (server-sent
+    events, multipart), as Strawberry's own `parse_http_body` finds it (`_get_stream_transport_from_headers`)."""
+    transport = view._get_stream_transport_from_headers(headers)
+    return transport.protocol if transport else "http"
 
 
 class FieldResolversUnwrapped:

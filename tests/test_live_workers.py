@@ -12,7 +12,9 @@ import pytest
 from cache import keys
 from tests.live import GqlWs, subscribed, two_workers
 
-WRITES = 12  # mutations over fresh connections: the kernel spreads them over both workers
+# Mutations over fresh connections, which the kernel spreads over both workers, though not evenly on a busy
+# machine: at least MIN_WRITES, and on until both workers have handled some (at most MAX_WRITES).
+MIN_WRITES, MAX_WRITES = 12, 200
 
 
 @pytest.fixture
@@ -59,11 +61,15 @@ async def test_a_subscriber_on_one_worker_hears_mutations_handled_by_the_other(w
         await subscribed(redis, keys.channel_user(author_id))
         await subscribed(redis, keys.channel_shout(shout_id))
         handled_by: set[int] = set()
-        for n in range(WRITES):
+        writes = 0
+        for n in range(MAX_WRITES):
+            if n >= MIN_WRITES and len(handled_by) == 2:
+                break
             pid, created = await _call(base, "mutation($s: Int!, $b: String!) { create_reaction(reaction: "
                                              "{kind: COMMENT, shout: $s, body: $b}) { reaction { id } } }",
                                        {"s": shout_id, "b": f"комментарий {n}"}, reader_token)
             handled_by.add(pid)
+            writes += 1
             comment = created["reaction"]["id"]
             heard = (await personal.next_message(wait=1.0))["payload"]["data"]["notifications"]
             assert (heard["entity_id"], heard["action"]) == (comment, "create")
@@ -74,4 +80,4 @@ async def test_a_subscriber_on_one_worker_hears_mutations_handled_by_the_other(w
     _, listed = await _call(base, "query($a: Int!) { load_notifications(after: $a, limit: 50) { total unread "
                                   "notifications { reactions } } }", {"a": 0}, author_token)
     assert listed["total"] == 1 and listed["unread"] == 1
-    assert len(listed["notifications"][0]["reactions"]) == WRITES
+    assert len(listed["notifications"][0]["reactions"]) == writes

@@ -46,3 +46,18 @@ def test_nothing_reads_outside_the_project() -> None:
     found = [f"{path.relative_to(root)}: {match.group(0)}" for path in code if path.exists() and path != here
              for match in [outside.search(path.read_text())] if match]
     assert found == []
+
+
+LAYERS = ("config", "telemetry", "app", "schema", "resolvers", "auth", "triggers", "cache", "orm", "orm/adopt")
+
+
+def test_the_layout_names_every_module_with_its_job() -> None:
+    """A module added without a line in the README's layout table fails here, as does a line left for a
+    module that is gone."""
+    layout = README.read_text().split("## Layout", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"^\| `([a-z_/]+\.py)` \| .+ \|$", layout, re.MULTILINE))
+    root = README.parent
+    modules = {f"{layer}/{path.name}" for layer in LAYERS for path in (root / layer).glob("*.py")
+               if path.name != "__init__.py"}
+    assert modules - named == set(), "modules the layout does not name"
+    assert named - modules == set(), "the layout names modules that are gone"

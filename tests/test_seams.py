@@ -19,6 +19,7 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ResponseError
 from strawberry.extensions import SchemaExtension
+from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL
 from strawberry.types import Info
 
 from cache.seam import (
@@ -34,11 +35,13 @@ from schema.seam import (
     VIEW_HOOKS,
     FieldLoop,
     FieldResolversUnwrapped,
+    StarletteRequestAdapter,
     field_definition,
     graphql_ide_page,
     graphql_schema,
     over_token_limit,
     resolve_info,
+    stream_protocol,
     validate_document,
 )
 
@@ -264,7 +267,8 @@ async def test_the_views_overridden_hooks_are_still_called(app: Any, client: Any
     canary(not missing, STRAWBERRY, f"the view's {missing}", "app/graphql_view.py DiscoursGraphQL",
            "find what replaced them and move the overrides there")
     called: list[str] = []
-    for name in ("run", "parse_http_body", "parse_json", "get_sub_response", "create_response"):
+    overridden = ("run", "parse_http_body", "get_sub_response")
+    for name in overridden:
         original = getattr(DiscoursGraphQL, name)
 
         def spy(self: Any, *args: Any, _name: str = name, _original: Any = original, **kwargs: Any) -> Any:
@@ -275,10 +279,18 @@ async def test_the_views_overridden_hooks_are_still_called(app: Any, client: Any
     await client.get("/graphql", params={"query": "{ __typename }", "variables": "{}"},
                      headers={"accept": "application/json"})
     await client.post("/graphql", json={"query": "{ get_topics_all { slug } }"}, headers={"cache-control": "no-cache"})
-    not_called = {"run", "parse_http_body", "parse_json", "get_sub_response", "create_response"} - set(called)
+    not_called = set(overridden) - set(called)
     canary(not not_called, STRAWBERRY, f"the view no longer calls {sorted(not_called)}",
            "app/graphql_view.py DiscoursGraphQL (its overrides)",
            "find where Strawberry's view now does that step and override it there")
+    canary(GraphQL.request_adapter_class is StarletteRequestAdapter, STRAWBERRY,
+           "the view's `request_adapter_class`", "app/exchange.py ExchangeAdapter (how the view's hooks find the "
+           "request read once)", "extend the adapter class Strawberry's ASGI view now uses")
+    view = GraphQL(strawberry.Schema(query=Query), subscription_protocols=(GRAPHQL_SSE_PROTOCOL,))
+    protocols = (stream_protocol(view, {"accept": "text/event-stream"}), stream_protocol(view, {"accept": "*/*"}))
+    canary(protocols == ("sse", "http"), STRAWBERRY, "`_get_stream_transport_from_headers`",
+           "schema/seam.py `stream_protocol` (subscriptions over server-sent events)",
+           "find how Strawberry's parse_http_body now picks a request's stream transport")
     html = await client.get("/graphql", headers={"accept": "text/html"})
     canary(html.status_code == 200 and "/graphiql-assets/" in html.text, STRAWBERRY,
            "`should_render_graphql_ide` / `graphql_ide_html`", "The offline GraphiQL page",

@@ -1,0 +1,46 @@
+"""A request as the view's steps and Strawberry's hooks hand it along: a Starlette `Request` that carries
+its GraphQL parameters, read once (`graphql`, app/graphql_request.py), and what the steps learn while
+answering it (whether execution had errors, how long the answer may be kept and for whom, the context).
+
+Strawberry calls the view's hooks (`get_context`, `parse_http_body`, `process_result`, ...) with the
+request it was given, or an adapter wrapping it (`ExchangeAdapter`), and nothing else of this request:
+an `Exchange` is how a hook finds what an earlier step decided, without a context variable or a key in
+the ASGI scope."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope
+
+from app.graphql_request import GraphQLRequest
+from schema.seam import StarletteRequestAdapter
+
+if TYPE_CHECKING:
+    from schema.cache_control import Policy
+    from schema.context import Context
+
+
+class Exchange(Request):
+    def __init__(self, scope: Scope, receive: Receive, graphql: GraphQLRequest, *, looked_up: bool = False) -> None:
+        super().__init__(scope, receive)
+        self.graphql = graphql
+        self.looked_up = looked_up  # the front looked the public key up already and found nothing to serve
+        self.context: Context | None = None  # made once, by the first step that needs it
+        self.sub_response: Response | None = None  # Strawberry's, for status and headers set while executing
+        self.errors = False  # execution reported errors
+        self.policy: Policy | None = None  # the document's cache policy, once looked up
+        # How long the answer may be kept and whether for one viewer only (schema/cache_control.py); None
+        # until known (a hit carries its own, an answer computed is judged by its document and its reads).
+        self.max_age: int | None = None
+        self.private = False
+
+
+class ExchangeAdapter(StarletteRequestAdapter):
+    """Strawberry's request adapter, keeping the exchange it wraps for the view's hooks."""
+
+    def __init__(self, request: Exchange) -> None:
+        super().__init__(request)
+        self.exchange = request

@@ -1,0 +1,207 @@
+"""One GraphQL request over HTTP, read once: the body received and decoded, the parameters checked, the
+response key derived. The front (app/response_front.py) makes it before anything else; the view and its
+steps (app/graphql_view.py), the response cache and Strawberry (`GraphQLRequestData`, handed to it as it
+is, not parsed again) all read this one value.
+
+A request the server will not run is refused here, before anything is parsed as GraphQL: a POST body
+that is not JSON (415), malformed or too deeply nested JSON, a batch that is empty or too long, a field of
+the wrong type, a persisted query in a form Apollo's protocol does not have (400). `read` raises
+`Refused`; the view answers it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+from urllib.parse import parse_qsl
+
+import orjson
+from starlette.requests import cookie_parser
+from starlette.types import Message, Receive, Scope
+
+from app.http_guards import (
+    BAD_REQUEST,
+    PERSISTED_QUERY_NOT_SUPPORTED,
+    TOO_MANY_OPERATIONS,
+    UNSUPPORTED_MEDIA_TYPE,
+    Refused,
+    json_depth,
+)
+from cache.persisted import SHA256, sha256
+from cache.response import request_key
+
+# The headers the request's steps read, by their lower-case names as ASGI gives them.
+_HEADERS = (b"content-type", b"accept", b"accept-encoding", b"if-none-match", b"authorization", b"cookie")
+
+
+@dataclass(frozen=True, slots=True)
+class ReadingRules:
+    """What a request may be: its JSON's nesting, its batch's length; and the session cookie's name, whose
+    presence (or a bearer token) marks a signed-in request."""
+
+    max_json_depth: int = 32
+    max_batch: int = 1
+    session_cookie: str = "session_token"
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """One operation's parameters, as GraphQL over HTTP names them (a request holds one, a batch several)."""
+
+    document: str | None  # `query`; None for a hash-only persisted query until its document is found
+    operation_name: str | None = None
+    variables: dict[str, Any] | None = None
+    extensions: dict[str, Any] | None = None
+    persisted_hash: str | None = None  # `extensions.persistedQuery.sha256Hash`
+
+    @property
+    def document_hash(self) -> str | None:
+        """The SHA-256 that names the document: the persisted query's, else the text's."""
+        if self.persisted_hash is not None:
+            return self.persisted_hash
+        return sha256(self.document) if self.document else None
+
+
+@dataclass(frozen=True, slots=True)
+class GraphQLRequest:
+    """A request's GraphQL parameters and what its steps need of its headers, decoded once."""
+
+    method: str  # GET or POST
+    operations: tuple[Operation, ...]  # one; several for a batch; none for GraphiQL's page
+    batch: bool = False
+    accept: str = ""
+    accept_encoding: str = ""
+    if_none_match: str = ""
+    signed_in: bool = False  # it carries credentials (checked later, where it matters)
+    address: str | None = None  # the client's (uvicorn takes it from X-Forwarded-For behind a trusted proxy)
+    asks_for_page: bool = False  # a browser's GET with no query: GraphiQL
+    public_key: str | None = field(default=None, compare=False)  # where a public answer to it is kept
+
+    @property
+    def single(self) -> Operation | None:
+        """The request's one operation (None for a batch or GraphiQL's page)."""
+        return self.operations[0] if len(self.operations) == 1 and not self.batch else None
+
+    @property
+    def operation_name(self) -> str | None:
+        single = self.single
+        return single.operation_name if single is not None else ("batch" if self.batch else None)
+
+    def response_key(self, scope: str = "") -> str | None:
+        """Where the answer to this request is kept: the public key, or one viewer's (`scope`); None when
+        it is not kept (a batch; a browser's GET, which may be GraphiQL's)."""
+        single = self.single
+        digest = single.document_hash if single is not None else None
+        if digest is None or single is None or (self.method == "GET" and "text/html" in self.accept):
+            return None
+        return request_key(digest, single.operation_name, single.variables, scope)
+
+    def with_document(self, document: str) -> GraphQLRequest:
+        """The request of a hash-only persisted query, its document found."""
+        single = self.single
+        assert single is not None
+        return replace(self, operations=(replace(single, document=document),))
+
+
+async def read(scope: Scope, receive: Receive, rules: ReadingRules) -> tuple[GraphQLRequest, Receive]:
+    """The request of an HTTP scope (GET or POST), and a `receive` that gives its body again to whoever
+    reads it next (BodySizeLimit, outside, bounds the body). Raises Refused for a request not to run."""
+    headers = {name.decode(): value.decode("latin-1") for name, value in scope["headers"] if name in _HEADERS}
+    body, receive = await _body(scope, receive)
+    cookie = headers.get("cookie")
+    signed_in = bool(headers.get("authorization")) or (
+        cookie is not None and bool(cookie_parser(cookie).get(rules.session_cookie)))
+    client = scope.get("client")
+    common = {"method": scope["method"], "accept": headers.get("accept", ""),
+              "accept_encoding": headers.get("accept-encoding", ""),
+              "if_none_match": headers.get("if-none-match", ""), "signed_in": signed_in,
+              "address": client[0] if client else None}
+    if scope["method"] == "GET":
+        query = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
+        if "query" not in query and "extensions" not in query and any(
+                kind in common["accept"] for kind in ("text/html", "*/*")):
+            return GraphQLRequest(operations=(), asks_for_page=True, **common), receive
+        params: dict[str, Any] = dict(query)
+        for name in ("variables", "extensions"):
+            if query.get(name):
+                params[name] = _decoded(query[name].encode(), rules)
+            else:
+                params.pop(name, None)
+        operations: tuple[Operation, ...] = (_operation(params),)
+        batch = False
+    else:
+        content_type = headers.get("content-type", "").partition(";")[0].strip().lower()
+        if content_type != "application/json":
+            raise Refused(415, UNSUPPORTED_MEDIA_TYPE, "Send GraphQL requests as application/json",
+                          {"Accept": "application/json"})
+        decoded = _decoded(body, rules)
+        batch = isinstance(decoded, list)
+        items = decoded if batch else [decoded]
+        if not items or not all(isinstance(item, dict) for item in items):
+            raise Refused(400, BAD_REQUEST, "The body must be a JSON object, or a list of them (a batch)")
+        if batch and len(items) > rules.max_batch:
+            raise Refused(400, TOO_MANY_OPERATIONS, f"{len(items)} operations in one request; at most "
+                          f"{rules.max_batch} are run together")
+        operations = tuple(_operation(item) for item in items)
+    request = GraphQLRequest(operations=operations, batch=batch, **common)
+    return replace(request, public_key=request.response_key()), receive
+
+
+def _decoded(raw: bytes, rules: ReadingRules) -> Any:
+    """JSON, decoded by orjson (invalid UTF-8 and nesting past 1,024 levels are errors), within the depth."""
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise Refused(400, BAD_REQUEST, "The request is not valid JSON") from None
+    if json_depth(value) > rules.max_json_depth:
+        raise Refused(400, BAD_REQUEST, f"JSON nested deeper than {rules.max_json_depth} levels")
+    return value
+
+
+def _operation(params: Mapping[str, Any]) -> Operation:
+    query, name = params.get("query"), params.get("operationName")
+    variables, extensions = params.get("variables"), params.get("extensions")
+    for value, what, kind in ((query, "query", str), (name, "operationName", str), (variables, "variables", dict),
+                              (extensions, "extensions", dict)):
+        if value is not None and not isinstance(value, kind):
+            article = "a string" if kind is str else "an object"
+            raise Refused(400, BAD_REQUEST, f"The operation's `{what}` must be {article} or null")
+    return Operation(document=query or None, operation_name=name, variables=variables, extensions=extensions,
+                     persisted_hash=_persisted_hash(extensions))
+
+
+def _persisted_hash(extensions: dict[str, Any] | None) -> str | None:
+    """Automatic persisted queries (Apollo's protocol): the hash that names the document, if it is one."""
+    persisted = extensions.get("persistedQuery") if extensions else None
+    if persisted is None:
+        return None
+    digest = persisted.get("sha256Hash") if isinstance(persisted, dict) else None
+    if (not isinstance(persisted, dict) or persisted.get("version") != 1 or not isinstance(digest, str)
+            or not SHA256.match(digest)):
+        raise Refused(400, PERSISTED_QUERY_NOT_SUPPORTED, "persistedQuery takes version 1 and a sha256Hash "
+                      "of 64 lower-case hex digits")
+    return digest
+
+
+async def _body(scope: Scope, receive: Receive) -> tuple[bytes, Receive]:
+    """The whole request body, and a `receive` that gives it again."""
+    if scope["method"] != "POST":
+        return b"", receive
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"", _replaying([message], receive)
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            break
+    body = b"".join(chunks)
+    return body, _replaying([{"type": "http.request", "body": body, "more_body": False}], receive)
+
+
+def _replaying(messages: list[Message], receive: Receive) -> Receive:
+    async def replay() -> Message:
+        return messages.pop(0) if messages else await receive()
+
+    return replay
