@@ -1,5 +1,11 @@
 """What one request's cache reads depended on: the response cache stores a response only with every tag
-generation its computation saw (see cache/response.py). `Cache.get_many` reports here."""
+generation its computation saw (see cache/response.py). `Cache.get_many` reports here.
+
+A context variable, the one piece of request state the project keeps in one: the reads are made deep in
+the cache layer (cache/store.py, cache/composite.py), by resolver code that the CLI, the precache and the
+rebuild run too and that knows nothing of requests, from the tasks graphql-core starts for a request's
+fields (each a copy of the request's context, so each reports to the request's capture). Threading a
+capture through every resolver call instead would put the response cache's concern in every signature."""
 
 from __future__ import annotations
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from sqlalchemy import Select, distinct, func, select
@@ -20,12 +19,8 @@ from cache.entities import (
 from cache.follows import fan_ids, following_ids
 from orm import Author, AuthorFollower, Shout, ShoutAuthor, ShoutTopic, Topic
 from orm.stats import is_listed
+from resolvers.author_query import AuthorsQuery
 from resolvers.deps import Deps, like_pattern
-from resolvers.errors import BadInput
-from resolvers.paging import page
-
-DEFAULT_LIMIT = 20
-AUTHOR_ORDERS = ("name", "created_at", "last_seen", "shouts", "followers")
 
 
 async def resolve_author_id(
@@ -65,80 +60,54 @@ async def get_authors_all(deps: Deps) -> list[dict[str, Any]]:
     return await cached_composite(deps.cache, keys.composite(keys.authors_all()), every_author)
 
 
-# `last_seen` / `created_at` in `load_authors_by` mean "within the last N seconds" (as Discours reads them),
-# measured from the start of the current minute, which is part of the cached list's key: the window moves
-# with the clock a minute at a time, and each minute's list is kept like any other.
-WINDOW_STEP = 60
-
-
-def _since(by: dict[str, Any]) -> tuple[str, int] | None:
-    """The window a `by` asks for: ("last_seen" or "created_at", the earliest time in it), or None. As in
-    Discours, `last_seen` wins when both are given, and 0 asks for no window."""
-    for field_name in ("last_seen", "created_at"):
-        if by.get(field_name):
-            seconds = int(by[field_name])
-            if seconds < 0:
-                raise BadInput(f"{field_name} is a number of seconds back from now: 0 or more", field=field_name)
-            # a window longer than the clock has run is every author (and stays a 32-bit time)
-            return field_name, max(0, int(time.time()) // WINDOW_STEP * WINDOW_STEP - seconds)
-    return None
-
-
-def _authors_query(by: dict[str, Any], window: tuple[str, int] | None) -> Select[Any]:
-    query = select(Author.id).where(Author.deleted_at.is_(None))
-    if slug := by.get("slug"):
-        query = query.where(Author.slug == slug)
-    if name := by.get("name"):
-        query = query.where(func.lower(Author.name).like(like_pattern(name.lower()), escape="\\"))
-    if topic := by.get("topic"):
-        query = query.where(Author.id.in_(
+def _authors_query(query: AuthorsQuery) -> Select[Any]:
+    stmt = select(Author.id).where(Author.deleted_at.is_(None))
+    if query.slug:
+        stmt = stmt.where(Author.slug == query.slug)
+    if query.name:
+        stmt = stmt.where(func.lower(Author.name).like(like_pattern(query.name.lower()), escape="\\"))
+    if query.topic:
+        stmt = stmt.where(Author.id.in_(
             select(ShoutAuthor.author)
             .join(ShoutTopic, ShoutTopic.shout == ShoutAuthor.shout)
             .join(Topic, Topic.id == ShoutTopic.topic)
-            .where(Topic.slug == topic)
+            .where(Topic.slug == query.topic)
         ))
-    if window is not None:
-        column, earliest = window
-        query = query.where(getattr(Author, column) > earliest)
-    if (after := by.get("after")) is not None:
-        query = query.where(Author.created_at > after)
-    order = by.get("order") or by.get("stat") or "created_at"
-    if order not in AUTHOR_ORDERS:
-        raise BadInput(f"order must be one of {', '.join(AUTHOR_ORDERS)}", field="order")
+    if query.window is not None:
+        stmt = stmt.where(getattr(Author, query.window.column) > query.window.earliest)
+    if query.after is not None:
+        stmt = stmt.where(Author.created_at > query.after)
+    order = query.order
     if order == "shouts":
         counts = (select(ShoutAuthor.author.label("author"), func.count(distinct(ShoutAuthor.shout)).label("n"))
                   .join(Shout, Shout.id == ShoutAuthor.shout).where(is_listed())
                   .group_by(ShoutAuthor.author).subquery())
-        query = query.outerjoin(counts, counts.c.author == Author.id).order_by(
+        stmt = stmt.outerjoin(counts, counts.c.author == Author.id).order_by(
             func.coalesce(counts.c.n, 0).desc())
     elif order == "followers":
         counts = (select(AuthorFollower.author.label("author"), func.count().label("n"))
                   .group_by(AuthorFollower.author).subquery())
-        query = query.outerjoin(counts, counts.c.author == Author.id).order_by(
+        stmt = stmt.outerjoin(counts, counts.c.author == Author.id).order_by(
             func.coalesce(counts.c.n, 0).desc())
     elif order == "name":
-        query = query.order_by(Author.name.asc())
+        stmt = stmt.order_by(Author.name.asc())
     else:
-        query = query.order_by(getattr(Author, order).desc())
-    return query.order_by(Author.id)
+        stmt = stmt.order_by(getattr(Author, order).desc())
+    return stmt.order_by(Author.id)
 
 
-async def load_authors_by(deps: Deps, by: dict[str, Any], limit: int | None, offset: int | None) -> list[Any]:
-    limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=deps.max_page_size)
-    by = {k: v for k, v in (by or {}).items() if v is not None}
-    if limit == 0:
+async def load_authors_by(deps: Deps, query: AuthorsQuery) -> list[Any]:
+    if query.limit == 0:
         return []
-    window = _since(by)  # once: the query and its key must agree on the minute
-    stmt = _authors_query(by, window)  # validates `order` before anything is cached
+    stmt = _authors_query(query)
 
-    async def query() -> list[int]:
+    async def ids() -> list[int]:
         async with deps.db() as session:
-            return list((await session.scalars(stmt.limit(limit).offset(offset))).all())
+            return list((await session.scalars(stmt.limit(query.limit).offset(query.offset))).all())
 
-    key = keys.authors_stats(limit, offset, by.get("order") or by.get("stat") or "created_at",
-                             keys.digest([*sorted(by.items()), window]))
-    ids = await deps.cache.cached_query(key, query, ttl=deps.ttl_shouts, tags=[keys.TAG_AUTHORS])
-    return await authors_of_ids(deps, ids)
+    key = keys.authors_stats(query.limit, query.offset, query.order, query.digest())
+    found = await deps.cache.cached_query(key, ids, ttl=deps.ttl_shouts, tags=[keys.TAG_AUTHORS])
+    return await authors_of_ids(deps, found)
 
 
 async def get_author_followers(deps: Deps, slug: str | None = None, user: str | None = None,

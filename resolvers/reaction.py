@@ -19,13 +19,11 @@ from orm import Author, Reaction, Shout, ShoutTopic, Topic
 from orm.reaction import COMMENT_KINDS, RATING_KINDS
 from orm.stats import is_listed, reaction_stats, vote_value
 from resolvers.deps import Deps
-from resolvers.errors import BadInput
 from resolvers.paging import page
+from resolvers.reaction_query import DEFAULT_LIMIT, ReactionsQuery, checked_sort
 from resolvers.search import comment_condition, count_cold, search_text
 
-DEFAULT_LIMIT = 50
 DEFAULT_CHILDREN = 3
-SORTS = ("newest", "oldest", "like", "dislike")
 
 
 def _live_on_listed_shouts() -> Select[Any]:
@@ -36,7 +34,7 @@ def _live_on_listed_shouts() -> Select[Any]:
 
 def _sorted(query: Select[Any], sort: str | None) -> Select[Any]:
     """The thread orders of cache/threads.py: ties go by id, and "dislike" is exactly "like" reversed."""
-    sort = _checked(sort)
+    sort = checked_sort(sort)
     if sort in ("like", "dislike"):
         votes = (select(Reaction.reply_to.label("target"), func.sum(vote_value()).label("score"))
                  .where(Reaction.deleted_at.is_(None), Reaction.kind.in_(RATING_KINDS))
@@ -51,11 +49,6 @@ def _sorted(query: Select[Any], sort: str | None) -> Select[Any]:
     return query.order_by(Reaction.created_at.desc(), Reaction.id.desc())
 
 
-def _checked(sort: str | None) -> str:
-    sort = sort or "newest"
-    if sort not in SORTS:
-        raise BadInput(f"sort must be one of {', '.join(SORTS)}", field="sort")
-    return sort
 
 
 async def _with_stats(session: AsyncSession, rows: list[Reaction]) -> list[dict[str, Any]]:
@@ -76,60 +69,54 @@ async def _cached_reactions(deps: Deps, key: str, tags: list[str], stmt: Select[
     return list(await deps.cache.cached_query(key, query, ttl=deps.ttl_shouts, tags=tags))
 
 
-async def load_reactions_by(deps: Deps, by: dict[str, Any], limit: int | None,
-                            offset: int | None, *, client: str | None = None) -> list[dict[str, Any]]:
-    limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=deps.max_page_size)
-    by = {k: v for k, v in (by or {}).items() if v is not None}
-    query = _live_on_listed_shouts()
+async def load_reactions_by(deps: Deps, query: ReactionsQuery, *, client: str | None = None) -> list[dict[str, Any]]:
+    stmt = _live_on_listed_shouts()
     tags = [keys.TAG_REACTIONS]
     shout_id: int | None = None
-    if slug := by.get("shout"):
-        shout_id = await id_by_slug("shout", slug, cache=deps.cache, db=deps.db)
+    if query.shout:
+        shout_id = await id_by_slug("shout", query.shout, cache=deps.cache, db=deps.db)
         if shout_id is None:
             return []
-        query = query.where(Reaction.shout == shout_id)
+        stmt = stmt.where(Reaction.shout == shout_id)
         tags = [keys.tag_shout_reactions(shout_id)]
-    if slugs := by.get("shouts"):
-        query = query.where(Shout.slug.in_(slugs))
-    if kinds := by.get("kinds"):
-        query = query.where(Reaction.kind.in_([str(k) for k in kinds]))
-    if (reply_to := by.get("reply_to")) is not None:
-        query = query.where(Reaction.reply_to == reply_to)
-    search = search_text(deps, by["search"]) if by.get("search") else None
+    if query.shouts:
+        stmt = stmt.where(Shout.slug.in_(query.shouts))
+    if query.kinds:
+        stmt = stmt.where(Reaction.kind.in_(query.kinds))
+    if query.reply_to is not None:
+        stmt = stmt.where(Reaction.reply_to == query.reply_to)
+    search = search_text(deps, query.search) if query.search else None
     if search == "":  # nothing in it to search for
         return []
-    if topic := by.get("topic"):
-        query = query.where(Reaction.shout.in_(
-            select(ShoutTopic.shout).join(Topic, Topic.id == ShoutTopic.topic).where(Topic.slug == topic)))
-    if (created_by := by.get("created_by")) is not None:
-        query = query.where(Reaction.created_by == created_by)
-    if author := by.get("author"):
-        query = query.where(Reaction.created_by.in_(select(Author.id).where(Author.slug == author)))
-    if (after := by.get("after")) is not None:
-        query = query.where(Reaction.created_at >= after)
-    if limit == 0:
+    if query.topic:
+        stmt = stmt.where(Reaction.shout.in_(
+            select(ShoutTopic.shout).join(Topic, Topic.id == ShoutTopic.topic).where(Topic.slug == query.topic)))
+    if query.created_by is not None:
+        stmt = stmt.where(Reaction.created_by == query.created_by)
+    if query.author:
+        stmt = stmt.where(Reaction.created_by.in_(select(Author.id).where(Author.slug == query.author)))
+    if query.after is not None:
+        stmt = stmt.where(Reaction.created_at >= query.after)
+    if query.limit == 0:
         return []
-    sort = _checked(by.get("sort"))
-    key = keys.reactions_by(keys.digest(sorted((k, str(v)) for k, v in by.items()), limit, offset))
-    if (thread := _thread_of(by, sort)) is not None:
+    key = keys.reactions_by(query.digest())
+    if (thread := _thread_of(query)) is not None:
         owner_kind, name = thread
-        owner_id = int(by["reply_to"] if owner_kind == "comment" else shout_id or 0)
-        order = ORDERS[sort]
-        return await _cached_thread_page(deps, key, tags, owner_kind, owner_id, name, limit, offset, order[1],
-                                         shout=shout_id)
-    return await _cached_reactions(deps, key, tags, _sorted(query, sort).limit(limit).offset(offset), search=search,
-                                   client=client)
+        owner_id = (query.reply_to or 0) if owner_kind == "comment" else (shout_id or 0)
+        return await _cached_thread_page(deps, key, tags, owner_kind, owner_id, name, query.limit, query.offset,
+                                         ORDERS[query.sort][1], shout=shout_id)
+    return await _cached_reactions(deps, key, tags, _sorted(stmt, query.sort).limit(query.limit).offset(query.offset),
+                                   search=search, client=client)
 
 
-def _thread_of(by: dict[str, Any], sort: str) -> tuple[str, str] | None:
-    """The comment thread a filter reads, if it is one: the comments of a shout (newest or oldest
-    first) or the replies to a comment, of exactly the thread kinds and nothing else filtered."""
-    kinds = {str(k) for k in by.get("kinds") or ()}
-    if set(by) - {"shout", "reply_to", "kinds", "sort"} or kinds != set(COMMENT_KINDS):
+def _thread_of(query: ReactionsQuery) -> tuple[str, str] | None:
+    """The comment thread a query reads, if it is one: the comments of a shout (newest or oldest first)
+    or the replies to a comment, of exactly the thread kinds and nothing else filtered."""
+    if not query.only_filters("shout", "reply_to", "kinds") or set(query.kinds or ()) != set(COMMENT_KINDS):
         return None
-    if "reply_to" in by:
-        return "comment", set_name("comment", ORDERS[sort][0])
-    if "shout" in by and ORDERS[sort][0] == "":
+    if query.reply_to is not None:
+        return "comment", set_name("comment", ORDERS[query.sort][0])
+    if query.shout is not None and ORDERS[query.sort][0] == "":
         return "shout", "comments:all"
     return None
 
@@ -190,7 +177,7 @@ async def load_comments_branch(
     limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=deps.max_page_size)
     children_limit, children_offset = page(children_limit, children_offset, default=DEFAULT_CHILDREN,
                                            maximum=deps.max_page_size)
-    order, newest_first = ORDERS[_checked(sort)]
+    order, newest_first = ORDERS[checked_sort(sort)]
     if limit == 0:
         return []
     owner_kind, owner_id = ("shout", shout) if parent_id is None else ("comment", parent_id)

@@ -45,8 +45,8 @@ from orm.search import (
     shout_score,
 )
 from orm.stats import is_listed
-from resolvers.author import DEFAULT_LIMIT as DEFAULT_AUTHORS_LIMIT
 from resolvers.author import authors_of_ids
+from resolvers.author_query import DEFAULT_LIMIT as DEFAULT_AUTHORS_LIMIT
 from resolvers.deps import Deps, like_pattern
 from resolvers.errors import BadInput, Busy, RateLimited
 from resolvers.paging import page

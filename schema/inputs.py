@@ -8,7 +8,9 @@ from typing import Any
 
 import strawberry
 
+from resolvers.author_query import AuthorsQuery
 from resolvers.deps import Deps
+from resolvers.reaction_query import ReactionsQuery
 from resolvers.shout_query import NO_FILTERS, ShoutFilters, ShoutsQuery
 from schema.enums import ReactionKind, ReactionSort, ShoutsOrderBy
 
@@ -131,6 +133,23 @@ class LoadShoutsOptions:
     offset: int | None = None
     order_by: ShoutsOrderBy | None = None
     order_by_desc: bool | None = None
+
+
+def authors_query(by: AuthorsBy, limit: int | None, offset: int | None, deps: Deps) -> AuthorsQuery:
+    """The one author-list query `load_authors_by`'s arguments make (BadInput when they are not valid)."""
+    return AuthorsQuery.of(maximum=deps.max_page_size, limit=limit, offset=offset, slug=by.slug, name=by.name,
+                           topic=by.topic, last_seen=by.last_seen, created_at=by.created_at, after=by.after,
+                           order=by.order, stat=by.stat)
+
+
+def reactions_query(by: ReactionBy, limit: int | None, offset: int | None, deps: Deps) -> ReactionsQuery:
+    """The one reaction-list query `load_reactions_by`'s arguments make (BadInput when they are not valid)."""
+    return ReactionsQuery.of(
+        maximum=deps.max_page_size, limit=limit, offset=offset, shout=by.shout, search=by.search,
+        shouts=None if by.shouts is None else [slug for slug in by.shouts if slug is not None],
+        kinds=None if by.kinds is None else [kind.value for kind in by.kinds if kind is not None],
+        reply_to=by.reply_to, topic=by.topic, created_by=by.created_by, author=by.author, after=by.after,
+        sort=None if by.sort is None else by.sort.value)
 
 
 def shouts_query(options: LoadShoutsOptions | None, deps: Deps) -> ShoutsQuery:

@@ -17,7 +17,15 @@ from schema.auth import AuthQuery
 from schema.cache_control import READ_MAX_AGE, cache_control
 from schema.context import Info, client_address
 from schema.enums import ReactionSort, ShoutsOrderBy
-from schema.inputs import AuthorsBy, LoadShoutsOptions, ReactionBy, as_dict, shouts_query
+from schema.inputs import (
+    AuthorsBy,
+    LoadShoutsOptions,
+    ReactionBy,
+    as_dict,
+    authors_query,
+    reactions_query,
+    shouts_query,
+)
 from schema.pages import along, reactions_page, shouts_list, shouts_page
 from schema.results import CommonResult, SearchResult
 from schema.types import Author, Community, Reaction, Shout, Topic
@@ -50,7 +58,8 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_authors_by(self, info: Info, by: AuthorsBy, limit: int | None = None,
                               offset: int | None = None) -> list[Author | None] | None:
-        return _authors(await authors.load_authors_by(info.context.deps, as_dict(by), limit, offset))
+        query = authors_query(by, limit, offset, info.context.deps)
+        return _authors(await authors.load_authors_by(info.context.deps, query))
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_authors_search(self, info: Info, text: str, limit: int | None = None,
@@ -133,8 +142,8 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_reactions_by(self, info: Info, by: ReactionBy, limit: int | None = None,
                                 offset: int | None = None) -> list[Reaction | None] | None:
-        found = await reactions.load_reactions_by(info.context.deps, as_dict(by), limit, offset,
-                                                  client=client_address(info.context.request))
+        query = reactions_query(by, limit, offset, info.context.deps)
+        found = await reactions.load_reactions_by(info.context.deps, query, client=client_address(info.context.request))
         return await reactions_page(info, found)
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))

@@ -12,7 +12,7 @@ from sqlalchemy import delete, func, select
 from orm import Author, Community, Reaction, Shout, Topic
 from orm.reaction import COMMENT_KINDS
 from orm.stats import is_listed
-from resolvers.author import WINDOW_STEP
+from resolvers.author_query import WINDOW_STEP
 from resolvers.writes import transaction
 from tests.helpers import Api
 

@@ -25,6 +25,7 @@ from orm import Author, Reaction, Shout
 from resolvers.deps import Deps, SearchLimits
 from resolvers.errors import Busy, RateLimited
 from resolvers.reaction import load_reactions_by
+from resolvers.reaction_query import ReactionsQuery
 from resolvers.search import load_authors_search, load_shouts_search
 from resolvers.shout_query import ShoutsQuery
 from resolvers.writes import transaction
@@ -225,9 +226,9 @@ async def test_authors_by_a_part_of_a_name_a_typo_or_the_bio(deps: Deps, written
 
 async def test_comments_by_their_words(deps: Deps, written: dict[str, int]) -> None:
     for query in ("черника", "маяк"):
-        found = await load_reactions_by(deps, {"search": query}, 10, 0)  # no seeded comment has these words
+        found = await load_reactions_by(deps, ReactionsQuery(search=query, limit=10))  # no seeded comment has these words
         assert [r["id"] for r in found] == [written["comment"]], query
-    assert await load_reactions_by(deps, {"search": "и в на"}, 10, 0) == []
+    assert await load_reactions_by(deps, ReactionsQuery(search="и в на", limit=10)) == []
 
 
 async def test_every_lemma_of_the_corpus_is_found_in_every_form(engine: Any) -> None:

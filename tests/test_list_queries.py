@@ -1,6 +1,7 @@
-"""The shout-list query at its boundary (resolvers/shout_query.py, made in schema/inputs.py `shouts_query`):
-what it accepts, clamps and refuses, that equal queries have equal cache keys whatever order their
-filters came in, and which leaderboard answers it. Over HTTP, bad options are answered as before."""
+"""The list queries at their boundary (resolvers/shout_query.py, reaction_query.py, author_query.py, made in
+schema/inputs.py): what each accepts, clamps and refuses, that equal queries have equal cache keys whatever
+order their filters came in, and which leaderboard answers a shout list. Over HTTP, bad options are
+answered as before."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from typing import Any
 
 import pytest
 
+from resolvers.author_query import WINDOW_STEP, AuthorsQuery, Window
 from resolvers.errors import BadInput
 from resolvers.paging import MAX_OFFSET
+from resolvers.reaction_query import ReactionsQuery
 from resolvers.shout_query import (
     DEFAULT_LIMIT,
     NO_FILTERS,
@@ -92,3 +95,32 @@ async def test_bad_options_over_http_are_answered_as_before(gql: Any) -> None:
             answer = await gql(f"{{ {call} {{ __typename }} }}")
             error = answer["errors"][0]
             assert error["extensions"]["code"] == "BAD_USER_INPUT" and error["extensions"]["field"] == field, answer
+
+
+def test_a_reaction_query_checks_its_order_and_keys_its_kinds_as_a_set() -> None:
+    with pytest.raises(BadInput) as refused:
+        ReactionsQuery.of(maximum=100, sort="loudest")
+    assert refused.value.field == "sort"
+    one = ReactionsQuery.of(maximum=100, kinds=["QUOTE", "COMMENT", "QUOTE"], shout="s")
+    assert one.kinds == ("COMMENT", "QUOTE") and one.sort == "newest" and one.limit == 50
+    assert one.digest() == ReactionsQuery.of(maximum=100, kinds=["COMMENT", "QUOTE"], shout="s").digest()
+    assert one.digest() != ReactionsQuery.of(maximum=100, kinds=["COMMENT"], shout="s").digest()
+    assert one.digest() != ReactionsQuery.of(maximum=100, kinds=["COMMENT", "QUOTE"], shout="s", sort="oldest").digest()
+    assert one.only_filters("shout", "kinds") and not one.only_filters("shout")
+    assert ReactionsQuery.of(maximum=100, limit=500).limit == 100
+
+
+def test_an_author_query_fixes_its_window_to_the_minute() -> None:
+    now = 1_800_000_030.0
+    query = AuthorsQuery.of(maximum=100, last_seen=3600, created_at=60, now=now)
+    assert query.window == Window("last_seen", int(now) // WINDOW_STEP * WINDOW_STEP - 3600)  # last_seen wins
+    assert query.digest() == AuthorsQuery.of(maximum=100, last_seen=3600, now=now + 20).digest()  # same minute
+    assert query.digest() != AuthorsQuery.of(maximum=100, last_seen=3600, now=now + 40).digest()  # the next
+    assert AuthorsQuery.of(maximum=100, created_at=0).window is None  # 0 asks for no window
+    assert AuthorsQuery.of(maximum=100, stat="followers").order == "followers"
+    assert AuthorsQuery.of(maximum=100, order="name", stat="followers").order == "name"
+    for arguments, field in (({"order": "height"}, "order"), ({"last_seen": -5}, "last_seen"),
+                             ({"limit": -1}, "limit")):
+        with pytest.raises(BadInput) as refused:
+            AuthorsQuery.of(maximum=100, **arguments)
+        assert refused.value.field == field
