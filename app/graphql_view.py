@@ -106,11 +106,11 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         if scope["type"] != "http":
             await super().__call__(scope, receive, send)
             return
+        request: GraphQLRequest | Refused
         try:
             request, receive = await read(scope, receive, self.rules)
         except Refused as refused:
-            await self.serve(scope, receive, send, refused)
-            return
+            request = refused
         await self.serve(scope, receive, send, request)
 
     async def serve(self, scope: Scope, receive: Receive, send: Send, request: GraphQLRequest | Refused, *,

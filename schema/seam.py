@@ -38,7 +38,6 @@ from strawberry.asgi import StarletteRequestAdapter as StarletteRequestAdapter
 from strawberry.extensions import SchemaExtension
 from strawberry.http.exceptions import WebSocketDisconnected as WebSocketDisconnected  # re-exported
 from strawberry.http.ides import get_graphql_ide_html
-from strawberry.http.parse_content_type import parse_content_type as parse_content_type  # re-exported
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.schema.schema import validate_document as _strawberry_validate
 from strawberry.schema.schema_converter import GraphQLCoreConverter
