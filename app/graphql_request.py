@@ -12,8 +12,8 @@ the wrong type, a persisted query in a form Apollo's protocol does not have (400
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 from urllib.parse import parse_qsl
 
 import orjson
@@ -45,8 +45,11 @@ class ReadingRules:
     session_cookie: str = "session_token"
 
 
-@dataclass(frozen=True, slots=True)
-class Operation:
+# The two below are NamedTuples, typed and immutable like frozen dataclasses but made at a third of their
+# cost: every request makes one of each, a response-cache hit included (about 2 us saved per hit).
+
+
+class Operation(NamedTuple):
     """One operation's parameters, as GraphQL over HTTP names them (a request holds one, a batch several)."""
 
     document: str | None  # `query`; None for a hash-only persisted query until its document is found
@@ -63,8 +66,7 @@ class Operation:
         return sha256(self.document) if self.document else None
 
 
-@dataclass(frozen=True, slots=True)
-class GraphQLRequest:
+class GraphQLRequest(NamedTuple):
     """A request's GraphQL parameters and what its steps need of its headers, decoded once."""
 
     method: str  # GET or POST
@@ -76,7 +78,7 @@ class GraphQLRequest:
     signed_in: bool = False  # it carries credentials (checked later, where it matters)
     address: str | None = None  # the client's (uvicorn takes it from X-Forwarded-For behind a trusted proxy)
     asks_for_page: bool = False  # a browser's GET with no query: GraphiQL
-    public_key: str | None = field(default=None, compare=False)  # where a public answer to it is kept
+    public_key: str | None = None  # where a public answer to it is kept
 
     @property
     def single(self) -> Operation | None:
@@ -92,16 +94,13 @@ class GraphQLRequest:
         """Where the answer to this request is kept: the public key, or one viewer's (`scope`); None when
         it is not kept (a batch; a browser's GET, which may be GraphiQL's)."""
         single = self.single
-        digest = single.document_hash if single is not None else None
-        if digest is None or single is None or (self.method == "GET" and "text/html" in self.accept):
-            return None
-        return request_key(digest, single.operation_name, single.variables, scope)
+        return None if single is None else _key(single, self.method, self.accept, scope)
 
     def with_document(self, document: str) -> GraphQLRequest:
         """The request of a hash-only persisted query, its document found."""
         single = self.single
         assert single is not None
-        return replace(self, operations=(replace(single, document=document),))
+        return self._replace(operations=(single._replace(document=document),))
 
 
 async def read(scope: Scope, receive: Receive, rules: ReadingRules) -> tuple[GraphQLRequest, Receive]:
@@ -110,18 +109,16 @@ async def read(scope: Scope, receive: Receive, rules: ReadingRules) -> tuple[Gra
     headers = {name.decode(): value.decode("latin-1") for name, value in scope["headers"] if name in _HEADERS}
     body, receive = await _body(scope, receive)
     cookie = headers.get("cookie")
-    signed_in = bool(headers.get("authorization")) or (
-        cookie is not None and bool(cookie_parser(cookie).get(rules.session_cookie)))
+    signed_in = bool(headers.get("authorization")) or (  # cookies parsed only when they may hold the session
+        cookie is not None and rules.session_cookie in cookie and bool(cookie_parser(cookie).get(rules.session_cookie)))
     client = scope.get("client")
-    common = {"method": scope["method"], "accept": headers.get("accept", ""),
-              "accept_encoding": headers.get("accept-encoding", ""),
-              "if_none_match": headers.get("if-none-match", ""), "signed_in": signed_in,
-              "address": client[0] if client else None}
-    if scope["method"] == "GET":
+    method, accept = scope["method"], headers.get("accept", "")
+    if method == "GET":
         query = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
         if "query" not in query and "extensions" not in query and any(
-                kind in common["accept"] for kind in ("text/html", "*/*")):
-            return GraphQLRequest(operations=(), asks_for_page=True, **common), receive
+                kind in accept for kind in ("text/html", "*/*")):
+            return GraphQLRequest(method, (), accept=accept, signed_in=signed_in, asks_for_page=True,
+                                  address=client[0] if client else None), receive
         params: dict[str, Any] = dict(query)
         for name in ("variables", "extensions"):
             if query.get(name):
@@ -144,17 +141,28 @@ async def read(scope: Scope, receive: Receive, rules: ReadingRules) -> tuple[Gra
             raise Refused(400, TOO_MANY_OPERATIONS, f"{len(items)} operations in one request; at most "
                           f"{rules.max_batch} are run together")
         operations = tuple(_operation(item) for item in items)
-    request = GraphQLRequest(operations=operations, batch=batch, **common)
-    return replace(request, public_key=request.response_key()), receive
+    return GraphQLRequest(method=method, operations=operations, batch=batch, accept=accept,
+                          accept_encoding=headers.get("accept-encoding", ""),
+                          if_none_match=headers.get("if-none-match", ""), signed_in=signed_in,
+                          address=client[0] if client else None,
+                          public_key=None if batch else _key(operations[0], method, accept)), receive
+
+
+def _key(operation: Operation, method: str, accept: str, scope: str = "") -> str | None:
+    digest = operation.document_hash
+    if digest is None or (method == "GET" and "text/html" in accept):
+        return None
+    return request_key(digest, operation.operation_name, operation.variables, scope)
 
 
 def _decoded(raw: bytes, rules: ReadingRules) -> Any:
-    """JSON, decoded by orjson (invalid UTF-8 and nesting past 1,024 levels are errors), within the depth."""
+    """JSON, decoded by orjson (invalid UTF-8 and nesting past 1,024 levels are errors), within the depth
+    (walked only when the text has enough brackets to nest that deep: most requests have a handful)."""
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         raise Refused(400, BAD_REQUEST, "The request is not valid JSON") from None
-    if json_depth(value) > rules.max_json_depth:
+    if raw.count(b"[") + raw.count(b"{") > rules.max_json_depth and json_depth(value) > rules.max_json_depth:
         raise Refused(400, BAD_REQUEST, f"JSON nested deeper than {rules.max_json_depth} levels")
     return value
 
@@ -162,13 +170,15 @@ def _decoded(raw: bytes, rules: ReadingRules) -> Any:
 def _operation(params: Mapping[str, Any]) -> Operation:
     query, name = params.get("query"), params.get("operationName")
     variables, extensions = params.get("variables"), params.get("extensions")
-    for value, what, kind in ((query, "query", str), (name, "operationName", str), (variables, "variables", dict),
-                              (extensions, "extensions", dict)):
-        if value is not None and not isinstance(value, kind):
-            article = "a string" if kind is str else "an object"
-            raise Refused(400, BAD_REQUEST, f"The operation's `{what}` must be {article} or null")
-    return Operation(document=query or None, operation_name=name, variables=variables, extensions=extensions,
-                     persisted_hash=_persisted_hash(extensions))
+    if not (isinstance(query, str | None) and isinstance(name, str | None) and isinstance(variables, dict | None)
+            and isinstance(extensions, dict | None)):
+        for value, what, kind in ((query, "query", str), (name, "operationName", str),
+                                  (variables, "variables", dict), (extensions, "extensions", dict)):
+            if value is not None and not isinstance(value, kind):
+                article = "a string" if kind is str else "an object"
+                raise Refused(400, BAD_REQUEST, f"The operation's `{what}` must be {article} or null")
+    return Operation(query or None, name, variables, extensions,
+                     None if extensions is None else _persisted_hash(extensions))
 
 
 def _persisted_hash(extensions: dict[str, Any] | None) -> str | None:

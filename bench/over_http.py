@@ -363,7 +363,19 @@ async def main() -> None:
         report = await run(database_url, redis_url, args)
     print(report)
     if not args.no_write:
-        RESULTS.write_text(report)
+        write_section(RESULTS, report)
+
+
+def write_section(path: Path, section: str) -> None:
+    """`section` in place of the one of the same title in `path` (the other benches' sections stay)."""
+    title = section.split("\n", 1)[0]
+    text = path.read_text() if path.exists() else ""
+    start = text.find(title + "\n")
+    if start < 0:
+        path.write_text(section + ("\n" + text if text else ""))
+        return
+    end = text.find("\n# ", start + len(title))
+    path.write_text(text[:start] + section + (text[end:] if end >= 0 else ""))
 
 
 if __name__ == "__main__":
