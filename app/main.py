@@ -73,7 +73,8 @@ async def check_services(settings: Settings, deps: Deps, *, database: bool = Tru
 async def open_deps(settings: Settings) -> AsyncIterator[Deps]:
     """Create the engine, session factory, Redis client and cache; close them on exit."""
     engine = make_engine(settings.database_url, pool_size=settings.db_pool_size,
-                         ping_after_idle=settings.db_ping_after_idle)
+                         ping_after_idle=settings.db_ping_after_idle,
+                         transaction_pooler=settings.db_transaction_pooler)
     # One guard (circuit breaker, error mapping) for every Redis call of this process, on either Redis.
     guard = RedisGuard(settings.redis_breaker_seconds)
     redis = make_redis(settings.redis_url, max_connections=settings.redis_max_connections, guard=guard,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from typing import Any, Literal, TypeVar
+from urllib.parse import quote
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -66,6 +67,29 @@ class OAuthProvider(BaseModel):
     emails_verified: bool = False
 
 
+def postgres_url(url: str) -> str:
+    """A PostgreSQL URL as SQLAlchemy's asyncpg dialect reads it. Operators write libpq's form, which may name
+    several hosts for failover (`postgresql://u@h1:5432,h2:5432/db?target_session_attrs=read-write`: the
+    first that answers and is the primary); SQLAlchemy takes several hosts only as repeated `host`
+    parameters (`postgresql+asyncpg://u@/db?host=h1:5432&host=h2:5432&...`), which is written here. A URL
+    with one host, or in SQLAlchemy's form already, only gets the driver's name."""
+    rest = url.split("://", 1)[1]
+    authority, _, path = rest.partition("/")
+    userinfo, at, hosts = authority.rpartition("@")
+    if "," not in hosts:
+        return "postgresql+asyncpg://" + rest
+    database, _, query = path.partition("?")
+    named = "&".join(f"host={quote(_with_port(host.strip()), safe=':')}" for host in hosts.split(",")
+                     if host.strip())
+    return (f"postgresql+asyncpg://{userinfo}{at}/{database}?{named}" + (f"&{query}" if query else ""))
+
+
+def _with_port(host: str) -> str:
+    """`host:port`, libpq's default port when none is named (SQLAlchemy wants one for every host; it takes
+    no IPv6 address in a list of several: name such hosts)."""
+    return host if ":" in host else f"{host}:5432"
+
+
 class DatabaseSettings(BaseSettings):
     """What migrations need, and nothing more (no JWT_SECRET, no Redis)."""
 
@@ -77,8 +101,8 @@ class DatabaseSettings(BaseSettings):
     @field_validator("database_url")
     @classmethod
     def _normalise_database_url(cls, value: str) -> str:
-        if value.startswith(("postgres://", "postgresql://")):
-            return "postgresql+asyncpg://" + value.split("://", 1)[1]
+        if value.startswith(("postgres://", "postgresql://", "postgresql+asyncpg://")):
+            return postgres_url(value)
         if value.startswith("sqlite://") and "+aiosqlite" not in value:
             return value.replace("sqlite://", "sqlite+aiosqlite://", 1)
         if not value.startswith(("postgresql+asyncpg://", "sqlite+aiosqlite://")):
@@ -111,6 +135,11 @@ class Settings(DatabaseSettings):
     # A pooled database connection idle longer than this is pinged before use (one used more recently
     # is trusted: the ping is a round trip that would cost every cold read; orm/engine.py).
     db_ping_after_idle: float = 5.0
+    # DATABASE_URL names a transaction pooler (PgBouncer with pool_mode = transaction or statement), whose
+    # server connections change from one transaction to the next: prepared statements are then named
+    # uniquely and never cached on a connection (orm/engine.py). Migrations and `discours adopt` take a
+    # direct URL of the primary instead (README, "Deploying and scaling out").
+    db_transaction_pooler: bool = False
     redis_max_connections: int = 64
 
     host: str = "127.0.0.1"

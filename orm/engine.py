@@ -4,8 +4,10 @@ command, or a test fixture) calls these and owns what they return."""
 from __future__ import annotations
 
 import time
+import uuid
 from typing import Any
 
+from asyncpg.exceptions import TargetServerAttributeNotMatched
 from sqlalchemy import event, exc
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
@@ -66,21 +68,60 @@ def _measure(engine: AsyncEngine) -> None:
     event.listen(engine.sync_engine, "handle_error", failed)
 
 
-def make_engine(url: str, *, pool_size: int = 10, echo: bool = False, ping_after_idle: float = 5.0) -> AsyncEngine:
+def make_engine(url: str, *, pool_size: int = 10, echo: bool = False, ping_after_idle: float = 5.0,
+                transaction_pooler: bool = False) -> AsyncEngine:
+    """`transaction_pooler`: `url` names PgBouncer in transaction pooling (DB_TRANSACTION_POOLER)."""
     if url.startswith("sqlite"):
         engine = create_async_engine(url, echo=echo)
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
     else:
-        engine = create_async_engine(url, echo=echo, pool_size=pool_size, max_overflow=pool_size)
+        engine = create_async_engine(url, echo=echo, pool_size=pool_size, max_overflow=pool_size,
+                                     connect_args=_through_pooler() if transaction_pooler else {})
         _ping_after_idle(engine, ping_after_idle)
     _measure(engine)
     return engine
+
+
+def _through_pooler() -> dict[str, Any]:
+    """asyncpg behind a transaction pooler, as SQLAlchemy documents it: a statement is prepared on whichever
+    server connection the pooler lends for its transaction, so it gets a name no other statement has (the
+    default `__asyncpg_stmt_N__` counts per client connection, and two clients' names collide on one server
+    connection), and neither asyncpg nor SQLAlchemy keeps it for later (the next transaction may run on a
+    server connection that never saw it)."""
+    return {"prepared_statement_name_func": lambda: f"__asyncpg_{uuid.uuid4().hex}__",
+            "statement_cache_size": 0, "prepared_statement_cache_size": 0}
 
 
 def make_session_factory(engine: AsyncEngine, *,
                          info: dict[str, Any] | None = None) -> async_sessionmaker[AsyncSession]:
     """`info` starts each session's `session.info` (triggers/ keeps its sink there: `writing_sessions`)."""
     return async_sessionmaker(engine, expire_on_commit=False, info=info or {})
+
+
+# SQLSTATEs that say the database cannot take the statement now, though it may in a moment: a connection
+# lost or refused (class 08), a server shutting down or starting (57P01-57P03), a primary that is now a
+# standby (25006: a write sent to a read-only server, as after a failover that demoted it).
+UNAVAILABLE_SQLSTATES = ("08", "57P01", "57P02", "57P03", "25006")
+
+
+def is_unavailable(error: BaseException) -> bool:
+    """Whether `error` means the database is out of reach or is changing roles (a stopped primary, a
+    failover under way: no host of a multi-host URL takes writes yet), not that the statement is wrong:
+    the request may be tried again shortly. SQLAlchemy wraps what the driver raises on a connection it has,
+    not always what connecting raises, so the whole chain of causes is looked at."""
+    if isinstance(error, exc.DBAPIError) and error.connection_invalidated:
+        return True
+    seen: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and current not in seen and len(seen) < 8:
+        seen.append(current)
+        if isinstance(current, OSError | TimeoutError | exc.TimeoutError | TargetServerAttributeNotMatched):
+            return True
+        if (getattr(current, "sqlstate", None) or "").startswith(UNAVAILABLE_SQLSTATES):
+            return True
+        wrapped = current.orig if isinstance(current, exc.DBAPIError) else None
+        current = wrapped or current.__cause__ or current.__context__
+    return False
 
 
 async def create_database_if_missing(url: str) -> None:

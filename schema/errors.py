@@ -12,6 +12,7 @@ from graphql import GraphQLError, GraphQLSyntaxError
 from redis.exceptions import RedisError
 from strawberry.extensions import SchemaExtension
 
+from orm.engine import is_unavailable
 from resolvers.errors import ApiError
 from schema.limits import PARSE_FAILED, VALIDATION_FAILED
 
@@ -39,7 +40,9 @@ def _mapped(error: GraphQLError) -> GraphQLError:
             extensions["field"] = original.field
         return GraphQLError(str(original), nodes=error.nodes, path=error.path, extensions=extensions,
                             original_error=original)
-    if isinstance(original, RedisError):  # only what truly lives in Redis (sessions, tokens) gets here
+    if isinstance(original, RedisError) or is_unavailable(original):
+        # Redis: only what truly lives in Redis (sessions, tokens) gets here. PostgreSQL: out of reach or
+        # changing roles (a failover): a write in that gap is not done, and says so.
         return GraphQLError("Service temporarily unavailable, try again shortly", nodes=error.nodes,
                             path=error.path, extensions={"code": "SERVICE_UNAVAILABLE"}, original_error=original)
     # Logged with its traceback by the schema's process_errors; the client sees no internals.
