@@ -95,7 +95,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
 
     async def run() -> dict[str, int]:
         async with open_deps(load_settings()) as deps:
-            return await rebuild_all(deps.live, deps.cache, deps.db, Progress(not args.quiet).show)
+            return await rebuild_all(deps.live, deps.cache, deps.primary, Progress(not args.quiet).show)
 
     counts = asyncio.run(run())
     print("rebuilt the structures of " + ", ".join(f"{kind}: {n}" for kind, n in counts.items()))

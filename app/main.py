@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
 
 from redis.exceptions import RedisError
@@ -37,8 +37,10 @@ from cache.redis_metrics import RedisMetrics
 from cache.revalidator import CacheRevalidationManager
 from cache.store import Cache
 from cache.views import ViewCounter
+from cache.wal_floor import WalFloor
 from config.settings import Settings, SettingsError, get_settings
 from orm.engine import make_engine, make_session_factory
+from orm.replicas import ReadRouting, primary_position
 from resolvers import digests, scheduled
 from resolvers.deps import DEFERRED_QUEUE, Deps, SearchLimits
 from schema.limits import Limits
@@ -72,9 +74,9 @@ async def check_services(settings: Settings, deps: Deps, *, database: bool = Tru
 @contextlib.asynccontextmanager
 async def open_deps(settings: Settings) -> AsyncIterator[Deps]:
     """Create the engine, session factory, Redis client and cache; close them on exit."""
-    engine = make_engine(settings.database_url, pool_size=settings.db_pool_size,
-                         ping_after_idle=settings.db_ping_after_idle,
-                         transaction_pooler=settings.db_transaction_pooler)
+    engine, *replicas = (make_engine(url, pool_size=settings.db_pool_size, ping_after_idle=settings.db_ping_after_idle,
+                                     transaction_pooler=settings.db_transaction_pooler)
+                         for url in (settings.database_url, *settings.database_replica_urls))
     # One guard (circuit breaker, error mapping) for every Redis call of this process, on either Redis.
     guard = RedisGuard(settings.redis_breaker_seconds)
     redis = make_redis(settings.redis_url, max_connections=settings.redis_max_connections, guard=guard,
@@ -85,7 +87,7 @@ async def open_deps(settings: Settings) -> AsyncIterator[Deps]:
     cache = Cache(redis, state=state, ttl_jitter=settings.cache_ttl_jitter,
                   default_ttl=settings.cache_ttl_default, missing_ttl=settings.cache_ttl_missing,
                   generation_ttl=settings.cache_ttl_generations, kept_decoded=settings.composites_kept_decoded)
-    deps = wire(settings, engine, cache, auth=build_auth(settings, state))
+    deps = wire(settings, engine, cache, auth=build_auth(settings, state), replicas=replicas)
     try:
         yield deps
     finally:
@@ -97,11 +99,16 @@ async def open_deps(settings: Settings) -> AsyncIterator[Deps]:
         await redis.aclose()
         if state is not redis:
             await state.aclose()
+        if deps.routing is not None:
+            await deps.routing.dispose()
         await engine.dispose()
 
 
-def wire(settings: Settings, engine: AsyncEngine, cache: Cache, *, auth: AuthServices | None) -> Deps:
-    """Sessions whose commits invalidate the cache (triggers) and the revalidation manager behind them."""
+def wire(settings: Settings, engine: AsyncEngine, cache: Cache, *, auth: AuthServices | None,
+         replicas: Sequence[AsyncEngine] = ()) -> Deps:
+    """Sessions whose commits invalidate the cache (triggers) and the revalidation manager behind them;
+    with `replicas` (of `engine`, the primary), sessions whose reads may go to them, and the WAL floor
+    that keeps those reads from missing a commit (orm/replicas.py, cache/wal_floor.py)."""
     register_triggers()
     state = cache.state  # what must not be evicted (REDIS_STATE_URL): queues here, sessions in `auth`
     live = LiveStore(cache, ttl=settings.live_ttl, set_cap=settings.live_set_cap,
@@ -110,8 +117,16 @@ def wire(settings: Settings, engine: AsyncEngine, cache: Cache, *, auth: AuthSer
                                            interval=settings.cache_revalidation_interval)
     if not settings.cache_invalidation:
         log.warning("CACHE_INVALIDATION=off: committed writes do not invalidate the cache (stale reads ahead)")
-    sink = CacheSink(cache, revalidator, live, invalidation=settings.cache_invalidation)
-    db = writing_sessions(engine, sink)
+    routing, wal_floor = None, None
+    if replicas:
+        wal_floor = WalFloor(cache, lambda: primary_position(engine))
+        if not settings.replica_floor:
+            log.warning("REPLICA_FLOOR=off: reads take replicas whatever they have replayed (stale reads ahead)")
+        routing = ReadRouting(engine, replicas, floor=wal_floor.read if settings.replica_floor else _anywhere,
+                              max_lag=settings.replica_max_lag,
+                              check_interval=settings.replica_check_interval)
+    sink = CacheSink(cache, revalidator, live, invalidation=settings.cache_invalidation, wal_floor=wal_floor)
+    db = writing_sessions(engine, sink, routing=routing)
     views = ViewCounter(cache, make_session_factory(engine), live, per_hour_cap=settings.views_per_hour_cap,
                         flush_interval=settings.views_flush_interval)
     delayed = DelayedQueue(state, DEFERRED_QUEUE, batch=settings.queue_batch, lease=settings.queue_lease,
@@ -126,12 +141,18 @@ def wire(settings: Settings, engine: AsyncEngine, cache: Cache, *, auth: AuthSer
                                     author_similarity=settings.author_search_similarity),
                 digest_window=settings.notification_digest_window, notify_fanout=settings.notify_fanout_cap,
                 auth=auth,
-                revalidator=revalidator, live=live, views=views, delayed=delayed,
+                revalidator=revalidator, live=live, views=views, delayed=delayed, routing=routing,
+                primary=writing_sessions(engine, sink) if routing is not None else db,
                 hub=Hub(cache.redis, queue_size=settings.subscription_queue_size))
     scheduled.register(deps)
     if auth is not None:  # digests are mailed through the auth services' mailer
         digests.register(deps)
     return deps
+
+
+async def _anywhere() -> int:
+    """The floor of a replica-unaware server (REPLICA_FLOOR=off): any replica has replayed position 0."""
+    return 0
 
 
 def create_app(settings: Settings | None = None, deps: Deps | None = None) -> Starlette:
@@ -157,6 +178,9 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
                 await precache_data(own.cache, own.db)
             if own.revalidator is not None:
                 await own.revalidator.start()
+            if own.routing is not None:  # replicas in use once checked
+                await own.routing.check()
+                own.routing.start()
             await own.views.start()
             sweeper = Periodic("scheduled drafts sweep", settings.queue_sweep_interval, lambda: scheduled.sweep(own))
             try:

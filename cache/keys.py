@@ -509,6 +509,12 @@ def precache_done() -> str:
     return "precache:done"
 
 
+def wal_floor() -> str:
+    """The WAL position every replica read must have replayed (cache/wal_floor.py): one key, on the state
+    Redis, 16 hex digits."""
+    return "db:wal_floor"
+
+
 def fill_lock(cache_key: str) -> str:
     """Held by the one worker computing a missing value, so the others wait instead of piling on."""
     return f"lock:fill:{digest(cache_key)}"

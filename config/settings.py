@@ -140,6 +140,15 @@ class Settings(DatabaseSettings):
     # uniquely and never cached on a connection (orm/engine.py). Migrations and `discours adopt` take a
     # direct URL of the primary instead (README, "Deploying and scaling out").
     db_transaction_pooler: bool = False
+    # Streaming replicas of DATABASE_URL's primary (a JSON list of URLs, each in either form DATABASE_URL
+    # takes): cache fills and other reads go to one that has replayed every commit the cache knows of
+    # (orm/replicas.py), else to the primary. Empty: every read on the primary.
+    database_replica_urls: list[str] = Field(default_factory=list)
+    # A replica further behind its primary than this (seconds) is passed over until it catches up. Reads
+    # never miss a commit whatever the lag (the WAL floor); this bounds how often they find a replica behind.
+    replica_max_lag: float = 30.0
+    # How often each replica's replay position and lag are checked (and a lost one tried again).
+    replica_check_interval: float = 1.0
     redis_max_connections: int = 64
 
     host: str = "127.0.0.1"
@@ -161,6 +170,9 @@ class Settings(DatabaseSettings):
     # false ("off") makes the after-commit invalidation a no-op: committed writes leave cached values as
     # they were. Only for tests and drills that show what the invalidation prevents; refused in production.
     cache_invalidation: bool = True
+    # false ("off") reads a usable replica whatever it has replayed, as a replica-unaware server would (no
+    # WAL floor): the control of the replica drills, refused in production like CACHE_INVALIDATION=off.
+    replica_floor: bool = True
     # Every response names the worker process that answered (X-Worker: its pid); for tests and debugging.
     expose_worker: bool = False
     # Background revalidation loop period, seconds (seed 002: 5 minutes).
@@ -317,6 +329,14 @@ class Settings(DatabaseSettings):
     # on in development, off in production (ENVIRONMENT). Never set it on in production.
     mail_log_links: bool | None = None
 
+    @field_validator("database_replica_urls")
+    @classmethod
+    def _normalise_replica_urls(cls, value: list[str]) -> list[str]:
+        for url in value:
+            if not url.startswith(("postgres://", "postgresql://", "postgresql+asyncpg://")):
+                raise ValueError(f"DATABASE_REPLICA_URLS: each must be a postgresql:// URL, got {url!r}")
+        return [postgres_url(url) for url in value]
+
     @field_validator("redis_url", "redis_state_url")
     @classmethod
     def _check_redis_url(cls, value: str | None) -> str | None:
@@ -342,6 +362,12 @@ class Settings(DatabaseSettings):
     def _state_beside_a_cache(self) -> Settings:
         if self.redis_state_url and not self.redis_url:
             raise ValueError("REDIS_STATE_URL needs REDIS_URL (the cache's Redis) as well")
+        return self
+
+    @model_validator(mode="after")
+    def _replicas_of_postgres(self) -> Settings:
+        if self.database_replica_urls and self.is_sqlite:
+            raise ValueError("DATABASE_REPLICA_URLS needs a PostgreSQL DATABASE_URL (SQLite has no replicas)")
         return self
 
     @model_validator(mode="after")
@@ -388,9 +414,10 @@ class Settings(DatabaseSettings):
 
     @model_validator(mode="after")
     def _invalidation_in_production(self) -> Settings:
-        if not self.cache_invalidation and self.is_production:
-            raise ValueError("CACHE_INVALIDATION=off serves stale data and is for tests and drills only; it is "
-                             "refused in production (set ENVIRONMENT=development for a drill)")
+        for name, on in (("CACHE_INVALIDATION", self.cache_invalidation), ("REPLICA_FLOOR", self.replica_floor)):
+            if not on and self.is_production:
+                raise ValueError(f"{name}=off serves stale data and is for tests and drills only; it is "
+                                 "refused in production (set ENVIRONMENT=development for a drill)")
         return self
 
     @property

@@ -141,6 +141,12 @@ class PostgresServer:
         """Wait until this standby streams from its primary."""
         await self._until("SELECT status = 'streaming' FROM pg_stat_wal_receiver", deadline)
 
+    async def caught_up(self, deadline: float = 30.0) -> None:
+        """Wait until this standby has replayed all its primary had written when this was called."""
+        assert self.primary is not None, "a primary is always caught up with itself"
+        target = await self.primary.sql("SELECT pg_current_wal_insert_lsn()::text")
+        await self._until(f"SELECT pg_last_wal_replay_lsn() >= '{target}'::pg_lsn", deadline)
+
     async def _until(self, query: str, deadline: float) -> None:
         ends = time.monotonic() + deadline
         while True:

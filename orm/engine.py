@@ -11,6 +11,7 @@ from asyncpg.exceptions import TargetServerAttributeNotMatched
 from sqlalchemy import event, exc
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
+from orm.replicas import ReadRouting, RoutingSession
 from telemetry import metrics
 
 
@@ -92,10 +93,14 @@ def _through_pooler() -> dict[str, Any]:
             "statement_cache_size": 0, "prepared_statement_cache_size": 0}
 
 
-def make_session_factory(engine: AsyncEngine, *,
-                         info: dict[str, Any] | None = None) -> async_sessionmaker[AsyncSession]:
-    """`info` starts each session's `session.info` (triggers/ keeps its sink there: `writing_sessions`)."""
-    return async_sessionmaker(engine, expire_on_commit=False, info=info or {})
+def make_session_factory(engine: AsyncEngine, *, info: dict[str, Any] | None = None,
+                         routing: ReadRouting | None = None) -> async_sessionmaker[AsyncSession]:
+    """`info` starts each session's `session.info` (triggers/ keeps its sink there: `writing_sessions`).
+    With `routing`, the sessions' reads may go to replicas (orm/replicas.py); `engine` is the primary."""
+    if routing is None:
+        return async_sessionmaker(engine, expire_on_commit=False, info=info or {})
+    return async_sessionmaker(engine, expire_on_commit=False, info=info or {}, sync_session_class=RoutingSession,
+                              routing=routing)
 
 
 # SQLSTATEs that say the database cannot take the statement now, though it may in a moment: a connection

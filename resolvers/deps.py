@@ -15,6 +15,7 @@ from cache.pubsub import Hub
 from cache.store import Cache
 from cache.threads import Threads
 from cache.views import ViewCounter
+from orm.replicas import ReadRouting
 
 if TYPE_CHECKING:
     from auth.services import AuthServices
@@ -58,17 +59,24 @@ class Deps:
     delayed: DelayedQueue = None  # type: ignore[assignment]  # built from `cache` when not given
     # This worker's one pub/sub connection, shared by its subscribers (cache/pubsub.py).
     hub: Hub = None  # type: ignore[assignment]  # built from `cache` when not given
+    # Which database answers a read of `db` (orm/replicas.py); None: the primary answers every read.
+    routing: ReadRouting | None = None
+    # Sessions of the primary only, for what copies SQL into live structures (their builds follow rules of
+    # their own, cache/live.py); `db` itself when no replica is configured.
+    primary: SessionFactory = None  # type: ignore[assignment]
     # What must not be evicted: sessions, sign-in tokens, OAuth state, rate limits, settings, the queues
     # and the live structures (REDIS_STATE_URL; `cache.state`, the cache's own Redis unless set apart).
     state: Redis = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
+        if self.primary is None:
+            object.__setattr__(self, "primary", self.db)
         if self.state is None:
             object.__setattr__(self, "state", self.cache.state)
         if self.live is None:
             object.__setattr__(self, "live", LiveStore(self.cache))
         if self.views is None:
-            object.__setattr__(self, "views", ViewCounter(self.cache, self.db, self.live))
+            object.__setattr__(self, "views", ViewCounter(self.cache, self.primary, self.live))
         if self.delayed is None:
             object.__setattr__(self, "delayed", DelayedQueue(self.state, DEFERRED_QUEUE))
         if self.hub is None:
@@ -77,12 +85,12 @@ class Deps:
     @property
     def boards(self) -> Boards:
         """Leaderboards (seed 001), read through the live structures."""
-        return Boards(self.live, self.cache, self.db)
+        return Boards(self.live, self.cache, self.primary)
 
     @property
     def threads(self) -> Threads:
         """Comment threads (seed 001), read through the live structures."""
-        return Threads(self.live, self.cache, self.db)
+        return Threads(self.live, self.cache, self.primary)
 
     @property
     def accounts(self) -> AuthServices:

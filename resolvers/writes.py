@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 
 from sqlalchemy.ext.asyncio import AsyncSession, AsyncSessionTransaction
 
+from orm.replicas import use_primary
 from resolvers.deps import Deps
 from triggers.listeners import announce, settle
 
@@ -22,6 +23,7 @@ async def transaction(deps: Deps) -> AsyncIterator[AsyncSession]:
     begun, it and its invalidation run to the end regardless, since PostgreSQL may already hold the write
     and a cache left unaware of it would serve stale data."""
     async with deps.db() as session:
+        use_primary(session)  # its reads too: they may read what it wrote
         begun = await session.begin()
         try:
             yield session

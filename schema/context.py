@@ -145,7 +145,7 @@ def _views_loader(deps: Deps) -> Loader[int, int]:
 def _counters_loader(deps: Deps, kind: str) -> Loader[int, dict[str, Any]]:
     """The live counters of the entities whose `stat` a request asks for, one round trip per kind."""
     async def load(ids: Sequence[int]) -> list[dict[str, Any]]:
-        return await get_counters(kind, list(ids), live=deps.live, db=deps.db)
+        return await get_counters(kind, list(ids), live=deps.live, db=deps.primary)
 
     return Loader(load)
 

@@ -50,6 +50,12 @@ BREAKER_OPEN = Gauge("discours_redis_breaker_open", "1 while the Redis circuit b
 BREAKER_TRIPS = Counter("discours_redis_breaker_trips", "Times the Redis circuit breaker opened")
 DB_POOL_IN_USE = Gauge("discours_db_pool_in_use", "Database connections checked out of the pools",
                        multiprocess_mode="livesum")
+DB_READS = Counter("discours_db_reads", "Read statements of sessions that may read a replica, by the database "
+                   "role that answered (replica, or primary: no replica had replayed every commit the cache knows "
+                   "of, or none is usable)", ["role"])
+REPLICA_LAG = Gauge("discours_db_replica_lag_seconds", "How far each replica's replay is behind its primary at "
+                    "the last check (0: it has replayed all it received; -1: it did not answer)", ["replica"],
+                    multiprocess_mode="livemax")
 SESSIONS_CHECKED = Counter("discours_sessions_checked", "Session checks by result (valid, invalid, grace: "
                            "valid from memory while Redis did not answer, unavailable)", ["result"])
 

@@ -5,6 +5,7 @@ line, instead of as a slower server or a silently skipped check somewhere else."
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import inspect
 import textwrap
@@ -295,3 +296,45 @@ async def test_the_views_overridden_hooks_are_still_called(app: Any, client: Any
     canary(html.status_code == 200 and "/graphiql-assets/" in html.text, STRAWBERRY,
            "`should_render_graphql_ide` / `graphql_ide_html`", "The offline GraphiQL page",
            "override the view's new way of rendering its IDE")
+
+
+# --- SQLAlchemy -----------------------------------------------------------------------------------
+
+SQLALCHEMY = f"SQLAlchemy {version('sqlalchemy')}"
+
+
+async def test_a_session_can_await_from_get_bind(engine: Any) -> None:
+    """orm/replicas.py decides a statement's database in `Session.get_bind`, awaiting a Redis read there."""
+    from sqlalchemy import Select, literal, select
+    from sqlalchemy.ext.asyncio import async_sessionmaker
+    from sqlalchemy.orm import Session
+
+    from orm.seam import await_in_session
+
+    awaited: list[int] = []
+
+    async def decide() -> int:
+        await asyncio.sleep(0)
+        awaited.append(1)
+        return 1
+
+    class Deciding(Session):
+        def get_bind(self, mapper: Any = None, *, clause: Any = None, **kwargs: Any) -> Any:
+            if isinstance(clause, Select):
+                await_in_session(decide())
+            return super().get_bind(mapper, clause=clause, **kwargs)
+
+    async with async_sessionmaker(engine, sync_session_class=Deciding)() as session:
+        assert await session.scalar(select(literal(7))) == 7
+    canary(awaited == [1], SQLALCHEMY, "`sqlalchemy.util.await_` inside `Session.get_bind`",
+           "Read replicas (orm/replicas.py RoutingSession)", "change orm/seam.py `await_in_session`")
+
+
+def test_a_select_says_whether_it_locks_rows() -> None:
+    from sqlalchemy import literal, select
+
+    from orm.seam import locks_rows
+
+    canary(locks_rows(select(literal(1)).with_for_update()) and not locks_rows(select(literal(1))), SQLALCHEMY,
+           "`Select._for_update_arg`", "Read replicas (a SELECT ... FOR UPDATE goes to the primary)",
+           "change orm/seam.py `locks_rows`")

@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Mapper, ORMExecuteState, Session, SessionTransaction, object_session
 
 from orm.engine import make_session_factory
+from orm.replicas import ReadRouting
 from telemetry import metrics
 from triggers.changes import Changes
 from triggers.live_rules import LIVE_BULK, LIVE_RULES, Event
@@ -46,9 +47,11 @@ class Sink(Protocol):
     def withdraw(self, changes: Changes) -> None: ...
 
 
-def writing_sessions(engine: AsyncEngine, sink: Sink) -> async_sessionmaker[AsyncSession]:
-    """Sessions whose commits `sink` receives; sessions made without one record nothing."""
-    return make_session_factory(engine, info={INFO_SINK: sink})
+def writing_sessions(engine: AsyncEngine, sink: Sink, *,
+                     routing: ReadRouting | None = None) -> async_sessionmaker[AsyncSession]:
+    """Sessions whose commits `sink` receives (sessions made without one record nothing); with `routing`,
+    their reads may go to replicas (orm/replicas.py)."""
+    return make_session_factory(engine, info={INFO_SINK: sink}, routing=routing)
 
 
 async def settle(session: AsyncSession) -> None:

@@ -16,6 +16,7 @@ from cache.live import LiveOps, LiveStore
 from cache.pubsub import publish
 from cache.revalidator import CacheRevalidationManager
 from cache.store import Cache
+from cache.wal_floor import WalFloor
 from triggers.changes import Changes
 
 log = logging.getLogger(__name__)
@@ -23,8 +24,10 @@ log = logging.getLogger(__name__)
 
 class CacheSink:
     def __init__(self, cache: Cache, revalidator: CacheRevalidationManager | None, live: LiveStore, *,
-                 invalidation: bool = True) -> None:
+                 invalidation: bool = True, wal_floor: WalFloor | None = None) -> None:
+        """`wal_floor`: with read replicas, raised past each commit before anything else (cache/wal_floor.py)."""
         self.cache = cache
+        self.wal_floor = wal_floor
         self.revalidator = revalidator
         self.live = live
         # Off (CACHE_INVALIDATION=off, tests and drills only): commits leave cached values and live
@@ -72,6 +75,8 @@ class CacheSink:
         async def live_changes(pipe: Pipeline) -> None:
             await self.live.queue_apply(pipe, changes.live, announced=announced)
 
+        if self.wal_floor is not None:  # first: a reader that sees what follows reads a replica holding it
+            await self.wal_floor.raise_after_commit()
         if self.invalidation:
             await self.cache.invalidate_tags(changes.tags, also=live_changes if changes.live else None)
         if self.revalidator is not None and changes.marks:

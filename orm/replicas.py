@@ -1,0 +1,221 @@
+"""Reads on streaming replicas, never staler than what the cache has been told (DATABASE_REPLICA_URLS).
+
+A replica replays its primary's WAL some time behind it (milliseconds; seconds under load, or on purpose:
+`recovery_min_apply_delay`). A value read there right after a write may miss it, and the cache would then
+keep the old value under the write's new generation. So a read goes to a replica only if the replica has
+replayed every commit the cache has heard of: the *floor*, a WAL position each commit raises before it
+invalidates anything (cache/wal_floor.py keeps it in Redis, where every server sees it). The floor is read
+for every statement, after whatever generations the statement's value will be stamped with were read;
+the replica's replay position is known from the last check (a lower bound: it only grows), and checked
+again when the floor has passed it. A replica behind the floor, lagging past REPLICA_MAX_LAG, not
+answering or not a standby (promoted) is passed over: the primary answers, and the replica comes back by
+itself at a later check.
+
+`RoutingSession` applies this per statement: SELECTs go where `ReadRouting.engine_for_read` says; writes,
+SELECT ... FOR UPDATE, everything after a session's first write and every session of a write transaction
+(`use_primary`) go to the primary. Code that copies SQL into Redis by other rules (live-structure builds,
+the revalidator, rebuilds, the views flush, sessions and accounts) uses sessions of the primary only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Delete, Insert, Select, Update, event, text
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+from sqlalchemy.orm import Session
+
+from orm.seam import await_in_session, locks_rows
+from telemetry import metrics
+
+log = logging.getLogger(__name__)
+
+INFO_PRIMARY = "primary_only"  # session.info: every statement of this session goes to the primary
+# The replay position, whether it is a standby, and how far behind (0 when it has replayed all it received).
+_STANDBY_STATE = text(
+    "SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text, "
+    "CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0 "
+    "ELSE extract(epoch FROM now() - pg_last_xact_replay_timestamp()) END")
+_REPLAYED = text("SELECT pg_last_wal_replay_lsn()::text")
+_PRIMARY_POSITION = text("SELECT pg_current_wal_insert_lsn()::text")
+
+
+def lsn(text_form: str | None) -> int | None:
+    """A WAL position (`16/B374D848`) as a number that orders like it."""
+    if not text_form:
+        return None
+    high, _, low = text_form.partition("/")
+    return (int(high, 16) << 32) | int(low, 16)
+
+
+async def primary_position(engine: AsyncEngine) -> int:
+    """Where the primary's WAL ends now: at or past every commit that has returned."""
+    async with engine.connect() as connection:
+        position = lsn(await connection.scalar(_PRIMARY_POSITION))
+    assert position is not None
+    return position
+
+
+@dataclass(eq=False)
+class Replica:
+    engine: AsyncEngine
+    name: str  # for logs and metrics: host:port
+    replayed: int = 0  # the replay position last seen (a lower bound of the present one)
+    lag: float | None = None  # seconds behind its primary at the last check; None: unknown
+    usable: bool = False  # answered the last check as a standby within the lag bound
+    checked: float = field(default=0.0)
+
+
+class ReadRouting:
+    """Which engine answers a read: a replica that has replayed the floor, else the primary."""
+
+    def __init__(self, primary: AsyncEngine, replicas: Sequence[AsyncEngine], *,
+                 floor: Callable[[], Awaitable[int | None]], max_lag: float = 30.0,
+                 check_interval: float = 1.0) -> None:
+        """`floor`: the WAL position every read must have replayed (None: unknown, read the primary)."""
+        self.primary = primary
+        self.replicas = [Replica(engine, _name(engine)) for engine in replicas]
+        for replica in self.replicas:
+            self._pass_over_when_lost(replica)
+        self.floor = floor
+        self.max_lag = max_lag
+        self.check_interval = check_interval
+        self._turn = itertools.count()
+        self._checker: asyncio.Task[None] | None = None
+
+    async def engine_for_read(self) -> AsyncEngine:
+        """The engine a read starting now may use without missing a commit the cache has been told of."""
+        usable = [replica for replica in self.replicas if replica.usable]
+        if usable:
+            floor = await self.floor()
+            if floor is not None:
+                start = next(self._turn)
+                for replica in (usable[(start + n) % len(usable)] for n in range(len(usable))):
+                    if replica.replayed >= floor or await self._caught_up(replica, floor):
+                        metrics.child(metrics.DB_READS, "replica").inc()
+                        return replica.engine
+        metrics.child(metrics.DB_READS, "primary").inc()
+        return self.primary
+
+    async def _caught_up(self, replica: Replica, floor: int) -> bool:
+        """Ask the replica where it is now (it passed the floor since the last check, most often)."""
+        try:
+            async with replica.engine.connect() as connection:
+                replayed = lsn(await connection.scalar(_REPLAYED))
+        except Exception as error:  # a replica that does not answer is passed over until it does
+            self._lost(replica, error)
+            return False
+        if replayed is None:  # promoted: not a standby any more
+            replica.usable = False
+            return False
+        replica.replayed = max(replica.replayed, replayed)
+        return replica.replayed >= floor
+
+    async def check(self) -> None:
+        """Every replica's replay position and lag, for routing and /metrics."""
+        await asyncio.gather(*(self._check(replica) for replica in self.replicas))
+
+    async def _check(self, replica: Replica) -> None:
+        try:
+            async with replica.engine.connect() as connection:
+                standby, replayed, lag = (await connection.execute(_STANDBY_STATE)).one()
+        except Exception as error:
+            self._lost(replica, error)
+            return
+        replica.checked = time.monotonic()
+        replica.lag = float(lag) if lag is not None else None
+        position = lsn(replayed)
+        if position is not None:
+            replica.replayed = max(replica.replayed, position)
+        was = replica.usable
+        replica.usable = bool(standby) and position is not None and (replica.lag or 0.0) <= self.max_lag
+        metrics.child(metrics.REPLICA_LAG, replica.name).set(replica.lag if replica.lag is not None else -1)
+        if replica.usable != was:
+            log.info("replica %s %s (lag %s s)", replica.name, "in use" if replica.usable else "passed over",
+                     replica.lag)
+
+    def _pass_over_when_lost(self, replica: Replica) -> None:
+        """A replica that drops a connection or refuses one is passed over from that moment (the statement
+        then failing is answered SERVICE_UNAVAILABLE), not from the next check."""
+        def failed(context: Any) -> None:
+            if context.is_disconnect or isinstance(context.original_exception, OSError):
+                self._lost(replica, context.original_exception)
+
+        event.listen(replica.engine.sync_engine, "handle_error", failed)
+
+    def _lost(self, replica: Replica, error: BaseException) -> None:
+        if replica.usable:
+            log.warning("replica %s passed over: %s", replica.name, error)
+        replica.usable = False
+        replica.lag = None
+        metrics.child(metrics.REPLICA_LAG, replica.name).set(-1)
+
+    def start(self) -> None:
+        """Check the replicas every `check_interval` seconds until `stop`."""
+        if self.replicas and self._checker is None:
+            self._checker = asyncio.get_running_loop().create_task(self._check_forever())
+
+    async def _check_forever(self) -> None:
+        while True:
+            await self.check()
+            await asyncio.sleep(self.check_interval)
+
+    async def stop(self) -> None:
+        if self._checker is not None:
+            self._checker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._checker
+            self._checker = None
+
+    async def dispose(self) -> None:
+        await self.stop()
+        for replica in self.replicas:
+            await replica.engine.dispose()
+
+
+class RoutingSession(Session):
+    """A session whose reads may go to a replica (see the module's docstring); made by
+    `orm.engine.make_session_factory(..., routing=)`."""
+
+    def __init__(self, *args: Any, routing: ReadRouting | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.routing = routing
+
+    def get_bind(self, mapper: Any = None, *, clause: Any = None, **kwargs: Any) -> Engine | Connection:
+        if self.routing is None or not self._may_read_a_replica(clause):
+            return super().get_bind(mapper, clause=clause, **kwargs)
+        return await_in_session(self.routing.engine_for_read()).sync_engine
+
+    def _may_read_a_replica(self, clause: Any) -> bool:
+        """A plain SELECT of a session that has not written; a flush asks with no statement (primary)."""
+        if isinstance(clause, Insert | Update | Delete):
+            self.info[INFO_PRIMARY] = True  # it writes: it reads its own writes from now on
+            return False
+        return isinstance(clause, Select) and not self.info.get(INFO_PRIMARY) and not locks_rows(clause)
+
+
+@event.listens_for(RoutingSession, "after_flush")
+def _wrote(session: Session, _flush_context: Any) -> None:
+    session.info[INFO_PRIMARY] = True
+
+
+def use_primary(session: AsyncSession) -> AsyncSession:
+    """Send every statement of `session` to the primary (a write transaction, its reads included)."""
+    session.sync_session.info[INFO_PRIMARY] = True
+    return session
+
+
+def _name(engine: AsyncEngine) -> str:
+    url = engine.url
+    hosts = url.query.get("host")
+    if hosts:
+        return ",".join(hosts) if isinstance(hosts, tuple) else str(hosts)
+    return f"{url.host}:{url.port or 5432}"

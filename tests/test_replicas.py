@@ -1,0 +1,215 @@
+"""Read replicas, for real: a primary and a streaming replica of the test's own (devtools/postgres.py), the
+replica replaying 1.5 s behind (`recovery_min_apply_delay`), the server given both (DATABASE_URL,
+DATABASE_REPLICA_URLS). Cold reads go to the replica; a read never misses a commit the cache has been told
+of (the WAL floor, cache/wal_floor.py): the README's freshness property holds across two worker processes
+with the replica that far behind, and the control (REPLICA_FLOOR=off: a replica-unaware server) shows the
+stale reads the floor prevents. A replica that stops is passed over, and taken again once it is back."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from redis.asyncio import Redis
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from alembic import command
+from app.main import create_app, wire
+from app.seed import SIZES, seed_connection
+from auth.mailer import LogMailer
+from auth.services import build_auth
+from cache import keys
+from cache.store import Cache
+from config.settings import Settings, load_settings
+from devtools.postgres import PostgresServer
+from orm.engine import make_engine
+from orm.migrations import alembic_config
+from resolvers.deps import Deps
+from tests.conftest import TEST_REDIS_URL
+from tests.helpers import Api, until
+from tests.live import two_workers
+from tests.test_concurrency import freshness_run
+
+DATABASE = "replicas"
+APPLY_DELAY = 1.5  # seconds the replica replays behind its primary
+COLD_READS = 300
+
+
+@pytest.fixture(scope="module")
+async def pair() -> AsyncIterator[tuple[PostgresServer, PostgresServer]]:
+    """The primary, migrated and seeded, and its replica once it has replayed all that."""
+    async with PostgresServer() as primary, primary.standby(apply_delay=APPLY_DELAY) as replica:
+        await primary.sql(f'CREATE DATABASE "{DATABASE}"')
+        await asyncio.to_thread(command.upgrade, alembic_config(_url(primary)), "head")
+        engine = make_engine(_url(primary))
+        async with engine.begin() as conn:
+            await seed_connection(conn, SIZES["test"], seed=11)
+        await engine.dispose()
+        await replica.caught_up()
+        yield primary, replica
+
+
+def _url(server: PostgresServer) -> str:
+    return server.url.rsplit("/", 1)[0] + "/" + DATABASE
+
+
+def _settings(pair: tuple[PostgresServer, PostgresServer], **overrides: Any) -> Settings:
+    primary, replica = pair
+    return load_settings(**{"database_url": _url(primary), "database_replica_urls": [_url(replica)],
+                            "redis_url": TEST_REDIS_URL, "jwt_secret": "r" * 40, "password_time_cost": 1,
+                            "password_memory_cost": 1024, "logins_per_address": 0,
+                            "registrations_per_address": 0, "mails_per_address": 0, "mails_per_recipient": 0,
+                            "response_cache_ttl": 0, **overrides})
+
+
+class Transactions(Counter[str]):
+    """The reads and writes sent to each database (not the router's own questions: where a replica's replay
+    is, where the primary's WAL ends). Each statement of a read runs in a transaction of its own (READ
+    COMMITTED), so on a replica these are its read transactions."""
+
+    def watch(self, engine: AsyncEngine, role: str) -> None:
+        def sent(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+            if "wal_" not in statement and "pg_is_in_recovery" not in statement:
+                self.update([role])
+
+        event.listen(engine.sync_engine, "before_cursor_execute", sent)
+
+
+@pytest.fixture
+async def served(pair: tuple[PostgresServer, PostgresServer],
+                 redis: Redis) -> AsyncIterator[tuple[Api, Deps, Transactions]]:
+    settings = _settings(pair)
+    primary, replica = (make_engine(url) for url in (settings.database_url, *settings.database_replica_urls))
+    transactions = Transactions()
+    transactions.watch(primary, "primary")
+    transactions.watch(replica, "replica")
+    deps = wire(settings, primary, Cache(redis), auth=build_auth(settings, redis, mailer=LogMailer()),
+                replicas=[replica])
+    assert deps.routing is not None
+    await deps.routing.check()
+    transport = httpx.ASGITransport(app=create_app(settings, deps=deps))
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            yield Api(client, deps), deps, transactions
+    finally:
+        await deps.routing.dispose()
+        await primary.dispose()
+
+
+SHOUTS = "query($o: Int!) { load_shouts_by(options: {limit: 3, offset: $o}) { id title authors { slug name } } }"
+AUTHOR = "query($id: Int) { get_author(author_id: $id) { id name } }"
+RENAME = "mutation($n: String) { update_author(profile: {name: $n}) { error } }"
+
+
+async def test_cold_reads_are_served_by_the_replica(served: tuple[Api, Deps, Transactions]) -> None:
+    api, deps, transactions = served
+    for offset in range(0, 30, 3):  # live structures (counters) are built once, on the primary
+        await api(SHOUTS, {"o": offset})
+    transactions.clear()
+    for n in range(COLD_READS):
+        await deps.cache.invalidate_tags([keys.GLOBAL_TAG])  # every read a cold one (no commit: no new floor)
+        await api(SHOUTS, {"o": n % 30})
+    share = transactions["replica"] / sum(transactions.values())
+    print(f"\n{COLD_READS} cold reads: {dict(transactions)} transactions, {share:.1%} on the replica")
+    assert share >= 0.9, dict(transactions)
+
+
+async def test_a_write_is_read_at_once_though_the_replica_is_behind(
+        served: tuple[Api, Deps, Transactions], pair: tuple[PostgresServer, PostgresServer]) -> None:
+    api, _deps, transactions = served
+    _primary, replica = pair
+    user = await api.user()
+    await api(AUTHOR, {"id": user.id})  # cached
+    for n in range(3):
+        await api(RENAME, {"n": f"renamed {n}"}, user)
+        await api.deps.cache.invalidate_tags([keys.GLOBAL_TAG])  # read from a database, not as the write left it
+        transactions.clear()
+        assert (await api(AUTHOR, {"id": user.id}))["name"] == f"renamed {n}"  # not the replica's old name
+        assert transactions["primary"] and not transactions["replica"], dict(transactions)
+    await replica.caught_up()  # once the replica has replayed the write, reads go to it again
+    await api.deps.cache.invalidate_tags([keys.GLOBAL_TAG])
+    transactions.clear()
+    assert (await api(AUTHOR, {"id": user.id}))["name"] == "renamed 2"
+    assert transactions["replica"] and not transactions["primary"], dict(transactions)
+
+
+async def test_a_replica_that_stops_is_passed_over_and_taken_again(
+        served: tuple[Api, Deps, Transactions], pair: tuple[PostgresServer, PostgresServer]) -> None:
+    api, deps, transactions = served
+    _primary, replica = pair
+    assert deps.routing is not None
+    await asyncio.to_thread(replica.stop)
+    try:
+        answers = []
+        for n in range(20):
+            await deps.cache.invalidate_tags([keys.GLOBAL_TAG])
+            answers.append(await api.raw(SHOUTS, {"o": n}))
+            await deps.routing.check()
+        failed = [answer["errors"] for answer in answers if "errors" in answer]
+        # the replica's loss may fail what was reading it then, answered as a database out of reach (never a
+        # server error); from then on the primary answers
+        assert all(error[0]["extensions"]["code"] == "SERVICE_UNAVAILABLE" for error in failed), failed
+        assert len(failed) <= 1 and "errors" not in answers[-1]
+    finally:
+        await asyncio.to_thread(replica.start)
+    await replica.replaying()
+    await until(lambda: _checked(deps), "the replica is usable again", deadline=30)
+    await replica.caught_up()
+    transactions.clear()
+    await deps.cache.invalidate_tags([keys.GLOBAL_TAG])
+    await api(SHOUTS, {"o": 0})
+    assert transactions["replica"] and not transactions["primary"], dict(transactions)
+
+
+async def _checked(deps: Deps) -> bool:
+    assert deps.routing is not None
+    await deps.routing.check()
+    return all(replica.usable for replica in deps.routing.replicas)
+
+
+def _workers_env(pair: tuple[PostgresServer, PostgresServer], **more: str) -> dict[str, str]:
+    primary, replica = pair
+    return {"DATABASE_URL": _url(primary), "DATABASE_REPLICA_URLS": json.dumps([_url(replica)]),
+            "REPLICA_CHECK_INTERVAL": "0.2", **more}
+
+
+async def test_no_stale_reads_across_two_workers_with_a_lagging_replica(
+        pair: tuple[PostgresServer, PostgresServer]) -> None:
+    async with two_workers(env=_workers_env(pair)) as (server_url, pids, _redis):
+        tally = await freshness_run(server_url)
+        reads = await _reads_by_role(server_url)
+    print(f"\nwith a replica {APPLY_DELAY} s behind: {tally.checked} reads checked {tally.checked_by_kind}, "
+          f"{len(tally.stale)} stale; reads by database {reads}")
+    assert len(pids) >= 2
+    assert tally.checked >= 300 and tally.crossed >= 100
+    assert reads.get("replica", 0) > 0, reads  # the replica did serve reads
+    assert tally.stale == [], tally.stale[:5]
+
+
+async def test_control_a_replica_unaware_server_serves_stale_reads(
+        pair: tuple[PostgresServer, PostgresServer]) -> None:
+    drill = _workers_env(pair, REPLICA_FLOOR="off", ENVIRONMENT="development")
+    async with two_workers(env=drill) as (server_url, _pids, _redis):
+        tally = await freshness_run(server_url, registered=pair[1].caught_up)
+    print(f"\ncontrol (REPLICA_FLOOR=off): {tally.checked} reads checked, {len(tally.stale)} stale "
+          f"{tally.stale_by_kind}")
+    assert tally.checked >= 300
+    assert len(tally.stale) >= 30, "a replica-unaware server must serve stale reads here: the test would be blind"
+
+
+async def _reads_by_role(server_url: str) -> dict[str, float]:
+    """discours_db_reads by role, from /metrics (summed over the workers)."""
+    async with httpx.AsyncClient(base_url=server_url) as client:
+        text = (await client.get("/metrics")).text
+    reads: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith("discours_db_reads_total{"):
+            role = line.split('role="', 1)[1].split('"', 1)[0]
+            reads[role] = reads.get(role, 0) + float(line.rsplit(" ", 1)[1])
+    return reads
