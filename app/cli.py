@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import sys
 import tempfile
@@ -41,8 +42,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # The workers add up their metrics through files here (prometheus-client's multiprocess mode): a
         # scrape that reaches any of them sees the whole server. Set before they start; they inherit it.
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="discours-metrics-")
+    # Each worker drains on SIGTERM (app/graceful.py), then has SHUTDOWN_TIMEOUT for what is in flight.
     uvicorn.run("app.asgi:app", host=host, port=port, workers=workers, factory=False,
-                log_level="info", proxy_headers=True, ws_max_size=settings.max_body_bytes)
+                log_level="info", proxy_headers=True, ws_max_size=settings.max_body_bytes,
+                timeout_graceful_shutdown=math.ceil(settings.shutdown_timeout))
     return 0
 
 

@@ -20,6 +20,7 @@ from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL, GRAPHQL_TRANSPORT_WS_
 
 from app import link_pages, oauth_routes, observability
 from app.cors import cors
+from app.graceful import drain_on_sigterm
 from app.graphiql import assets_route
 from app.graphql_view import DiscoursGraphQL
 from app.http_guards import BodySizeLimit
@@ -197,9 +198,12 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
             # under load, 11 ms after (bench.over_http).
             gc.collect()
             gc.freeze()
+            drain_on_sigterm(settings.shutdown_drain_seconds)
             try:
                 yield
-            finally:
+            finally:  # what a graceful restart leaves behind (app/graceful.py)
+                await own.views.stop(flush=True)
+                await own.delayed.stop(finish_round=settings.shutdown_timeout)
                 await sweeper.stop()
                 await redis_metrics.stop()
 

@@ -27,6 +27,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from app.graceful import DRAINING
 from config.settings import Settings
 from orm.migrations import head_revisions
 from resolvers.deps import Deps
@@ -148,6 +149,8 @@ async def healthz(_request: Request) -> Response:
 
 
 async def readyz(request: Request) -> Response:
+    if DRAINING.active:  # told to stop (app/graceful.py): a load balancer sends new requests elsewhere
+        return JSONResponse({"status": "draining", "worker": os.getpid()}, status_code=503)
     deps: Deps = request.app.state.deps
     database, redis = await asyncio.gather(_check(lambda: _database(deps)), _check(lambda: _redis(deps)))
     ready = database == "ok" and redis == "ok"

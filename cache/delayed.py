@@ -103,6 +103,7 @@ class DelayedQueue:
         self._settle = redis.register_script(_SETTLE)
         self.handlers: dict[str, Handler] = {}
         self._loop: Periodic | None = None
+        self._stopping = False  # a graceful stop: no batch is fetched after the one under way
 
     # --- producing ------------------------------------------------------------------------------------
 
@@ -151,23 +152,29 @@ class DelayedQueue:
         return "done"
 
     async def run_once(self) -> int:
-        """Handle every message due now, a batch at a time; returns how many were handled."""
+        """Handle every message due now, a batch at a time (the batch under way only, once stopping);
+        returns how many were handled."""
         handled = 0
         while True:
             messages = await self.fetch()
             for message in messages:
                 handled += await self.handle(message) == "done"
-            if len(messages) < self.batch:
+            if len(messages) < self.batch or self._stopping:
                 return handled
 
     def start(self, interval: float) -> None:
+        self._stopping = False
         if self._loop is None:
             self._loop = Periodic(f"delayed queue {self.name}", interval, self.run_once)
         self._loop.start()
 
-    async def stop(self) -> None:
+    async def stop(self, *, finish_round: float = 0.0) -> None:
+        """Stop polling. `finish_round` (a graceful shutdown): the batch under way is handled and
+        acknowledged within that many seconds, so nothing this worker took stays leased; what is still
+        queued is left to the other workers."""
+        self._stopping = True
         if self._loop is not None:
-            await self._loop.stop()
+            await self._loop.stop(finish_round=finish_round)
 
     # --- operating (the CLI) --------------------------------------------------------------------------
 

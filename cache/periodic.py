@@ -24,6 +24,7 @@ class Periodic:
         self._round = round_
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
+        self._in_round = False
         self.failed = 0  # rounds that raised, since start
 
     def start(self) -> None:
@@ -34,6 +35,7 @@ class Periodic:
     async def _loop(self) -> None:
         while True:
             await self.sleep(self.interval)
+            self._in_round = True
             try:
                 done = await self._round()
                 if done:
@@ -44,6 +46,8 @@ class Periodic:
             except Exception:
                 self.failed += 1
                 log.exception("%s round failed", self.name)
+            finally:
+                self._in_round = False
             # A cancellation that lands as a round's timeout fires comes out as that timeout (asyncio's and
             # redis-py's timeouts do this in Python 3.11), which the handling above takes for a failed round:
             # without this the loop would go on and `stop()` wait for ever (found under load by
@@ -51,9 +55,14 @@ class Periodic:
             if self._stopping:
                 return
 
-    async def stop(self) -> None:
+    async def stop(self, *, finish_round: float = 0.0) -> None:
+        """End the loop. `finish_round`: a round under way may finish within that many seconds (a graceful
+        shutdown: what it took from a queue is done and acknowledged, not left leased) before it is cancelled."""
         if self._task is not None:
             self._stopping = True
+            if self._in_round and finish_round > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(self._task), finish_round)
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task

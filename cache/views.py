@@ -14,6 +14,7 @@ read; their searches, the newest 50 texts.
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from collections.abc import Sequence
 
@@ -29,6 +30,8 @@ from cache.periodic import Periodic
 from cache.store import Cache
 from orm import Shout, ShoutAuthor, ShoutViews, ShoutViewsWeekly
 from orm.stats import is_listed
+
+log = logging.getLogger(__name__)
 
 HOUR = 3600
 READING_HISTORY = 100
@@ -201,8 +204,15 @@ class ViewCounter:
     async def start(self) -> None:
         self._loop.start()
 
-    async def stop(self) -> None:
+    async def stop(self, *, flush: bool = False) -> None:
+        """Stop the periodic flush; `flush` (a graceful shutdown): write down what this worker's flush
+        would have, once more, so the database copy is current when no worker is left to do it."""
         await self._loop.stop()
+        if flush:
+            try:
+                await self.flush()
+            except Exception as exc:  # the counters stay in Redis, pending: the next worker writes them down
+                log.warning("views not flushed at shutdown: %s", exc)
 
     # --- histories ------------------------------------------------------------------------------------
 

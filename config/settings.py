@@ -151,6 +151,11 @@ class Settings(DatabaseSettings):
     replica_check_interval: float = 1.0
     redis_max_connections: int = 64
 
+    # On SIGTERM (app/graceful.py): seconds a worker keeps serving with /readyz at 503, so a load balancer
+    # stops sending it requests (above its check interval times its fall count); then seconds the requests
+    # in flight may take to finish before they are cancelled.
+    shutdown_drain_seconds: float = 5.0
+    shutdown_timeout: float = 30.0
     host: str = "127.0.0.1"
     port: int = 8000
     workers: int = 1

@@ -59,12 +59,17 @@ if [ ! -x "$CHROMIUM" ]; then
   echo "Chromium is not installed; installing Debian's chromium for the browser test" >&2
   apt_install chromium
 fi
-# The failover and pooling drills start their own PgBouncer (tests/test_pgbouncer.py) and their own
+# The failover, pooling and restart drills start their own PgBouncer, HAProxy (tests/test_pgbouncer.py) and their own
 # PostgreSQL primary and replica from the installed server's initdb and pg_basebackup (devtools/postgres.py).
 if ! command -v pgbouncer >/dev/null && [ ! -x /usr/sbin/pgbouncer ]; then
   echo "PgBouncer is not installed; installing Debian's pgbouncer for the pooling test" >&2
   apt_install pgbouncer
   # the package starts a system instance; the tests start their own
   { $SUDO systemctl disable --now pgbouncer || $SUDO service pgbouncer stop; } >/dev/null 2>&1 || true
+fi
+if ! command -v haproxy >/dev/null && [ ! -x /usr/sbin/haproxy ]; then
+  echo "HAProxy is not installed; installing Debian's haproxy for the rolling-restart test" >&2
+  apt_install haproxy
+  { $SUDO systemctl disable --now haproxy || $SUDO service haproxy stop; } >/dev/null 2>&1 || true
 fi
 echo "services: PostgreSQL $PGHOST:$PGPORT and Redis 127.0.0.1:$REDIS_PORT are up; $($CHROMIUM --version 2>/dev/null)" >&2

@@ -338,3 +338,23 @@ def test_a_select_says_whether_it_locks_rows() -> None:
     canary(locks_rows(select(literal(1)).with_for_update()) and not locks_rows(select(literal(1))), SQLALCHEMY,
            "`Select._for_update_arg`", "Read replicas (a SELECT ... FOR UPDATE goes to the primary)",
            "change orm/seam.py `locks_rows`")
+
+
+# --- uvicorn --------------------------------------------------------------------------------------
+
+UVICORN = f"uvicorn {version('uvicorn')}"
+
+
+async def test_uvicorns_sigterm_handler_is_its_servers_handle_exit() -> None:
+    """app/graceful.py finds the server to drain through the SIGTERM handler uvicorn installs."""
+    import signal
+
+    import uvicorn
+
+    from app.graceful import uvicorn_server_of
+
+    server = uvicorn.Server(uvicorn.Config(app=None))
+    with server.capture_signals():
+        found = uvicorn_server_of(signal.getsignal(signal.SIGTERM))
+    canary(found is server, UVICORN, "`Server.capture_signals` installing the bound `Server.handle_exit`",
+           "Graceful restarts (app/graceful.py drain_on_sigterm)", "change app/graceful.py `uvicorn_server_of`")
