@@ -30,6 +30,7 @@ from app.served_by import WorkerHeader
 from auth.services import AuthServices, build_auth
 from cache.client import RedisGuard, make_redis
 from cache.delayed import DelayedQueue
+from cache.failover import check_data_owner
 from cache.live import LiveStore
 from cache.periodic import Periodic
 from cache.precache import precache_data
@@ -80,10 +81,12 @@ async def open_deps(settings: Settings) -> AsyncIterator[Deps]:
                          for url in (settings.database_url, *settings.database_replica_urls))
     # One guard (circuit breaker, error mapping) for every Redis call of this process, on either Redis.
     guard = RedisGuard(settings.redis_breaker_seconds)
+    # Each new connection checks that its Redis still holds the data it wrote (cache/failover.py).
+    on_connect = check_data_owner if settings.redis_owner_check else None
     redis = make_redis(settings.redis_url, max_connections=settings.redis_max_connections, guard=guard,
-                       cluster=settings.redis_cluster, coalesce=settings.redis_coalesce)
+                       cluster=settings.redis_cluster, coalesce=settings.redis_coalesce, on_connect=on_connect)
     state = (make_redis(settings.redis_state_url, max_connections=settings.redis_max_connections, guard=guard,
-                        cluster=settings.redis_cluster, coalesce=settings.redis_coalesce)
+                        cluster=settings.redis_cluster, coalesce=settings.redis_coalesce, on_connect=on_connect)
              if settings.redis_state_url else redis)
     cache = Cache(redis, state=state, ttl_jitter=settings.cache_ttl_jitter,
                   default_ttl=settings.cache_ttl_default, missing_ttl=settings.cache_ttl_missing,

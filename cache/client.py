@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import random
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from redis.asyncio import BlockingConnectionPool, ConnectionPool, Redis
@@ -32,7 +33,14 @@ from redis.exceptions import RedisClusterException, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from cache.coalesce import Coalescer, batchable
-from cache.seam import packed_by_hiredis, queued_commands, raise_first_error, runs_on_its_own, startup_nodes
+from cache.seam import (
+    checked_on_connect,
+    packed_by_hiredis,
+    queued_commands,
+    raise_first_error,
+    runs_on_its_own,
+    startup_nodes,
+)
 from config.settings import SENTINEL_SCHEME, parse_sentinel_url
 from telemetry import metrics
 
@@ -256,12 +264,14 @@ class GuardedClusterPipeline(ClusterPipeline):
 
 
 def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard | None = None,
-               cluster: bool = False, coalesce: bool = True) -> Redis:
+               cluster: bool = False, coalesce: bool = True,
+               on_connect: Callable[[Any], Awaitable[Any]] | None = None) -> Redis:
     """A client whose calls pass `guard` (a new one when not given: share one between the clients of a
     process so that they agree on whether Redis answers). `cluster`: `url` names any node of a Redis
     Cluster, and the client finds the others. `coalesce`: a server's (or a Sentinel master's) client
     sends the commands of one moment together (cache/coalesce.py); a cluster client splits by node
-    anyway, and the in-process fake has no round trips to save."""
+    anyway, and the in-process fake has no round trips to save. `on_connect`: run on each new connection of
+    a server's (or a Sentinel master's) client before it is used (cache/failover.py)."""
     guard = guard or RedisGuard()
     if cluster and url is not None:
         nodes: GuardedRedisCluster = GuardedRedisCluster.from_url(  # type: ignore[assignment]
@@ -280,7 +290,7 @@ def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard 
         fake.guard = guard
         return fake
     if url.startswith(SENTINEL_SCHEME):
-        master = _sentinel_master(url, max_connections=max_connections, guard=guard)
+        master = _sentinel_master(url, max_connections=max_connections, guard=guard, on_connect=on_connect)
         master.coalescer = Coalescer(master) if coalesce else None  # type: ignore[attr-defined]
         return master
     # A burst of more concurrent commands than connections waits for one (up to POOL_WAIT) instead of
@@ -294,7 +304,7 @@ def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard 
         socket_timeout=2.0,
         health_check_interval=30,
     )
-    pool.connection_class = packed_by_hiredis(pool.connection_class)
+    pool.connection_class = _connection_class(pool.connection_class, on_connect)
     retry = Retry(ExponentialBackoff(cap=0.5, base=0.05), retries=2)
     client = GuardedRedis(connection_pool=pool, retry=retry, retry_on_error=[RedisConnectionError, RedisTimeoutError])
     client.guard = guard
@@ -302,7 +312,13 @@ def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard 
     return client
 
 
-def _sentinel_master(url: str, *, max_connections: int, guard: RedisGuard) -> Redis:
+def _connection_class(base: type[Any], on_connect: Callable[[Any], Awaitable[Any]] | None) -> type[Any]:
+    packed = packed_by_hiredis(base)
+    return packed if on_connect is None else checked_on_connect(packed, on_connect)
+
+
+def _sentinel_master(url: str, *, max_connections: int, guard: RedisGuard,
+                     on_connect: Callable[[Any], Awaitable[Any]] | None) -> Redis:
     """A client of the master the Sentinels name for the service; after a failover its connections go to
     the new master (redis-py's SentinelConnectionPool asks the Sentinels again)."""
     from redis.asyncio.sentinel import Sentinel
@@ -311,7 +327,8 @@ def _sentinel_master(url: str, *, max_connections: int, guard: RedisGuard) -> Re
     sentinel = Sentinel(sentinels, socket_timeout=2.0, sentinel_kwargs={"socket_timeout": 2.0})
     client = sentinel.master_for(service, redis_class=GuardedRedis, db=db, password=password,
                                  socket_timeout=2.0, socket_connect_timeout=2.0, max_connections=max_connections)
-    client.connection_pool.connection_class = packed_by_hiredis(client.connection_pool.connection_class)
+    client.connection_pool.connection_class = _connection_class(client.connection_pool.connection_class,
+                                                                on_connect)
     client.guard = guard
     return client  # type: ignore[no-any-return]
 

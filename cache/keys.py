@@ -515,6 +515,12 @@ def wal_floor() -> str:
     return "db:wal_floor"
 
 
+def data_written_by() -> str:
+    """The `run_id` of the Redis server that wrote this one's data (cache/failover.py); it replicates with
+    the data, so a promoted replica (or a restarted server) holds another than its own."""
+    return "redis:written_by"
+
+
 def fill_lock(cache_key: str) -> str:
     """Held by the one worker computing a missing value, so the others wait instead of piling on."""
     return f"lock:fill:{digest(cache_key)}"

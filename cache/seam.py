@@ -13,7 +13,7 @@ The redis-py versions these were written against are the bounds in `pyproject.to
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import hiredis
@@ -86,3 +86,17 @@ def packed_by_hiredis(connection_class: type[Any]) -> type[Any]:
 
 
 _PACKED: dict[type[Any], type[Any]] = {}
+
+
+def checked_on_connect(connection_class: type[Any], check: Callable[[Any], Awaitable[Any]]) -> type[Any]:
+    """`connection_class` running `check(connection)` on each new connection, after redis-py's own set-up
+    (HELLO, AUTH, SELECT) and before the connection carries anything else (redis-py's
+    `on_connect_check_health`, which its `connect` calls)."""
+
+    class Checked(connection_class):  # type: ignore[misc, valid-type]
+        async def on_connect_check_health(self, *args: Any, **kwargs: Any) -> None:
+            await super().on_connect_check_health(*args, **kwargs)
+            await check(self)
+
+    Checked.__name__ = f"Checked{connection_class.__name__}"
+    return Checked

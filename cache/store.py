@@ -396,12 +396,10 @@ class Cache:
                 await pipe.execute()
 
     def _queue_bump(self, pipe: Pipeline, tag: str) -> None:
-        """Move a generation: from a random start if it is missing (an INCR alone would restart at 1, a
-        value a stamp stored in an earlier life of the key may carry), and push its expiry out."""
-        key = keys.generation(tag)
-        pipe.set(key, random.getrandbits(48), nx=True)
-        pipe.incr(key)
-        pipe.expire(key, self.generation_ttl)
+        """Move a generation to a random value, never one the key held before (2^62 of them; an INCR
+        restarts at 1 after an expiry, a value a stamp stored in an earlier life of the key may carry), and
+        push its expiry out: one command."""
+        pipe.set(keys.generation(tag), random.getrandbits(62) + 1, ex=self.generation_ttl)
 
     def _queue_sets(self, pipe: Pipeline, items: Sequence[Fill]) -> None:
         for key, data, stamp, ttl in items:
@@ -551,9 +549,8 @@ class Cache:
                 also = None
             # Live structures change before the generations move: a reader that sees a new generation
             # then also sees the new structures, so it cannot cache a page built from the old ones under
-            # the new stamp. Three commands per tag, in pipelines of at most BATCH commands.
-            per_pipeline = BATCH // 3
-            chunks = [tag_list[start:start + per_pipeline] for start in range(0, len(tag_list), per_pipeline)]
+            # the new stamp. At most BATCH commands a pipeline.
+            chunks = [tag_list[start:start + BATCH] for start in range(0, len(tag_list), BATCH)]
             for n, chunk in enumerate(chunks or [[]]):
                 async with self.redis.pipeline(transaction=False) as pipe:
                     if also is not None and n == 0:

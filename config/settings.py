@@ -175,6 +175,10 @@ class Settings(DatabaseSettings):
     # false ("off") makes the after-commit invalidation a no-op: committed writes leave cached values as
     # they were. Only for tests and drills that show what the invalidation prevents; refused in production.
     cache_invalidation: bool = True
+    # false ("off"): a Redis holding data another server wrote (a promoted replica, a restart) is trusted
+    # as it is, as a server unaware of failovers would (cache/failover.py): the control of the failover
+    # drills, refused in production like CACHE_INVALIDATION=off.
+    redis_owner_check: bool = True
     # false ("off") reads a usable replica whatever it has replayed, as a replica-unaware server would (no
     # WAL floor): the control of the replica drills, refused in production like CACHE_INVALIDATION=off.
     replica_floor: bool = True
@@ -419,7 +423,8 @@ class Settings(DatabaseSettings):
 
     @model_validator(mode="after")
     def _invalidation_in_production(self) -> Settings:
-        for name, on in (("CACHE_INVALIDATION", self.cache_invalidation), ("REPLICA_FLOOR", self.replica_floor)):
+        for name, on in (("CACHE_INVALIDATION", self.cache_invalidation), ("REPLICA_FLOOR", self.replica_floor),
+                         ("REDIS_OWNER_CHECK", self.redis_owner_check)):
             if not on and self.is_production:
                 raise ValueError(f"{name}=off serves stale data and is for tests and drills only; it is "
                                  "refused in production (set ENVIRONMENT=development for a drill)")

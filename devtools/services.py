@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -62,6 +63,21 @@ class RedisServer:
     def stop(self) -> None:
         if self._process is not None and self._process.poll() is None:
             self._process.terminate()
+            self._process.wait(10)
+
+    def pause(self) -> None:
+        """SIGSTOP: a hung machine (it answers nothing, reads nothing) until `resume`."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._process.send_signal(signal.SIGCONT)
+
+    def kill(self) -> None:
+        """What a dead machine does: SIGKILL, no shutdown (nothing more sent to replicas or clients)."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
             self._process.wait(10)
 
     async def ready(self) -> None:

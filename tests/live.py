@@ -55,7 +55,7 @@ async def two_workers(redis_url: str | None = None,
     port = free_port()
     cluster = TEST_REDIS_CLUSTER and redis_url is None
     redis_url = redis_url or (TEST_REDIS_URL if cluster else TEST_REDIS_URL.rsplit("/", 1)[0] + "/10")
-    redis = make_redis(redis_url, cluster=True) if cluster else Redis.from_url(redis_url)
+    redis = make_redis(redis_url, cluster=cluster)  # a Sentinel URL too
     await redis.flushdb()
     env = {**os.environ, "DATABASE_URL": TEST_DATABASE_URL, "REDIS_URL": redis_url, "JWT_SECRET": "c" * 40,
            "REDIS_CLUSTER": "true" if cluster else "false",

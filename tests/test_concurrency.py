@@ -102,9 +102,11 @@ async def test_control_without_invalidation_finds_stale_reads(engine: Any) -> No
         assert stale >= 10, f"with the invalidation off, {kind} reads must be stale: {tally.stale_by_kind}"
 
 
-async def freshness_run(server_url: str, registered: Callable[[], Awaitable[None]] | None = None) -> Tally:
+async def freshness_run(server_url: str, registered: Callable[[], Awaitable[None]] | None = None,
+                        during: Callable[[Tally], Awaitable[None]] | None = None) -> Tally:
     """`registered`: awaited once the users are registered, before they sign in (a control whose server
-    reads a lagging replica without care waits there until the replica has the accounts)."""
+    reads a lagging replica without care waits there until the replica has the accounts). `during`: run
+    beside the load, with its tally (a drill that breaks something once the load is under way)."""
     rng = random.Random(5)
     tally = Tally()
     limits = httpx.Limits(max_connections=40, max_keepalive_connections=40)
@@ -212,5 +214,5 @@ async def freshness_run(server_url: str, registered: Callable[[], Awaitable[None
                     tally.stale.append(f"{kind} of user {user['id']}: read {seen!r}, expected {expected!r}")
 
         tasks = [writer(u) for u in users] + [reader(u) for u in users for _ in range(READERS_PER_USER)]
-        await asyncio.gather(*tasks)
+        await asyncio.gather(*tasks, *([during(tally)] if during is not None else []))
     return tally

@@ -358,3 +358,26 @@ async def test_uvicorns_sigterm_handler_is_its_servers_handle_exit() -> None:
         found = uvicorn_server_of(signal.getsignal(signal.SIGTERM))
     canary(found is server, UVICORN, "`Server.capture_signals` installing the bound `Server.handle_exit`",
            "Graceful restarts (app/graceful.py drain_on_sigterm)", "change app/graceful.py `uvicorn_server_of`")
+
+
+async def test_a_connection_runs_a_check_when_it_connects(redis_server: Any) -> None:
+    """cache/failover.py checks every new connection's server before the connection carries anything."""
+    from redis.asyncio import ConnectionPool
+    from redis.asyncio.connection import Connection
+
+    from cache.seam import checked_on_connect
+
+    seen: list[bytes] = []
+
+    async def check(connection: Any) -> None:
+        await connection.send_command("ECHO", "checked")
+        seen.append(await connection.read_response())
+
+    pool = ConnectionPool.from_url(redis_server.url, connection_class=checked_on_connect(Connection, check))
+    client = Redis(connection_pool=pool)
+    try:
+        assert await client.ping()
+    finally:
+        await client.aclose()
+    canary(seen == [b"checked"], REDIS_PY, "`AbstractConnection.on_connect_check_health`, called by `connect`",
+           "The failover check of every new connection (cache/failover.py)", "change cache/seam.py `checked_on_connect`")
