@@ -38,6 +38,7 @@ from telemetry import metrics
 
 log = logging.getLogger(__name__)
 
+ASK_EVERY = 0.02  # seconds: how often a replica behind the floor is asked again between checks
 INFO_PRIMARY = "primary_only"  # session.info: every statement of this session goes to the primary
 # The replay position, whether it is a standby, and how far behind (0 when it has replayed all it received).
 _STANDBY_STATE = text(
@@ -71,7 +72,7 @@ class Replica:
     replayed: int = 0  # the replay position last seen (a lower bound of the present one)
     lag: float | None = None  # seconds behind its primary at the last check; None: unknown
     usable: bool = False  # answered the last check as a standby within the lag bound
-    checked: float = field(default=0.0)
+    asked: float = field(default=0.0)  # when it was last asked where it is, between checks
 
 
 class ReadRouting:
@@ -106,7 +107,13 @@ class ReadRouting:
         return self.primary
 
     async def _caught_up(self, replica: Replica, floor: int) -> bool:
-        """Ask the replica where it is now (it passed the floor since the last check, most often)."""
+        """Ask the replica where it is now (it passed the floor since the last check, most often); not
+        more often than every ASK_EVERY seconds, so that reads under steady writes on a replica far behind
+        do not each pay a question to it before going to the primary."""
+        now = time.monotonic()
+        if now - replica.asked < ASK_EVERY:
+            return False
+        replica.asked = now
         try:
             async with replica.engine.connect() as connection:
                 replayed = lsn(await connection.scalar(_REPLAYED))
@@ -130,7 +137,6 @@ class ReadRouting:
         except Exception as error:
             self._lost(replica, error)
             return
-        replica.checked = time.monotonic()
         replica.lag = float(lag) if lag is not None else None
         position = lsn(replayed)
         if position is not None:

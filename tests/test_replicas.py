@@ -173,6 +173,35 @@ async def _checked(deps: Deps) -> bool:
     return all(replica.usable for replica in deps.routing.replicas)
 
 
+async def test_a_replica_past_the_lag_bound_is_passed_over_until_it_catches_up(
+        pair: tuple[PostgresServer, PostgresServer], redis: Redis) -> None:
+    settings = _settings(pair, replica_max_lag=APPLY_DELAY / 3)
+    primary, replica_engine = (make_engine(url) for url in (settings.database_url, *settings.database_replica_urls))
+    deps = wire(settings, primary, Cache(redis), auth=None, replicas=[replica_engine])
+    assert deps.routing is not None
+    replica = deps.routing.replicas[0]
+    try:
+        await pair[1].caught_up()
+        # the primary may still write a little WAL of its own (earlier tests' cleanup, a checkpoint)
+        await until(lambda: _checked(deps), "the replica is usable to begin with", deadline=30)
+        await pair[0].sql("SELECT txid_current()")  # a commit it receives at once and replays APPLY_DELAY later
+        await until(lambda: _lag_seen(deps), "the replica's lag passes the bound", deadline=10)
+        assert not replica.usable
+        assert await deps.routing.engine_for_read() is primary  # passed over: the primary serves
+        await pair[1].caught_up()
+        await until(lambda: _checked(deps), "the replica is taken again once caught up", deadline=30)
+        assert await deps.routing.engine_for_read() is replica_engine
+    finally:
+        await deps.routing.dispose()
+        await primary.dispose()
+
+
+async def _lag_seen(deps: Deps) -> bool:
+    assert deps.routing is not None
+    await deps.routing.check()
+    return (deps.routing.replicas[0].lag or 0) > deps.routing.max_lag
+
+
 def _workers_env(pair: tuple[PostgresServer, PostgresServer], **more: str) -> dict[str, str]:
     primary, replica = pair
     return {"DATABASE_URL": _url(primary), "DATABASE_REPLICA_URLS": json.dumps([_url(replica)]),
