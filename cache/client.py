@@ -35,6 +35,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from cache.coalesce import Coalescer, batchable
 from cache.seam import (
     checked_on_connect,
+    connect_cluster_nodes_with,
     packed_by_hiredis,
     queued_commands,
     raise_first_error,
@@ -270,13 +271,16 @@ def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard 
     process so that they agree on whether Redis answers). `cluster`: `url` names any node of a Redis
     Cluster, and the client finds the others. `coalesce`: a server's (or a Sentinel master's) client
     sends the commands of one moment together (cache/coalesce.py); a cluster client splits by node
-    anyway, and the in-process fake has no round trips to save. `on_connect`: run on each new connection of
-    a server's (or a Sentinel master's) client before it is used (cache/failover.py)."""
+    anyway, and the in-process fake has no round trips to save. `on_connect`: run on each new connection (to a
+    server, a Sentinel master or a cluster node) before it is used (cache/failover.py)."""
     guard = guard or RedisGuard()
     if cluster and url is not None:
         nodes: GuardedRedisCluster = GuardedRedisCluster.from_url(  # type: ignore[assignment]
             url, max_connections=max_connections, socket_connect_timeout=2.0, socket_timeout=2.0)
         nodes.guard = guard
+        if on_connect is not None:
+            connect_cluster_nodes_with(nodes, checked_on_connect(nodes.connection_kwargs["connection_class"],
+                                                                 on_connect))
         return nodes  # type: ignore[return-value]
     if url is None:
         # Imported here: production never loads fakeredis.

@@ -13,6 +13,8 @@ MGETs split by slot), so it needs no tag and spreads over the cluster.
 
 from __future__ import annotations
 
+import binascii
+import functools
 import hashlib
 import re
 from collections.abc import Iterable
@@ -519,6 +521,30 @@ def data_written_by() -> str:
     """The `run_id` of the Redis server that wrote this one's data (cache/failover.py); it replicates with
     the data, so a promoted replica (or a restarted server) holds another than its own."""
     return "redis:written_by"
+
+
+def node_data_written_by(slot: int) -> str:
+    """On a Redis Cluster, `data_written_by` of one node: kept in the first slot the node serves (the hash
+    tag is chosen to fall there), so that each node has its own and it moves to a replica with the slots."""
+    return f"redis:written_by:{{{slot_tag(slot)}}}"
+
+
+CLUSTER_SLOTS = 16384
+
+
+@functools.cache
+def slot_tag(slot: int) -> str:
+    """A short text whose Redis Cluster slot (CRC16-XMODEM of it, mod 16384) is `slot`."""
+    n = 0
+    while binascii.crc_hqx(f"n{n}".encode(), 0) % CLUSTER_SLOTS != slot:
+        n += 1
+    return f"n{n}"
+
+
+# What a node's failover must forget (cache/failover.py): keys whose lost writes would make a stale value
+# look current, by prefix: generations and epochs (a missing one starts again at random), the live
+# structures' meta hashes (a missing one is built again from SQL), the WAL floor (set again from the primary).
+FORGOTTEN_ON_FAILOVER = (generation(""), "live:", wal_floor())
 
 
 def fill_lock(cache_key: str) -> str:

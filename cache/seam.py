@@ -100,3 +100,14 @@ def checked_on_connect(connection_class: type[Any], check: Callable[[Any], Await
 
     Checked.__name__ = f"Checked{connection_class.__name__}"
     return Checked
+
+
+def connect_cluster_nodes_with(cluster: RedisCluster, connection_class: type[Any]) -> None:
+    """Make `cluster`'s connections to every node, found already or later, of `connection_class`. redis-py's
+    cluster client sets the class itself (its constructor takes no `connection_class`) in the keyword
+    arguments it hands each node it makes (`connection_kwargs`, shared with its nodes manager), and the
+    nodes it started from were made with them already."""
+    cluster.connection_kwargs["connection_class"] = connection_class
+    for node in (*cluster.startup_nodes, *cluster.nodes_manager.startup_nodes.values(),
+                 *cluster.nodes_manager.nodes_cache.values()):
+        node.connection_class = connection_class

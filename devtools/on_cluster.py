@@ -1,7 +1,7 @@
-"""The Redis-heavy test modules again, on a local three-master Redis Cluster (`make test` runs this after
-the suite): the cache, sessions and tokens, revalidation, live structures, the delayed queue, views and
-pub/sub, with REDIS_CLUSTER on. The cluster is redis-server processes of its own on free loopback ports,
-removed afterwards.
+"""The Redis-heavy test modules again, on a local Redis Cluster of three masters, each with a replica
+(`make test` runs this after the suite): the cache, sessions and tokens, revalidation, live structures, the
+delayed queue, views and pub/sub, with REDIS_CLUSTER on. The cluster is redis-server processes of its own
+on free loopback ports, removed afterwards.
 
     python -m devtools.on_cluster [pytest arguments...]
 """
@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from devtools.services import RedisClusterServers
+from devtools.redis_cluster import RedisClusterServers
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = [
@@ -30,9 +30,9 @@ MODULES = [
 
 
 async def _run(arguments: list[str]) -> int:
-    async with RedisClusterServers(3) as cluster:
+    async with RedisClusterServers(3, replicas=1) as cluster:
         env = {**os.environ, "TEST_REDIS_URL": cluster.url, "TEST_REDIS_CLUSTER": "1"}
-        print(f"Redis Cluster of {len(cluster.nodes)} masters at {cluster.url}", flush=True)
+        print(f"Redis Cluster of {len(cluster.masters)} masters, each with a replica, at {cluster.url}", flush=True)
         done = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "pytest", *arguments],
                                        cwd=ROOT, env=env)
     return done.returncode

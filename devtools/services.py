@@ -126,49 +126,6 @@ async def scratch_database(server_url: str = LOCAL_POSTGRES, prefix: str = "scra
 
 
 
-class RedisClusterServers:
-    """A Redis Cluster of `masters` redis-server processes on free loopback ports (no replicas), slots
-    split evenly, made with CLUSTER ADDSLOTSRANGE and CLUSTER MEET (no redis-cli needed). `url` names the
-    first node; a cluster client finds the others from it."""
-
-    def __init__(self, masters: int = 3, *, options: tuple[str, ...] = ()) -> None:
-        # Each node's bus port is chosen too: by default it is port + 10000, which may be over 65535.
-        self.bus_ports = [free_port() for _ in range(masters)]
-        self.nodes = [RedisServer(options=("--cluster-enabled", "yes", "--cluster-node-timeout", "2000",
-                                           "--cluster-config-file", f"nodes-{n}.conf",
-                                           "--cluster-port", str(bus), *options))
-                      for n, bus in enumerate(self.bus_ports)]
-        self.url = f"redis://127.0.0.1:{self.nodes[0].port}/0"
-
-    async def __aenter__(self) -> RedisClusterServers:
-        for node in self.nodes:
-            node.start()
-        for node in self.nodes:
-            await node.ready()
-        clients = [Redis.from_url(node.url) for node in self.nodes]
-        try:
-            share = 16384 // len(self.nodes)
-            for n, client in enumerate(clients):
-                last = 16383 if n == len(self.nodes) - 1 else (n + 1) * share - 1
-                await client.execute_command("CLUSTER ADDSLOTSRANGE", n * share, last)
-            for node, bus in zip(self.nodes[1:], self.bus_ports[1:], strict=True):
-                await clients[0].execute_command("CLUSTER MEET", "127.0.0.1", node.port, bus)
-            for _ in range(200):  # until every node sees every slot served
-                infos = [await c.execute_command("CLUSTER INFO") for c in clients]
-                if all(i["cluster_state"] == "ok" and int(i["cluster_known_nodes"]) == len(clients) for i in infos):
-                    break
-                await asyncio.sleep(0.05)
-            else:
-                raise TimeoutError("the Redis Cluster did not form")
-        finally:
-            for client in clients:
-                await client.aclose()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        for node in self.nodes:
-            node.close()
-
 
 class RunServices:
     """A test run's own PostgreSQL database and redis-server: made when the run starts, removed when it ends,

@@ -53,8 +53,8 @@ async def two_workers(redis_url: str | None = None,
     the cluster pass, the test cluster (emptied first); yields (base URL, the two worker pids, a client of
     that Redis)."""
     port = free_port()
-    cluster = TEST_REDIS_CLUSTER and redis_url is None
-    redis_url = redis_url or (TEST_REDIS_URL if cluster else TEST_REDIS_URL.rsplit("/", 1)[0] + "/10")
+    cluster = (TEST_REDIS_CLUSTER and redis_url is None) or (env or {}).get("REDIS_CLUSTER") == "true"
+    redis_url = redis_url or (TEST_REDIS_URL if TEST_REDIS_CLUSTER else TEST_REDIS_URL.rsplit("/", 1)[0] + "/10")
     redis = make_redis(redis_url, cluster=cluster)  # a Sentinel URL too
     await redis.flushdb()
     env = {**os.environ, "DATABASE_URL": TEST_DATABASE_URL, "REDIS_URL": redis_url, "JWT_SECRET": "c" * 40,

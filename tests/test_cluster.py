@@ -21,7 +21,7 @@ from cache.client import is_cluster, make_redis
 from cache.live import structure_key
 from cache.store import MISSING, Cache
 from config.settings import SettingsError, load_settings
-from devtools.services import RedisClusterServers
+from devtools.redis_cluster import RedisClusterServers
 from tests.conftest import TEST_REDIS_CLUSTER
 
 ids = st.integers(min_value=0, max_value=2**31 - 1)

@@ -340,6 +340,31 @@ def test_a_select_says_whether_it_locks_rows() -> None:
            "change orm/seam.py `locks_rows`")
 
 
+async def test_every_connection_of_a_cluster_client_runs_the_check() -> None:
+    """cache/failover.py checks each node of a Redis Cluster too, on every connection the client makes."""
+    from cache.client import make_redis
+    from devtools.redis_cluster import RedisClusterServers
+
+    seen: list[bytes] = []
+
+    async def check(connection: Any) -> None:
+        await connection.send_command("ECHO", "checked")
+        seen.append(await connection.read_response())
+
+    async with RedisClusterServers(1) as cluster:
+        client = make_redis(cluster.url, cluster=True, on_connect=check)
+        try:
+            await client.set("a", 1)
+            await client.get("a")
+        finally:
+            await client.aclose()
+    # one check per connection: the client's discovery of the cluster, then the one carrying the commands
+    canary(seen and set(seen) == {b"checked"}, REDIS_PY,
+           "`RedisCluster.connection_kwargs['connection_class']` and `ClusterNode.connection_class`",
+           "The failover check of each cluster node (cache/failover.py)",
+           "change cache/seam.py `connect_cluster_nodes_with`")
+
+
 # --- uvicorn --------------------------------------------------------------------------------------
 
 UVICORN = f"uvicorn {version('uvicorn')}"
