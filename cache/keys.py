@@ -534,7 +534,10 @@ CLUSTER_SLOTS = 16384
 
 @functools.cache
 def slot_tag(slot: int) -> str:
-    """A short text whose Redis Cluster slot (CRC16-XMODEM of it, mod 16384) is `slot`."""
+    """A short text whose Redis Cluster slot (CRC16-XMODEM of it, mod 16384) is `slot` (found by trying
+    `n0`, `n1`, ...: some 16,000 CRCs, a few milliseconds, once per slot and process)."""
+    if not 0 <= slot < CLUSTER_SLOTS:
+        raise ValueError(f"a Redis Cluster has slots 0 to {CLUSTER_SLOTS - 1}, not {slot}")
     n = 0
     while binascii.crc_hqx(f"n{n}".encode(), 0) % CLUSTER_SLOTS != slot:
         n += 1

@@ -11,7 +11,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from redis.asyncio import Redis
 from redis.crc import key_slot
@@ -67,6 +67,13 @@ def test_queues_views_settings_and_revalidation_share_their_slots(name: str, sho
     assert len({slot(keys.views_seen(viewer, hour)), slot(keys.viewed(shout)), slot(keys.views_pending())}) == 1
     assert slot(keys.env_var(name)) == slot(keys.env_index())
     assert slot(keys.revalidation_batch("shout")) == slot(keys.revalidation_processing("shout"))
+
+
+@given(first=st.integers(0, keys.CLUSTER_SLOTS - 1))
+@settings(max_examples=20, deadline=None)
+def test_a_nodes_failover_record_lies_in_the_slot_it_names(first: int) -> None:
+    """cache/failover.py keeps each node's record in the first slot the node serves."""
+    assert slot(keys.node_data_written_by(first)) == first
 
 
 def test_client_text_never_chooses_a_slot() -> None:

@@ -46,6 +46,8 @@ def _strategy(parameter: inspect.Parameter, constants: st.SearchStrategy[str] = 
         return constants
     if parameter.name.endswith("digest") or parameter.name == "token_id":
         return hex_digest
+    if parameter.name == "slot":  # a node's first slot, from CLUSTER NODES
+        return st.sampled_from([0, 5461, keys.CLUSTER_SLOTS - 1])
     if parameter.name == "week":  # validated by the resolver before it names a board
         return st.from_regex(keys.WEEK_NAME, fullmatch=True)
     if annotation.startswith("int"):
