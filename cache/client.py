@@ -36,6 +36,7 @@ from cache.coalesce import Coalescer, batchable
 from cache.seam import (
     checked_on_connect,
     connect_cluster_nodes_with,
+    lost_connection,
     packed_by_hiredis,
     queued_commands,
     raise_first_error,
@@ -54,7 +55,9 @@ REDIS_ERRORS: tuple[type[Exception], ...] = (RedisError, RedisClusterException)
 # error, a full server refusing a write) that the caller judges, and may still trip the breaker for.
 _UNREACHABLE: tuple[type[Exception], ...] = (RedisConnectionError, RedisTimeoutError, RedisClusterException,
                                              OSError)
-_CAUGHT: tuple[type[Exception], ...] = (*REDIS_ERRORS, OSError)
+# RuntimeError and AttributeError: what a connection another task closed meanwhile raises (cache/seam.py
+# `lost_connection`); any other passes through the guard unchanged.
+_CAUGHT: tuple[type[Exception], ...] = (*REDIS_ERRORS, OSError, RuntimeError, AttributeError)
 
 
 class RedisUnavailable(RedisConnectionError):
@@ -88,7 +91,7 @@ class RedisGuard:
         """What to raise for `exc`: unreachable Redis trips the breaker and becomes RedisUnavailable."""
         if isinstance(exc, RedisUnavailable):
             return exc
-        if isinstance(exc, _UNREACHABLE):
+        if isinstance(exc, _UNREACHABLE) or lost_connection(exc):
             self.trip(exc, what)
             unavailable = RedisUnavailable(f"{type(exc).__name__}: {exc}")
             unavailable.__cause__ = exc

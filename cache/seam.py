@@ -20,6 +20,7 @@ import hiredis
 from redis.asyncio.client import Pipeline
 from redis.asyncio.cluster import RedisCluster
 from redis.connection import HiredisRespSerializer
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.utils import HIREDIS_AVAILABLE
 
 # (args, options): a command as redis-py's pipelines queue it
@@ -95,8 +96,13 @@ def checked_on_connect(connection_class: type[Any], check: Callable[[Any], Await
 
     class Checked(connection_class):  # type: ignore[misc, valid-type]
         async def on_connect_check_health(self, *args: Any, **kwargs: Any) -> None:
-            await super().on_connect_check_health(*args, **kwargs)
-            await check(self)
+            try:
+                await super().on_connect_check_health(*args, **kwargs)
+                await check(self)
+            except AttributeError as error:
+                if not lost_connection(error):
+                    raise
+                raise RedisConnectionError("the connection was closed while it was being set up") from error
 
     Checked.__name__ = f"Checked{connection_class.__name__}"
     return Checked
@@ -111,3 +117,14 @@ def connect_cluster_nodes_with(cluster: RedisCluster, connection_class: type[Any
     for node in (*cluster.startup_nodes, *cluster.nodes_manager.startup_nodes.values(),
                  *cluster.nodes_manager.nodes_cache.values()):
         node.connection_class = connection_class
+
+
+def lost_connection(error: BaseException) -> bool:
+    """Whether `error` is redis-py using a connection that another task closed meanwhile: a cluster client
+    that learns of a new topology (a failover, moved slots) disconnects the node's connections, some in use
+    or being set up, and their next write meets asyncio's closed transport (a RuntimeError, "the handler is
+    closed") or the stream redis-py dropped (an AttributeError on None). Seen under a killed master and a
+    CLUSTER FAILOVER with load; a lost connection, as redis-py's other errors say."""
+    if isinstance(error, RuntimeError):
+        return "closed" in str(error)
+    return isinstance(error, AttributeError) and "NoneType" in str(error)

@@ -340,6 +340,53 @@ def test_a_select_says_whether_it_locks_rows() -> None:
            "change orm/seam.py `locks_rows`")
 
 
+async def test_a_connection_closed_while_it_is_set_up_is_a_connection_error(redis_server: Any) -> None:
+    """What redis-py raises when a cluster client disconnects a connection being set up (an AttributeError
+    on its missing stream) reaches the guard as the connection error it is, not as a server error."""
+    from redis.asyncio import ConnectionPool
+    from redis.asyncio.connection import Connection
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    from cache.seam import checked_on_connect
+
+    async def closed_meanwhile(connection: Any) -> None:
+        await connection.disconnect()
+        connection._writer.writelines([b"PING"])  # what redis-py's send does with the stream gone
+
+    pool = ConnectionPool.from_url(redis_server.url, connection_class=checked_on_connect(Connection, closed_meanwhile))
+    client = Redis(connection_pool=pool, retry=None)
+    try:
+        with pytest.raises(RedisConnectionError):
+            await client.ping()
+    finally:
+        await client.aclose()
+
+
+def test_a_write_on_a_closed_transport_reads_as_a_lost_connection(redis_server: Any) -> None:
+    """uvloop (what the server runs on) refuses a write on a closed transport with the RuntimeError that
+    cache/seam.py `lost_connection` recognises; the guard then takes Redis as unreachable."""
+    import uvloop
+
+    from cache.client import RedisGuard, RedisUnavailable
+    from cache.seam import lost_connection
+
+    async def write_after_close() -> BaseException:
+        _reader, writer = await asyncio.open_connection("127.0.0.1", redis_server.port)
+        writer.transport.close()
+        await asyncio.sleep(0)  # the loop closes the handler
+        try:
+            writer.transport.write(b"PING\r\n")
+        except RuntimeError as error:
+            return error
+        return AssertionError("the write on a closed transport was taken")
+
+    error = uvloop.run(write_after_close())
+    canary(lost_connection(error), "uvloop", "a RuntimeError saying the transport is closed",
+           "Redis Cluster failover (a connection closed under a command, cache/seam.py `lost_connection`)",
+           "change cache/seam.py `lost_connection` to recognise what it raises now")
+    assert isinstance(RedisGuard().failed(error, "get"), RedisUnavailable)  # type: ignore[arg-type]
+
+
 async def test_every_connection_of_a_cluster_client_runs_the_check() -> None:
     """cache/failover.py checks each node of a Redis Cluster too, on every connection the client makes."""
     from cache.client import make_redis
