@@ -9,8 +9,8 @@ changes) and who wrote its data (`keys.data_written_by`, a key that replicates w
 differ, before the connection carries anything else, it moves the global epoch (every cached value and
 response becomes a miss), the live structures' epochs (they are built again from SQL) and drops the WAL
 floor (set again from the primary's position), then writes its own `run_id` there. Connections are pooled
-and long-lived: in steady state this is two commands per new connection. What it costs after a failover
-is one cold cache, as after an epoch bump by hand.
+and long-lived: in steady state this is two round trips per new connection (three on a cluster node). What it
+costs after a failover is one cold cache, as after an epoch bump by hand.
 
 On a Redis Cluster each node holds its own `run_id` record (in the first slot it serves), and a node that
 holds another's data cannot move the epochs: they live on other nodes, which a request may have read
