@@ -19,7 +19,7 @@ with), what its lost writes could have made wrong: every generation and epoch it
 at random), every live structure's meta (rebuilt from SQL) and the WAL floor if it holds it. A value
 stamped with one of its generations then never matches again, whichever node keeps the value, and what
 other nodes hold was not lost. The script walks the node's keys (SCAN, in the script): it holds the node
-for 1.2 s per million keys (measured here), once, when it has just taken over.
+for about 1.3 s per million keys (bench/cluster_forget.py), once, when it has just taken over.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ OWNER_TTL = GENERATION_TTL  # refreshed by every new connection, so it outlives 
 
 # KEYS[1]: the node's record; ARGV: its run_id, the record's TTL, then the prefixes to forget. Checks the
 # record again first: of the connections that found it wrong at once, one forgets and the others see it done.
-_FORGET = """#!lua flags=allow-cross-slot-keys
+FORGET_ON_NODE = """#!lua flags=allow-cross-slot-keys
 if redis.call('GET', KEYS[1]) == ARGV[1] then return -1 end
 local forgotten, cursor = 0, '0'
 repeat
@@ -94,7 +94,7 @@ async def _check_node(connection: Any, run_id: bytes) -> bool:
     [owner] = await _send(connection, ("GETEX", record, "EX", OWNER_TTL))
     if owner == run_id:
         return False
-    [forgotten] = await _send(connection, ("EVAL", _FORGET, 1, record, run_id, OWNER_TTL,
+    [forgotten] = await _send(connection, ("EVAL", FORGET_ON_NODE, 1, record, run_id, OWNER_TTL,
                                            *keys.FORGOTTEN_ON_FAILOVER))
     if owner is not None and forgotten != -1:
         log.warning("Redis Cluster node at %s holds data another server wrote (a failover or a restart): "
