@@ -14,15 +14,13 @@ The drills a deployment lives through, for the failover tests:
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from redis.asyncio import Redis
 
-from devtools.services import RedisServer, free_port
+from devtools.services import RedisServer, free_port, wait_until
 
 SLOTS = 16384
 
@@ -56,12 +54,12 @@ class RedisClusterServers:
             await _command(master, "CLUSTER", "ADDSLOTSRANGE", n * share, last)
         for node, bus in zip(self.nodes[1:], self.bus_ports[1:], strict=True):
             await _command(self.nodes[0], "CLUSTER", "MEET", "127.0.0.1", node.port, bus)
-        await self._until(self._all_known, "every node knows every other")
+        await wait_until(self._all_known, "Redis Cluster: every node knows every other")
         for master in self.masters:
             master_id = await self.node_id(master)
             for replica in self._replicas[master.port]:
                 await _command(replica, "CLUSTER", "REPLICATE", master_id)
-        await self._until(self._formed, "the cluster formed, every replica in sync")
+        await wait_until(self._formed, "Redis Cluster: the cluster formed, every replica in sync")
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -127,7 +125,7 @@ class RedisClusterServers:
                         return False
             return True
 
-        await self._until(replicated, "every replica in sync")
+        await wait_until(replicated, "Redis Cluster: every replica in sync")
 
     async def cut_replica(self, master: RedisServer) -> None:
         """`master`'s replicas stop taking its writes: they hang (SIGSTOP) and the master drops their
@@ -142,7 +140,7 @@ class RedisClusterServers:
             role = (await _role(replica)).get("role")
             return role == "master" and await self._formed()
 
-        await self._until(serving, f"the node on port {replica.port} promoted", deadline)
+        await wait_until(serving, f"Redis Cluster: the node on port {replica.port} promoted", deadline)
 
     async def fail_over(self, replica: RedisServer) -> None:
         """A coordinated failover (CLUSTER FAILOVER, sent to the replica): its master stops taking writes
@@ -176,19 +174,8 @@ class RedisClusterServers:
         finally:
             for client in clients.values():
                 await client.aclose()
-        await self._until(self._formed, "every node agrees on the moved slots")
+        await wait_until(self._formed, "Redis Cluster: every node agrees on the moved slots")
         return moved
-
-    @staticmethod
-    async def _until(condition: Callable[[], Awaitable[bool]], what: str, deadline: float = 30.0) -> None:
-        ends = time.monotonic() + deadline
-        while True:
-            with contextlib.suppress(Exception):
-                if await condition():
-                    return
-            if time.monotonic() > ends:
-                raise TimeoutError(f"Redis Cluster: {what} not within {deadline:g}s")
-            await asyncio.sleep(0.05)
 
 
 async def _command(node: RedisServer, *command: object) -> Any:

@@ -11,15 +11,13 @@ waits for the Sentinel to promote it: the new master lacks writes the old one ac
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import subprocess
 import tempfile
-import time
 
 from redis.asyncio import Redis
 
-from devtools.services import RedisServer, free_port
+from devtools.services import RedisServer, free_port, wait_until
 
 SERVICE = "discours"
 
@@ -43,16 +41,6 @@ class SentinelSet:
         finally:
             await client.aclose()
 
-    async def _until(self, condition: object, what: str, deadline: float = 30.0) -> None:
-        ends = time.monotonic() + deadline
-        while True:
-            with contextlib.suppress(Exception):
-                if await condition():  # type: ignore[operator]
-                    return
-            if time.monotonic() > ends:
-                raise TimeoutError(f"Sentinel set: {what} not within {deadline:g}s")
-            await asyncio.sleep(0.05)
-
     async def _replica_online(self) -> bool:
         client = Redis.from_url(self.master.url)
         try:
@@ -66,13 +54,13 @@ class SentinelSet:
         await self.master.ready()
         self.replica.start()
         await self.replica.ready()
-        await self._until(self._replica_online, "the replica is in sync")
+        await wait_until(self._replica_online, "Sentinel set: the replica is in sync")
         await asyncio.to_thread(self._start_sentinel)
 
         async def knows_the_replica() -> bool:
             return len(await self._sentinel("SENTINEL", "REPLICAS", SERVICE)) == 1  # type: ignore[arg-type]
 
-        await self._until(knows_the_replica, "the Sentinel knows the master and its replica")
+        await wait_until(knows_the_replica, "Sentinel set: the Sentinel knows the master and its replica")
         return self
 
     def _start_sentinel(self) -> None:
@@ -108,7 +96,7 @@ class SentinelSet:
                 await client.aclose()
             return int(port) == self.replica.port and role == "master"
 
-        await self._until(replica_is_master, "the replica promoted", deadline)
+        await wait_until(replica_is_master, "Sentinel set: the replica promoted", deadline)
 
     async def __aexit__(self, *exc_info: object) -> None:
         if self._process is not None and self._process.poll() is None:

@@ -15,7 +15,8 @@ import signal
 import socket
 import subprocess
 import tempfile
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from redis.asyncio import Redis
 from sqlalchemy import text
@@ -23,6 +24,19 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
 LOCAL_POSTGRES = "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"
+
+
+async def wait_until(condition: Callable[[], Awaitable[bool]], what: str, deadline: float = 30.0) -> None:
+    """Until `condition()` holds (an error counts as not yet: the service may be on its way), checking every
+    50 ms; TimeoutError naming `what` after `deadline` seconds."""
+    ends = time.monotonic() + deadline
+    while True:
+        with contextlib.suppress(Exception):
+            if await condition():
+                return
+        if time.monotonic() > ends:
+            raise TimeoutError(f"{what}: not within {deadline:g}s")
+        await asyncio.sleep(0.05)
 
 
 def free_port() -> int:
