@@ -258,6 +258,12 @@ class GuardedClusterPipeline(ClusterPipeline):
     async def execute(self, raise_on_error: bool = True, allow_redirections: bool = True) -> list[Any]:
         try:
             replies = await super().execute(raise_on_error, allow_redirections)
+            # With raise_on_error=False redis-py leaves a node's lost connection in the place of each of
+            # its commands' replies: that is no answer to hand a caller (it would unpack an error as a
+            # value), but the pipeline's failure, as it is when redis-py raises it.
+            unanswered = next((reply for reply in replies if isinstance(reply, _UNREACHABLE)), None)
+            if unanswered is not None:
+                raise unanswered
         except _CAUGHT as exc:
             raise self.guard.failed(exc, "pipeline") from exc
         finally:

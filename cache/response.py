@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, ResponseError
 
 from cache import keys
 from cache.client import is_cluster
@@ -121,11 +121,9 @@ class ResponseCache:
 
     async def _check_apart(self, key: str) -> list[Any]:
         """What `_HIT` answers, in two round trips: the hash, then the current generations."""
-        async with self.cache.redis.pipeline(transaction=False) as pipe:
-            pipe.type(key)
-            pipe.hmget(key, list(_FIELDS))
-            kind, stored = await pipe.execute(raise_on_error=False)
-        if kind not in (b"hash", "hash"):
+        try:
+            stored: list[Any] = await self.cache.redis.hmget(key, list(_FIELDS))
+        except ResponseError:  # WRONGTYPE: the key holds something else than a stored response
             return [0]
         stamp, body, gzipped, views, etag, max_age, private = stored
         if stamp is None or body is None:

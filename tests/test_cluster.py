@@ -15,14 +15,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from redis.asyncio import Redis
 from redis.crc import key_slot
+from redis.exceptions import ResponseError
 
 from cache import keys
-from cache.client import is_cluster, make_redis
+from cache.client import RedisUnavailable, is_cluster, make_redis
 from cache.live import structure_key
 from cache.store import MISSING, Cache
 from config.settings import SettingsError, load_settings
 from devtools.redis_cluster import RedisClusterServers
-from tests.conftest import TEST_REDIS_CLUSTER
+from tests.conftest import TEST_REDIS_CLUSTER, TEST_REDIS_URL
 
 ids = st.integers(min_value=0, max_value=2**31 - 1)
 # Every structure an entity kind has (cache/live.py), and the boards of the board entity.
@@ -91,6 +92,34 @@ async def test_cached_values_spread_over_every_master(redis: Redis, gql: Any) ->
     masters = redis.get_primaries()  # type: ignore[attr-defined]
     sizes = [await redis.dbsize(target_nodes=node) for node in masters]  # type: ignore[call-arg]
     assert len(sizes) == 3 and all(size > 0 for size in sizes), sizes
+
+
+@pytest.mark.skipif(not TEST_REDIS_CLUSTER, reason="on the Redis Cluster run only")
+async def test_a_pipeline_whose_node_drops_it_fails_instead_of_answering_with_the_error() -> None:
+    """redis-py's cluster pipeline, asked not to raise, puts a dropped connection's error where each reply
+    would be. The guard raises it instead (a caller once unpacked one as a value, an HTTP 500 under CLUSTER
+    FAILOVER), while an error that is Redis's answer to one command stays in its place."""
+    client = make_redis(TEST_REDIS_URL, cluster=True)
+    try:
+        key = "dropped:{t}"
+        await client.initialize()  # type: ignore[attr-defined]
+        node = client.get_node_from_key(key)  # type: ignore[attr-defined]
+        own = await client.execute_command("CLIENT", "ID", target_nodes=node)  # the pool's one connection
+        async with client.pipeline(transaction=False) as pipe:
+            pipe.set(key, "1")
+            pipe.execute_command("CLIENT", "KILL", "ID", own, "SKIPME", "no", target_nodes=node)  # answered, then closed
+            pipe.get(key)  # never answered
+            with pytest.raises(RedisUnavailable):
+                await pipe.execute(raise_on_error=False)
+
+        async with client.pipeline(transaction=False) as pipe:
+            pipe.set(key, "1")
+            pipe.hget(key, "field")  # WRONGTYPE: an answer
+            pipe.get(key)
+            replies = await pipe.execute(raise_on_error=False)
+        assert replies[0] is True and isinstance(replies[1], ResponseError) and replies[2] == b"1", replies
+    finally:
+        await client.aclose()
 
 
 async def test_a_cluster_that_goes_away_sends_reads_to_the_database_and_comes_back() -> None:

@@ -125,9 +125,6 @@ async def test_a_killed_master_under_load_leaves_no_stale_read() -> None:
     assert tally.stale == [], tally.stale[:5]
 
 
-@pytest.mark.skip(reason="open (issue 29): one run in four answers a 500 under CLUSTER FAILOVER, a pipeline reply "
-                         "that is a ConnectionError unpacked somewhere (TypeError: cannot unpack non-iterable "
-                         "ConnectionError object); to be found and fixed, then this runs again")
 async def test_a_coordinated_failover_and_a_slot_migration_under_load_fail_nothing() -> None:
     moved: dict[str, int] = {}
 

@@ -15,6 +15,7 @@ from redis.asyncio import Redis
 from app.main import create_app, wire
 from auth.services import build_auth
 from cache.client import make_redis
+from cache.response import ResponseCache, request_key
 from cache.store import Cache
 from config.settings import Settings
 from devtools.services import RedisServer
@@ -226,7 +227,6 @@ async def test_a_hit_is_answered_before_the_graphql_view(own_redis_app: Any, mon
     import json
 
     from app.graphql_view import DiscoursGraphQL
-    from cache.response import ResponseCache
 
     client, redis, _app = own_redis_app
     entered = []
@@ -342,3 +342,17 @@ async def test_a_reader_who_waited_for_an_answer_computed_before_a_write_gets_th
     old, new = await first, await second
     assert old.json()["data"]["get_author"]["name"] != "Renamed"
     assert new.json()["data"]["get_author"]["name"] == "Renamed", new.headers.get("x-cache")
+
+
+async def test_a_response_key_that_holds_something_else_is_a_miss(cache: Cache, redis: Redis) -> None:
+    """Whatever else a response's key holds (an older layout, an operator's SET), a reader computes the
+    answer instead of failing: inside the hit script on one server, and from WRONGTYPE on a cluster, which
+    reads the hash outside a script."""
+    responses = ResponseCache(cache)
+    key = request_key("0" * 64, None, {})
+    await redis.set(key, "not a stored response")
+    assert await responses.get(key) is None
+    await redis.delete(key)
+    await redis.rpush(key, "a", "b")
+    assert await responses.get(key) is None
+    assert responses.cache.available  # an answer of Redis, not a failure of it
