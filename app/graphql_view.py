@@ -53,6 +53,7 @@ from resolvers.deps import Deps
 from resolvers.errors import Busy
 from schema.cache_control import Policy, PolicyCache
 from schema.context import Context, Loaders
+from schema.rendered import RenderedAnswers
 from schema.safety import changes_state
 from schema.schema import DiscoursSchema
 from schema.seam import ASGIWebSocketAdapter, HTTPException, WebSocketDisconnected, graphql_schema, stream_protocol
@@ -81,11 +82,12 @@ class DiscoursGraphQL(GraphQL[Context, None]):
 
     schema: DiscoursSchema
 
-    def __init__(self, schema: DiscoursSchema, *args: Any, response_cache_ttl: int = 60,
+    def __init__(self, schema: DiscoursSchema, *args: Any, response_cache_ttl: int = 60, rendered_answer_ttl: int = 60,
                  request_timeout: float = 15.0, max_json_depth: int = 32, persisted_query_ttl: int = 86_400,
                  session_cookie: str = "session_token", **kwargs: Any) -> None:
         super().__init__(schema, *args, **kwargs)
         self.response_cache_ttl = response_cache_ttl
+        self.rendered_answer_ttl = rendered_answer_ttl
         self.policies = PolicyCache(schema)
         self.single_flight = SingleFlight()
         self.persisted_query_ttl = persisted_query_ttl
@@ -319,8 +321,19 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         needs the session before execution, which then reuses it)."""
         if exchange.context is None:
             deps: Deps = exchange.app.state.deps
-            exchange.context = Context(deps=deps, loaders=Loaders.create(deps), request=exchange)
+            exchange.context = Context(deps=deps, loaders=Loaders.create(deps), request=exchange,
+                                       rendered=self._rendered_answers(exchange, deps))
         return exchange.context
+
+    def _rendered_answers(self, exchange: Exchange, deps: Deps) -> RenderedAnswers | None:
+        """Whether root fields may be answered from rendered JSON: in a single query whose every field is
+        public (schema/rendered.py)."""
+        if self.rendered_answer_ttl <= 0 or exchange.graphql.single is None:
+            return None
+        policy = self._policy(exchange)
+        if not policy.cacheable or policy.private:
+            return None
+        return RenderedAnswers(deps.cache, self.rendered_answer_ttl)
 
 
 def _count(outcome: str, operation: str | None, started: float) -> None:

@@ -101,7 +101,8 @@ class Row:
 class Uvicorn:
     """One uvicorn worker on a free loopback port, without access logs (the limit route has none either)."""
 
-    def __init__(self, target: str, env: dict[str, str]) -> None:
+    def __init__(self, target: str, env: dict[str, str], cwd: Path = ROOT) -> None:
+        self.cwd = cwd  # the checkout whose code it runs
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self._command = [sys.executable, "-m", "uvicorn", target, "--host", "127.0.0.1", "--port", str(self.port),
@@ -110,7 +111,7 @@ class Uvicorn:
         self._process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        self._process = subprocess.Popen(self._command, env=self._env, cwd=ROOT)
+        self._process = subprocess.Popen(self._command, env=self._env, cwd=self.cwd)
 
     async def __aenter__(self) -> Uvicorn:
         self.start()
@@ -254,7 +255,7 @@ async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> st
             Uvicorn("app.asgi:app", server_env(settings, RESPONSE_CACHE_TTL="0")) as uncached, \
             Uvicorn("bench.limit_route:app", {"REDIS_URL": redis_url}) as limit:
         token = await sign_up(cached.url + "/graphql")
-        bodies = await _bodies(cached.url + "/graphql")
+        bodies = await bodies_of(cached.url + "/graphql")
         async with open_deps(settings) as deps:
             for name, body in bodies.items():  # the limit route answers each operation's own bytes
                 async with httpx.AsyncClient() as http:
@@ -291,7 +292,7 @@ async def _prime(url: str, body: bytes, headers: dict[str, str]) -> None:
         await http.post(url, content=body)
 
 
-async def _bodies(url: str) -> dict[str, bytes]:
+async def bodies_of(url: str) -> dict[str, bytes]:
     """Each operation's request body, with a real shout slug for get_shout."""
     async with httpx.AsyncClient() as http:
         page = await http.post(url, json={"query": "{ load_shouts_by(options: {limit: 1}) { slug } }"})

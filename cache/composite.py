@@ -34,7 +34,9 @@ from cache.store import (
     LUA_STAMP_IS_CURRENT,
     MISSING,
     Cache,
+    KeptDecoded,
     capture_stamp,
+    decode,
     parse_stamp,
     stamp_is_current,
 )
@@ -56,6 +58,14 @@ _scripts: WeakKeyDictionary[Redis, AsyncScript] = WeakKeyDictionary()
 
 async def read_composite(cache: Cache, key: str) -> Any:
     """The composite's value, or MISSING (absent, outdated, or Redis unavailable)."""
+    return await read_stamped(cache, key, cache.decoded, decode, "composite")
+
+
+async def read_stamped(cache: Cache, key: str, kept: KeptDecoded, decoder: Callable[[bytes], tuple[bytes, Any]],
+                       what: str) -> Any:
+    """The value under `key` as `decoder` gives it (or as `kept` holds it, when its bytes are the same), if
+    the stamp it is stored with is current (reported to the response being computed), or MISSING (absent,
+    outdated, or Redis unavailable). `what`: the kind of value, for metrics."""
     if not cache.available:
         response_capture.report(None)
         return MISSING
@@ -73,16 +83,16 @@ async def read_composite(cache: Cache, key: str) -> Any:
                 script = _scripts[redis] = redis.register_script(_READ)
             raw = await script(keys=[key], args=[keys.generation("")])
     except RedisError as exc:
-        cache.trip(exc, "composite read")
+        cache.trip(exc, f"{what} read")
         response_capture.report(None)
         return MISSING
     if not raw:
-        _count("miss")
+        _count(what, "miss")
         return MISSING
-    stamp, data = cache.decoded.decode(key, raw)  # parsed once while its bytes stay the same
+    stamp, data = kept.decode(key, raw, decoder)  # decoded once while its bytes stay the same
     if response_capture.active():
         response_capture.report(parse_stamp(stamp))
-    _count("hit")
+    _count(what, "hit")
     return data
 
 
@@ -104,5 +114,5 @@ async def cached_composite(cache: Cache, key: str, compute: Callable[[], Awaitab
     return value
 
 
-def _count(result: str) -> None:
-    metrics.child(metrics.CACHE_READS, "value", "composite", result).inc()
+def _count(what: str, result: str) -> None:
+    metrics.child(metrics.CACHE_READS, "value", what, result).inc()

@@ -482,6 +482,12 @@ def composite(of: str, made_of: str = "") -> str:
     return _fit("composite:" + ":".join(p if p and not _SAFE.search(p) else _part(p) for p in parts))
 
 
+def rendered(selection_digest: str) -> str:
+    """One root field's answer as rendered JSON, for one selection, arguments and variables
+    (cache/rendered.py)."""
+    return f"rendered:{selection_digest}"
+
+
 def response(request_digest: str) -> str:
     """A whole GraphQL response (the response cache)."""
     return f"response:{request_digest}"

@@ -53,18 +53,28 @@ def dumps(data: Any) -> bytes:
 
 
 def encode(stamp: bytes, data: Any) -> bytes:
-    body = dumps(data)
+    return encode_json(stamp, dumps(data))
+
+
+def encode_json(stamp: bytes, body: bytes) -> bytes:
+    """A stamp and JSON already encoded, as stored: compressed over COMPRESS_OVER (seed 004)."""
     if len(body) > COMPRESS_OVER:
         return stamp + b"|" + _ZLIB + zlib.compress(body, 1)
     return stamp + b"|" + _JSON + body
 
 
 def decode(raw: bytes) -> tuple[bytes, Any]:
+    stamp, body = decode_json(raw)
+    return stamp, orjson.loads(body)
+
+
+def decode_json(raw: bytes) -> tuple[bytes, bytes]:
+    """The stamp and the JSON bytes of a stored value, not parsed."""
     stamp, _, rest = raw.partition(b"|")
     fmt, body = rest[:1], rest[1:]
     if fmt == _ZLIB:
         body = zlib.decompress(body)
-    return stamp, orjson.loads(body)
+    return stamp, body
 
 
 class KeptDecoded:
@@ -77,12 +87,14 @@ class KeptDecoded:
         self.size = size
         self._kept: OrderedDict[str, tuple[bytes, bytes, Any]] = OrderedDict()
 
-    def decode(self, key: str, raw: bytes) -> tuple[bytes, Any]:
+    def decode(self, key: str, raw: bytes, decoder: Callable[[bytes], tuple[bytes, Any]] = decode
+               ) -> tuple[bytes, Any]:
+        """`raw`'s stamp and value, as `decoder` gives them (parsed, by default)."""
         kept = self._kept.get(key)
         if kept is not None and kept[0] == raw:
             self._kept.move_to_end(key)
             return kept[1], kept[2]
-        stamp, data = decode(raw)
+        stamp, data = decoder(raw)
         if self.size:
             self._kept[key] = (raw, stamp, data)
             self._kept.move_to_end(key)

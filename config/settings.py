@@ -189,6 +189,8 @@ class Settings(DatabaseSettings):
     precache_on_start: bool = True
     # Whole anonymous responses of public queries, seconds; 0 switches the response cache off.
     response_cache_ttl: int = 60
+    # Root fields that declare it (schema/rendered.py) keep their answer as rendered JSON, seconds; 0: off.
+    rendered_answer_ttl: int = 60
     # Automatic persisted queries: a registered document is kept this many seconds after its last use.
     persisted_query_ttl: int = 86_400
     # Time-limited collections (seed 000 section 3.3: 5 minutes; search: 10 minutes).

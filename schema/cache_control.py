@@ -4,6 +4,7 @@ field metadata so the SDL stays the contract's):
     @strawberry.field(metadata=cache_control(60))                 # a public root field, kept 60 s
     @strawberry.field(metadata=cache_control(60, private=True))   # the viewer's own list
     @strawberry.field(metadata=cache_control(private=True))       # a private field of a public type
+    @strawberry.field(metadata=cache_control(60, rendered=True))  # also kept as rendered JSON (schema/rendered.py)
 
 An answer's policy is the smallest `max_age` over its fields and PRIVATE if any of them is. A root field
 without a declaration has no max age: its answers are never kept. A nested field without one inherits.
@@ -44,11 +45,12 @@ READ_MAX_AGE = 60
 class CacheHint:
     max_age: int | None = None  # seconds; None: as the enclosing field
     private: bool = False
+    rendered: bool = False  # a root field whose answer is kept as rendered JSON too (schema/rendered.py)
 
 
-def cache_control(max_age: int | None = None, *, private: bool = False) -> dict[str, Any]:
+def cache_control(max_age: int | None = None, *, private: bool = False, rendered: bool = False) -> dict[str, Any]:
     """Field metadata declaring its cache policy."""
-    return {METADATA_KEY: CacheHint(max_age, private)}
+    return {METADATA_KEY: CacheHint(max_age, private, rendered)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +66,8 @@ class Policy:
 NOT_CACHEABLE = Policy(0, False)
 
 
-def _hint(field: Any) -> CacheHint | None:
+def hint_of(field: Any) -> CacheHint | None:
+    """A graphql-core field's declared policy, if it has one."""
     definition = field_definition(field)
     metadata = getattr(definition, "metadata", None) or {}
     hint = metadata.get(METADATA_KEY)
@@ -88,7 +91,7 @@ class _Collector(Visitor):
         if node.name.value == "__typename":
             return
         field = self.type_info.get_field_def()
-        hint = _hint(field) if field is not None else None
+        hint = hint_of(field) if field is not None else None
         root = self.type_info.get_parent_type() is self.query_type
         if root and (hint is None or hint.max_age is None):
             self.max_age = 0  # an undeclared root field (introspection included) is never kept

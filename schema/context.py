@@ -25,6 +25,7 @@ from resolvers.auth import account_viewer
 from resolvers.deps import Deps
 from resolvers.errors import Busy
 from resolvers.reaction import reactions_by_ids
+from schema.rendered import RenderedAnswers
 
 log = logging.getLogger(__name__)
 _UNSET = object()
@@ -243,6 +244,8 @@ class Context:
     extra: dict[str, Any] = field(default_factory=dict)
     # A WebSocket's connection_init payload (Strawberry sets it): `{"token": ...}` or `{"Authorization": ...}`
     connection_params: dict[str, Any] | None = None
+    # Set by the view when root fields may be answered from rendered JSON (schema/rendered.py).
+    rendered: RenderedAnswers | None = None
     _session: Any = field(default=_UNSET, repr=False)
     _viewer: Any = field(default=_UNSET, repr=False)
 

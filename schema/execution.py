@@ -37,8 +37,9 @@ from graphql import (
     GraphQLSchema,
     GraphQLString,
 )
-from graphql.pyutils import Undefined
+from graphql.pyutils import Path, Undefined
 
+from schema.rendered import answer_root_field
 from schema.seam import FieldLoop, PlainField, PlannedField, field_definition, graphql_schema
 
 if TYPE_CHECKING:
@@ -90,6 +91,16 @@ class PlainFieldsFirst(FieldLoop):
                      for response_name, details in grouped_field_set.items())
         plans[id(grouped_field_set)] = (grouped_field_set, plan)
         return plan
+
+    def execute_field(self, parent_type: GraphQLObjectType, source: Any, field_details_list: Any, path: Path,
+                      position_context: Any) -> Any:
+        """A root field may be answered by its rendered JSON (schema/rendered.py); any other as usual."""
+        if path.prev is not None:
+            return super().execute_field(parent_type, source, field_details_list, path, position_context)
+        return answer_root_field(
+            self, parent_type, [details.node for details in field_details_list], str(path.key),
+            lambda: super(PlainFieldsFirst, self).execute_field(parent_type, source, field_details_list, path,
+                                                                position_context))
 
     def serialized(self, value: Any, serialize: Callable[[Any], Any]) -> Any:
         """A plain field's value serialized, or Undefined where the ordinary way must decide (a null, an

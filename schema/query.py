@@ -111,7 +111,7 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
     async def get_topic(self, info: Info, slug: str) -> Topic | None:
         return Topic.of(await topics.get_topic(info.context.deps, slug))
 
-    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE, rendered=True))
     async def get_topics_all(self, info: Info) -> list[Topic | None] | None:
         return _topics(await topics.get_topics_all(info.context.deps))
 
@@ -120,7 +120,7 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
                                    author_id: int | None = None) -> list[Topic | None] | None:
         return _topics(await topics.get_topics_by_author(info.context.deps, slug, user, author_id))
 
-    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE, rendered=True))
     async def get_topics_by_community(self, info: Info, community_id: int, limit: int | None = None,
                                       offset: int | None = None) -> list[Topic | None] | None:
         return _topics(await topics.get_topics_by_community(info.context.deps, community_id, limit, offset))

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from graphql import (
     ASTValidationRule,
     DocumentNode,
+    FragmentDefinitionNode,
     GraphQLError,
     GraphQLField,
     GraphQLObjectType,
@@ -121,6 +122,24 @@ _TOKEN_LIMIT_WORDING = "tokens. Parsing aborted."
 def over_token_limit(error: GraphQLSyntaxError) -> bool:
     """Whether the parser refused a document for its number of tokens (graphql-core tells only in words)."""
     return error.message.endswith(_TOKEN_LIMIT_WORDING)
+
+
+# What a field loop knows of the request it executes (schema/rendered.py keys a root field's answer by them):
+# `ExecutionContext` attributes, not documented as API.
+
+def fragment_definitions(executor: Any) -> Mapping[str, FragmentDefinitionNode]:
+    """The document's fragment definitions, by name (`fragment_definitions`)."""
+    return executor.fragment_definitions  # type: ignore[no-any-return]
+
+
+def coerced_variables(executor: Any) -> Mapping[str, Any]:
+    """The operation's variables as execution uses them: coerced, defaults applied (`variable_values`)."""
+    return executor.variable_values.coerced  # type: ignore[no-any-return]
+
+
+def field_errors(executor: Any) -> list[GraphQLError]:
+    """The errors collected so far (`collected_errors`): a nullable field's error leaves null in its place."""
+    return executor.collected_errors.errors  # type: ignore[no-any-return]
 
 
 # A plain field's reading (schema/execution.py): its attribute, the Python type its scalar returns unchanged

@@ -159,8 +159,9 @@ async def client(app: Any) -> AsyncIterator[httpx.AsyncClient]:
 
 @pytest.fixture
 async def uncached_client(deps: Deps, settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
-    """The app with the response cache off: every read executes GraphQL over the entity and list caches."""
-    app = create_app(settings.model_copy(update={"response_cache_ttl": 0}), deps=deps)
+    """The app with the response cache and rendered answers off: every read executes GraphQL over the
+    entity and list caches."""
+    app = create_app(settings.model_copy(update={"response_cache_ttl": 0, "rendered_answer_ttl": 0}), deps=deps)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
         yield client
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import strawberry
-from graphql import GraphQLSchema, GraphQLSyntaxError, parse, specified_rules
+from graphql import GraphQLSchema, GraphQLSyntaxError, build_schema, execute, parse, specified_rules
 from graphql.execution import Executor
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
@@ -37,7 +37,10 @@ from schema.seam import (
     FieldLoop,
     FieldResolversUnwrapped,
     StarletteRequestAdapter,
+    coerced_variables,
     field_definition,
+    field_errors,
+    fragment_definitions,
     graphql_ide_page,
     graphql_schema,
     over_token_limit,
@@ -178,6 +181,31 @@ def test_the_field_loop_copied_is_graphql_cores_own() -> None:
     params = list(inspect.signature(Executor.execute_fields).parameters)
     canary(params == list(inspect.signature(FieldLoop.execute_fields).parameters), GRAPHQL_CORE,
            "the parameters of `Executor.execute_fields`", "FieldLoop", "follow the new signature")
+
+
+def test_a_field_loop_sees_the_requests_fragments_variables_and_errors() -> None:
+    seen: list[Any] = []
+
+    class Seeing(Executor):
+        def execute_field(self, *args: Any) -> Any:
+            seen.append(self)
+            return super().execute_field(*args)
+
+    def failing(_info: Any) -> int:
+        raise ValueError("no b")
+
+    execute(build_schema("type Query { a(n: Int): Int b: Int }"),
+            parse("query($n: Int = 7) { a(n: $n) ...F } fragment F on Query { b }"),
+            root_value={"a": lambda _info, n: n, "b": failing}, executor_class=Seeing)
+    executor = seen[-1]
+    depends = "The key of a rendered answer, and whether it is kept (schema/rendered.py)"
+    canary(set(fragment_definitions(executor)) == {"F"}, GRAPHQL_CORE, "`ExecutionContext.fragment_definitions`",
+           depends, "change schema/seam.py `fragment_definitions` to where the fragments are now")
+    canary(dict(coerced_variables(executor)) == {"n": 7}, GRAPHQL_CORE, "`ExecutionContext.variable_values.coerced`",
+           depends, "change schema/seam.py `coerced_variables` to where the coerced variables are now")
+    canary([error.path for error in field_errors(executor)] == [["b"]], GRAPHQL_CORE,
+           "`ExecutionContext.collected_errors.errors`", depends,
+           "change schema/seam.py `field_errors` to where the errors collected so far are now")
 
 
 def test_the_token_limit_is_told_apart_by_its_wording() -> None:

@@ -1,0 +1,160 @@
+"""This checkout against an earlier commit, side by side in one run: how many times faster a change made an
+operation, where bench/over_http.py measures against the stack's limit.
+
+The earlier commit is checked out in a git worktree of its own and served by a uvicorn worker from there,
+beside one of this checkout, both on the same database and Redis (the caches each keeps are warm for
+both), with the same settings. Each round measures every operation on both servers back to back, the
+earlier first; a row is the median of its rounds, with the range of the per-round ratio (how much the
+machine moved). Cases:
+
+- warm: the response cache off (RESPONSE_CACHE_TTL=0), every value cached, driven by wrk;
+- cold: every cached value a miss (the global epoch bumped before each request), one request at a time.
+
+    python -m bench.versus --against 84ef5bb [--size bench] [--cases warm,cold]
+                           [--operations get_topics_all,load_reactions_by(20)] [--rounds 3] [--seconds 3]
+
+Needs wrk (Debian: apt-get install wrk). The table is printed and written to bench/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from app.main import open_deps
+from app.seed import SIZES
+from bench import services
+from bench.over_http import (
+    OPERATIONS,
+    RESULTS,
+    Uvicorn,
+    bodies_of,
+    sequential_cold,
+    server_env,
+    write_section,
+    wrk,
+)
+from cache import keys
+from config.settings import Settings, load_settings
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = ("warm", "cold")
+
+
+@contextlib.contextmanager
+def checkout(ref: str) -> Iterator[tuple[Path, str]]:
+    """A worktree of `ref` (and its short commit), removed afterwards."""
+    commit = subprocess.run(["git", "rev-parse", "--short", ref], cwd=ROOT, capture_output=True, text=True,
+                            check=True).stdout.strip()
+    place = Path(tempfile.mkdtemp(prefix=f"versus-{commit}-"))
+    subprocess.run(["git", "worktree", "add", "--detach", "--force", str(place), commit], cwd=ROOT,
+                   capture_output=True, check=True)
+    try:
+        yield place, commit
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(place)], cwd=ROOT, capture_output=True)
+        shutil.rmtree(place, ignore_errors=True)
+
+
+async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> str:
+    settings = load_settings(database_url=database_url, redis_url=redis_url, jwt_secret="bench" * 8)
+    with checkout(args.against) as (place, commit):
+        return await _measure(place, commit, settings, args)
+
+
+async def _measure(place: Path, commit: str, settings: Settings, args: argparse.Namespace) -> str:
+    env = server_env(settings, RESPONSE_CACHE_TTL="0")
+    names = args.operations.split(",") if args.operations else list(OPERATIONS)
+    cases = args.cases.split(",")
+    measured: dict[tuple[str, str, str], list[float]] = {}
+    async with Uvicorn("app.asgi:app", {**env, "PYTHONPATH": str(place)}, cwd=place) as earlier, \
+            Uvicorn("app.asgi:app", {**env, "PYTHONPATH": str(ROOT)}) as this:
+        bodies = {name: body for name, body in (await bodies_of(this.url + "/graphql")).items() if name in names}
+        async with open_deps(settings) as deps:
+            async def bump() -> None:
+                await deps.cache.invalidate_tags([keys.GLOBAL_TAG])
+
+            for body in bodies.values():  # a second of each first: nothing measured pays for warming
+                for server in (earlier, this):
+                    await wrk(server.url + "/graphql", body, {}, 1, args.connections)
+            for round_number in range(args.rounds):
+                for name, body in bodies.items():
+                    for server, side in ((earlier, "earlier"), (this, "this")):
+                        if "warm" in cases:
+                            rps = (await wrk(server.url + "/graphql", body, {}, args.seconds, args.connections))[0]
+                            measured.setdefault((name, "warm", side), []).append(rps)
+                    for server, side in ((earlier, "earlier"), (this, "this")):
+                        if "cold" in cases:
+                            rps = (await sequential_cold(server.url + "/graphql", body, bump, args.cold_requests))[0]
+                            measured.setdefault((name, "cold", side), []).append(rps)
+                print(f"round {round_number + 1} of {args.rounds} done", file=sys.stderr)
+    return render(measured, names, cases, commit, args)
+
+
+def render(measured: dict[tuple[str, str, str], list[float]], names: list[str], cases: list[str], commit: str,
+           args: argparse.Namespace) -> str:
+    lines = [
+        "# This checkout against an earlier commit (`python -m bench.versus`)",
+        "",
+        f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by `python -m bench.versus --against {commit} --size "
+        f"{args.size} --rounds {args.rounds} --seconds {args.seconds}` on {os.cpu_count()} cores "
+        f"({platform.machine()}, Python {platform.python_version()}), PostgreSQL and Redis on loopback: one "
+        f"uvicorn worker of each checkout, the response cache off, on the same database and Redis. *warm*: wrk, "
+        f"{args.connections} connections, {args.seconds} s per round; *cold*: {args.cold_requests} requests "
+        "one at a time per round, each after an epoch bump. Requests/s are the median of the rounds; *rounds* "
+        "is the range of the per-round ratio.",
+        "",
+        f"| operation | case | {commit} req/s | this req/s | this / {commit} | rounds |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for name in names:
+        for case in cases:
+            earlier, this = measured.get((name, case, "earlier")), measured.get((name, case, "this"))
+            if not earlier or not this:
+                continue
+            ratios = [new / old for new, old in zip(this, earlier, strict=True)]
+            lines.append(f"| {name} | {case} | {statistics.median(earlier):,.0f} | {statistics.median(this):,.0f} "
+                         f"| {statistics.median(this) / statistics.median(earlier):.2f}x | "
+                         f"{min(ratios):.2f}-{max(ratios):.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+async def main() -> None:
+    if shutil.which("wrk") is None:
+        raise SystemExit("wrk is not installed (Debian: apt-get install wrk)")
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--against", required=True, help="the earlier commit (any git revision)")
+    parser.add_argument("--database-url", default=services.named_database(),
+                        help="default: DATABASE_URL, else a scratch database dropped afterwards")
+    parser.add_argument("--redis-url", default=services.named_redis(),
+                        help="default: REDIS_URL, else a redis-server of the run's own")
+    parser.add_argument("--size", choices=sorted(SIZES), default="demo")
+    parser.add_argument("--operations", default="", help=f"comma-separated, of: {', '.join(OPERATIONS)}")
+    parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--seconds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--cold-requests", type=int, default=30)
+    parser.add_argument("--no-write", action="store_true", help="print the table only")
+    args = parser.parse_args()
+    async with services.database(args.database_url, SIZES[args.size]) as database_url, \
+            services.redis(args.redis_url) as redis_url:
+        report = await run(database_url, redis_url, args)
+    print(report)
+    if not args.no_write:
+        write_section(RESULTS, report)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,52 @@
+"""Rendered answers: one root field's answer as the JSON bytes it is sent as, for one selection.
+
+A public list read again with the response cache off, or in another document than the one whose whole
+answer is kept (another operation name, another field beside it), is executed field by field from warm
+values: for the three hundred topics of `get_topics_all`, two thousand fields completed and serialized,
+where the answer is the same bytes each time. Kept rendered, the field's answer is one Redis read and is
+placed in the response as it is (`orjson.Fragment`), not executed.
+
+A rendered answer is kept like a composite (cache/composite.py): under the stamp of every generation the
+reads that computed it saw, checked inside Redis by the same script on each read, so a write to anything
+it was made of makes it a miss. What read the viewer, counted a view or read while Redis was unavailable
+is not kept (a hit would skip the viewer's reading, or the view). Which fields, and the key of a selection,
+schema/rendered.py decides.
+
+Stored as `stamp|j<json>`, or `stamp|z<zlib>` over 10 KB (seed 004), with the response cache's TTL.
+"""
+
+from __future__ import annotations
+
+from weakref import WeakKeyDictionary
+
+from redis.exceptions import RedisError
+
+from cache import response_capture
+from cache.composite import read_stamped
+from cache.store import MISSING, Cache, KeptDecoded, capture_stamp, decode_json, encode_json
+
+# A worker keeps the answers it read last as they are sent (decompressed), by key, as many as composites.
+_kept: WeakKeyDictionary[Cache, KeptDecoded] = WeakKeyDictionary()
+
+
+async def read_rendered(cache: Cache, key: str) -> bytes | None:
+    """The answer kept under `key`, if every generation it was computed under is current."""
+    kept = _kept.get(cache)
+    if kept is None:
+        kept = _kept[cache] = KeptDecoded(cache.decoded.size)
+    found = await read_stamped(cache, key, kept, decode_json, "rendered")
+    return None if found is MISSING else found  # type: ignore[no-any-return]
+
+
+async def keep_rendered(cache: Cache, key: str, body: bytes, capture: response_capture.Capture, ttl: int) -> bool:
+    """Keep `body` under what `capture` saw while it was computed, for at most `ttl` seconds; whether it
+    was kept."""
+    stamp = capture_stamp(capture)
+    if stamp is None or capture.read_viewer or capture.views or not cache.available:
+        return False
+    try:
+        await cache.redis.set(key, encode_json(stamp, body), ex=cache.jittered(ttl) or ttl)
+    except RedisError as exc:
+        cache.trip(exc, "rendered write")
+        return False
+    return True

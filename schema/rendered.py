@@ -1,0 +1,101 @@
+"""Root fields answered from their rendered JSON (cache/rendered.py) instead of being executed.
+
+Which fields: a root field that declares `rendered=True` (schema/cache_control.py), a large public answer
+read often (all topics, a community's topics). When: the view sets `Context.rendered` for a single query
+whose policy is public; the in-process executions (the CLI, the precache, tests) never have it, so their
+results hold only plain values.
+
+The key of an answer names everything it is computed from: the field node as written (its arguments, its
+selection, its directives), the document's fragment definitions, and the operation's variables as
+execution coerced them (defaults applied). Two documents that ask the same field the same way share it;
+any difference gives another key.
+
+A hit is placed in the result as an `orjson.Fragment`, which the view's orjson encoder writes as it is. A
+miss executes the field as usual under a capture of its own (cache/response_capture.py, which hands what it
+saw on to the response's) and keeps the answer rendered when the operation asks for that field alone. With
+other fields beside it, their loads share batches (DataLoaders) whose reads report to the capture of
+whichever field's task ran the batch, so one field's capture could miss a read it depended on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from graphql import FieldNode, GraphQLObjectType, OperationType, print_ast
+from graphql.pyutils import Undefined
+
+from cache import keys, response_capture
+from cache.rendered import keep_rendered, read_rendered
+from cache.store import Cache
+from schema.cache_control import hint_of
+from schema.seam import coerced_variables, field_errors, fragment_definitions
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedAnswers:
+    """A request's permission to answer root fields from rendered JSON (set on its context by the view)."""
+
+    cache: Cache
+    ttl: int  # seconds a rendered answer is kept at most (and at most its field's max age)
+
+
+def rendered_ttl(parent_type: GraphQLObjectType, node: FieldNode, answers: RenderedAnswers) -> int:
+    """How long the answer of root field `node` may be kept rendered; 0 when it is not."""
+    hint = hint_of(parent_type.fields.get(node.name.value))
+    if hint is None or not hint.rendered or not hint.max_age:
+        return 0
+    return min(hint.max_age, answers.ttl)
+
+
+def selection_key(executor: Any, nodes: list[FieldNode]) -> str | None:
+    """The key of a root field's answer to this request; None when its variables have no JSON form."""
+    fragments = fragment_definitions(executor)
+    text = "\n".join([*(print_ast(node) for node in nodes),
+                      *(print_ast(fragments[name]) for name in sorted(fragments))])
+    try:
+        variables = orjson.dumps(dict(coerced_variables(executor)), option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # a value orjson cannot write: not kept rather than keyed by a lossy form
+        return None
+    digest = hashlib.blake2b(text.encode() + b"\0" + variables, digest_size=16).hexdigest()
+    return keys.rendered(digest)
+
+
+async def answered(executor: Any, answers: RenderedAnswers, key: str, ttl: int, response_name: str,
+                   execute: Callable[[], Any], *, keep: bool) -> Any:
+    """The field's rendered answer, or its answer executed (and, when `keep`, kept rendered)."""
+    body = await read_rendered(answers.cache, key)
+    if body is not None:
+        return orjson.Fragment(body)
+    capture, token = response_capture.begin()
+    try:
+        result = execute()
+        if executor.is_awaitable(result):
+            result = await result
+    finally:
+        response_capture.end(token)
+    if not keep or result is Undefined or any(
+            error.path and error.path[0] == response_name for error in field_errors(executor)):
+        return result
+    body = orjson.dumps(result)
+    await keep_rendered(answers.cache, key, body, capture, ttl)
+    return orjson.Fragment(body)  # encoded once: the response writes these bytes
+
+
+def answer_root_field(executor: Any, parent_type: GraphQLObjectType, nodes: list[FieldNode], response_name: str,
+                      execute: Callable[[], Any]) -> Any:
+    """What the field loop places for a root field: its rendered answer (an awaitable) when the request
+    allows it and the field declares it, else `execute()` as usual."""
+    answers: RenderedAnswers | None = getattr(executor.context_value, "rendered", None)
+    if answers is None or executor.operation.operation is not OperationType.QUERY:
+        return execute()
+    ttl = rendered_ttl(parent_type, nodes[0], answers)
+    key = selection_key(executor, nodes) if ttl else None
+    if key is None:
+        return execute()
+    selections = executor.operation.selection_set.selections
+    alone = len(selections) == 1 and isinstance(selections[0], FieldNode)
+    return answered(executor, answers, key, ttl, response_name, execute, keep=alone)

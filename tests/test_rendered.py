@@ -1,0 +1,153 @@
+"""Rendered answers (schema/rendered.py, cache/rendered.py): a root field that declares it is answered from
+its rendered JSON, with the response cache off as with it on, and a write to anything the answer was made
+of makes it a miss, as it makes each value one."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+from redis.asyncio import Redis
+
+from app.main import create_app
+from config.settings import Settings
+from resolvers import topic as topics
+from resolvers.deps import Deps
+from tests.helpers import Api
+
+ALL = "query { get_topics_all { id slug title stat { shouts followers } } }"
+UPDATE = "mutation($t: TopicInput!) { update_topic(topic_input: $t) { error } }"
+
+
+@pytest.fixture
+async def http(deps: Deps, settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
+    """The app with the response cache off: what is not executed was answered rendered."""
+    app = create_app(settings.model_copy(update={"response_cache_ttl": 0}), deps=deps)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+        yield client
+
+
+@pytest.fixture
+def executed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """How many times `get_topics_all` was executed."""
+    calls: list[str] = []
+    original = topics.get_topics_all
+
+    async def counted(deps: Deps) -> Any:
+        calls.append("get_topics_all")
+        return await original(deps)
+
+    monkeypatch.setattr(topics, "get_topics_all", counted)
+    return calls
+
+
+async def _post(http: httpx.AsyncClient, query: str, variables: dict[str, Any] | None = None,
+                token: str | None = None) -> bytes:
+    response = await http.post("/graphql", json={"query": query, "variables": variables or {}},
+                               headers={"authorization": f"Bearer {token}"} if token else {})
+    assert response.status_code == 200 and b'"errors"' not in response.content, response.text
+    return response.content
+
+
+async def _rendered_keys(redis: Redis) -> list[bytes]:
+    return [key async for key in redis.scan_iter(match="rendered:*", count=1000)]
+
+
+async def test_an_answer_is_executed_once_then_sent_as_rendered(http: httpx.AsyncClient, redis: Redis,
+                                                                executed: list[str], sql_counter: Any) -> None:
+    first = await _post(http, ALL)
+    assert executed == ["get_topics_all"] and len(await _rendered_keys(redis)) == 1
+    sql_counter.reset()
+    second = await _post(http, ALL)
+    assert executed == ["get_topics_all"], "the second answer was executed again"
+    assert second == first and sql_counter.count == 0
+    topics_seen = orjson.loads(second)["data"]["get_topics_all"]
+    assert len(topics_seen) >= 10 and all(t["stat"] is not None for t in topics_seen)
+
+
+async def test_the_same_field_asked_the_same_way_shares_it_and_any_difference_does_not(
+        http: httpx.AsyncClient, redis: Redis, executed: list[str]) -> None:
+    first = await _post(http, ALL)
+    # another operation name, another layout of the same document: the same field node, so the same answer
+    named = await _post(http, "query Everything {\n  get_topics_all { id slug title stat { shouts followers } }\n}")
+    assert executed == ["get_topics_all"] and named == first
+    await _post(http, "query { get_topics_all { id slug } }")  # another selection
+    await _post(http, "query { all: get_topics_all { id slug title stat { shouts followers } } }")  # an alias
+    await _post(http, "query { ...T } fragment T on Query { get_topics_all { id slug title stat { shouts followers } } }")
+    # a spread at the root may hold several fields: executed, not kept
+    assert len(executed) == 4 and len(await _rendered_keys(redis)) == 3
+
+
+async def test_variables_are_part_of_the_key_with_their_defaults(http: httpx.AsyncClient, redis: Redis) -> None:
+    """Two documents whose field nodes are the same text, with other defaults for the variable: other answers."""
+    by_community = "get_topics_by_community(community_id: 1, limit: $n) { slug }"
+    two = orjson.loads(await _post(http, f"query($n: Int = 2) {{ {by_community} }}"))["data"]
+    three = orjson.loads(await _post(http, f"query($n: Int = 3) {{ {by_community} }}"))["data"]
+    assert len(two["get_topics_by_community"]) == 2 and len(three["get_topics_by_community"]) == 3
+    given = orjson.loads(await _post(http, f"query($n: Int = 3) {{ {by_community} }}", {"n": 2}))["data"]
+    assert given == two  # the variable as given, default or not, is what keys it
+    assert len(await _rendered_keys(redis)) == 2
+
+
+async def test_a_write_to_what_the_answer_was_made_of_makes_it_a_miss(http: httpx.AsyncClient, deps: Deps,
+                                                                       executed: list[str]) -> None:
+    """A topic renamed (its own tag) and a topic created (the list's): each a miss at once. Counters are
+    not tagged: like a kept response, a rendered answer shows them as they were for at most its max age."""
+    api = Api(http, deps)
+    editor = await api.user("editor")
+    topic = orjson.loads(await _post(http, ALL))["data"]["get_topics_all"][0]
+    title = f"renamed {uuid.uuid4().hex[:6]}"
+    await api(UPDATE, {"t": {"slug": topic["slug"], "title": title}}, editor)
+    after_rename = {t["slug"]: t for t in orjson.loads(await _post(http, ALL))["data"]["get_topics_all"]}
+    assert after_rename[topic["slug"]]["title"] == title
+
+    slug = f"t-{uuid.uuid4().hex[:8]}"
+    await api("mutation($t: TopicInput!) { create_topic(topic_input: $t) { error } }", {"t": {"slug": slug}}, editor)
+    assert slug in [t["slug"] for t in orjson.loads(await _post(http, ALL))["data"]["get_topics_all"]]
+    assert len(executed) == 3  # each write made the rendered answer a miss, and nothing else did
+    await _post(http, ALL)
+    assert len(executed) == 3
+
+
+async def test_beside_other_fields_it_is_read_but_not_kept(http: httpx.AsyncClient, redis: Redis,
+                                                            executed: list[str]) -> None:
+    both = "query { get_topics_all { id slug title stat { shouts followers } } get_communities_all { slug } }"
+    await _post(http, both)
+    assert executed == ["get_topics_all"] and await _rendered_keys(redis) == []
+    alone = orjson.loads(await _post(http, ALL))["data"]["get_topics_all"]
+    answer = orjson.loads(await _post(http, both))["data"]
+    assert executed == ["get_topics_all"] * 2, "beside another field, the rendered answer was not used"
+    assert answer["get_topics_all"] == alone and answer["get_communities_all"]
+
+
+async def test_a_signed_in_reader_of_public_fields_gets_the_same_bytes(http: httpx.AsyncClient, deps: Deps,
+                                                                        executed: list[str]) -> None:
+    user = await Api(http, deps).user()
+    anonymous = await _post(http, ALL)
+    signed_in = await _post(http, ALL, token=user.token)
+    assert signed_in == anonymous and executed == ["get_topics_all"]
+
+
+async def test_an_answer_with_an_error_in_it_is_not_kept(http: httpx.AsyncClient, redis: Redis,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from schema import types
+
+    def failing(info: Any, kind: str, entity_id: int, cls: Any) -> Any:
+        raise RuntimeError("counters unavailable")
+
+    monkeypatch.setattr(types, "_stat", failing)
+    response = await http.post("/graphql", json={"query": ALL})
+    body = response.json()
+    assert body["errors"] and body["data"]["get_topics_all"][0]["stat"] is None
+    assert await _rendered_keys(redis) == []
+
+
+async def test_off_when_its_ttl_is_zero(deps: Deps, settings: Settings, redis: Redis, executed: list[str]) -> None:
+    app = create_app(settings.model_copy(update={"response_cache_ttl": 0, "rendered_answer_ttl": 0}), deps=deps)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as http:
+        first, second = await _post(http, ALL), await _post(http, ALL)
+    assert first == second and executed == ["get_topics_all"] * 2 and await _rendered_keys(redis) == []
