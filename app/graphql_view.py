@@ -48,7 +48,7 @@ from app.response_front import count_views, responses_of
 from app.single_flight import SingleFlight
 from cache import response_capture
 from cache.persisted import PersistedQueries
-from cache.response import Hit, ResponseCache, etag_of
+from cache.response import PLAIN_KEPT_BYTES, Hit, ResponseCache, etag_of
 from resolvers.deps import Deps
 from resolvers.errors import Busy
 from schema.cache_control import Policy, PolicyCache
@@ -83,11 +83,13 @@ class DiscoursGraphQL(GraphQL[Context, None]):
     schema: DiscoursSchema
 
     def __init__(self, schema: DiscoursSchema, *args: Any, response_cache_ttl: int = 60, rendered_answer_ttl: int = 60,
+                 plain_kept_bytes: int = PLAIN_KEPT_BYTES,
                  request_timeout: float = 15.0, max_json_depth: int = 32, persisted_query_ttl: int = 86_400,
                  session_cookie: str = "session_token", **kwargs: Any) -> None:
         super().__init__(schema, *args, **kwargs)
         self.response_cache_ttl = response_cache_ttl
         self.rendered_answer_ttl = rendered_answer_ttl
+        self.plain_kept_bytes = plain_kept_bytes
         self.policies = PolicyCache(schema)
         self.single_flight = SingleFlight()
         self.persisted_query_ttl = persisted_query_ttl
@@ -172,14 +174,14 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         key = await self._response_key(exchange)
         if key is None:
             return marked(await self._execute(exchange, root_value), "BYPASS")
-        responses = responses_of(exchange.app, self.response_cache_ttl)
+        responses = responses_of(exchange.app, self)
         # The front (app/response_front.py) looked the public key up already and found nothing it could serve.
         looked_up = exchange.looked_up and key == exchange.graphql.public_key
         hit = None if looked_up else await responses.get(key)
         if hit is None and await self.single_flight.stored_meanwhile(key):
             hit = await responses.get(key)
         if hit is not None:
-            return self._answer_hit(exchange, hit)
+            return self._answer_hit(exchange, hit, responses)
         return await self.single_flight.lead(key, lambda: self._compute(exchange, root_value, key, responses))
 
     async def _execute(self, exchange: Exchange, root_value: Any) -> Any:
@@ -191,9 +193,9 @@ class DiscoursGraphQL(GraphQL[Context, None]):
             response.headers["content-type"] = media_type(exchange.graphql.accept)
         return response
 
-    def _answer_hit(self, exchange: Exchange, hit: Hit) -> Response:
+    def _answer_hit(self, exchange: Exchange, hit: Hit, responses: ResponseCache) -> Response:
         exchange.max_age, exchange.private = hit.max_age, hit.private
-        body, encoding = stored_body(hit, exchange.graphql.accept_encoding)
+        body, encoding = stored_body(hit, exchange.graphql.accept_encoding, responses.plain)
         response = Response(body, media_type=media_type(exchange.graphql.accept),
                             headers={"vary": "accept-encoding", "etag": hit.etag, **encoding})
         if hit.views:  # a read of a shout served from the response cache still counts as a view: once the

@@ -164,7 +164,7 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
     settings = settings or get_settings()
     graphql = DiscoursGraphQL(
         build_schema(Limits.of(settings)), graphql_ide="graphiql", response_cache_ttl=settings.response_cache_ttl,
-        rendered_answer_ttl=settings.rendered_answer_ttl,
+        rendered_answer_ttl=settings.rendered_answer_ttl, plain_kept_bytes=settings.plain_bodies_kept_bytes,
         request_timeout=settings.request_timeout, max_json_depth=settings.max_variables_depth,
         persisted_query_ttl=settings.persisted_query_ttl, session_cookie=settings.session_cookie,
         subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL, GRAPHQL_SSE_PROTOCOL),

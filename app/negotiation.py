@@ -3,7 +3,7 @@ stored answer is sent in."""
 
 from __future__ import annotations
 
-from cache.response import Hit
+from cache.response import Hit, PlainBodies
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 
@@ -20,9 +20,9 @@ def media_type(accept: str) -> str:
     return f"{GRAPHQL_RESPONSE}; charset=utf-8" if wants_graphql_response(accept) else "application/json"
 
 
-def stored_body(hit: Hit, accept_encoding: str) -> tuple[bytes, dict[str, str]]:
-    """A stored body as it is (gzip to a client that accepts gzip, most do), else decompressed; and the
-    headers that say which."""
+def stored_body(hit: Hit, accept_encoding: str, plain: PlainBodies) -> tuple[bytes, dict[str, str]]:
+    """A stored body as it is (gzip to a client that accepts gzip, most do), else its plain form (as
+    `plain` keeps it); and the headers that say which."""
     if hit.gzipped and "gzip" in accept_encoding:
         return hit.body, {"content-encoding": "gzip"}
-    return hit.plain(), {}
+    return plain.of(hit), {}

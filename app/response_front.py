@@ -52,16 +52,20 @@ class View(Protocol):
     """What the front hands a request on to (app/graphql_view.py `DiscoursGraphQL`)."""
 
     rules: ReadingRules
+    response_cache_ttl: int  # RESPONSE_CACHE_TTL
+    plain_kept_bytes: int  # PLAIN_BODIES_KEPT_BYTES
 
     async def serve(self, scope: Scope, receive: Receive, send: Send, request: GraphQLRequest | Refused, *,
                     looked_up: bool = False) -> None: ...
 
 
-def responses_of(app: Any, ttl: int) -> ResponseCache:
-    """The app's one ResponseCache (made on first use: the app's dependencies exist only after start-up)."""
+def responses_of(app: Any, view: View) -> ResponseCache:
+    """The app's one ResponseCache (made on first use: the app's dependencies exist only after start-up),
+    as the view's settings say."""
     state = app.state
     if getattr(state, "responses", None) is None:
-        state.responses = ResponseCache(state.deps.cache, ttl=ttl)
+        state.responses = ResponseCache(state.deps.cache, ttl=view.response_cache_ttl,
+                                        plain_kept_bytes=view.plain_kept_bytes)
     return state.responses  # type: ignore[no-any-return]
 
 
@@ -101,11 +105,12 @@ class ResponseCacheFront:
         if self.ttl <= 0 or not worth_looking_up(request):
             await self.view.serve(scope, receive, send, request)
             return
-        hit = await responses_of(scope["app"], self.ttl).get(request.public_key or "")
+        responses = responses_of(scope["app"], self.view)
+        hit = await responses.get(request.public_key or "")
         if hit is None or (hit.private and request.signed_in):
             await self.view.serve(scope, receive, send, request, looked_up=True)
             return
-        await _send_hit(send, hit, request)
+        await _send_hit(send, hit, request, responses)
         operation = metrics.operation_label(request.operation_name)
         metrics.child(metrics.REQUESTS, operation, "hit").inc()
         metrics.child(metrics.REQUEST_SECONDS, operation, "hit").observe(time.perf_counter() - started)
@@ -113,7 +118,7 @@ class ResponseCacheFront:
             await count_views(scope, hit.views, signed_in=request.signed_in)
 
 
-async def _send_hit(send: Send, hit: Hit, request: GraphQLRequest) -> None:
+async def _send_hit(send: Send, hit: Hit, request: GraphQLRequest, responses: ResponseCache) -> None:
     """The stored answer as it is, or 304 when the client's copy is current; the headers the view gives
     an answer (app/http_caching.py)."""
     common = [(b"etag", hit.etag.encode()), (b"cache-control", cache_control(hit.max_age, hit.private).encode()),
@@ -122,7 +127,7 @@ async def _send_hit(send: Send, hit: Hit, request: GraphQLRequest) -> None:
         await send({"type": "http.response.start", "status": 304, "headers": common})
         await send({"type": "http.response.body", "body": b""})
         return
-    body, encoding = stored_body(hit, request.accept_encoding)
+    body, encoding = stored_body(hit, request.accept_encoding, responses.plain)
     content_type = media_type(request.accept).encode()
     await send({"type": "http.response.start", "status": 200,
                 "headers": [(b"content-length", str(len(body)).encode()), (b"content-type", content_type),

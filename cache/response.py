@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import zlib
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,7 @@ from cache.store import COMPRESS_OVER, LUA_STAMP_IS_CURRENT, Cache, capture_stam
 from telemetry import metrics
 
 RESPONSE_TTL = 60  # bounds the lag of what is not tagged (view counters); counters may lag more anyway
+PLAIN_KEPT_BYTES = 16 * 1024 * 1024  # plain forms of gzip bodies a worker keeps (PlainBodies)
 
 # The fields of a stored response, in the order a hit returns them after its first element.
 _FIELDS = ("s", "b", "z", "v", "e", "a", "p")
@@ -88,10 +90,38 @@ def etag_of(body: bytes) -> str:
     return 'W/"' + hashlib.blake2b(body, digest_size=16).hexdigest() + '"'
 
 
+class PlainBodies:
+    """The plain form of the gzip bodies last sent to clients that do not accept gzip (server-side
+    renderers, scripts, many HTTP libraries), by ETag, at most `max_bytes` in all: such a client's hit then
+    costs what a gzip client's does, instead of a decompression each time. An ETag is the digest of the
+    plain body (`etag_of`), so it names exactly one."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._kept: OrderedDict[str, bytes] = OrderedDict()
+        self._bytes = 0
+
+    def of(self, hit: Hit) -> bytes:
+        if not hit.gzipped:
+            return hit.body
+        plain = self._kept.get(hit.etag)
+        if plain is not None:
+            self._kept.move_to_end(hit.etag)
+            return plain
+        plain = hit.plain()
+        if len(plain) <= self.max_bytes:
+            self._kept[hit.etag] = plain
+            self._bytes += len(plain)
+            while self._bytes > self.max_bytes:
+                self._bytes -= len(self._kept.popitem(last=False)[1])
+        return plain
+
+
 class ResponseCache:
-    def __init__(self, cache: Cache, *, ttl: int = RESPONSE_TTL) -> None:
+    def __init__(self, cache: Cache, *, ttl: int = RESPONSE_TTL, plain_kept_bytes: int = PLAIN_KEPT_BYTES) -> None:
         self.cache = cache
         self.ttl = ttl
+        self.plain = PlainBodies(plain_kept_bytes)
         self.hits = 0
         self.stores = 0
         self._hit = cache.redis.register_script(_HIT)

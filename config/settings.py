@@ -191,6 +191,8 @@ class Settings(DatabaseSettings):
     response_cache_ttl: int = 60
     # Root fields that declare it (schema/rendered.py) keep their answer as rendered JSON, seconds; 0: off.
     rendered_answer_ttl: int = 60
+    # The plain forms of stored gzip responses a worker keeps for clients that do not accept gzip, bytes.
+    plain_bodies_kept_bytes: int = 16 * 1024 * 1024
     # Automatic persisted queries: a registered document is kept this many seconds after its last use.
     persisted_query_ttl: int = 86_400
     # Time-limited collections (seed 000 section 3.3: 5 minutes; search: 10 minutes).

@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 from app.main import create_app, wire
 from auth.services import build_auth
 from cache.client import make_redis
-from cache.response import ResponseCache, request_key
+from cache.response import Hit, PlainBodies, ResponseCache, request_key
 from cache.store import Cache
 from config.settings import Settings
 from devtools.services import RedisServer
@@ -121,7 +121,8 @@ async def test_viewer_shaped_reads_errors_mutations_and_random_are_not_stored(ap
     assert len([key async for key in redis.scan_iter(match="response:*")]) == 1
 
 
-async def test_a_large_response_is_stored_gzip_and_served_as_stored(own_redis_app: Any) -> None:
+async def test_a_large_response_is_stored_gzip_and_served_as_stored(own_redis_app: Any,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Seed 004: a value over 10 KB is compressed; a hit sends the gzip bytes as they are to a client that
     accepts gzip, and decompresses them only for one that does not."""
     from cache.inventory import inspect_key
@@ -137,9 +138,19 @@ async def test_a_large_response_is_stored_gzip_and_served_as_stored(own_redis_ap
     zipped = await client.post("/graphql", json=query, headers={"accept-encoding": "gzip, br"})
     assert zipped.headers["x-cache"] == "HIT" and zipped.headers["content-encoding"] == "gzip"
     assert zipped.content == first.content  # httpx decodes gzip: the same bytes reach the client
-    plain = await client.post("/graphql", json=query, headers={"accept-encoding": "identity"})
-    assert plain.headers["x-cache"] == "HIT" and "content-encoding" not in plain.headers
-    assert plain.content == first.content
+    decompressed: list[bytes] = []
+    original = Hit.plain
+
+    def counted(hit: Hit) -> bytes:
+        decompressed.append(hit.etag)
+        return original(hit)
+
+    monkeypatch.setattr(Hit, "plain", counted)
+    for _ in range(3):  # the plain form is made once, then kept by its ETag
+        plain = await client.post("/graphql", json=query, headers={"accept-encoding": "identity"})
+        assert plain.headers["x-cache"] == "HIT" and "content-encoding" not in plain.headers
+        assert plain.content == first.content
+    assert decompressed == [first.headers["etag"]]
 
     inspected = await inspect_key(app.state.deps.cache, key.decode())
     assert inspected["valid"] is True and inspected["value"] == first.json()
@@ -356,3 +367,19 @@ async def test_a_response_key_that_holds_something_else_is_a_miss(cache: Cache, 
     await redis.rpush(key, "a", "b")
     assert await responses.get(key) is None
     assert responses.cache.available  # an answer of Redis, not a failure of it
+
+
+def test_the_plain_forms_kept_stay_within_their_bytes() -> None:
+    import gzip
+
+    def hit(body: bytes) -> Hit:
+        return Hit(gzip.compress(body), True, [], f'W/"{body[:8].hex()}"', 60, False)
+
+    kept = PlainBodies(max_bytes=250)
+    bodies = [bytes([n]) * 100 for n in range(4)]
+    for body in bodies:
+        assert kept.of(hit(body)) == body
+    assert list(kept._kept.values()) == bodies[2:]  # the oldest gave way: 200 of 250 bytes kept
+    assert kept.of(hit(b"x" * 300)) == b"x" * 300 and len(kept._kept) == 2  # too large to keep
+    plain = Hit(b"as stored", False, [], 'W/"p"', 60, False)
+    assert kept.of(plain) is plain.body
