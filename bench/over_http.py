@@ -101,17 +101,22 @@ class Row:
 class Uvicorn:
     """One uvicorn worker on a free loopback port, without access logs (the limit route has none either)."""
 
-    def __init__(self, target: str, env: dict[str, str], cwd: Path = ROOT) -> None:
+    def __init__(self, target: str, env: dict[str, str], cwd: Path = ROOT, workers: int = 1) -> None:
         self.cwd = cwd  # the checkout whose code it runs
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self._command = [sys.executable, "-m", "uvicorn", target, "--host", "127.0.0.1", "--port", str(self.port),
-                         "--log-level", "warning", "--no-access-log"]
+                         "--log-level", "warning", "--no-access-log", "--workers", str(workers)]
         self._env = {**os.environ, **env}
         self._process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         self._process = subprocess.Popen(self._command, env=self._env, cwd=self.cwd)
+
+    @property
+    def pid(self) -> int:
+        assert self._process is not None, "not started"
+        return self._process.pid
 
     async def __aenter__(self) -> Uvicorn:
         self.start()

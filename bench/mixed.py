@@ -1,0 +1,257 @@
+"""Reads under writes: readers on the bench's five operations while signed-in writers change what they read.
+
+A read-only bench shows the response cache answering nearly everything; on a live site comments, votes and
+follows arrive every second, each invalidating the answers that show it, so the readers of the busiest
+pages are served by the warm tier far more often. Three scenarios, measured side by side in interleaved
+rounds on the same server:
+
+- read-only: wrk on the five operations in turn (bench/over_http.py's documents), 16 connections;
+- mixed: the same, while writers (bench/writers.py, a process of their own, open loop) send `--share` of all
+  requests (5% by default: the rate the read-only round's reads/s gives) as comments and votes on the read
+  page's own shouts, follows of topics and renames of the writers;
+- comments: the same readers while writers comment on the read page's own shouts at `--comments` per second.
+
+Each is reported with reads/s, the share of reads answered from the response cache (X-Cache: HIT, counted
+by wrk), read p50/p99 (wrk), writes/s and write p50/p99, and what the writes cost in invalidations (tags
+moved per write, from /metrics), with one worker and with two. A row is the median of its rounds, with the
+range of reads/s against the read-only round beside it.
+
+    python -m bench.mixed [--size bench] [--workers 1,2] [--rounds 3] [--seconds 10] [--share 0.05]
+                          [--comments 100]
+
+Needs wrk (Debian: apt-get install wrk).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+import orjson
+
+from app.seed import SIZES
+from bench import services
+from bench.over_http import RESULTS, Uvicorn, bodies_of, server_env, write_section
+from config.settings import load_settings
+
+SCENARIOS = ("read-only", "mixed", "comments")
+_HIT_COUNTER = """
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+function init(args) hits = 0; answered = 0; n = 0 end
+function request()
+  n = n + 1
+  return wrk.format("POST", "/graphql", {["Content-Type"] = "application/json", ["Accept-Encoding"] = "gzip"},
+                    bodies[(n % #bodies) + 1])
+end
+function response(status, headers, body)
+  answered = answered + 1
+  if headers["x-cache"] == "HIT" or headers["X-Cache"] == "HIT" then hits = hits + 1 end
+end
+function done(summary, latency, requests)
+  local h, a = 0, 0
+  for _, t in ipairs(threads) do h = h + t:get("hits"); a = a + t:get("answered") end
+  io.write(string.format("HITS %d %d\\n", h, a))
+end
+"""
+
+
+@dataclass
+class Measured:
+    reads: list[float] = field(default_factory=list)  # reads/s
+    hit_ratio: list[float] = field(default_factory=list)
+    p50: list[float] = field(default_factory=list)
+    p99: list[float] = field(default_factory=list)
+    writes: list[float] = field(default_factory=list)  # writes/s
+    write_p50: list[float] = field(default_factory=list)
+    write_p99: list[float] = field(default_factory=list)
+    failed: int = 0
+    tags_per_write: list[float] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def reader_script(bodies: list[bytes]) -> Iterator[str]:
+    listed = ",\n".join(f"[==[{body.decode()}]==]" for body in bodies)
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        script.write(f"bodies = {{\n{listed}\n}}\n{_HIT_COUNTER}")
+    try:
+        yield script.name
+    finally:
+        os.unlink(script.name)
+
+
+def _ms(text: str) -> float:
+    number, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", text.strip()).groups()  # type: ignore[union-attr]
+    return float(number) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+
+async def read_load(url: str, script: str, seconds: float, connections: int) -> tuple[float, float, float, float]:
+    """(reads/s, hit ratio, p50 ms, p99 ms) of wrk reading through `script` for `seconds`."""
+    done = await asyncio.to_thread(
+        subprocess.run, ["wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s", "--latency", "-s", script, url],
+        capture_output=True, text=True, check=True)
+    out = done.stdout
+    if "Non-2xx" in out or "Socket errors" in out:
+        raise RuntimeError(f"wrk saw failed reads on {url}:\n{out}")
+    hits, answered = (int(n) for n in re.search(r"HITS (\d+) (\d+)", out).groups())  # type: ignore[union-attr]
+    return (float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),  # type: ignore[union-attr]
+            hits / max(answered, 1), _ms(re.search(r"\s50%\s+(\S+)", out).group(1)),  # type: ignore[union-attr]
+            _ms(re.search(r"\s99%\s+(\S+)", out).group(1)))  # type: ignore[union-attr]
+
+
+async def tags_moved(url: str) -> float:
+    """Cache tags invalidated so far, over every worker (/metrics)."""
+    async with httpx.AsyncClient() as http:
+        text = (await http.get(url + "/metrics")).text
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith("discours_cache_invalidations_total"))
+
+
+async def with_writers(url: str, rate: float, seconds: float, mix: str, shouts: list[int], topics: list[str],
+                       reading: Any) -> tuple[Any, dict[str, Any]]:
+    """`reading` (an awaitable) while bench/writers.py writes at `rate` for as long: both results."""
+    writers = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bench.writers", "--url", url, "--rate", str(rate), "--seconds", str(seconds),
+        "--mix", mix, "--wait", "--shouts", ",".join(map(str, shouts)), "--topics", ",".join(topics),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.PIPE)
+    assert writers.stderr is not None and writers.stdin is not None and writers.stdout is not None
+    said = b""
+    while (line := await writers.stderr.readline()) and line.strip() != b"ready":  # signed up: go
+        said += line
+    if not line:
+        raise RuntimeError(f"bench.writers did not start:\n{said.decode()[-3000:]}")
+    writers.stdin.write(b"go\n")
+    await writers.stdin.drain()
+    read, out, err = await asyncio.gather(reading, writers.stdout.read(), writers.stderr.read())
+    if (code := await writers.wait()) != 0:
+        raise RuntimeError(f"bench.writers exited with {code}:\n{err.decode()[-3000:]}\n{out.decode()[-500:]}")
+    return read, orjson.loads(out.splitlines()[-1])
+
+
+async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> str:
+    settings = load_settings(database_url=database_url, redis_url=redis_url, jwt_secret="bench" * 8)
+    table: dict[tuple[int, str], Measured] = {}
+    for workers in (int(w) for w in args.workers.split(",")):
+        env = server_env(settings)
+        if workers > 1:
+            env["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="bench-metrics-")
+        async with Uvicorn("app.asgi:app", env, workers=workers) as server:
+            url = server.url + "/graphql"
+            bodies = await bodies_of(url)
+            async with httpx.AsyncClient() as http:
+                page = (await http.post(url, content=bodies["load_shouts_by(20)"],
+                                        headers={"content-type": "application/json"})).json()
+                topics = (await http.post(url, json={"query": "{ get_topics_all { slug } }"})).json()
+            shouts = [s["id"] for s in page["data"]["load_shouts_by"]]
+            topic_slugs = [t["slug"] for t in topics["data"]["get_topics_all"][:20]]
+            with reader_script(list(bodies.values())) as script:
+                await read_load(url, script, 2, args.connections)  # warm-up
+                for round_number in range(args.rounds):
+                    await _round(workers, server.url, url, script, shouts, topic_slugs, table, args)
+                    print(f"{workers} worker(s): round {round_number + 1} of {args.rounds} done", file=sys.stderr)
+    return render(table, args)
+
+
+async def _round(workers: int, server: str, url: str, script: str, shouts: list[int], topics: list[str],
+                 table: dict[tuple[int, str], Measured], args: argparse.Namespace) -> None:
+    reads, hit_ratio, p50, p99 = await read_load(url, script, args.seconds, args.connections)
+    row = table.setdefault((workers, "read-only"), Measured())
+    row.reads.append(reads)
+    row.hit_ratio.append(hit_ratio)
+    row.p50.append(p50)
+    row.p99.append(p99)
+    share_rate = reads * args.share / (1 - args.share)
+    for scenario, rate, mix in (("mixed", share_rate, args.mix), ("comments", args.comments, "comment=1")):
+        before = await tags_moved(server)
+        (reads, hit_ratio, p50, p99), written = await with_writers(
+            server, rate, args.seconds, mix, shouts, topics, read_load(url, script, args.seconds, args.connections))
+        moved = await tags_moved(server) - before
+        row = table.setdefault((workers, scenario), Measured())
+        row.reads.append(reads)
+        row.hit_ratio.append(hit_ratio)
+        row.p50.append(p50)
+        row.p99.append(p99)
+        row.writes.append(written["per_second"])
+        row.write_p50.append(written["p50"])
+        row.write_p99.append(written["p99"])
+        row.failed += written["failed"]
+        row.tags_per_write.append(moved / max(written["writes"], 1))
+
+
+def render(table: dict[tuple[int, str], Measured], args: argparse.Namespace) -> str:
+    lines = [
+        "# Reads under writes (`python -m bench.mixed`)",
+        "",
+        f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by `python -m bench.mixed --size {args.size} --workers "
+        f"{args.workers} --rounds {args.rounds} --seconds {args.seconds:g} --share {args.share} --comments "
+        f"{args.comments}` on {os.cpu_count()} cores ({platform.machine()}, Python {platform.python_version()}), "
+        "PostgreSQL and Redis on loopback, readers (wrk, one thread, "
+        f"{args.connections} connections, the five operations in turn) and writers (bench/writers.py, open "
+        "loop) on the same machine. *mixed*: writes at the share of all requests the read-only round's "
+        f"reads/s gives ({args.share:.0%}: comments and votes on the read page's shouts, topic follows, "
+        f"renames; {args.mix}); *comments*: {args.comments:g} comments a second on the read page's shouts. "
+        "*of read-only*: reads/s against the read-only round of the same rounds (median, then the range of "
+        "the per-round ratios); *p99 x*: read p99 against read-only's. *tags/write*: cache tags invalidated "
+        "per write (/metrics).",
+        "",
+        "| workers | scenario | reads/s | of read-only | hit ratio | read p50 ms | read p99 ms | p99 x | "
+        "writes/s | write p50 ms | write p99 ms | failed writes | tags/write |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for workers in (int(w) for w in args.workers.split(",")):
+        base = table[(workers, "read-only")]
+        for scenario in SCENARIOS:
+            row = table[(workers, scenario)]
+            ratios = [r / b for r, b in zip(row.reads, base.reads, strict=True)]
+            med = statistics.median
+            writes = (f"{med(row.writes):,.0f} | {med(row.write_p50):.1f} | {med(row.write_p99):.1f} | "
+                      f"{row.failed} | {med(row.tags_per_write):.1f}") if row.writes else "| | | |"
+            lines.append(
+                f"| {workers} | {scenario} | {med(row.reads):,.0f} | {med(ratios):.2f} ({min(ratios):.2f}-"
+                f"{max(ratios):.2f}) | {med(row.hit_ratio):.2f} | {med(row.p50):.2f} | {med(row.p99):.2f} | "
+                f"{med(row.p99) / med(base.p99):.1f} | {writes} |")
+    return "\n".join(lines) + "\n"
+
+
+async def main() -> None:
+    if shutil.which("wrk") is None:
+        raise SystemExit("wrk is not installed (Debian: apt-get install wrk)")
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--database-url", default=services.named_database(),
+                        help="default: DATABASE_URL, else a scratch database dropped afterwards")
+    parser.add_argument("--redis-url", default=services.named_redis(),
+                        help="default: REDIS_URL, else a redis-server of the run's own")
+    parser.add_argument("--size", choices=sorted(SIZES), default="demo")
+    parser.add_argument("--workers", default="1,2")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--share", type=float, default=0.05, help="writes as a share of all requests")
+    parser.add_argument("--mix", default="comment=0.4,vote=0.3,follow=0.2,edit=0.1")
+    parser.add_argument("--comments", type=float, default=100, help="comments a second, the second scenario")
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--no-write", action="store_true", help="print the table only")
+    args = parser.parse_args()
+    async with services.database(args.database_url, SIZES[args.size]) as database_url, \
+            services.redis(args.redis_url) as redis_url:
+        report = await run(database_url, redis_url, args)
+    print(report)
+    if not args.no_write:
+        write_section(RESULTS, report)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

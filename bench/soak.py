@@ -1,0 +1,174 @@
+"""Flat memory: the mixed load of bench/mixed.py held for minutes, with what the server holds sampled every
+`--every` seconds: each worker's RSS and open file descriptors, the connections Redis and PostgreSQL see,
+and Redis's memory in all and per key family (keys and bytes, `discours cache stats`' walk; the families
+of 1 MiB or more one by one, the others together). After the
+warm-up (the first `--warm-up` seconds) no figure may grow by more than `--bound` (5%): the last sample
+against the first one after the warm-up, each growth printed beside it.
+
+    python -m bench.soak [--size bench] [--workers 2] [--minutes 10] [--every 30] [--share 0.05]
+
+Needs wrk (Debian: apt-get install wrk). The table is printed and written to bench/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+from sqlalchemy import text
+
+from app.main import open_deps
+from app.seed import SIZES
+from bench import services
+from bench.mixed import read_load, reader_script
+from bench.over_http import RESULTS, Uvicorn, bodies_of, server_env, write_section
+from cache.inventory import family_stats
+from config.settings import load_settings
+from resolvers.deps import Deps
+
+Sample = dict[str, float]
+LARGE_FAMILY = 2**20  # bytes: a key family this large is a figure of its own
+
+
+def _workers(pid: int) -> list[int]:
+    """The serving processes: uvicorn's worker processes, or itself when it serves alone."""
+    children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    workers = [int(child) for child in children
+               if "spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes().decode(errors="replace")]
+    return workers or [pid]
+
+
+def _rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+async def sample(deps: Deps, workers: list[int], families: bool) -> Sample:
+    figures: Sample = {}
+    for n, pid in enumerate(workers):
+        figures[f"worker {n + 1} RSS MiB"] = _rss_kib(pid) / 1024
+        figures[f"worker {n + 1} open fds"] = len(os.listdir(f"/proc/{pid}/fd"))
+    redis = deps.cache.redis
+    info = await redis.info()
+    figures["Redis clients"] = info["connected_clients"]
+    figures["Redis used MiB"] = info["used_memory"] / 2**20
+    async with deps.db() as session:
+        figures["PostgreSQL connections"] = await session.scalar(
+            text("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()")) or 0
+    if families:  # the large families one by one, the others together
+        other_keys = other_bytes = 0
+        for name, family in sorted((await family_stats(deps.cache)).items()):
+            if family.bytes >= LARGE_FAMILY:
+                figures[f"Redis {name} keys"] = family.keys
+                figures[f"Redis {name} MiB"] = family.bytes / 2**20
+            else:
+                other_keys += family.keys
+                other_bytes += family.bytes
+        figures["Redis other families keys"] = other_keys
+        figures["Redis other families MiB"] = other_bytes / 2**20
+    return figures
+
+
+async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> str:
+    settings = load_settings(database_url=database_url, redis_url=redis_url, jwt_secret="bench" * 8)
+    env = server_env(settings)
+    if args.workers > 1:
+        env["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="bench-metrics-")
+    seconds = args.minutes * 60
+    samples: list[tuple[float, Sample]] = []
+    async with Uvicorn("app.asgi:app", env, workers=args.workers) as server, open_deps(settings) as deps:
+        url = server.url + "/graphql"
+        bodies = await bodies_of(url)
+        async with httpx.AsyncClient() as http:
+            page = (await http.post(url, content=bodies["load_shouts_by(20)"],
+                                    headers={"content-type": "application/json"})).json()
+            topics = (await http.post(url, json={"query": "{ get_topics_all { slug } }"})).json()
+        shouts = [s["id"] for s in page["data"]["load_shouts_by"]]
+        topic_slugs = [t["slug"] for t in topics["data"]["get_topics_all"][:20]]
+        workers = _workers(server.pid)
+        with reader_script(list(bodies.values())) as script:
+            reads, *_ = await read_load(url, script, 5, args.connections)
+            rate = reads * args.share / (1 - args.share)
+            writers = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "bench.writers", "--url", server.url, "--rate", str(rate), "--seconds",
+                str(seconds), "--mix", args.mix, "--shouts", ",".join(map(str, shouts)),
+                "--topics", ",".join(topic_slugs), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+            started = time.monotonic()
+            while (elapsed := time.monotonic() - started) < seconds:
+                await read_load(url, script, max(1, round(min(args.every, seconds - elapsed))), args.connections)
+                samples.append((time.monotonic() - started, await sample(deps, workers, args.families)))
+                print(f"{samples[-1][0]:.0f} s: {orjson.dumps(samples[-1][1]).decode()}", file=sys.stderr)
+            written = orjson.loads((await writers.communicate())[0].splitlines()[-1])
+    return render(samples, written, rate, args)
+
+
+def render(samples: list[tuple[float, Sample]], written: dict[str, Any], rate: float,
+           args: argparse.Namespace) -> str:
+    after = [figures for at, figures in samples if at >= args.warm_up] or [samples[-1][1]]
+    first, last = after[0], samples[-1][1]
+    lines = [
+        "# Soak: what the server holds under a long mixed load (`python -m bench.soak`)",
+        "",
+        f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by `python -m bench.soak --size {args.size} --workers "
+        f"{args.workers} --minutes {args.minutes:g} --every {args.every:g} --share {args.share}` on "
+        f"{os.cpu_count()} cores ({platform.machine()}, Python {platform.python_version()}): wrk readers on the "
+        f"bench's five operations, writers at {rate:.0f} writes/s ({written['writes']} sent, {written['failed']} "
+        f"failed). Sampled every {args.every:g} s; *growth*: the last sample against the first after "
+        f"{args.warm_up:g} s of warm-up; a figure passes when it grew by at most {args.bound:.0%}.",
+        "",
+        "| figure | after warm-up | last | growth | |",
+        "|---|---:|---:|---:|---|",
+    ]
+    for name in sorted(set(first) | set(last), key=lambda n: (not n.startswith("worker"), n)):
+        start, end = first.get(name, 0.0), last.get(name, 0.0)
+        growth = (end - start) / start if start else (0.0 if not end else float("inf"))
+        verdict = "ok" if growth <= args.bound else "GREW"
+        lines.append(f"| {name} | {start:,.1f} | {end:,.1f} | {growth:+.1%} | {verdict} |")
+    return "\n".join(lines) + "\n"
+
+
+async def main() -> None:
+    if shutil.which("wrk") is None:
+        raise SystemExit("wrk is not installed (Debian: apt-get install wrk)")
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--database-url", default=services.named_database(),
+                        help="default: DATABASE_URL, else a scratch database dropped afterwards")
+    parser.add_argument("--redis-url", default=services.named_redis(),
+                        help="default: REDIS_URL, else a redis-server of the run's own")
+    parser.add_argument("--size", choices=sorted(SIZES), default="demo")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--minutes", type=float, default=10)
+    parser.add_argument("--every", type=float, default=30)
+    parser.add_argument("--warm-up", type=float, default=90)
+    parser.add_argument("--share", type=float, default=0.05)
+    parser.add_argument("--mix", default="comment=0.4,vote=0.3,follow=0.2,edit=0.1")
+    parser.add_argument("--bound", type=float, default=0.05)
+    parser.add_argument("--families", action=argparse.BooleanOptionalAction, default=True,
+                        help="Redis memory per key family (a SCAN of every key per sample)")
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--no-write", action="store_true", help="print the table only")
+    args = parser.parse_args()
+    async with services.database(args.database_url, SIZES[args.size]) as database_url, \
+            services.redis(args.redis_url) as redis_url:
+        report = await run(database_url, redis_url, args)
+    print(report)
+    if not args.no_write:
+        write_section(RESULTS, report)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

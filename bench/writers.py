@@ -1,0 +1,129 @@
+"""Signed-in writers at a fixed total rate, for bench/mixed.py (run as a process of its own, so that the
+readers' load generator and the writers do not share a CPU's event loop).
+
+Writes are sent open loop: one starts every 1/rate seconds whatever the others' latency, as users on a
+site arrive, each as one of `--users` signed-up accounts. What a write is, by `--mix` weights:
+
+- comment: a comment on one of `--shouts` (the read page's own shouts, when the bench passes them);
+- vote: a like or a dislike of one of them;
+- follow: a follow or unfollow of one of `--topics`, alternating per writer;
+- edit: the writer renames itself (its author is in the cards of the shouts it wrote, if any).
+
+With `--wait` it signs its users up, says "ready" on stderr and starts on a line on stdin. At the end it
+prints one JSON line: writes sent, failed, and the latency p50/p99 in ms.
+
+    python -m bench.writers --url URL --rate 50 --seconds 10 --shouts 1,2,3 --topics a,b
+                            [--mix comment=0.4,vote=0.3,follow=0.2,edit=0.1] [--users 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import sys
+import time
+from typing import Any
+
+import httpx
+import orjson
+
+PASSWORD = "bench password 1"
+MUTATIONS = {
+    "comment": "mutation($s: Int!, $b: String) { create_reaction(reaction: {kind: COMMENT, shout: $s, body: $b}) "
+               "{ error } }",
+    "vote": "mutation($s: Int!, $k: ReactionKind!) { create_reaction(reaction: {kind: $k, shout: $s}) { error } }",
+    "follow": "mutation($t: String!) { follow(what: TOPIC, slug: $t) { error } }",
+    "unfollow": "mutation($t: String!) { unfollow(what: TOPIC, slug: $t) { error } }",
+    "edit": "mutation($n: String) { update_author(profile: {name: $n}) { error } }",
+}
+
+
+async def sign_up(http: httpx.AsyncClient, name: str) -> str:
+    email = f"{name}-{time.time_ns()}@example.org"
+    await http.post("/graphql", json={"query": "mutation($e: String!, $p: String!) { registerUser(email: $e, "
+                                               "password: $p, name: $e) { success } }",
+                                      "variables": {"e": email, "p": PASSWORD}})
+    answer = await http.post("/graphql", json={"query": "mutation($e: String!, $p: String!) { login(email: $e, "
+                                                        "password: $p) { token } }",
+                                               "variables": {"e": email, "p": PASSWORD}})
+    return str(answer.json()["data"]["login"]["token"])
+
+
+def _write(kind: str, n: int, shouts: list[int], topics: list[str], following: dict[int, bool],
+           writer: int, rng: random.Random) -> tuple[str, dict[str, Any]]:
+    if kind == "comment":
+        return MUTATIONS["comment"], {"s": rng.choice(shouts), "b": f"bench comment {n}"}
+    if kind == "vote":
+        return MUTATIONS["vote"], {"s": rng.choice(shouts), "k": rng.choice(["LIKE", "DISLIKE"])}
+    if kind == "follow":
+        following[writer] = not following.get(writer, False)
+        return MUTATIONS["follow" if following[writer] else "unfollow"], {"t": topics[writer % len(topics)]}
+    return MUTATIONS["edit"], {"n": f"Bench writer {writer} {n}"}
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    rng = random.Random(1)
+    mix = {kind: float(weight) for kind, weight in (part.split("=") for part in args.mix.split(","))}
+    shouts = [int(s) for s in args.shouts.split(",")]
+    topics = args.topics.split(",")
+    async with httpx.AsyncClient(base_url=args.url, timeout=30,
+                                 limits=httpx.Limits(max_connections=args.connections)) as http:
+        tokens = [await sign_up(http, f"writer{n}") for n in range(args.users)]
+        print("ready", file=sys.stderr, flush=True)
+        if args.wait:  # signed up: start when told (bench/mixed.py starts its readers at the same moment)
+            await asyncio.to_thread(sys.stdin.readline)
+        latencies: list[float] = []
+        failed = 0
+        following: dict[int, bool] = {}
+
+        async def one(n: int) -> None:
+            nonlocal failed
+            writer = n % len(tokens)
+            kind = rng.choices(list(mix), weights=list(mix.values()))[0]
+            query, variables = _write(kind, n, shouts, topics, following, writer, rng)
+            started = time.perf_counter()
+            try:
+                response = await http.post("/graphql", content=orjson.dumps({"query": query, "variables": variables}),
+                                           headers={"authorization": f"Bearer {tokens[writer]}",
+                                                    "content-type": "application/json"})
+                body = response.json()
+                ok = response.status_code == 200 and not body.get("errors") and not next(
+                    iter(body["data"].values()))["error"]
+            except (httpx.HTTPError, ValueError, TypeError, KeyError):
+                ok = False
+            latencies.append((time.perf_counter() - started) * 1000)
+            failed += not ok
+
+        tasks = []
+        started = time.perf_counter()
+        total = int(args.rate * args.seconds)
+        for n in range(total):  # open loop: the n-th write starts at n / rate, whatever the others take
+            delay = started + n / args.rate - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            tasks.append(asyncio.ensure_future(one(n)))
+        await asyncio.gather(*tasks)
+        elapsed = time.perf_counter() - started
+    latencies.sort()
+    return {"writes": total, "failed": failed, "per_second": total / elapsed,
+            "p50": statistics.median(latencies), "p99": latencies[max(0, int(len(latencies) * 0.99) - 1)]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--rate", type=float, required=True, help="writes per second, in all")
+    parser.add_argument("--seconds", type=float, required=True)
+    parser.add_argument("--shouts", required=True, help="comma-separated shout ids to comment on and vote on")
+    parser.add_argument("--topics", required=True, help="comma-separated topic slugs to follow")
+    parser.add_argument("--mix", default="comment=0.4,vote=0.3,follow=0.2,edit=0.1")
+    parser.add_argument("--users", type=int, default=20)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--wait", action="store_true", help="start writing on a line on stdin")
+    print(orjson.dumps(asyncio.run(run(parser.parse_args()))).decode(), flush=True)
+
+
+if __name__ == "__main__":
+    main()
