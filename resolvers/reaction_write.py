@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from auth.permissions import Viewer
@@ -60,18 +61,27 @@ async def create_reaction(deps: Deps, viewer: Viewer | None, reaction: dict[str,
                            created_by=signed_in.author_id, created_at=now)
         session.add(created)
         if kind not in RATING_KINDS:
-            # Discours: whoever joins a discussion follows it (its notifications reach them).
-            follows = await session.get(ShoutReactionsFollower, (signed_in.author_id, shout.id))
-            if follows is None:
-                session.add(ShoutReactionsFollower(follower=signed_in.author_id, shout=shout.id, auto=True,
-                                                   created_at=now))
-            elif follows.deleted_at is not None:
-                follows.deleted_at = None
+            await _join_discussion(session, signed_in.author_id, shout.id, now)
         await session.flush()
         result = await _reaction_dict(session, created)
         notified = await reaction_event(session, result, "create", cap=deps.notify_fanout)
     await queue_digests(deps, notified, now)
     return {"reaction": result, "error": None}
+
+
+async def _join_discussion(session: AsyncSession, author_id: int, shout_id: int, now: int) -> None:
+    """Discours: whoever joins a discussion follows it (its notifications reach them). The same reader's
+    comments sent together (two tabs, a retry) may each find no follow: the insert goes in a savepoint,
+    and the one that finds the row there by then keeps the other's, instead of failing the comment."""
+    follows = await session.get(ShoutReactionsFollower, (author_id, shout_id))
+    if follows is None:
+        try:
+            async with session.begin_nested():
+                session.add(ShoutReactionsFollower(follower=author_id, shout=shout_id, auto=True, created_at=now))
+        except IntegrityError:  # followed meanwhile, by a comment committed since this one read
+            follows = await session.get(ShoutReactionsFollower, (author_id, shout_id), populate_existing=True)
+    if follows is not None and follows.deleted_at is not None:
+        follows.deleted_at = None
 
 
 async def _check_vote(session: AsyncSession, viewer: Viewer, shout_id: int, reply_to: int | None, kind: str) -> None:

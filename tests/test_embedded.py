@@ -78,3 +78,19 @@ async def test_sqlite_and_fakeredis_serve_the_api(tmp_path: Path) -> None:
             assert all("город" in s["title"].lower() for s in shouts if s["score"] == 1.0)
             assert {a["slug"] for a in searched["data"]["load_authors_search"]} >= {"author-1"}
             assert all("город" in r["body"].lower() for r in searched["data"]["load_reactions_by"])
+            # a write: a reader signs up and comments (joining the discussion in a savepoint, on SQLite too)
+            signed_up = (await http.post("/graphql", json={"query": (
+                'mutation { registerUser(email: "e@example.org", password: "embedded password", name: "E") '
+                "{ success } }")})).json()
+            assert signed_up["data"]["registerUser"]["success"], signed_up
+            login = (await http.post("/graphql", json={"query": (
+                'mutation { login(email: "e@example.org", password: "embedded password") { token } }')})).json()
+            token = login["data"]["login"]["token"]
+            shout = (await http.post("/graphql", json={"query": "{ load_shouts_by(options: {limit: 1}) { id } }"}
+                                     )).json()["data"]["load_shouts_by"][0]["id"]
+            comment = ("mutation($s: Int!) { create_reaction(reaction: {kind: COMMENT, shout: $s, body: \"hi\"}) "
+                       "{ error reaction { id } } }")
+            for _ in range(2):  # the second finds the follow the first made
+                answer = (await http.post("/graphql", json={"query": comment, "variables": {"s": shout}},
+                                          headers={"authorization": f"Bearer {token}"})).json()
+                assert "errors" not in answer and answer["data"]["create_reaction"]["error"] is None, answer

@@ -3,9 +3,11 @@ mutate, read again."""
 
 from __future__ import annotations
 
+import asyncio
+
 from sqlalchemy import select
 
-from orm import Shout, ShoutAuthor
+from orm import Shout, ShoutAuthor, ShoutReactionsFollower
 from orm.stats import is_listed
 from tests.helpers import Api
 
@@ -49,6 +51,25 @@ async def test_comment_edit_delete(api: Api) -> None:
     assert comment not in [c["id"] for c in await api(BRANCH, {"s": shout_id})]
     by = "query($s: String) { load_reactions_by(by: {shout: $s, kinds: [COMMENT]}, limit: 100) { id } }"
     assert comment not in [r["id"] for r in await api(by, {"s": (await _shout(api))[1]})]
+
+
+async def test_a_readers_comments_sent_together_all_land_and_follow_the_discussion_once(api: Api) -> None:
+    """Comments of one reader on a shout it has not joined yet, sent at once: each finds no follow of the
+    discussion and adds one; the ones that lose that race still land (found by bench/mixed.py, where they
+    were refused with an INTERNAL_SERVER_ERROR)."""
+    shout_id, _, _ = await _shout(api, offset=7)
+    reader = await api.user()
+    bodies = [f"together {n}" for n in range(6)]
+    answers = await asyncio.gather(*(api.raw(CREATE, {"r": {"kind": "COMMENT", "shout": shout_id, "body": body}},
+                                             reader) for body in bodies))
+    assert all("errors" not in answer and answer["data"]["create_reaction"]["error"] is None
+               for answer in answers), answers
+    branch = await api(BRANCH, {"s": shout_id})
+    assert {c["body"] for c in branch if c["created_by"]["id"] == reader.id} == set(bodies)
+    async with api.deps.db() as session:
+        follows = (await session.scalars(select(ShoutReactionsFollower).where(
+            ShoutReactionsFollower.follower == reader.id, ShoutReactionsFollower.shout == shout_id))).all()
+    assert len(follows) == 1 and follows[0].deleted_at is None
 
 
 async def test_bad_reactions_are_refused(api: Api) -> None:
