@@ -102,7 +102,8 @@ def _ms(text: str) -> float:
 async def read_load(url: str, script: str, seconds: float, connections: int) -> tuple[float, float, float, float]:
     """(reads/s, hit ratio, p50 ms, p99 ms) of wrk reading through `script` for `seconds`."""
     done = await asyncio.to_thread(
-        subprocess.run, ["wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s", "--latency", "-s", script, url],
+        subprocess.run, ["wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s", "--timeout", "30s", "--latency", "-s",
+                         script, url],
         capture_output=True, text=True, check=True)
     out = done.stdout
     if "Non-2xx" in out or "Socket errors" in out:

@@ -87,14 +87,14 @@ class KeptDecoded:
         self.size = size
         self._kept: OrderedDict[str, tuple[bytes, bytes, Any]] = OrderedDict()
 
-    def decode(self, key: str, raw: bytes, decoder: Callable[[bytes], tuple[bytes, Any]] = decode
+    def decode(self, key: str, raw: bytes, decoder: Callable[[bytes], tuple[bytes, Any]] | None = None
                ) -> tuple[bytes, Any]:
-        """`raw`'s stamp and value, as `decoder` gives them (parsed, by default)."""
+        """`raw`'s stamp and value, as `decoder` gives them (by default parsed: the module's `decode`)."""
         kept = self._kept.get(key)
         if kept is not None and kept[0] == raw:
             self._kept.move_to_end(key)
             return kept[1], kept[2]
-        stamp, data = decoder(raw)
+        stamp, data = (decoder or decode)(raw)
         if self.size:
             self._kept[key] = (raw, stamp, data)
             self._kept.move_to_end(key)
