@@ -4,9 +4,10 @@ comments (one vote per author and target; the opposite vote replaces it), and th
 from __future__ import annotations
 
 import time
+import zlib
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -93,6 +94,7 @@ async def _check_vote(session: AsyncSession, viewer: Viewer, shout_id: int, repl
         owners = set((await session.scalars(select(Reaction.created_by).where(Reaction.id == reply_to))).all())
     if viewer.author_id in owners:
         raise BadInput("you cannot rate your own work", field="kind")
+    await _one_vote_at_a_time(session, viewer.author_id, shout_id, reply_to)
     target = Reaction.reply_to == reply_to if reply_to is not None else Reaction.reply_to.is_(None)
     previous = (await session.scalars(select(Reaction).where(
         Reaction.shout == shout_id, target, Reaction.created_by == viewer.author_id,
@@ -101,6 +103,18 @@ async def _check_vote(session: AsyncSession, viewer: Viewer, shout_id: int, repl
         if vote.kind == kind:
             raise Conflict("you have already rated this", field="kind")
         vote.deleted_at, vote.deleted_by = int(time.time()), viewer.author_id
+
+
+async def _one_vote_at_a_time(session: AsyncSession, author_id: int, shout_id: int, reply_to: int | None) -> None:
+    """The votes of one author on one target are taken in turn: each reads the votes before it as
+    committed (READ COMMITTED), so the same vote sent twice at once is one vote and a refusal, not two
+    votes. A PostgreSQL advisory lock held until the transaction ends, keyed by the author and a hash of
+    the target (a collision only makes two unrelated votes wait for each other). SQLite runs one writer
+    at a time already."""
+    if session.get_bind().dialect.name != "postgresql":
+        return
+    target = zlib.crc32(f"{shout_id}:{reply_to}".encode()) - 2**31  # a signed 32-bit key
+    await session.execute(select(func.pg_advisory_xact_lock(author_id, target)))
 
 
 async def _own_reaction(session: AsyncSession, viewer: Viewer | None, reaction_id: int, action: str) -> Reaction:

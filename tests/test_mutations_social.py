@@ -7,7 +7,7 @@ import asyncio
 
 from sqlalchemy import select
 
-from orm import Shout, ShoutAuthor, ShoutReactionsFollower
+from orm import Reaction, Shout, ShoutAuthor, ShoutReactionsFollower
 from orm.stats import is_listed
 from tests.helpers import Api
 
@@ -70,6 +70,22 @@ async def test_a_readers_comments_sent_together_all_land_and_follow_the_discussi
         follows = (await session.scalars(select(ShoutReactionsFollower).where(
             ShoutReactionsFollower.follower == reader.id, ShoutReactionsFollower.shout == shout_id))).all()
     assert len(follows) == 1 and follows[0].deleted_at is None
+
+
+async def test_the_same_vote_sent_together_counts_once(api: Api) -> None:
+    """One vote per author and target holds for votes sent at once too: each read that there was no vote
+    yet, and each added one (a rating of +5 from one reader) until votes on a target were taken in turn."""
+    shout_id, _, _ = await _shout(api, offset=8)
+    voter = await api.user()
+    answers = await asyncio.gather(*(api.raw(CREATE, {"r": {"kind": "LIKE", "shout": shout_id}}, voter)
+                                     for _ in range(5)))
+    taken = [a for a in answers if "errors" not in a]
+    refused = [a["errors"][0]["extensions"]["code"] for a in answers if "errors" in a]
+    assert len(taken) == 1 and refused == ["CONFLICT"] * 4, answers
+    async with api.deps.db() as session:
+        likes = (await session.scalars(select(Reaction).where(
+            Reaction.shout == shout_id, Reaction.created_by == voter.id, Reaction.deleted_at.is_(None)))).all()
+    assert len(likes) == 1
 
 
 async def test_bad_reactions_are_refused(api: Api) -> None:
