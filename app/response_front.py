@@ -139,7 +139,8 @@ async def count_views(scope: Scope, shout_ids: list[int], *, signed_in: bool, co
                       ) -> None:
     """The views a stored answer counted, counted again for this reader (and remembered in a signed-in
     reader's history, as reading the shout would), once the answer is sent. A session that cannot be
-    checked counts as a guest. `context`: the request's, when one was made already."""
+    checked counts as a guest. `context`: the request's, when one was made already (its session checked
+    once). The reader is the session's author: its account is not read."""
     request = Request(scope)
     deps: Deps = scope["app"].state.deps
     reader = None
@@ -147,8 +148,8 @@ async def count_views(scope: Scope, shout_ids: list[int], *, signed_in: bool, co
         if signed_in:
             context = context or Context(deps=deps, loaders=Loaders.create(deps), request=request)
             try:
-                viewer = await context.viewer(shapes_answer=False)
-                reader = viewer.author_id if viewer else None
+                session = await context.session(shapes_answer=False)
+                reader = session.user_id if session else None
             except Busy:
                 pass
         await reading.count_views(deps, reader, reader_of(request, reader), shout_ids)
