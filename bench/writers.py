@@ -41,7 +41,9 @@ MUTATIONS = {
 
 
 async def sign_up(http: httpx.AsyncClient, name: str) -> str:
-    email = f"{name}-{time.time_ns()}@example.org"
+    """A session of the account `name` (made on first use, kept: a run's writers are the last run's, so
+    what they follow, and so whom a comment notifies, does not grow from run to run)."""
+    email = f"bench-{name}@example.org"
     await http.post("/graphql", json={"query": "mutation($e: String!, $p: String!) { registerUser(email: $e, "
                                                "password: $p, name: $e) { success } }",
                                       "variables": {"e": email, "p": PASSWORD}})

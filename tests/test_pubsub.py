@@ -184,3 +184,10 @@ def test_messages_carry_the_seeds_actions_and_come_back_as_the_events_verbs() ->
         assert orjson.loads(encoded)["action"] == seed, (type_, verb)
         decoded = Event.decode(encoded)
         assert decoded is not None and decoded.action == verb, (type_, verb)
+
+
+def test_an_event_encoded_for_many_is_each_ones_own_encoding() -> None:
+    event = Event("reaction", "reaction", 7, "create", {"body": '"user_id":null and {"type": 1}', "n": [1, 2]})
+    people = [1, 42, 2**40]
+    assert event.encode_to(people) == [event.to(person).encode() for person in people]
+    assert [Event.decode(raw).user_id for raw in event.encode_to(people)] == people  # type: ignore[union-attr]
