@@ -80,6 +80,7 @@ class Measured:
     write_p50: list[float] = field(default_factory=list)
     write_p99: list[float] = field(default_factory=list)
     failed: int = 0
+    refused: int = 0
     tags_per_write: list[float] = field(default_factory=list)
 
 
@@ -190,6 +191,7 @@ async def _round(workers: int, server: str, url: str, script: str, shouts: list[
         row.write_p50.append(written["p50"])
         row.write_p99.append(written["p99"])
         row.failed += written["failed"]
+        row.refused += written["refused"]
         row.tags_per_write.append(moved / max(written["writes"], 1))
 
 
@@ -207,11 +209,12 @@ def render(table: dict[tuple[int, str], Measured], args: argparse.Namespace) -> 
         f"renames; {args.mix}); *comments*: {args.comments:g} comments a second on the read page's shouts. "
         "*of read-only*: reads/s against the read-only round of the same rounds (median, then the range of "
         "the per-round ratios); *p99 x*: read p99 against read-only's. *tags/write*: cache tags invalidated "
-        "per write (/metrics).",
+        "per write (/metrics); *failed*: a server error, a timeout or no answer; *refused*: the site's rules "
+        "answering (a vote given twice, an unfollow of what is not followed).",
         "",
         "| workers | scenario | reads/s | of read-only | hit ratio | read p50 ms | read p99 ms | p99 x | "
-        "writes/s | write p50 ms | write p99 ms | failed writes | tags/write |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "writes/s | write p50 ms | write p99 ms | failed writes | refused | tags/write |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for workers in (int(w) for w in args.workers.split(",")):
         base = table[(workers, "read-only")]
@@ -220,7 +223,7 @@ def render(table: dict[tuple[int, str], Measured], args: argparse.Namespace) -> 
             ratios = [r / b for r, b in zip(row.reads, base.reads, strict=True)]
             med = statistics.median
             writes = (f"{med(row.writes):,.0f} | {med(row.write_p50):.1f} | {med(row.write_p99):.1f} | "
-                      f"{row.failed} | {med(row.tags_per_write):.1f}") if row.writes else "| | | |"
+                      f"{row.failed} | {row.refused} | {med(row.tags_per_write):.1f}") if row.writes else "| | | | |"
             lines.append(
                 f"| {workers} | {scenario} | {med(row.reads):,.0f} | {med(ratios):.2f} ({min(ratios):.2f}-"
                 f"{max(ratios):.2f}) | {med(row.hit_ratio):.2f} | {med(row.p50):.2f} | {med(row.p99):.2f} | "
