@@ -28,7 +28,7 @@ from resolvers.digests import queue_digests
 from resolvers.errors import BadInput, NotFound
 from resolvers.events import follow_event
 from resolvers.reader import get_shout
-from resolvers.writes import transaction
+from resolvers.writes import added_once, transaction
 
 
 async def get_shout_followers(deps: Deps, slug: str | None = None,
@@ -72,8 +72,10 @@ async def follow(deps: Deps, viewer: Viewer | None, what: str, slug: str, *, on:
             raise BadInput("you cannot follow yourself", field="slug")
         row = await session.get(follower_model, (signed_in.author_id, target))
         if on and row is None:
-            session.add(follower_model(follower=signed_in.author_id, **{column: target}, created_at=int(time.time())))
-            if what == "AUTHOR":
+            # not added: the same reader's request sent together followed first, and it is followed, as asked
+            added = await added_once(session, follower_model(follower=signed_in.author_id, **{column: target},
+                                                             created_at=int(time.time())))
+            if added and what == "AUTHOR":
                 await follow_event(session, signed_in.author_id, target)
                 notified.add(target)
         elif on and row is not None and getattr(row, "deleted_at", None) is not None:

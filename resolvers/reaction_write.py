@@ -8,7 +8,6 @@ import zlib
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from auth.permissions import Viewer
@@ -20,7 +19,7 @@ from resolvers.deps import Deps
 from resolvers.digests import queue_digests
 from resolvers.errors import BadInput, Conflict, NotFound
 from resolvers.events import reaction_event
-from resolvers.writes import transaction
+from resolvers.writes import added_once, transaction
 
 MAX_BODY = 10_000
 PROOF_KINDS = (ReactionKind.PROOF.value, ReactionKind.DISPROOF.value)
@@ -71,16 +70,13 @@ async def create_reaction(deps: Deps, viewer: Viewer | None, reaction: dict[str,
 
 
 async def _join_discussion(session: AsyncSession, author_id: int, shout_id: int, now: int) -> None:
-    """Discours: whoever joins a discussion follows it (its notifications reach them). The same reader's
-    comments sent together (two tabs, a retry) may each find no follow: the insert goes in a savepoint,
-    and the one that finds the row there by then keeps the other's, instead of failing the comment."""
+    """Discours: whoever joins a discussion follows it (its notifications reach them); the same reader's
+    comments sent together each find no follow (`added_once`)."""
     follows = await session.get(ShoutReactionsFollower, (author_id, shout_id))
-    if follows is None:
-        try:
-            async with session.begin_nested():
-                session.add(ShoutReactionsFollower(follower=author_id, shout=shout_id, auto=True, created_at=now))
-        except IntegrityError:  # followed meanwhile, by a comment committed since this one read
-            follows = await session.get(ShoutReactionsFollower, (author_id, shout_id), populate_existing=True)
+    if follows is None and not await added_once(
+            session, ShoutReactionsFollower(follower=author_id, shout=shout_id, auto=True, created_at=now)):
+        # followed meanwhile, by a comment committed since this one read
+        follows = await session.get(ShoutReactionsFollower, (author_id, shout_id), populate_existing=True)
     if follows is not None and follows.deleted_at is not None:
         follows.deleted_at = None
 

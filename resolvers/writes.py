@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, AsyncSessionTransaction
 
 from orm.replicas import use_primary
@@ -42,3 +44,15 @@ async def transaction(deps: Deps) -> AsyncIterator[AsyncSession]:
 async def _commit_and_settle(session: AsyncSession, begun: AsyncSessionTransaction) -> None:
     await begun.commit()
     await settle(session)
+
+
+async def added_once(session: AsyncSession, row: Any) -> bool:
+    """Add `row` in a savepoint: False when a row with its key is there already, written since this
+    transaction looked (the same reader's requests sent together: two tabs, a retry). The caller read that
+    there was none, and the loser of that race keeps the winner's row instead of failing the request."""
+    try:
+        async with session.begin_nested():
+            session.add(row)
+    except IntegrityError:
+        return False
+    return True

@@ -88,6 +88,19 @@ async def test_the_same_vote_sent_together_counts_once(api: Api) -> None:
     assert len(likes) == 1
 
 
+async def test_follows_sent_together_all_answer_following(api: Api) -> None:
+    """Follow is idempotent for requests sent at once too: each found no follow and inserted one, and all
+    but the first failed (found by bench/soak.py)."""
+    reader, followed = await api.user(), await api.user()
+    follow = "mutation($w: FollowingEntity!, $s: String!) { follow(what: $w, slug: $s) { error } }"
+    for what, slug in (("TOPIC", "cinema"), ("AUTHOR", followed.slug)):
+        answers = await asyncio.gather(*(api.raw(follow, {"w": what, "s": slug}, reader) for _ in range(5)))
+        assert all("errors" not in a and a["data"]["follow"]["error"] is None for a in answers), answers
+    follows = await api(FOLLOWS, {"id": reader.id})
+    assert [t["slug"] for t in follows["topics"]] == ["cinema"]
+    assert [a["slug"] for a in follows["authors"]].count(followed.slug) == 1
+
+
 async def test_bad_reactions_are_refused(api: Api) -> None:
     user = await api.user()
     shout_id, _, _authors = await _shout(api)
