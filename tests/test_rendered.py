@@ -11,9 +11,15 @@ from typing import Any
 import httpx
 import orjson
 import pytest
+from prometheus_client import REGISTRY
 from redis.asyncio import Redis
 
 from app.main import create_app
+from cache import keys
+from cache.client import make_redis
+from cache.rendered import keep_rendered, read_rendered
+from cache.response_capture import Capture
+from cache.store import Cache
 from config.settings import Settings
 from resolvers import topic as topics
 from resolvers.deps import Deps
@@ -151,3 +157,54 @@ async def test_off_when_its_ttl_is_zero(deps: Deps, settings: Settings, redis: R
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as http:
         first, second = await _post(http, ALL), await _post(http, ALL)
     assert first == second and executed == ["get_topics_all"] * 2 and await _rendered_keys(redis) == []
+
+
+# --- the store itself (cache/rendered.py) ------------------------------------------------------------
+
+def _capture(**seen: Any) -> Capture:
+    capture = Capture(generations={"topics": b"7"})
+    for name, value in seen.items():
+        setattr(capture, name, value)
+    return capture
+
+
+def _sample(name: str, **labels: str) -> float:
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
+async def test_an_answer_is_kept_with_a_jittered_ttl_and_read_back_as_the_same_bytes(cache: Cache,
+                                                                                     redis: Redis) -> None:
+    await redis.set(keys.generation("topics"), b"7")
+    kept = [await keep_rendered(cache, f"rendered:t{n}", b'[{"id":1}]', _capture(), 60) for n in range(20)]
+    assert kept == [True] * 20
+    ttls = [await redis.ttl(f"rendered:t{n}") for n in range(20)]
+    assert all(55 <= ttl <= 66 for ttl in ttls) and max(ttls) > 60, ttls  # seed 004: expiries spread
+    hits = _sample("discours_cache_reads_total", layer="value", family="rendered", result="hit")
+    first = await read_rendered(cache, "rendered:t0")
+    assert first == b'[{"id":1}]' and await read_rendered(cache, "rendered:t0") is first  # not decoded again
+    assert _sample("discours_cache_reads_total", layer="value", family="rendered", result="hit") == hits + 2
+    await redis.set(keys.generation("topics"), b"8")
+    assert await read_rendered(cache, "rendered:t0") is None  # a write to what it was made of
+
+
+@pytest.mark.parametrize("seen", [{"read_viewer": True}, {"views": [5]}, {"generations": {}}, {"storable": False}])
+async def test_what_read_the_viewer_counted_a_view_or_read_nothing_trustworthy_is_not_kept(
+        cache: Cache, redis: Redis, seen: dict[str, Any]) -> None:
+    assert await keep_rendered(cache, "rendered:x", b"[]", _capture(**seen), 60) is False
+    assert await redis.exists("rendered:x") == 0
+
+
+async def test_nothing_is_kept_while_redis_is_skipped_and_a_failed_write_trips_the_breaker(cache: Cache,
+                                                                                            redis: Redis) -> None:
+    cache.trip(RuntimeError("a test"), "a test")
+    assert await keep_rendered(cache, "rendered:y", b"[]", _capture(), 60) is False
+    assert await redis.exists("rendered:y") == 0
+
+    broken = Cache(make_redis("redis://127.0.0.1:1/0"), breaker_seconds=30)  # nothing listens there
+    failed = _sample("discours_redis_errors_total", during="rendered write")
+    try:
+        assert await keep_rendered(broken, "rendered:y", b"[]", _capture(), 60) is False
+    finally:
+        await broken.redis.aclose()
+    assert not broken.available
+    assert _sample("discours_redis_errors_total", during="rendered write") == failed + 1
