@@ -45,7 +45,7 @@ import orjson
 
 from app.seed import SIZES
 from bench import services
-from bench.over_http import RESULTS, Uvicorn, bodies_of, server_env, write_section
+from bench.over_http import RESULTS, Uvicorn, bodies_of, milliseconds, server_env, write_section
 from config.settings import load_settings
 
 SCENARIOS = ("read-only", "mixed", "comments")
@@ -95,11 +95,6 @@ def reader_script(bodies: list[bytes]) -> Iterator[str]:
         os.unlink(script.name)
 
 
-def _ms(text: str) -> float:
-    number, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", text.strip()).groups()  # type: ignore[union-attr]
-    return float(number) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
-
-
 async def read_load(url: str, script: str, seconds: float, connections: int) -> tuple[float, float, float, float]:
     """(reads/s, hit ratio, p50 ms, p99 ms) of wrk reading through `script` for `seconds`."""
     done = await asyncio.to_thread(
@@ -111,8 +106,8 @@ async def read_load(url: str, script: str, seconds: float, connections: int) -> 
         raise RuntimeError(f"wrk saw failed reads on {url}:\n{out}")
     hits, answered = (int(n) for n in re.search(r"HITS (\d+) (\d+)", out).groups())  # type: ignore[union-attr]
     return (float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),  # type: ignore[union-attr]
-            hits / max(answered, 1), _ms(re.search(r"\s50%\s+(\S+)", out).group(1)),  # type: ignore[union-attr]
-            _ms(re.search(r"\s99%\s+(\S+)", out).group(1)))  # type: ignore[union-attr]
+            hits / max(answered, 1), milliseconds(re.search(r"\s50%\s+(\S+)", out).group(1)),  # type: ignore[union-attr]
+            milliseconds(re.search(r"\s99%\s+(\S+)", out).group(1)))  # type: ignore[union-attr]
 
 
 async def tags_moved(url: str) -> float:

@@ -145,7 +145,8 @@ def server_env(settings: Settings, **extra: str) -> dict[str, str]:
 _UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
 
 
-def _ms(text: str) -> float:
+def milliseconds(text: str) -> float:
+    """A duration as wrk prints it (`812.00us`, `2.05ms`, `1.23s`), in milliseconds."""
     number, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", text.strip()).groups()  # type: ignore[union-attr]
     return float(number) * _UNITS[unit]
 
@@ -173,8 +174,8 @@ async def wrk(url: str, body: bytes, headers: dict[str, str], seconds: int,
     if "Non-2xx" in out or "Socket errors" in out:
         raise RuntimeError(f"wrk saw failed requests on {url}:\n{out}")
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
-    p50 = _ms(re.search(r"\s50%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
-    p99 = _ms(re.search(r"\s99%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
+    p50 = milliseconds(re.search(r"\s50%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
+    p99 = milliseconds(re.search(r"\s99%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
     return rps, p50, p99
 
 

@@ -12,7 +12,7 @@ it was made of makes it a miss. What read the viewer, counted a view or read whi
 is not kept (a hit would skip the viewer's reading, or the view). Which fields, and the key of a selection,
 schema/rendered.py decides.
 
-Stored as `stamp|j<json>`, or `stamp|z<zlib>` over 10 KB (seed 004), with the response cache's TTL.
+Stored as `stamp|j<json>`, or `stamp|z<zlib>` over 10 KB (seed 004), for RENDERED_ANSWER_TTL seconds at most.
 """
 
 from __future__ import annotations
