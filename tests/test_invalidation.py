@@ -93,6 +93,27 @@ async def test_a_savepoint_rollback_keeps_the_invalidation(deps: Deps, redis: Re
     assert await _generation(redis, inner) != b"100"
 
 
+async def test_a_released_savepoint_waits_for_the_commit(deps: Deps, redis: Redis) -> None:
+    """SQLAlchemy says `after_commit` for RELEASE SAVEPOINT too. Nothing is committed then: a write's
+    invalidation applied there would let a reader store the old row under the new generation, a stale
+    value until the next write (what the killed-master drill caught, once follows and comments went
+    through a savepoint). The record waits for the transaction's own commit, whole."""
+    before, inside = keys.tag_author(11), keys.tag_author(12)
+    await redis.set(keys.generation(before), 100)
+    await redis.set(keys.generation(inside), 100)
+    async with deps.db() as session:
+        (await session.get(Author, 11)).bio = "before the savepoint"  # type: ignore[union-attr]
+        await session.flush()
+        async with session.begin_nested():
+            (await session.get(Author, 12)).bio = "inside a savepoint"  # type: ignore[union-attr]
+        await settle(session)  # whatever the release scheduled has run
+        assert await _generation(redis, before) == b"100", "invalidated before its transaction committed"
+        assert await _generation(redis, inside) == b"100", "invalidated before its transaction committed"
+        await session.commit()
+        await settle(session)
+    assert await _generation(redis, before) != b"100" and await _generation(redis, inside) != b"100"
+
+
 async def test_an_announced_write_that_rolls_back_lets_readers_store_again(
         deps: Deps, uncached_client: httpx.AsyncClient, sql_counter: Any) -> None:
     """A write announced before its commit (readers must not store builds meanwhile) that then rolls back

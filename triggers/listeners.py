@@ -129,6 +129,11 @@ def publish_after_commit(session: AsyncSession, messages: Iterable[tuple[str, by
 
 
 def _after_commit(session: Session) -> None:
+    if session.in_nested_transaction():
+        # SQLAlchemy fires this for RELEASE SAVEPOINT too (the savepoint still current): nothing is
+        # committed yet, and applying the record now would invalidate before the rows change, so that a
+        # reader could store the old row under the new generation. The transaction's commit applies it.
+        return
     session.info.pop(INFO_SAVEPOINTS, None)
     changes = session.info.pop(INFO_PENDING, None)
     announced = bool(session.info.pop(INFO_ANNOUNCED, False))
