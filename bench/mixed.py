@@ -30,7 +30,6 @@ import contextlib
 import os
 import platform
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -43,7 +42,6 @@ from typing import Any
 import httpx
 import orjson
 
-from app.seed import SIZES
 from bench import services
 from bench.over_http import RESULTS, Uvicorn, bodies_of, milliseconds, server_env, write_section
 from config.settings import load_settings
@@ -110,6 +108,16 @@ async def read_load(url: str, script: str, seconds: float, connections: int) -> 
             milliseconds(re.search(r"\s99%\s+(\S+)", out).group(1)))  # type: ignore[union-attr]
 
 
+async def written_targets(url: str, bodies: dict[str, bytes]) -> tuple[list[int], list[str]]:
+    """What the writers change: the read page's own shouts, and twenty topics to follow."""
+    async with httpx.AsyncClient() as http:
+        page = (await http.post(url, content=bodies["load_shouts_by(20)"],
+                                headers={"content-type": "application/json"})).json()
+        topics = (await http.post(url, json={"query": "{ get_topics_all { slug } }"})).json()
+    return ([s["id"] for s in page["data"]["load_shouts_by"]],
+            [t["slug"] for t in topics["data"]["get_topics_all"][:20]])
+
+
 async def tags_moved(url: str) -> float:
     """Cache tags invalidated so far, over every worker (/metrics)."""
     async with httpx.AsyncClient() as http:
@@ -149,12 +157,7 @@ async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> st
         async with Uvicorn("app.asgi:app", env, workers=workers) as server:
             url = server.url + "/graphql"
             bodies = await bodies_of(url)
-            async with httpx.AsyncClient() as http:
-                page = (await http.post(url, content=bodies["load_shouts_by(20)"],
-                                        headers={"content-type": "application/json"})).json()
-                topics = (await http.post(url, json={"query": "{ get_topics_all { slug } }"})).json()
-            shouts = [s["id"] for s in page["data"]["load_shouts_by"]]
-            topic_slugs = [t["slug"] for t in topics["data"]["get_topics_all"][:20]]
+            shouts, topic_slugs = await written_targets(url, bodies)
             with reader_script(list(bodies.values())) as script:
                 await read_load(url, script, 2, args.connections)  # warm-up
                 for round_number in range(args.rounds):
@@ -227,14 +230,7 @@ def render(table: dict[tuple[int, str], Measured], args: argparse.Namespace) -> 
 
 
 async def main() -> None:
-    if shutil.which("wrk") is None:
-        raise SystemExit("wrk is not installed (Debian: apt-get install wrk)")
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--database-url", default=services.named_database(),
-                        help="default: DATABASE_URL, else a scratch database dropped afterwards")
-    parser.add_argument("--redis-url", default=services.named_redis(),
-                        help="default: REDIS_URL, else a redis-server of the run's own")
-    parser.add_argument("--size", choices=sorted(SIZES), default="demo")
+    parser = services.parser()
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=10)
@@ -242,14 +238,7 @@ async def main() -> None:
     parser.add_argument("--mix", default="comment=0.4,vote=0.3,follow=0.2,edit=0.1")
     parser.add_argument("--comments", type=float, default=100, help="comments a second, the second scenario")
     parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--no-write", action="store_true", help="print the table only")
-    args = parser.parse_args()
-    async with services.database(args.database_url, SIZES[args.size]) as database_url, \
-            services.redis(args.redis_url) as redis_url:
-        report = await run(database_url, redis_url, args)
-    print(report)
-    if not args.no_write:
-        write_section(RESULTS, report)
+    await services.report(parser.parse_args(), run, RESULTS, write_section)
 
 
 if __name__ == "__main__":

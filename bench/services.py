@@ -5,15 +5,18 @@ Redis db number that may belong to someone else."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator
+import shutil
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
 from alembic import command
-from app.seed import Size, seed_database
+from app.seed import SIZES, Size, seed_database
 from devtools.services import LOCAL_POSTGRES, RedisServer, scratch_database
 from orm.engine import create_database_if_missing
 from orm.migrations import alembic_config
@@ -55,3 +58,29 @@ async def redis(url: str | None) -> AsyncIterator[str]:
         return
     async with RedisServer() as server:
         yield server.url
+
+
+def parser(*, wrk: bool = True) -> argparse.ArgumentParser:
+    """A benchmark's command line with what every one of them takes: where it runs, at which size, and
+    whether its table is written; `wrk`: it drives the server with wrk, which must be installed."""
+    if wrk and shutil.which("wrk") is None:
+        raise SystemExit("wrk is not installed (Debian: apt-get install wrk)")
+    arguments = argparse.ArgumentParser()
+    arguments.add_argument("--database-url", default=named_database(),
+                           help="default: DATABASE_URL, else a scratch database dropped afterwards")
+    arguments.add_argument("--redis-url", default=named_redis(),
+                           help="default: REDIS_URL, else a redis-server of the run's own")
+    arguments.add_argument("--size", choices=sorted(SIZES), default="demo")
+    arguments.add_argument("--no-write", action="store_true", help="print the table only")
+    return arguments
+
+
+async def report(args: argparse.Namespace, run: Callable[[str, str, argparse.Namespace], Awaitable[str]],
+                 results: Path, write_section: Callable[[Path, str], None]) -> None:
+    """`run` on the database and Redis `args` name (or of its own), its table printed and, unless
+    --no-write, put in place of its section of `results`."""
+    async with database(args.database_url, SIZES[args.size]) as database_url, redis(args.redis_url) as redis_url:
+        table = await run(database_url, redis_url, args)
+    print(table)
+    if not args.no_write:
+        write_section(results, table)

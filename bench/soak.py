@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import os
 import platform
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,14 +24,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
 import orjson
 from sqlalchemy import text
 
 from app.main import open_deps
-from app.seed import SIZES
 from bench import services
-from bench.mixed import read_load, reader_script
+from bench.mixed import read_load, reader_script, written_targets
 from bench.over_http import RESULTS, Uvicorn, bodies_of, server_env, write_section
 from cache.inventory import family_stats
 from config.settings import load_settings
@@ -93,12 +90,7 @@ async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> st
     async with Uvicorn("app.asgi:app", env, workers=args.workers) as server, open_deps(settings) as deps:
         url = server.url + "/graphql"
         bodies = await bodies_of(url)
-        async with httpx.AsyncClient() as http:
-            page = (await http.post(url, content=bodies["load_shouts_by(20)"],
-                                    headers={"content-type": "application/json"})).json()
-            topics = (await http.post(url, json={"query": "{ get_topics_all { slug } }"})).json()
-        shouts = [s["id"] for s in page["data"]["load_shouts_by"]]
-        topic_slugs = [t["slug"] for t in topics["data"]["get_topics_all"][:20]]
+        shouts, topic_slugs = await written_targets(url, bodies)
         workers = _workers(server.pid)
         with reader_script(list(bodies.values())) as script:
             reads, *_ = await read_load(url, script, 5, args.connections)
@@ -142,14 +134,7 @@ def render(samples: list[tuple[float, Sample]], written: dict[str, Any], rate: f
 
 
 async def main() -> None:
-    if shutil.which("wrk") is None:
-        raise SystemExit("wrk is not installed (Debian: apt-get install wrk)")
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--database-url", default=services.named_database(),
-                        help="default: DATABASE_URL, else a scratch database dropped afterwards")
-    parser.add_argument("--redis-url", default=services.named_redis(),
-                        help="default: REDIS_URL, else a redis-server of the run's own")
-    parser.add_argument("--size", choices=sorted(SIZES), default="demo")
+    parser = services.parser()
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--minutes", type=float, default=10)
     parser.add_argument("--every", type=float, default=30)
@@ -160,14 +145,7 @@ async def main() -> None:
     parser.add_argument("--families", action=argparse.BooleanOptionalAction, default=True,
                         help="Redis memory per key family (a SCAN of every key per sample)")
     parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--no-write", action="store_true", help="print the table only")
-    args = parser.parse_args()
-    async with services.database(args.database_url, SIZES[args.size]) as database_url, \
-            services.redis(args.redis_url) as redis_url:
-        report = await run(database_url, redis_url, args)
-    print(report)
-    if not args.no_write:
-        write_section(RESULTS, report)
+    await services.report(parser.parse_args(), run, RESULTS, write_section)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from app.main import open_deps
-from app.seed import SIZES
 from bench import services
 from bench.over_http import (
     OPERATIONS,
@@ -131,29 +130,15 @@ def render(measured: dict[tuple[str, str, str], list[float]], names: list[str], 
 
 
 async def main() -> None:
-    if shutil.which("wrk") is None:
-        raise SystemExit("wrk is not installed (Debian: apt-get install wrk)")
-    parser = argparse.ArgumentParser()
+    parser = services.parser()
     parser.add_argument("--against", required=True, help="the earlier commit (any git revision)")
-    parser.add_argument("--database-url", default=services.named_database(),
-                        help="default: DATABASE_URL, else a scratch database dropped afterwards")
-    parser.add_argument("--redis-url", default=services.named_redis(),
-                        help="default: REDIS_URL, else a redis-server of the run's own")
-    parser.add_argument("--size", choices=sorted(SIZES), default="demo")
     parser.add_argument("--operations", default="", help=f"comma-separated, of: {', '.join(OPERATIONS)}")
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--seconds", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--cold-requests", type=int, default=30)
-    parser.add_argument("--no-write", action="store_true", help="print the table only")
-    args = parser.parse_args()
-    async with services.database(args.database_url, SIZES[args.size]) as database_url, \
-            services.redis(args.redis_url) as redis_url:
-        report = await run(database_url, redis_url, args)
-    print(report)
-    if not args.no_write:
-        write_section(RESULTS, report)
+    await services.report(parser.parse_args(), run, RESULTS, write_section)
 
 
 if __name__ == "__main__":
