@@ -8,7 +8,10 @@ subscribers. Mutants run one at a time: the tests share one database.
     python -m devtools.mutants --record triggers.related      # only write the record from what has run
     python -m devtools.mutants --survivors cache.composite    # its survivors again (after a new test)
 
-A pass stopped part way (Ctrl-C, the end of a session) resumes with the mutants not checked yet.
+A pass stopped part way (Ctrl-C, the end of a session) resumes with the mutants not checked yet, on this
+machine or on a fresh clone: mutmut's verdicts (its `.meta` file, per mutant and per function's hash) are
+kept beside the record as `mutation/<module>.meta.json` and put back before a run, and mutmut keeps a
+verdict only while the hash of its function is unchanged, so an edited function is checked again.
 
 The pass is slow on two cores (minutes per module, an hour and more for all), so it runs module by module
 and each module's result is kept in the repository, not only in mutmut's ignored `mutants/` state:
@@ -55,6 +58,8 @@ def _mutmut() -> str:
 
 async def _run(modules: list[str], *, survivors: bool = False) -> int:
     await create_database_if_missing(DATABASE)
+    for module in modules:
+        _restore(module)
     wanted = [name for module in modules for name in (surviving(module) if survivors else unchecked(module))]
     if not wanted:
         for module in modules:
@@ -71,6 +76,18 @@ async def _run(modules: list[str], *, survivors: bool = False) -> int:
 
 def _meta(module: str) -> Path:
     return ROOT / "mutants" / (module.replace(".", "/") + ".py.meta")
+
+
+def _kept(module: str) -> Path:
+    return RECORDS / f"{module}.meta.json"
+
+
+def _restore(module: str) -> None:
+    """Put the verdicts kept in the repository where mutmut reads them, unless this machine has its own."""
+    meta, kept = _meta(module), _kept(module)
+    if kept.exists() and not meta.exists():
+        meta.parent.mkdir(parents=True, exist_ok=True)
+        meta.write_text(kept.read_text())
 
 
 def unchecked(module: str) -> list[str]:
@@ -92,7 +109,8 @@ def surviving(module: str) -> list[str]:
 
 def record(module: str) -> Path:
     """Write `mutation/<module>.md` from mutmut's state for that module's file; returns its path."""
-    results: dict[str, int | None] = json.loads(_meta(module).read_text())["exit_code_by_key"]
+    meta = json.loads(_meta(module).read_text())
+    results: dict[str, int | None] = meta["exit_code_by_key"]
     statuses = Counter(_STATUS.get(code, "suspicious") for code in results.values())
     # a mutant no test of the selection reaches survives too: it is listed with the others
     survivors = sorted(name for name, code in results.items() if _STATUS.get(code) in ("survived", "no tests"))
@@ -120,6 +138,7 @@ def record(module: str) -> Path:
         lines.append("(none)")
     RECORDS.mkdir(exist_ok=True)
     target.write_text("\n".join(lines).rstrip() + "\n")
+    _kept(module).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
     return target
 
 

@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterable
 from typing import Any, cast
 
-from sqlalchemy import Table, insert, select, union
+from sqlalchemy import ColumnElement, Integer, Select, Table, and_, false, insert, literal, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cache import keys
@@ -45,8 +45,7 @@ from orm import (
 from triggers.listeners import publish_after_commit
 
 REACTION_ACTIONS = ("create", "update", "delete")
-RECIPIENT_BATCH = 1000  # rows per INSERT
-RECIPIENTS = cast(Table, NotificationRecipient.__table__)  # inserted as a plain table (`_send`)
+RECIPIENTS = cast(Table, NotificationRecipient.__table__)  # inserted as a plain table (`_deliver`)
 
 
 def thread_of(entity: str, payload: dict[str, Any]) -> str:
@@ -69,36 +68,41 @@ async def _store(session: AsyncSession, entity: str, action: str, payload: dict[
     return note.id
 
 
-async def _recipients(session: AsyncSession, candidates: Iterable[int | None], thread: str, *, actor: int | None,
-                      cap: int) -> list[int]:
-    """Candidates minus the actor and those who muted the thread, at most `cap` of them."""
-    wanted = sorted({c for c in candidates if c is not None and c != actor})[:cap]
-    if not wanted:
-        return []
-    muted = set((await session.scalars(select(NotificationMuted.viewer).where(
-        NotificationMuted.thread == thread, NotificationMuted.viewer.in_(wanted)))).all())
-    return [c for c in wanted if c not in muted]
+def _among(people: Iterable[int | None] = (), *queries: Select[Any]) -> ColumnElement[bool]:
+    """Whom an event may concern: the authors `people` and those the author-id `queries` select."""
+    listed = {person for person in people if person is not None}
+    return or_(false(), *([Author.id.in_(listed)] if listed else []), *(Author.id.in_(q) for q in queries))
 
 
-async def _send(session: AsyncSession, event: Event, *, people: list[int], channels: Iterable[str] = ()) -> None:
-    """Store who the event is for and publish it to them and to `channels`, after the commit."""
+async def _deliver(session: AsyncSession, event: Event, candidates: ColumnElement[bool] | None, thread: str, *,
+                   actor: int | None, cap: int, channels: Iterable[str] = ()) -> list[int]:
+    """Store who the event is for and publish it to them and to `channels`, after the commit: the
+    candidates minus the actor and those who muted `thread`, at most `cap` of them (the lowest ids),
+    chosen and stored by one INSERT ... SELECT whatever their number. Returns them, in order."""
     note = event.data["notification"]
-    for start in range(0, len(people), RECIPIENT_BATCH):  # the table's plain insert: no ORM work per row
-        await session.execute(insert(RECIPIENTS), [
-            {"notification": note, "author": person} for person in people[start:start + RECIPIENT_BATCH]])
+    people: list[int] = []
+    if candidates is not None and cap > 0:
+        muted = select(NotificationMuted.viewer).where(NotificationMuted.thread == thread)
+        chosen = (select(literal(note, Integer), Author.id)
+                  .where(candidates, Author.id != (actor if actor is not None else -1), Author.id.not_in(muted))
+                  .order_by(Author.id).limit(cap))
+        people = sorted((await session.scalars(insert(RECIPIENTS).from_select(["notification", "author"], chosen)
+                                               .returning(RECIPIENTS.c.author))).all())
     shared = event.encode()
     publish_after_commit(session, [
         *((channel, shared) for channel in channels),
         *zip((keys.channel_user(person) for person in people), event.encode_to(people), strict=True)])
+    return people
 
 
 async def _shout_brief(session: AsyncSession, shout_id: int) -> tuple[dict[str, Any], list[int], bool]:
-    """(id, slug and title; authors; public) of a shout."""
-    row = (await session.execute(select(Shout.id, Shout.slug, Shout.title, Shout.published_at, Shout.deleted_at)
-                                 .where(Shout.id == shout_id))).one()
+    """(id, slug and title; authors; public) of a shout. The shout is the session's own when the writer
+    has read it already (`session.get`: no statement then)."""
+    shout = await session.get(Shout, shout_id)
+    assert shout is not None, f"shout {shout_id} is gone within its own transaction"
     authors = list((await session.scalars(select(ShoutAuthor.author).where(ShoutAuthor.shout == shout_id))).all())
-    public = row.published_at is not None and row.deleted_at is None
-    return {"id": row.id, "slug": row.slug, "title": row.title}, authors, public
+    public = shout.published_at is not None and shout.deleted_at is None
+    return {"id": shout.id, "slug": shout.slug, "title": shout.title}, authors, public
 
 
 async def reaction_event(session: AsyncSession, reaction: dict[str, Any], action: str, *, cap: int) -> set[int]:
@@ -111,23 +115,21 @@ async def reaction_event(session: AsyncSession, reaction: dict[str, Any], action
     payload = {"reaction": reaction["id"], "shout": shout["id"], "reply_to": reaction.get("reply_to"),
                "created_by": reaction["created_by"], "kind": reaction["kind"]}
     note = await _store(session, "reaction", action, payload, now)
-    people: list[int] = []
     direct: set[int | None] = set(authors)
-    if action == "create":
-        followers: set[int | None] = set()
-        if public:
-            followers = set((await session.scalars(select(ShoutReactionsFollower.follower).where(
-                ShoutReactionsFollower.shout == shout["id"], ShoutReactionsFollower.deleted_at.is_(None)))).all())
-            if reaction.get("reply_to") is not None:
-                direct.add(await session.scalar(
-                    select(Reaction.created_by).where(Reaction.id == reaction["reply_to"])))
-        people = await _recipients(session, direct | followers, thread_of("reaction", payload),
-                                   actor=reaction["created_by"], cap=cap)
+    followers: list[Select[Any]] = []
+    if action == "create" and public:
+        followers.append(select(ShoutReactionsFollower.follower).where(
+            ShoutReactionsFollower.shout == shout["id"], ShoutReactionsFollower.deleted_at.is_(None)))
+        if reaction.get("reply_to") is not None:
+            answered = await session.get(Reaction, reaction["reply_to"])  # the writer's own, read already
+            direct.add(answered.created_by if answered is not None else None)
     value = {k: v for k, v in reaction.items() if k != "first_replies"}
     event = Event(type="reaction", entity_type="reaction", entity_id=reaction["id"], action=action, timestamp=now,
                   data={"notification": note, "reaction": value, "shout": shout, "public": public,
                         **({} if public else {"authors": authors})})
-    await _send(session, event, people=people, channels=[keys.channel_shout(shout["id"])])
+    people = await _deliver(session, event, _among(direct, *followers) if action == "create" else None,
+                            thread_of("reaction", payload), actor=reaction["created_by"], cap=cap,
+                            channels=[keys.channel_shout(shout["id"])])
     return {p for p in people if p in direct}
 
 
@@ -137,10 +139,9 @@ async def follow_event(session: AsyncSession, follower: int, author: int) -> Non
     note = await _store(session, "follower", "follow", payload, now)
     who = (await session.execute(select(Author.id, Author.slug, Author.name, Author.pic)
                                  .where(Author.id == follower))).one()
-    people = await _recipients(session, [author], "followers", actor=follower, cap=1)
     event = Event(type="follower", entity_type="author", entity_id=follower, action="follow", timestamp=now,
                   data={"notification": note, "follower": dict(who._mapping), "author": author})
-    await _send(session, event, people=people)
+    await _deliver(session, event, _among([author]), thread_of("follower", payload), actor=follower, cap=1)
 
 
 async def publication_event(session: AsyncSession, shout_id: int, actor: int | None, *, cap: int) -> None:
@@ -152,16 +153,12 @@ async def publication_event(session: AsyncSession, shout_id: int, actor: int | N
     topics = list((await session.scalars(select(ShoutTopic.topic).where(ShoutTopic.shout == shout_id))).all())
     payload = {"shout": shout_id, "created_by": actor}
     note = await _store(session, "shout", "publish", payload, now)
-    followers = (await session.scalars(union(
-        select(AuthorFollower.follower).where(AuthorFollower.author.in_(authors)),
-        select(TopicFollower.follower).where(TopicFollower.topic.in_(topics)),
-    ).limit(cap + len(authors)))).all()
-    people = await _recipients(session, (f for f in followers if f not in authors), thread_of("shout", payload),
-                               actor=actor, cap=cap)
+    followers = _among((), select(AuthorFollower.follower).where(AuthorFollower.author.in_(authors)),
+                       select(TopicFollower.follower).where(TopicFollower.topic.in_(topics)))
     event = Event(type="publication", entity_type="shout", entity_id=shout_id, action="publish", timestamp=now,
                   data={"notification": note, "shout": shout, "authors": authors, "topics": topics})
-    await _send(session, event, people=people,
-          channels=[keys.CHANNEL_GLOBAL, *(keys.channel_topic(t) for t in topics)])
+    await _deliver(session, event, and_(followers, Author.id.not_in(authors)), thread_of("shout", payload),
+                   actor=actor, cap=cap, channels=[keys.CHANNEL_GLOBAL, *(keys.channel_topic(t) for t in topics)])
 
 
 async def invite_event(session: AsyncSession, invite: Invite) -> None:
@@ -171,8 +168,7 @@ async def invite_event(session: AsyncSession, invite: Invite) -> None:
                "shout": invite.shout_id}
     note = await _store(session, "invite", "accept", payload, now)
     shout, _, _ = await _shout_brief(session, invite.shout_id)
-    people = await _recipients(session, [invite.inviter_id], thread_of("invite", payload),
-                               actor=invite.author_id, cap=1)
     event = Event(type="invite", entity_type="invite", entity_id=invite.id, action="accept", timestamp=now,
                   data={"notification": note, "shout": shout, "author": invite.author_id})
-    await _send(session, event, people=people)
+    await _deliver(session, event, _among([invite.inviter_id]), thread_of("invite", payload),
+                   actor=invite.author_id, cap=1)

@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import load_only
 
 from auth.permissions import Viewer
 from orm import Reaction, Shout, ShoutAuthor, ShoutReactionsFollower
@@ -33,7 +34,10 @@ async def _reaction_dict(session: AsyncSession, reaction: Reaction) -> dict[str,
 
 
 async def _listed_shout(session: AsyncSession, shout_id: int) -> Shout:
-    shout = await session.scalar(select(Shout).where(Shout.id == shout_id, is_listed()))
+    """The shout, if listed, with what its reactions' event tells of it (resolvers/events.py reads it from
+    the session again): not its body, which may be long."""
+    shout = await session.scalar(select(Shout).where(Shout.id == shout_id, is_listed()).options(
+        load_only(Shout.id, Shout.slug, Shout.title, Shout.published_at, Shout.deleted_at)))
     if shout is None:
         raise NotFound("no such shout", field="shout")
     return shout
@@ -63,7 +67,7 @@ async def create_reaction(deps: Deps, viewer: Viewer | None, reaction: dict[str,
         if kind not in RATING_KINDS:
             await _join_discussion(session, signed_in.author_id, shout.id, now)
         await session.flush()
-        result = await _reaction_dict(session, created)
+        result = {**created.dict(), "stat": {"rating": 0, "comments_count": 0}}  # nothing answers it yet
         notified = await reaction_event(session, result, "create", cap=deps.notify_fanout)
     await queue_digests(deps, notified, now)
     return {"reaction": result, "error": None}

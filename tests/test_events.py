@@ -172,3 +172,35 @@ async def test_the_client_notification_operations_run(api: Api) -> None:
         "success": True, "error": None}
     after = await run("LoadNotificationsQuery", {"after": since})
     assert after["total"] == 1 and not any(g["shout"] for g in after["notifications"])  # the muted thread is gone
+
+
+async def test_a_comment_costs_the_same_statements_whatever_its_discussion_s_size(
+        api: Api, deps: Deps, sql_counter: Any) -> None:
+    """Who a comment concerns is chosen and stored by one INSERT ... SELECT: a discussion of fifteen
+    followers takes as many statements as one of two, and every one of them lists the comment. A comment
+    is nine statements: the shout (not its body), the reaction, the three the cache's rules ask (its
+    authors, topics, and whether it is listed), the discussion's follow, the shout's authors for the
+    event, the notification and its recipients; reading the followers and the muted in Python, the stats
+    of a comment nothing answers yet and the shout again made it thirteen."""
+    author = await api.user()
+    small, large = await _published(api, author), await _published(api, author)
+    commenters = [await api.user() for _ in range(15)]
+    for n, commenter in enumerate(commenters):  # each joins the large discussion; two join the small one
+        await api(COMMENT, {"r": {"kind": "COMMENT", "shout": large, "body": f"к {n}"}}, commenter)
+        if n < 2:
+            await api(COMMENT, {"r": {"kind": "COMMENT", "shout": small, "body": f"к {n}"}}, commenter)
+    writer = await api.user()
+    for shout in (small, large):  # the writer joins both discussions first: the comments counted are alike
+        await api(COMMENT, {"r": {"kind": "COMMENT", "shout": shout, "body": "сначала"}}, writer)
+    statements = {}
+    for shout in (small, large):
+        sql_counter.reset()
+        created = await api(COMMENT, {"r": {"kind": "COMMENT", "shout": shout, "body": "ещё"}}, writer)
+        statements[shout] = list(sql_counter.statements)
+    assert len(statements[large]) == len(statements[small]) == 9, "\n".join(" | ".join(s.split()[:4]) for v in statements.values() for s in [*v, "---"])
+    recipients = [s for s in statements[large] if "notification_recipient" in s]
+    assert len(recipients) == 1 and recipients[0].startswith("INSERT INTO notification_recipient"), recipients
+    async with deps.db() as session:
+        for person in (author, *commenters):
+            listed = {n.payload["reaction"] for n, _ in await notifications_of(session, person.id, 0)}
+            assert created["reaction"]["id"] in listed, person
