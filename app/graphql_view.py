@@ -28,7 +28,6 @@ from typing import Any
 
 import orjson
 from graphql import GraphQLError
-from starlette.background import BackgroundTask
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocketDisconnect
@@ -44,7 +43,7 @@ from app.graphql_request import GraphQLRequest, ReadingRules, read
 from app.http_caching import marked, with_http_caching
 from app.http_guards import BAD_REQUEST, TIMEOUT, Refused, refuse_state_change_over_get
 from app.negotiation import media_type, stored_body, wants_graphql_response
-from app.response_front import count_views, responses_of
+from app.response_front import note_hit_reads, responses_of
 from app.single_flight import SingleFlight
 from cache import response_capture
 from cache.persisted import PersistedQueries
@@ -198,10 +197,8 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         body, encoding = stored_body(hit, exchange.graphql.accept_encoding, responses.plain)
         response = Response(body, media_type=media_type(exchange.graphql.accept),
                             headers={"vary": "accept-encoding", "etag": hit.etag, **encoding})
-        if hit.views:  # a read of a shout served from the response cache still counts as a view: once the
-            # answer is sent, so that a hit waits for its one round trip only
-            response.background = BackgroundTask(count_views, exchange.scope, hit.views,
-                                                 signed_in=exchange.graphql.signed_in, context=exchange.context)
+        if hit.views:  # a read of a shout served from the response cache still counts (app/hit_reads.py)
+            note_hit_reads(exchange.scope, hit.views, signed_in=exchange.graphql.signed_in)
         return marked(response, "HIT")  # type: ignore[no-any-return]
 
     async def _compute(self, exchange: Exchange, root_value: Any, key: str,

@@ -23,6 +23,7 @@ from app.cors import cors
 from app.graceful import drain_on_sigterm
 from app.graphiql import assets_route
 from app.graphql_view import DiscoursGraphQL
+from app.hit_reads import stop_hit_reads
 from app.http_guards import BodySizeLimit
 from app.observability import metrics_route
 from app.response_front import ResponseCacheFront
@@ -206,6 +207,7 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
             try:
                 yield
             finally:  # what a graceful restart leaves behind (app/graceful.py)
+                await stop_hit_reads(app)  # the hits' reads counted, before the views are written
                 await own.views.stop(flush=True)
                 await own.delayed.stop(finish_round=settings.shutdown_timeout)
                 await sweeper.stop()
@@ -233,6 +235,7 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
         ],
         lifespan=lifespan,
     )
+    app.state.settings = settings
     if deps is not None:
         app.state.deps = deps
     return app

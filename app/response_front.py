@@ -16,7 +16,8 @@ script (cache/response.py), send the stored bytes. Everything a hit does not nee
 
 A public entry is served to signed-in readers as well: an answer is stored under the public key only
 when computing it never read the viewer and no field of it is private (app/graphql_view.py `_compute`),
-so it is the same for every reader. That is why no session is checked on this path.
+so it is the same for every reader. That is why no session is checked on this path; a hit of a shout
+notes its read, counted later with the other hits' reads (app/hit_reads.py), the sessions checked then.
 
 A hash-only persisted query (`extensions.persistedQuery.sha256Hash`, POST or GET) is looked up by that
 hash, which is what the response key is made of (cache/response.py `request_key`), with no second round
@@ -33,14 +34,12 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.graphql_request import GraphQLRequest, ReadingRules, read
+from app.hit_reads import HitRead, hit_reads_of
 from app.http_caching import cache_control, is_current
 from app.http_guards import Refused
 from app.negotiation import media_type, stored_body
 from cache.response import Hit, ResponseCache
-from resolvers import reading
-from resolvers.deps import Deps
-from resolvers.errors import Busy
-from schema.context import Context, Loaders, reader_of
+from schema.context import bearer_token, reader_of
 from telemetry import metrics
 
 log = logging.getLogger(__name__)
@@ -114,8 +113,8 @@ class ResponseCacheFront:
         operation = metrics.operation_label(request.operation_name)
         metrics.child(metrics.REQUESTS, operation, "hit").inc()
         metrics.child(metrics.REQUEST_SECONDS, operation, "hit").observe(time.perf_counter() - started)
-        if hit.views:  # a read of a shout answered from the cache still counts, once the answer is sent
-            await count_views(scope, hit.views, signed_in=request.signed_in)
+        if hit.views:  # a read of a shout answered from the cache still counts, with the others (app/hit_reads.py)
+            note_hit_reads(scope, hit.views, signed_in=request.signed_in)
 
 
 async def _send_hit(send: Send, hit: Hit, request: GraphQLRequest, responses: ResponseCache) -> None:
@@ -135,24 +134,11 @@ async def _send_hit(send: Send, hit: Hit, request: GraphQLRequest, responses: Re
     await send({"type": "http.response.body", "body": body})
 
 
-async def count_views(scope: Scope, shout_ids: list[int], *, signed_in: bool, context: Context | None = None
-                      ) -> None:
-    """The views a stored answer counted, counted again for this reader (and remembered in a signed-in
-    reader's history, as reading the shout would), once the answer is sent. A session that cannot be
-    checked counts as a guest. `context`: the request's, when one was made already (its session checked
-    once). The reader is the session's author: its account is not read."""
+def note_hit_reads(scope: Scope, shout_ids: list[int], *, signed_in: bool) -> None:
+    """The shouts a stored answer shows were read again, by this reader: counted with the other hits'
+    reads (app/hit_reads.py), the session token checked then."""
     request = Request(scope)
-    deps: Deps = scope["app"].state.deps
-    reader = None
-    try:
-        if signed_in:
-            context = context or Context(deps=deps, loaders=Loaders.create(deps), request=request)
-            try:
-                session = await context.session(shapes_answer=False)
-                reader = session.user_id if session else None
-            except Busy:
-                pass
-        await reading.count_views(deps, reader, reader_of(request, reader), shout_ids)
-    except Exception:  # the answer is sent; a failure here is logged, never raised into the server
-        log.exception("views of a response-cache hit were not counted")
-
+    app = scope["app"]
+    cookie = app.state.settings.session_cookie if signed_in else ""
+    hit_reads_of(app).add(HitRead(tuple(shout_ids), reader_of(request, None),
+                                  bearer_token(request, cookie) if signed_in else None))

@@ -236,6 +236,11 @@ class Settings(DatabaseSettings):
     # distinct shouts than this in an hour counts no more views that hour.
     views_flush_interval: int = 60
     views_per_hour_cap: int = 500
+    # The reads response-cache hits answer (a view, a signed-in reader's history) are counted together,
+    # this many seconds after the first since the last count (app/hit_reads.py): a crash loses at most
+    # these seconds of them. At most this many wait; more are not counted.
+    hit_reads_interval: float = Field(default=0.25, ge=0, le=60)
+    hit_reads_max_pending: int = Field(default=10_000, ge=1)
     # Weekly leaderboards (`load_shouts_top(week:)`) can be read for this many weeks back: each week read
     # is one more board of at most `live_set_cap` members, kept `live_ttl`.
     board_weeks: int = 52
