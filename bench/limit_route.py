@@ -2,7 +2,8 @@
 and returns stored response bytes from one Redis GET. Nothing a GraphQL server does can be cheaper on this
 stack, so a response-cache hit is measured as a fraction of it.
 
-    REDIS_URL=redis://... uvicorn bench.limit_route:app     (POST /graphql?op=NAME answers bench:limit:NAME)
+    REDIS_URL=redis://... uvicorn bench.limit_route:app     (POST /graphql?op=NAME answers bench:limit:NAME;
+                                                             ?op=NAME&gzip=1 bench:limit:NAME:gzip, gzipped)
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ redis = Redis.from_url(os.environ["REDIS_URL"])
 
 async def graphql(request: Request) -> Response:
     await request.body()
-    body = await redis.get("bench:limit:" + request.query_params.get("op", ""))
-    return Response(body or b"{}", media_type="application/json")
+    gzipped = request.query_params.get("gzip") == "1"
+    body = await redis.get("bench:limit:" + request.query_params.get("op", "") + (":gzip" if gzipped else ""))
+    return Response(body or b"{}", media_type="application/json",
+                    headers={"content-encoding": "gzip", "vary": "accept-encoding"} if gzipped else None)
 
 
 async def healthz(_request: Request) -> Response:

@@ -23,10 +23,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gzip
 import os
 import platform
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -43,7 +43,6 @@ import orjson
 from sqlalchemy import event
 
 from app.main import create_app, open_deps
-from app.seed import SIZES
 from bench import services
 from bench.read_path import OPERATIONS as IN_PROCESS  # the same documents as the in-process bench
 from cache import keys
@@ -164,9 +163,11 @@ def _script(body: bytes, headers: dict[str, str]) -> Iterator[str]:
 
 
 async def wrk(url: str, body: bytes, headers: dict[str, str], seconds: int,
-              connections: int) -> tuple[float, float, float]:
-    """(requests/s, p50 ms, p99 ms) of POSTing `body` to `url` for `seconds`."""
-    with _script(body, {"Content-Type": "application/json", "Accept-Encoding": "gzip", **headers}) as script:
+              connections: int, *, accepts_gzip: bool = True) -> tuple[float, float, float]:
+    """(requests/s, p50 ms, p99 ms) of POSTing `body` to `url` for `seconds`, as a client that accepts
+    gzip, or one that sends no Accept-Encoding."""
+    accepts = {"Accept-Encoding": "gzip"} if accepts_gzip else {}
+    with _script(body, {"Content-Type": "application/json", **accepts, **headers}) as script:
         done = await asyncio.to_thread(
             subprocess.run, ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", script, url],
             capture_output=True, text=True, check=True)
@@ -268,23 +269,28 @@ async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> st
                     answer = await http.post(cached.url + "/graphql", content=body,
                                              headers={"content-type": "application/json"})
                 await deps.cache.redis.set("bench:limit:" + name, answer.content)
+                await deps.cache.redis.set("bench:limit:" + name + ":gzip", gzip.compress(answer.content))
 
             async def bump() -> None:
                 await deps.cache.invalidate_tags([keys.GLOBAL_TAG])
 
             signed = {"Authorization": f"Bearer {token}"}
+            limit_query = "&gzip=1" if args.gzip else ""
             for name, body in bodies.items():  # a second of each first: nothing measured pays for warming
-                for url, headers in ((f"{limit.url}/graphql?op={name}", {}), (cached.url + "/graphql", {}),
-                                     (cached.url + "/graphql", signed), (uncached.url + "/graphql", {})):
-                    await wrk(url, body, headers, 1, args.connections)
+                for url, headers in ((f"{limit.url}/graphql?op={name}{limit_query}", {}),
+                                     (cached.url + "/graphql", {}), (cached.url + "/graphql", signed),
+                                     (uncached.url + "/graphql", {})):
+                    await wrk(url, body, headers, 1, args.connections, accepts_gzip=args.gzip)
             for round_number in range(args.rounds):
                 for name, body in bodies.items():
                     runs: tuple[tuple[str, str, dict[str, str]], ...] = (
-                        ("limit", f"{limit.url}/graphql?op={name}", {}), ("hit", cached.url + "/graphql", {}),
+                        ("limit", f"{limit.url}/graphql?op={name}{limit_query}", {}),
+                        ("hit", cached.url + "/graphql", {}),
                         ("hit signed in", cached.url + "/graphql", signed), ("warm", uncached.url + "/graphql", {}))
                     for case, url, headers in runs:
                         await _prime(url, body, headers)  # stored again after the last round's epoch bumps
-                        table[(name, case)].add(*await wrk(url, body, headers, args.seconds, args.connections))
+                        table[(name, case)].add(*await wrk(url, body, headers, args.seconds, args.connections,
+                                                           accepts_gzip=args.gzip))
                 for name, body in bodies.items():  # last: their epoch bumps turn every stored answer stale
                     table[(name, "cold")].add(*await sequential_cold(uncached.url + "/graphql", body, bump,
                                                                      args.cold_requests))
@@ -312,17 +318,21 @@ async def bodies_of(url: str) -> dict[str, bytes]:
 
 def render(table: dict[tuple[str, str], Row], args: argparse.Namespace) -> str:
     lines = [
-        "# Read path over HTTP, against the stack's limit",
+        "# Read path over HTTP, against the stack's limit" + ("" if args.gzip else " (clients without gzip)"),
         "",
         f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by `python -m bench.over_http --size {args.size} "
-        f"--seconds {args.seconds} --rounds {args.rounds} --connections {args.connections}` on "
+        f"--seconds {args.seconds} --rounds {args.rounds} --connections {args.connections}"
+        f"{'' if args.gzip else ' --no-gzip'}` on "
         f"{os.cpu_count()} cores ({platform.machine()}, Python {platform.python_version()}), PostgreSQL and "
         "Redis on loopback.",
         "",
         "Each server is one uvicorn worker; wrk drives it with one thread and "
         f"{args.connections} connections on the same machine, in {args.rounds} interleaved rounds of "
         f"{args.seconds} s per case (a row is the median of its rounds), after a second of each to warm up. "
-        "*limit* is a Starlette route returning the same response bytes from one Redis GET; *cold* requests "
+        "*limit* is a Starlette route returning the same response bytes from one Redis GET"
+        + (" (gzipped, as the clients accept gzip); " if args.gzip else
+           " (plain: the clients send no Accept-Encoding, nor does wrk); ")
+        + "*cold* requests "
         f"go one at a time, each after an epoch bump ({args.cold_requests} per round, after the other cases). "
         "Round trips (as sent on the wire: commands coalesced into one pipeline count once) and SQL "
         "statements are of one request, counted in process; X-Cache says how it was answered. *rounds* is "
@@ -351,26 +361,14 @@ def render(table: dict[tuple[str, str], Row], args: argparse.Namespace) -> str:
 
 
 async def main() -> None:
-    if shutil.which("wrk") is None:
-        raise SystemExit("wrk is not installed (Debian: apt-get install wrk)")
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--database-url", default=services.named_database(),
-                        help="default: DATABASE_URL, else a scratch database dropped afterwards")
-    parser.add_argument("--redis-url", default=services.named_redis(),
-                        help="default: REDIS_URL, else a redis-server of the run's own")
-    parser.add_argument("--size", choices=sorted(SIZES), default="demo")
+    parser = services.parser()
     parser.add_argument("--seconds", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--cold-requests", type=int, default=30)
-    parser.add_argument("--no-write", action="store_true", help="print the table only")
-    args = parser.parse_args()
-    async with services.database(args.database_url, SIZES[args.size]) as database_url, \
-            services.redis(args.redis_url) as redis_url:
-        report = await run(database_url, redis_url, args)
-    print(report)
-    if not args.no_write:
-        write_section(RESULTS, report)
+    parser.add_argument("--no-gzip", dest="gzip", action="store_false",
+                        help="clients that send no Accept-Encoding (the limit route then answers plain bytes)")
+    await services.report(parser.parse_args(), run, RESULTS, write_section)
 
 
 def write_section(path: Path, section: str) -> None:

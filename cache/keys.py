@@ -463,6 +463,18 @@ TAG_COLLECTIONS = "collections"
 TAG_INVITES = "invites"
 TAG_NOTIFICATIONS = "notifications"
 
+# A family tag that moves whenever a member's tag moves (cache/store.py `Cache.invalidate_tags` bumps it
+# with them), so a stamp that names it need not name the members (`capture_stamp`): the answer listing
+# every topic is checked against three generations, not three hundred. Only where the family tag moves
+# with its members anyway: every change of a topic's row already moves `topics` (triggers/rules.py).
+_COVERED_BY = {"topic": TAG_TOPICS}
+
+
+def covering(tag: str) -> str | None:
+    """The family tag that moves with `tag`, if any."""
+    kind, _, rest = tag.partition(":")
+    return _COVERED_BY.get(kind) if rest.isdigit() else None
+
 
 def generation(tag: str) -> str:
     return f"gen:{tag}"

@@ -123,8 +123,12 @@ def capture_stamp(capture: response_capture.Capture) -> bytes | None:
     """The stamp to keep what a capture saw under (a response, a composite), naming every generation; None
     when it must not be kept: it read while Redis was unavailable or saw a tag move, read nothing, or read
     more tags than a script checks in ten MGETs."""
-    generations = capture.generations
-    if not capture.storable or not generations or len(generations) > 10 * BATCH:
+    if not capture.storable or not capture.generations:
+        return None
+    # a member's tag moves only with its family's (keys.covering): the family's generation answers for it
+    generations = {tag: generation for tag, generation in capture.generations.items()
+                   if keys.covering(tag) not in capture.generations}
+    if len(generations) > 10 * BATCH:
         return None
     return b",".join(stamp_parts(generations).values())
 
@@ -551,6 +555,8 @@ class Cache:
         on the same Redis, else in a pipeline of its own sent first. Never raises: a lost invalidation is
         remembered and answered with epoch bumps when Redis is back."""
         tag_list = list(dict.fromkeys(tags))
+        # a member's tag moves with its family's (keys.covering): stamps may name the family's alone
+        tag_list = list(dict.fromkeys([*tag_list, *filter(None, map(keys.covering, tag_list))]))
         if not tag_list and also is None:
             return
         try:
@@ -576,11 +582,4 @@ class Cache:
         for tag in tag_list:
             metrics.INVALIDATIONS.labels(keys.family(tag)).inc()
 
-    async def delete(self, *cache_keys: str) -> None:
-        if not cache_keys:
-            return
-        try:
-            await self.redis.unlink(*cache_keys)
-        except RedisError as exc:
-            self.trip(exc, "delete")
 

@@ -13,9 +13,11 @@ from sqlalchemy import event
 
 from app.main import create_app
 from cache import keys
+from cache.client import make_redis
 from cache.seam import queued_commands
-from cache.store import Cache
+from cache.store import Cache, KeptDecoded, parse_stamp, stamp_parts
 from resolvers.deps import Deps
+from telemetry import metrics
 from tests.conftest import single_redis
 
 SHOUTS_PAGE = """
@@ -301,3 +303,39 @@ def test_ttl_jitter_stays_within_its_bounds_and_uses_them(redis: Redis) -> None:
     assert len(set(ttls)) > 50
     assert cache.jittered(None) is None and cache.jittered(0) is None
     assert Cache(redis, ttl_jitter=0).jittered(300) == 300
+
+
+def test_the_decoded_values_kept_are_the_most_recently_read() -> None:
+    """KeptDecoded hands the same bytes' value out again without parsing them, for its `size` most recently
+    read keys; the least recently read goes first."""
+    parsed: list[bytes] = []
+
+    def decoder(raw: bytes) -> tuple[bytes, Any]:
+        parsed.append(raw)
+        return b"stamp", {"raw": raw}
+
+    kept = KeptDecoded(2)
+    first = {key: kept.decode(key, key.encode(), decoder)[1] for key in ("a", "b", "c")}  # "a" goes
+    assert kept.decode("b", b"b", decoder)[1] is first["b"] and kept.decode("c", b"c", decoder)[1] is first["c"]
+    assert parsed == [b"a", b"b", b"c"]
+    assert kept.decode("a", b"a", decoder)[1] is not first["a"] and parsed[-1] == b"a"  # parsed again
+    assert [key for key, _, _ in kept.items()] == ["c", "a"]
+
+
+def test_a_stamp_s_tag_may_hold_an_equals_sign() -> None:
+    """A generation never holds "=", a tag may (one made of a client's text): a stamp splits at the last."""
+    generations = {"epoch": b"81", "search:a=b": b"3"}
+    assert parse_stamp(b",".join(stamp_parts(generations).values())) == generations
+
+
+async def test_a_redis_failure_is_counted_by_what_failed() -> None:
+    """What failed names the error counter's label; every failure counts in the cache's stats."""
+    down = Cache(make_redis("redis://127.0.0.1:1", coalesce=False))  # nothing listens there
+    during = ("fill lock release", "invalidation")
+    errors = {what: metrics.REDIS_ERRORS.labels(what)._value.get() for what in during}
+    await down.release_fill_lock("some key")
+    down.lose(RuntimeError("the invalidation was lost"), "invalidation")
+    assert {what: metrics.REDIS_ERRORS.labels(what)._value.get() - n for what, n in errors.items()} == {
+        "fill lock release": 1, "invalidation": 1}
+    assert down.stats.errors == 2 and down.lost_invalidations
+    await down.redis.aclose()

@@ -12,10 +12,11 @@ from redis.asyncio import Redis
 from sqlalchemy import select, update
 
 from app.main import wire
-from cache import keys
+from cache import invalidation, keys
 from cache.entities import ENTITY_KINDS, get_cached_author, get_cached_shouts
 from cache.live import structure_key
-from cache.store import Cache
+from cache.response_capture import Capture
+from cache.store import Cache, capture_stamp, parse_stamp
 from orm import Author, Reaction, Shout
 from orm.stats import is_listed
 from resolvers.deps import Deps
@@ -304,3 +305,24 @@ async def test_the_sink_keeps_no_finished_work(deps: Deps) -> None:
             (await session.get(Author, 14)).bio = f"bio {n}"  # type: ignore[union-attr]
     await sink.settled()
     assert sink.running == 0  # each ended task let go (settled waits for them, not for the set to empty)
+
+
+async def test_a_topic_moves_its_family_and_the_list_of_every_topic_is_checked_by_the_family(
+        client: httpx.AsyncClient, deps: Deps, redis: Redis) -> None:
+    """A topic's tag moves `topics` with it, whoever moves it (keys.covering), so the stamp of what read
+    both names `topics` alone: the list of every topic is checked against a few generations, not one per
+    topic, and a topic's tag moved on its own (the admin's invalidation) still refreshes it."""
+    read = {"query": "{ get_topics_all { id slug } }"}
+    stored = (await client.post("/graphql", json=read)).json()["data"]["get_topics_all"]
+    assert (await client.post("/graphql", json=read)).headers["x-cache"] == "HIT"
+    stamps = [await redis.hget(key, "s") async for key in redis.scan_iter(match="response:*")]
+    topics_stamp = next(parse_stamp(s) for s in stamps if s and keys.TAG_TOPICS in parse_stamp(s))
+    assert not [tag for tag in topics_stamp if keys.covering(tag)], topics_stamp  # no topic:{id}
+    assert len(topics_stamp) <= 4, topics_stamp
+
+    family = await redis.get(keys.generation(keys.TAG_TOPICS))
+    await invalidation.invalidate_topics_cache(deps.cache, stored[0]["id"])  # the member's tag alone
+    assert await redis.get(keys.generation(keys.TAG_TOPICS)) != family
+    assert (await client.post("/graphql", json=read)).headers["x-cache"] != "HIT"
+    assert capture_stamp(Capture({"topics": b"1", "topic:1": b"2", "topic:x": b"3", "author:1": b"4"})) == (
+        b"topics=1,topic:x=3,author:1=4")  # a member is a topic's id; other tags stay

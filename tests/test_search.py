@@ -257,7 +257,7 @@ async def test_a_frequent_words_recent_matches_come_from_the_newest_shouts_and_t
         phrase_at = await session.scalar(select(Shout.published_at).where(Shout.id == written["phrase"]))
         window = await session.scalar(select(func.count()).where(is_listed(), Shout.published_at >= phrase_at))
     narrow = Deps(cache=deps.cache, db=deps.db, search=SearchLimits(window=int(window or 0)))
-    await deps.cache.delete(keys.search_window(narrow.search.window))
+    await deps.cache.redis.unlink(keys.search_window(narrow.search.window))
     await deps.cache.invalidate_tags([keys.TAG_SHOUTS])  # what earlier tests found for the word is kept
     found = set(await _found(narrow, "черника"))
     assert found == {written["title"], written["body"], written["lead"], written["phrase"]}  # not the caption's
