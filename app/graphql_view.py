@@ -45,6 +45,7 @@ from app.http_guards import BAD_REQUEST, TIMEOUT, Refused, refuse_state_change_o
 from app.negotiation import media_type, stored_body, wants_graphql_response
 from app.response_front import note_hit_reads, responses_of
 from app.single_flight import SingleFlight
+from app.write_gate import WriteGate
 from cache import response_capture
 from cache.persisted import PersistedQueries
 from cache.response import PLAIN_KEPT_BYTES, Hit, ResponseCache, etag_of
@@ -84,8 +85,10 @@ class DiscoursGraphQL(GraphQL[Context, None]):
     def __init__(self, schema: DiscoursSchema, *args: Any, response_cache_ttl: int = 60, rendered_answer_ttl: int = 60,
                  plain_kept_bytes: int = PLAIN_KEPT_BYTES,
                  request_timeout: float = 15.0, max_json_depth: int = 32, persisted_query_ttl: int = 86_400,
-                 session_cookie: str = "session_token", **kwargs: Any) -> None:
+                 session_cookie: str = "session_token", writes_in_flight: int = 0, write_wait: float = 2.0,
+                 **kwargs: Any) -> None:
         super().__init__(schema, *args, **kwargs)
+        self.writes = WriteGate(writes_in_flight, write_wait)
         self.response_cache_ttl = response_cache_ttl
         self.rendered_answer_ttl = rendered_answer_ttl
         self.plain_kept_bytes = plain_kept_bytes
@@ -172,7 +175,10 @@ class DiscoursGraphQL(GraphQL[Context, None]):
     async def _answer(self, exchange: Exchange, root_value: Any) -> Any:
         key = await self._response_key(exchange)
         if key is None:
-            return marked(await self._execute(exchange, root_value), "BYPASS")
+            if not self._changes_state(exchange):
+                return marked(await self._execute(exchange, root_value), "BYPASS")
+            async with self.writes.turn():
+                return marked(await self._execute(exchange, root_value), "BYPASS")
         responses = responses_of(exchange.app, self)
         # The front (app/response_front.py) looked the public key up already and found nothing it could serve.
         looked_up = exchange.looked_up and key == exchange.graphql.public_key

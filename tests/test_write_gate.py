@@ -1,0 +1,59 @@
+"""Writes beyond what a worker takes at once (app/write_gate.py): they wait at most WRITE_WAIT_SECONDS
+for a turn, then are answered 503 SERVICE_UNAVAILABLE with Retry-After, having changed nothing; reads are
+never held by the bound; a write sent again once a turn is free is done."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+from sqlalchemy import select
+from starlette.routing import Route
+
+from app.main import create_app
+from app.write_gate import WriteGate
+from config.settings import Settings
+from orm import Topic
+from resolvers.deps import Deps
+from telemetry import metrics
+from tests.helpers import Api
+
+FOLLOW = "mutation($s: String!) { follow(what: TOPIC, slug: $s) { error } }"
+FOLLOWED = "query($s: String!) { get_topic_followers(slug: $s) { id } }"
+
+
+def _gate(app: Any) -> WriteGate:
+    view = next(route.app for route in app.routes if isinstance(route, Route) and route.path == "/graphql")
+    return view.writes  # type: ignore[no-any-return]
+
+
+async def test_a_write_without_a_turn_is_refused_unchanged_and_reads_go_on(
+        api: Api, deps: Deps, settings: Settings) -> None:
+    app = create_app(settings.model_copy(update={"writes_in_flight": 1, "write_wait_seconds": 0.2}), deps=deps)
+    reader = await api.user()
+    async with deps.db() as session:
+        slug = await session.scalar(select(Topic.slug).order_by(Topic.id).limit(1))
+    headers = {"authorization": f"Bearer {reader.token}"}
+    refused_before = metrics.WRITES_REFUSED._value.get()
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+        async with _gate(app).turn():  # the one turn taken, as by a write under way
+            started = time.monotonic()
+            refused = await client.post("/graphql", json={"query": FOLLOW, "variables": {"s": slug}}, headers=headers)
+            waited = time.monotonic() - started
+            read = await client.post("/graphql", json={"query": FOLLOWED, "variables": {"s": slug}})
+        assert refused.status_code == 503 and refused.headers["retry-after"] == "1", refused.text
+        assert refused.json()["errors"][0]["extensions"]["code"] == "SERVICE_UNAVAILABLE"
+        assert waited >= 0.2  # it waited its turn first
+        assert metrics.WRITES_REFUSED._value.get() - refused_before == 1
+        assert read.status_code == 200 and reader.id not in {a["id"] for a in read.json()["data"]["get_topic_followers"]}
+        done = await client.post("/graphql", json={"query": FOLLOW, "variables": {"s": slug}}, headers=headers)
+        assert done.status_code == 200 and done.json()["data"]["follow"]["error"] is None, done.text
+        read = await client.post("/graphql", json={"query": FOLLOWED, "variables": {"s": slug}})
+    assert reader.id in {a["id"] for a in read.json()["data"]["get_topic_followers"]}
+
+
+async def test_no_bound_when_it_is_zero() -> None:
+    gate = WriteGate(0, 0.01)
+    async with gate.turn(), gate.turn(), gate.turn():  # nested turns: none waits
+        pass
