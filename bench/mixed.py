@@ -79,6 +79,7 @@ class Measured:
     write_p99: list[float] = field(default_factory=list)
     failed: int = 0
     refused: int = 0
+    shed: int = 0
     tags_per_write: list[float] = field(default_factory=list)
 
 
@@ -190,6 +191,7 @@ async def _round(workers: int, server: str, url: str, script: str, shouts: list[
         row.write_p99.append(written["p99"])
         row.failed += written["failed"]
         row.refused += written["refused"]
+        row.shed += written["shed"]
         row.tags_per_write.append(moved / max(written["writes"], 1))
 
 
@@ -208,11 +210,13 @@ def render(table: dict[tuple[int, str], Measured], args: argparse.Namespace) -> 
         "*of read-only*: reads/s against the read-only round of the same rounds (median, then the range of "
         "the per-round ratios); *p99 x*: read p99 against read-only's. *tags/write*: cache tags invalidated "
         "per write (/metrics); *failed*: a server error, a timeout or no answer; *refused*: the site's rules "
-        "answering (a vote given twice, an unfollow of what is not followed).",
+        "answering (a vote given twice, an unfollow of what is not followed); *shed*: answered 503 with "
+        "Retry-After, nothing done, as a worker had no turn for them within WRITE_WAIT_SECONDS "
+        "(app/write_gate.py). *writes/s*: writes done or refused.",
         "",
         "| workers | scenario | reads/s | of read-only | hit ratio | read p50 ms | read p99 ms | p99 x | "
-        "writes/s | write p50 ms | write p99 ms | failed writes | refused | tags/write |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "writes/s | write p50 ms | write p99 ms | failed writes | refused | shed | tags/write |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for workers in (int(w) for w in args.workers.split(",")):
         base = table[(workers, "read-only")]
@@ -221,7 +225,8 @@ def render(table: dict[tuple[int, str], Measured], args: argparse.Namespace) -> 
             ratios = [r / b for r, b in zip(row.reads, base.reads, strict=True)]
             med = statistics.median
             writes = (f"{med(row.writes):,.0f} | {med(row.write_p50):.1f} | {med(row.write_p99):.1f} | "
-                      f"{row.failed} | {row.refused} | {med(row.tags_per_write):.1f}") if row.writes else "| | | | |"
+                      f"{row.failed} | {row.refused} | {row.shed} | {med(row.tags_per_write):.1f}"
+                      ) if row.writes else "| | | | | |"
             lines.append(
                 f"| {workers} | {scenario} | {med(row.reads):,.0f} | {med(ratios):.2f} ({min(ratios):.2f}-"
                 f"{max(ratios):.2f}) | {med(row.hit_ratio):.2f} | {med(row.p50):.2f} | {med(row.p99):.2f} | "

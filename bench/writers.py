@@ -10,7 +10,9 @@ site arrive, each as one of `--users` signed-up accounts. What a write is, by `-
 - edit: the writer renames itself (its author is in the cards of the shouts it wrote, if any).
 
 With `--wait` it signs its users up, says "ready" on stderr and starts on a line on stdin. At the end it
-prints one JSON line: writes sent, failed, and the latency p50/p99 in ms.
+prints one JSON line: writes sent, failed, refused (the site's rules), shed (503: the worker had no turn
+for it, app/write_gate.py; nothing done), the rate answered (done or refused) and the latency p50/p99 in
+ms.
 
     python -m bench.writers --url URL --rate 50 --seconds 10 --shouts 1,2,3 --topics a,b
                             [--mix comment=0.4,vote=0.3,follow=0.2,edit=0.1] [--users 20]
@@ -100,6 +102,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     outcome = "refused" if next(iter(body["data"].values()))["error"] else "done"
                 elif response.status_code == 200 and codes <= REFUSALS:
                     outcome = "refused"
+                elif response.status_code == 503 and codes == {"SERVICE_UNAVAILABLE"}:
+                    outcome = "shed"  # no turn for it (app/write_gate.py): nothing done, told to retry
             except (httpx.HTTPError, ValueError, TypeError, KeyError, StopIteration):
                 pass
             latencies.append((time.perf_counter() - started) * 1000)
@@ -123,7 +127,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         elapsed = time.perf_counter() - started
     latencies.sort()
     p99 = latencies[max(0, int(len(latencies) * 0.99) - 1)] if latencies else float("nan")
-    return {"writes": total, "failed": outcomes["failed"], "refused": outcomes["refused"],
+    return {"writes": total, "failed": outcomes["failed"], "refused": outcomes["refused"], "shed": outcomes["shed"],
             "per_second": (outcomes["done"] + outcomes["refused"]) / elapsed,
             "p50": statistics.median(latencies) if latencies else float("nan"), "p99": p99}
 

@@ -14,11 +14,14 @@ from redis.asyncio import Redis
 
 from app.main import create_app, wire
 from auth.services import build_auth
+from cache import keys
 from cache.client import make_redis
-from cache.response import Hit, PlainBodies, ResponseCache, request_key
+from cache.response import _FIELDS, COMPRESS_OVER, Hit, PlainBodies, ResponseCache, as_bytes, request_key
+from cache.response_capture import Capture
 from cache.store import Cache
 from config.settings import Settings
 from devtools.services import RedisServer
+from tests.conftest import TEST_REDIS_CLUSTER
 from tests.helpers import Api
 
 AUTHOR = 'query($s: String) { get_author(slug: $s) { id name stat { shouts } } }'
@@ -383,3 +386,53 @@ def test_the_plain_forms_kept_stay_within_their_bytes() -> None:
     assert kept.of(hit(b"x" * 300)) == b"x" * 300 and len(kept._kept) == 2  # too large to keep
     plain = Hit(b"as stored", False, [], 'W/"p"', 60, False)
     assert kept.of(plain) is plain.body
+
+
+def test_a_plain_form_that_fits_exactly_is_kept_and_a_plain_hit_is_its_body() -> None:
+    import gzip
+
+    kept = PlainBodies(max_bytes=200)
+    for n in range(2):  # 100 + 100: exactly the bytes allowed, both kept
+        body = bytes([n]) * 100
+        assert kept.of(Hit(gzip.compress(body), True, [], f'W/"{n}"', 60, False)) == body
+    assert len(kept._kept) == 2
+    whole = PlainBodies(max_bytes=100)
+    assert whole.of(Hit(gzip.compress(b"y" * 100), True, [], 'W/"y"', 60, False)) == b"y" * 100
+    assert len(whole._kept) == 1  # as large as allowed: kept
+    assert Hit(b"as stored", False, [], 'W/"p"', 60, False).plain() == b"as stored"
+
+
+@pytest.mark.skipif(TEST_REDIS_CLUSTER, reason="the hit script reads generations inside Redis: one server only")
+async def test_reading_apart_answers_what_the_hit_script_answers(cache: Cache, redis: Redis) -> None:
+    """A Redis Cluster reads a stored response apart (the hash, then the generations, which live in other
+    slots: cache/response.py `_check_apart`); one server reads both inside the hit script. Both answer
+    alike: a miss, a hit with every field (a small public answer, a large private one kept gzipped), a
+    stale entry and a hash without its stamp."""
+    responses = ResponseCache(cache)
+    tag = f"author:{uuid.uuid4().int % 10**9}"
+    await cache.invalidate_tags([tag])
+    capture = Capture(generations={tag: await redis.get(keys.generation(tag))}, views=[7, 8])
+    small, large = request_key("1" * 64, None, {}), request_key("2" * 64, None, {})
+
+    async def answers(key: str) -> list[Any]:
+        script = await responses._hit(keys=[key], args=[keys.generation(""), *_FIELDS])
+        apart = await responses._check_apart(key)
+        assert apart == script, (apart, script)
+        return apart
+
+    assert await answers(small) == [0]
+    assert await responses.store(small, b'{"data": 1}', capture, 'W/"s"', max_age=60)
+    assert await responses.store(large, b"[" + b"1," * COMPRESS_OVER + b"1]", capture, 'W/"l"', max_age=30,
+                                 private=True)
+    assert await answers(small) == [2, b'{"data": 1}', b"", b"7,8", b'W/"s"', b"60", b""]
+    found = await answers(large)
+    assert found[0] == 2 and found[2:] == [b"1", b"7,8", b'W/"l"', b"30", b"1"]
+    await cache.invalidate_tags([tag])
+    assert await answers(small) == await answers(large) == [1]
+    await redis.hset(small, "b", b"a body without its stamp")
+    await redis.hdel(small, "s")
+    assert await answers(small) == [0]
+
+
+def test_a_reply_is_bytes_whichever_form_redis_gave() -> None:
+    assert as_bytes("тело") == "тело".encode() and as_bytes(b"body") == b"body"
