@@ -296,7 +296,10 @@ async def _views_flushed_equal_counters(deps: Deps, redis: Redis, shouts: list[i
 
 
 async def test_random_writes_keep_every_live_structure_equal_to_sql(api: Api, redis: Redis) -> None:
+    from telemetry import metrics
+
     deps = api.deps
+    lost = metrics.LOST_INVALIDATIONS._value.get()
     world = await _world(api)
     await _read_all(deps, await _scope(deps, world))  # built before the writes: the writes change them in place
     rng = random.Random(2026)
@@ -314,6 +317,8 @@ async def test_random_writes_keep_every_live_structure_equal_to_sql(api: Api, re
         assert sum([await board_equals_sql(session, redis, b) for b in current_boards(time.time())]) == 7
     compared = await _compare(deps, redis, scope)
     assert compared >= 150, compared  # most structures were updated in place, not dropped
+    # and every write's update reached Redis: none was lost and answered by rebuilding from SQL
+    assert metrics.LOST_INVALIDATIONS._value.get() == lost and not deps.cache.lost_invalidations
     assert await _pages_equal_sql(api, scope) >= 20
     await _boards_equal_sql(api, scope)
 
@@ -492,3 +497,50 @@ async def test_counters_stored_before_a_metric_was_added_are_built_again(api: Ap
     await redis.hset(key, "followers", 999)  # what the old HASH held is not trusted either
     assert await get_counters("author", [author_id], live=deps.live, db=deps.db) == [truth]
     assert await redis.hexists(key, "coauthors")
+
+
+async def test_comment_hashes_read_by_the_script_and_apart_answer_alike(
+        deps: Deps, redis: Redis, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`read_hashes` reads a page of comment hashes with one script call per chunk on one server, and
+    apart (`read`: meta and HGETALL per id) on a cluster, whose ids' keys live in slots of their own: both
+    answer the same values and note the same entities, built or not, with and without `note_all`."""
+    live = deps.live
+    ids = [901_000_001, 901_000_002, 901_000_003]  # comments of this test's own: the first two built
+    _, noted = await live.read_hashes("comment", "comment", ids)
+    assert set(noted) == set(ids)  # none built: every one noted for its builder
+    await live.build("comment", "comment", [(ids[0], ["body", "первый", "rating", "2"]),
+                                            (ids[1], ["body", "второй"])], noted, structure="hash")
+    answers = {}
+    for apart in (False, True):
+        monkeypatch.setattr("cache.live.is_cluster", lambda _client, apart=apart: apart)
+        answers[apart] = [await live.read_hashes("comment", "comment", ids),
+                          await live.read_hashes("comment", "comment", ids, note_all=True)]
+    assert answers[True] == answers[False]
+    (values, noted), (_, all_noted) = answers[False]
+    assert values == [[{b"body": "первый".encode(), b"rating": b"2"}], [{b"body": "второй".encode()}], None]
+    assert set(noted) == {ids[2]} and set(all_noted) == set(ids)  # the built ones too with note_all
+
+
+async def test_a_live_read_without_redis_is_a_miss_of_every_id_and_said(settings: Settings) -> None:
+    """Redis failing during a live read: every id is a miss (its reader goes to SQL), nothing is noted, and
+    the failure is counted as a live read's; while the breaker is open, Redis is not asked."""
+    from cache.client import make_redis
+    from cache.store import Cache
+    from telemetry import metrics
+
+    down = Cache(make_redis("redis://127.0.0.1:1", coalesce=False))  # nothing listens there
+    live = LiveStore(down)
+    failed = metrics.REDIS_ERRORS.labels("live read")._value.get()
+    for read in (lambda: live.read_hashes("comment", "comment", [1, 2]),  # Redis asked, and failing
+                 lambda: live.read_numbers("shout", "count", [1, 2], ["rating"]),  # the breaker open: not asked
+                 lambda: live.read_hashes("comment", "comment", [1, 2])):
+        assert await read() == ([None, None], {})
+    assert metrics.REDIS_ERRORS.labels("live read")._value.get() - failed == 1
+    assert not down.available
+    # an update that cannot reach Redis is lost, said so, and answered later by epoch bumps
+    lost = metrics.REDIS_ERRORS.labels("live apply")._value.get()
+    ops = LiveOps()
+    ops.incr("shout", 1, rating=1)
+    await live.apply(ops, announced=True)
+    assert metrics.REDIS_ERRORS.labels("live apply")._value.get() - lost == 1 and down.lost_invalidations
+    await down.redis.aclose()
