@@ -85,7 +85,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
     def __init__(self, schema: DiscoursSchema, *args: Any, response_cache_ttl: int = 60, rendered_answer_ttl: int = 60,
                  plain_kept_bytes: int = PLAIN_KEPT_BYTES,
                  request_timeout: float = 15.0, max_json_depth: int = 32, persisted_query_ttl: int = 86_400,
-                 session_cookie: str = "session_token", writes_in_flight: int = 0, write_wait: float = 2.0,
+                 session_cookie: str = "session_token", writes_in_flight: int = 0, write_wait: float = 10.0,
                  **kwargs: Any) -> None:
         super().__init__(schema, *args, **kwargs)
         self.writes = WriteGate(writes_in_flight, write_wait)

@@ -8,7 +8,9 @@ it can do, a worker without a bound took them all at once: each waited behind th
 was 4.5 s in the mixed bench), and the reads waited behind all of them (at 0.05 of their read-only rate).
 With the bound, the writes beyond what the worker does are refused in `wait` seconds, told to retry, and
 the readers keep the CPU the admitted writes leave them. A client that gets 503 may send the write again:
-nothing of it was done (the refusal comes before its execution).
+nothing of it was done (the refusal comes before its execution). The wait (10 s by default) is long
+enough to ride out a Redis or PostgreSQL failover, when the writes holding the turns wait too
+(tests/test_redis_cluster_failover.py: every write done); it ends before REQUEST_TIMEOUT.
 """
 
 from __future__ import annotations

@@ -278,9 +278,11 @@ class Settings(DatabaseSettings):
     # under way still finishes, with its cache invalidation).
     request_timeout: float = 15.0
     # State-changing requests (mutations) one worker runs at once; more wait at most WRITE_WAIT_SECONDS
-    # for a turn, then are answered 503 with Retry-After, unchanged (app/write_gate.py). 0: no bound.
+    # for a turn, then are answered 503 with Retry-After, unchanged (app/write_gate.py). 0: no bound. The
+    # wait rides out a Redis or PostgreSQL failover (the writes holding the turns wait for it too) and
+    # ends before REQUEST_TIMEOUT.
     writes_in_flight: int = Field(default=4, ge=0)
-    write_wait_seconds: float = Field(default=2.0, gt=0)
+    write_wait_seconds: float = Field(default=10.0, gt=0)
     # Parsed documents kept per worker, by their text.
     parsed_documents_cache: int = 512
 
