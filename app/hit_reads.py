@@ -14,8 +14,9 @@ since the last one (or at once when `max_pending` are waiting), counts them all:
 
 What a crash may lose: the reads of the last `interval` seconds (at most `max_pending` reads). A
 graceful stop (SIGTERM, app/graceful.py) flushes them before the views are written to the database.
-While a flush is running, at most `max_pending` more reads wait; beyond that a read is not counted
-(`discours_hit_reads_dropped_total`): input from clients never grows the queue without a bound.
+One count runs at a time; while it runs, at most `max_pending` more reads wait, and beyond that a read is
+not counted (`discours_hit_reads_dropped_total`): input from clients never grows what is held without a
+bound (two batches at most).
 """
 
 from __future__ import annotations
@@ -70,6 +71,9 @@ class HitReads:
 
     def _start_flush(self) -> None:
         self._timer = None
+        if self._flushing:  # one count at a time: what is noted meanwhile waits for the next (and its bound)
+            self._flush_soon(self.interval)
+            return
         task = asyncio.ensure_future(self._count())
         self._flushing.add(task)
         task.add_done_callback(self._flushing.discard)

@@ -5,6 +5,7 @@ counts what waits, and no more than the bound waits."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -128,3 +129,25 @@ async def test_no_more_than_the_bound_waits(deps: Deps, redis: Redis) -> None:
     assert metrics.HIT_READS_DROPPED._value.get() - dropped == 2
     assert await reads.flush() == 3
     assert [await _seen(redis, f"cbound-{n}", shout_id) for n in range(5)] == [True, True, True, False, False]
+
+
+async def test_one_count_runs_at_a_time(deps: Deps, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While a count is under way (Redis slow), the timer does not start another: what is noted meanwhile
+    waits for the next, within its bound, so a slow Redis never piles up counts and their reads."""
+    release, counting = asyncio.Event(), []
+
+    async def slow_count(_deps: Deps, reader: int | None, client: str, shout_ids: list[int]) -> bool:
+        counting.append(shout_ids)
+        await release.wait()
+        return False
+
+    monkeypatch.setattr("resolvers.reading.count_views", slow_count)
+    reads = HitReads(deps, interval=0.01, max_pending=100)
+    reads.add(HitRead((1,), "cslow-1", None))
+    await until(lambda: counting == [[1]], "the first count under way")
+    reads.add(HitRead((2,), "cslow-2", None))
+    first = reads._timer
+    await until(lambda: reads._timer is not None and reads._timer is not first, "the timer fired and waits again")
+    assert counting == [[1]] and len(reads._flushing) == 1  # no second count beside the first
+    release.set()
+    assert await reads.flush() == 1 and counting == [[1], [2]]
