@@ -21,6 +21,7 @@ from the server's own copies of its scripts (app/graphiql.py), working offline.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Mapping
@@ -175,9 +176,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
     async def _answer(self, exchange: Exchange, root_value: Any) -> Any:
         key = await self._response_key(exchange)
         if key is None:
-            if not self._changes_state(exchange):
-                return marked(await self._execute(exchange, root_value), "BYPASS")
-            async with self.writes.turn():
+            async with self.writes.turn() if self._changes_state(exchange) else contextlib.nullcontext():
                 return marked(await self._execute(exchange, root_value), "BYPASS")
         responses = responses_of(exchange.app, self)
         # The front (app/response_front.py) looked the public key up already and found nothing it could serve.

@@ -139,6 +139,5 @@ def note_hit_reads(scope: Scope, shout_ids: list[int], *, signed_in: bool) -> No
     reads (app/hit_reads.py), the session token checked then."""
     request = Request(scope)
     app = scope["app"]
-    cookie = app.state.settings.session_cookie if signed_in else ""
-    hit_reads_of(app).add(HitRead(tuple(shout_ids), reader_of(request, None),
-                                  bearer_token(request, cookie) if signed_in else None))
+    token = bearer_token(request, app.state.settings.session_cookie) if signed_in else None
+    hit_reads_of(app).add(HitRead(tuple(shout_ids), reader_of(request, None), token))

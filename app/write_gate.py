@@ -19,10 +19,8 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-from app.http_guards import Refused
+from app.http_guards import SERVICE_UNAVAILABLE, Refused
 from telemetry import metrics
-
-SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
 
 
 class WriteGate:
