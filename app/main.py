@@ -91,7 +91,8 @@ async def open_deps(settings: Settings) -> AsyncIterator[Deps]:
              if settings.redis_state_url else redis)
     cache = Cache(redis, state=state, ttl_jitter=settings.cache_ttl_jitter,
                   default_ttl=settings.cache_ttl_default, missing_ttl=settings.cache_ttl_missing,
-                  generation_ttl=settings.cache_ttl_generations, kept_decoded=settings.composites_kept_decoded)
+                  generation_ttl=settings.cache_ttl_generations, kept_decoded=settings.composites_kept_decoded,
+                  lost_write_wait=settings.redis_lost_write_wait)
     deps = wire(settings, engine, cache, auth=build_auth(settings, state), replicas=replicas)
     try:
         yield deps

@@ -64,6 +64,11 @@ class RedisUnavailable(RedisConnectionError):
     """Redis did not answer (or a cluster could not route the command)."""
 
 
+def unreachable(error: BaseException) -> bool:
+    """Whether `error` says no server answered, as opposed to one that answered with a refusal."""
+    return isinstance(error, _UNREACHABLE) or lost_connection(error)
+
+
 class RedisGuard:
     """One circuit breaker for a process's Redis clients."""
 
@@ -91,7 +96,7 @@ class RedisGuard:
         """What to raise for `exc`: unreachable Redis trips the breaker and becomes RedisUnavailable."""
         if isinstance(exc, RedisUnavailable):
             return exc
-        if isinstance(exc, _UNREACHABLE) or lost_connection(exc):
+        if unreachable(exc):
             self.trip(exc, what)
             unavailable = RedisUnavailable(f"{type(exc).__name__}: {exc}")
             unavailable.__cause__ = exc

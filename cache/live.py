@@ -509,4 +509,4 @@ class LiveStore:
                 await self.queue_apply(pipe, ops, announced=announced)
                 await pipe.execute()
         except RedisError as exc:
-            self.cache.lose(exc, "live apply")
+            await self.cache.lose_write(exc, "live apply")

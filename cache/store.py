@@ -12,8 +12,9 @@ its generation key. A read accepts a value only if its stamp equals the current 
   depends on it a miss, and is re-created with a random start so old stamps can never match again.
 
 Redis is only a cache: every Redis error degrades to the database, and a circuit breaker skips Redis
-for a few seconds after an error. An invalidation that could not be delivered bumps the global epoch
-as soon as Redis answers again, so nothing computed before the lost invalidation is served after.
+for a few seconds after an error. An invalidation that could not be delivered forgets the global and
+live epochs wherever a server answers before its write does (`Cache.lose_write`), and again as soon as
+Redis answers this worker, so nothing computed before the lost invalidation is served after.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
 from cache import keys, response_capture
-from cache.client import guard_of
+from cache.client import guard_of, unreachable
 from telemetry import metrics
 
 log = logging.getLogger(__name__)
@@ -168,6 +169,10 @@ BATCH = 100
 DEFAULT_TTL = 7 * 86_400
 MISSING_TTL = 60
 GENERATION_TTL = 30 * 86_400
+# A write whose invalidation was lost waits for the loss to be contained where a server refuses it for now
+# (`Cache.lose_write`): up to this long (REDIS_LOST_WRITE_WAIT), trying every LOST_WRITE_RETRY seconds.
+LOST_WRITE_WAIT = 10.0
+LOST_WRITE_RETRY = 0.05
 
 
 @dataclass(slots=True)
@@ -203,6 +208,7 @@ class Cache:
         generation_ttl: int = GENERATION_TTL,
         state: Redis | None = None,
         kept_decoded: int = 64,
+        lost_write_wait: float = LOST_WRITE_WAIT,
     ) -> None:
         self.redis = redis
         # What has no generation stamp and must not be evicted: live structures, views, sessions, queues
@@ -225,6 +231,7 @@ class Cache:
             self.guard.breaker_seconds = breaker_seconds
         self.stats = CacheStats()
         self._lost_invalidations = False
+        self.lost_write_wait = lost_write_wait
         self._inflight: dict[str, asyncio.Future[Any]] = {}
         self.fill_lock_ms = fill_lock_ms
         self.fill_wait_ms = fill_wait_ms
@@ -252,20 +259,48 @@ class Cache:
         metrics.LOST_INVALIDATIONS.inc()
         self.trip(exc, what)
 
+    async def lose_write(self, exc: BaseException, what: str) -> None:
+        """`lose`, and before the write answers, the loss contained: every epoch forgotten wherever a
+        server answers, by a command each. On a Redis Cluster that lost a master the others go on serving
+        every worker, and a write whose pipeline failed on the lost one may have left its updates undone on
+        them too: another worker would read those as current until this one's recovery. An epoch on a
+        server that does not answer is read by nobody meanwhile (a lost master's replica forgets them when
+        promoted, cache/failover.py); one that answers with a refusal (a cluster failing over refuses every
+        command, CLUSTERDOWN, and serves again after) is tried again every `LOST_WRITE_RETRY` seconds, up to
+        `lost_write_wait`, before the write answers. UNLINK, which a full Redis (`noeviction`) still takes.
+        Contained, nothing is left to recover."""
+        self.lose(exc, what)
+        deadline = time.monotonic() + self.lost_write_wait
+        while failed := await self._forget_epochs():
+            if all(unreachable(error) for error in failed) or time.monotonic() >= deadline:
+                return
+            await asyncio.sleep(LOST_WRITE_RETRY)
+        self._lost_invalidations = False
+        metrics.LOST_WRITES_CONTAINED.inc()
+        log.warning("an update lost during %s was contained: the cache and live epochs were forgotten", what)
+
     async def recover_if_needed(self) -> None:
-        """After an invalidation or a live update was lost, bump the global epoch and the epochs of the
+        """After an invalidation or a live update was lost, forget the global epoch and the epochs of the
         live structures before trusting Redis again: everything computed before is then a miss."""
         if not self._lost_invalidations:
             return
-        async with self.state.pipeline(transaction=False) as pipe:
-            for kind in keys.LIVE_KINDS:
-                pipe.incr(keys.live_epoch(kind))
-            await pipe.execute()
-        async with self.redis.pipeline(transaction=False) as pipe:
-            self._queue_bump(pipe, keys.GLOBAL_TAG)
-            await pipe.execute()
+        if failed := await self._forget_epochs():
+            raise failed[0]
         self._lost_invalidations = False
-        log.warning("redis is back; cache and live epochs bumped after lost writes")
+        log.warning("redis is back; cache and live epochs forgotten after lost writes")
+
+    async def _forget_epochs(self) -> list[BaseException]:
+        """Every live kind's epoch, then the global epoch, unlinked by a command each (sent together); each
+        starts again at random when next read, which nothing stored before can match. Live epochs first:
+        a reader that sees the new global epoch sees the new live epochs too, so it cannot store a value
+        built from the old structures under the new stamp (a live epoch whose server did not answer is
+        read by nobody meanwhile). What failed, having tried all."""
+        # a command of one key each: a cluster client's `unlink` splits its keys by slot into a pipeline
+        live = await asyncio.gather(*(self.state.execute_command("UNLINK", keys.live_epoch(kind))
+                                      for kind in keys.LIVE_KINDS), return_exceptions=True)
+        stamps = await asyncio.gather(self.redis.execute_command("UNLINK", keys.generation(keys.GLOBAL_TAG)),
+                                      return_exceptions=True)
+        return [result for result in (*live, *stamps) if isinstance(result, BaseException)]
 
     def jittered(self, ttl: int | None) -> int | None:
         """Seed 004: spread the expiry of keys written together."""
@@ -577,7 +612,7 @@ class Cache:
                         self._queue_bump(pipe, tag)
                     await pipe.execute()
         except RedisError as exc:
-            self.lose(exc, "invalidation")
+            await self.lose_write(exc, "invalidation")
             return
         for tag in tag_list:
             metrics.INVALIDATIONS.labels(keys.family(tag)).inc()

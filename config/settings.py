@@ -226,6 +226,10 @@ class Settings(DatabaseSettings):
     composites_kept_decoded: int = Field(default=64, ge=0)
     # After a Redis error, go straight to the database for this long before trying Redis again.
     redis_breaker_seconds: float = 5.0
+    # A write whose invalidation was lost while Redis refuses commands for now (a Redis Cluster failing
+    # over) waits up to this long for the loss to be contained before it answers (cache/store.py
+    # `Cache.lose_write`): set it above the cluster's failover time (cluster-node-timeout and a second).
+    redis_lost_write_wait: float = Field(default=10.0, ge=0)
     # Live structures (counters, follow sets, threads): idle ones expire after this many seconds and are
     # rebuilt from SQL when next read; follower sets keep the newest this many members (seed 004: 5,000).
     live_ttl: int = 7 * 86_400

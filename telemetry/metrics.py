@@ -38,6 +38,8 @@ INVALIDATIONS = Counter("discours_cache_invalidations", "Cache tags invalidated 
                         ["family"])
 LOST_INVALIDATIONS = Counter("discours_cache_invalidations_lost",
                              "Commits whose invalidation could not reach Redis (answered by an epoch bump)")
+LOST_WRITES_CONTAINED = Counter("discours_cache_lost_writes_contained",
+                                "Lost invalidations contained before their write answered (every epoch forgotten)")
 REVALIDATION_BATCH_SECONDS = Histogram("discours_revalidation_batch_seconds",
                                        "Time to process one revalidation batch, by entity type", ["entity_type"])
 REVALIDATED = Counter("discours_revalidated", "Entities brought up to date by the revalidator", ["entity_type"])

@@ -14,6 +14,7 @@ MOVED and ASK meanwhile).
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import httpx
@@ -21,6 +22,7 @@ import pytest
 
 from app.main import create_app, open_deps
 from cache import keys
+from cache.live import LiveOps
 from cache.store import decode
 from config.settings import load_settings
 from devtools.redis_cluster import SLOTS, RedisClusterServers
@@ -36,8 +38,11 @@ AUTHOR = "query($id: Int) { get_author(author_id: $id) { name } }"
 RENAME = "mutation($n: String) { update_author(profile: {name: $n}) { error } }"
 
 
-async def _name_after_failover(owner_check: bool) -> tuple[str, str]:
-    """(the name written while the replica was cut off, the name read once the promoted replica serves)."""
+async def _name_after_failover(owner_check: bool, replica_connection: bool = False) -> tuple[str, str]:
+    """(the name written while the replica was cut off, the name read once the promoted replica serves).
+    `replica_connection`: the client holds a connection it opened to the replica while it was one (as its
+    topology refresh does: it asks any node it knows, replicas too, for the slots) and uses it once the
+    replica serves the slots."""
     async with RedisClusterServers(3, replicas=1) as cluster:
         settings = load_settings(database_url=TEST_DATABASE_URL, redis_url=cluster.url, redis_cluster=True,
                                  jwt_secret="f" * 40, password_time_cost=1, password_memory_cost=1024,
@@ -57,6 +62,9 @@ async def _name_after_failover(owner_check: bool) -> tuple[str, str]:
             await api(RENAME, {"n": "before the failover"}, user)
             assert (await api(AUTHOR, {"id": user.id}))["name"] == "before the failover"  # cached, replicated
             await cluster.in_sync()
+            if replica_connection:
+                replica = deps.cache.redis.get_node(host="127.0.0.1", port=cluster.replica_of(master).port)
+                await deps.cache.redis.execute_command("CLUSTER SLOTS", target_nodes=replica)
             await cluster.cut_replica(master)
             await api(RENAME, {"n": "written to the master alone"}, user)
             # what the write sets going after its answer (the author's value cached again) is done, so that
@@ -89,9 +97,66 @@ async def test_a_promoted_replica_is_not_trusted_with_what_it_missed() -> None:
     assert read == written
 
 
+async def test_a_connection_opened_while_the_node_was_a_replica_is_checked_once_it_serves() -> None:
+    written, read = await _name_after_failover(owner_check=True, replica_connection=True)
+    assert read == written
+
+
 async def test_control_a_failover_unaware_server_reads_the_old_value() -> None:
     written, read = await _name_after_failover(owner_check=False)
     assert read == "before the failover" != written, "the lost bump must show here: the test would be blind"
+
+
+async def test_a_write_the_failover_interrupts_answers_once_no_other_master_serves_what_it_missed() -> None:
+    """A write's pipeline fails on a killed master, and with it the write's updates to structures another
+    master keeps: until the loss is contained, a second worker reads those as current. The write answers
+    only once it is (every epoch forgotten, after the failover: the cluster refuses commands meanwhile);
+    the second worker's reads during the write are the control, which sees the old structure."""
+    async with RedisClusterServers(3, replicas=1) as cluster:
+        settings = load_settings(database_url=TEST_DATABASE_URL, redis_url=cluster.url, redis_cluster=True,
+                                 jwt_secret="f" * 40, redis_breaker_seconds=0.2, environment="development")
+        async with open_deps(settings) as writer, open_deps(settings) as reader:
+            # an author whose follow set lives with the live epoch of authors, and a tag on another master
+            survivor = await cluster.master_of(keys.live_epoch("author"))
+            author, other = 1, 1
+            while await cluster.master_of(keys.live_meta("author", author)) is not survivor:
+                author += 1
+            while await cluster.master_of(keys.generation(keys.tag_author(other))) is survivor:
+                other += 1
+            tag = keys.tag_author(other)
+            lost = await cluster.master_of(keys.generation(tag))
+            name = "following:author"
+            noted = await reader.live.note("author", name, [author])
+            await reader.live.build("author", name, [(author, [time.time(), keys.member(77)])], noted,
+                                    structure="zset")
+
+            async def followed() -> list[bytes] | None:
+                """The set as the reader finds it once Redis answers it: None when not built (read from SQL)."""
+                for _ in range(200):
+                    found, noted = await reader.live.read("author", name, [author],
+                                                          lambda pipe, key: pipe.zrange(key, 0, -1))
+                    if found[0] is not None or noted:
+                        return found[0][0] if found[0] is not None else None
+                    await asyncio.sleep(0.05)  # unavailable: the breaker's window, or the cluster down
+                raise AssertionError("the reader never reached Redis")
+
+            assert await followed() == [keys.member(77).encode()]
+            unfollow = LiveOps()
+            unfollow.zrem("author", author, name, 77)
+
+            async def with_the_unfollow(pipe: Any) -> None:
+                await writer.live.queue_apply(pipe, unfollow, announced=False)
+
+            await asyncio.to_thread(lost.kill)
+            write = asyncio.create_task(writer.cache.invalidate_tags([tag], also=with_the_unfollow))
+            during = await followed()  # the cluster serves what the lost master did not hold a moment longer
+            await write
+            after = [await followed() for _ in range(3)]
+            await cluster.promoted(cluster.replica_of(lost))
+            after += [await followed() for _ in range(3)]
+        assert during == [keys.member(77).encode()]  # the control: the old set, while the write is under way
+        assert all(read is None for read in after), after  # not built: the reader goes to SQL
+        assert not writer.cache.lost_invalidations
 
 
 async def _under_load(drill: Any) -> Tally:
