@@ -114,15 +114,18 @@ async def test_a_shouts_author_row_edited_moves_nothing_and_added_drops_the_coun
         engine: Any) -> None:
     """A caption edit leaves the counters alone (a recount for nothing); adding or removing an author of a
     shout drops that author's counters, its co-authors' and its topics' distinct authors."""
-    from sqlalchemy import select
+    from sqlalchemy import func, select
     from sqlalchemy.engine import Connection
 
     from orm import ShoutAuthor as Link
     from orm import ShoutTopic as Topics
 
     async with engine.connect() as conn:
-        shout, author = (await conn.execute(select(Link.shout, Link.author).limit(1))).one()
+        # a shout of several authors: each one's counters go, not only the added author's
+        shout = await conn.scalar(select(Link.shout).group_by(Link.shout).having(func.count() > 1).limit(1))
+        author = await conn.scalar(select(Link.author).where(Link.shout == shout).limit(1))
         co_authors = set((await conn.scalars(select(Link.author).where(Link.shout == shout))).all())
+        assert len(co_authors) > 1
         topics = set((await conn.scalars(select(Topics.topic).where(Topics.shout == shout))).all())
 
         def record(sync: Connection) -> tuple[Any, Any]:
@@ -136,3 +139,63 @@ async def test_a_shouts_author_row_edited_moves_nothing_and_added_drops_the_coun
         edited, added = await conn.run_sync(record)
     assert edited == {}
     assert set(added) == {("author", a) for a in co_authors | {author}} | {("topic", t) for t in topics}
+
+
+async def test_a_shout_that_leaves_or_changes_its_public_place_drops_what_listed_it(engine: Any) -> None:
+    """Unpublishing a shout (or moving it to another community, or deleting it) drops every structure
+    that holds public shouts only: its communities' counters, its comment threads and the threads of
+    replies under it, the shout boards, every weekly edition, its authors' and its topics' counters; a
+    deletion its own counters too. An edit that keeps it where it is, or the deletion of a draft that was
+    never listed, drops nothing."""
+    from sqlalchemy import select
+    from sqlalchemy.engine import Connection
+
+    from cache.boards import SHOUT_BOARDS
+    from orm import Reaction, Shout, ShoutAuthor
+    from orm import ShoutTopic as Topics
+
+    async with engine.connect() as conn:
+        shout = await conn.scalar(select(Reaction.shout).where(Reaction.reply_to.is_not(None)).limit(1))
+        parents = set((await conn.scalars(select(Reaction.reply_to).where(
+            Reaction.shout == shout, Reaction.reply_to.is_not(None)))).all())
+        authors = set((await conn.scalars(select(ShoutAuthor.author).where(ShoutAuthor.shout == shout))).all())
+        topics = set((await conn.scalars(select(Topics.topic).where(Topics.shout == shout))).all())
+
+        def changed(was_published: int | None = 100, **after: Any) -> Shout:
+            row = Shout(id=shout)
+            for name, value in {"published_at": was_published, "deleted_at": None, "community": 1}.items():
+                set_committed_value(row, name, value)
+            for name, value in after.items():
+                setattr(row, name, value)
+            return row
+
+        def record(sync: Connection) -> list[LiveOps]:
+            found = []
+            for row, event in ((changed(published_at=200), "update"), (changed(None, deleted_at=300), "update"),
+                               (changed(published_at=None), "update"), (changed(community=2), "update"),
+                               (changed(), "delete")):
+                ops = LiveOps()
+                LIVE_RULES[Shout](row, sync, ops, event)
+                found.append(ops)
+            return found
+
+        edited, draft_deleted, unpublished, moved, deleted = await conn.run_sync(record)
+    for unmoved in (edited, draft_deleted):  # still listed, or never was
+        assert unmoved.by_entity == {} and not unmoved.lost_kinds
+
+    def expected(communities: list[int], *, gone: bool = False) -> dict[tuple[str, int], list[Op]]:
+        ops: dict[tuple[str, int], list[Op]] = {}
+        for community in communities:
+            ops.setdefault(("community", community), []).append(Op("drop", "count"))
+        ops[("shout", shout)] = _drops("comments", "comments:best", "comments:all", *(("count",) if gone else ()))
+        for board in SHOUT_BOARDS:  # the all-time boards: one entity
+            ops.setdefault((keys.board_kind(board), BOARD_ENTITY), []).append(Op("drop", board))
+        ops |= {("comment", parent): _drops("replies", "replies:best") for parent in parents}
+        ops |= {("author", author): _drops("count") for author in authors}
+        ops |= {("topic", topic): _drops("count") for topic in topics}
+        return ops
+
+    assert parents and authors and topics  # the shout has replies, authors and topics to drop
+    assert unpublished.by_entity == expected([1, 1]) and unpublished.lost_kinds == {"weekly"}
+    assert moved.by_entity == expected([1, 2]) and moved.lost_kinds == {"weekly"}
+    assert deleted.by_entity == expected([1], gone=True) and deleted.lost_kinds == {"weekly"}

@@ -523,6 +523,29 @@ async def test_comment_hashes_read_by_the_script_and_apart_answer_alike(
     assert set(noted) == {ids[2]} and set(all_noted) == set(ids)  # the built ones too with note_all
 
 
+async def test_a_live_apply_sends_every_entity_in_one_pipeline(redis: Any) -> None:
+    """`LiveStore.apply` (the views flush, a withdrawn announcement): one script call per entity, all in
+    one pipeline; none goes to Redis as a command of its own."""
+    from cache.store import Cache
+
+    live = LiveStore(Cache(redis))
+    sent: list[Any] = []
+    execute = redis.execute_command
+
+    async def counted(*args: Any, **options: Any) -> Any:
+        sent.append(args[0])
+        return await execute(*args, **options)
+
+    redis.execute_command = counted
+    ops = LiveOps()
+    for shout in (1, 2, 3):
+        ops.incr("shout", shout, rating=1)
+    await live.apply(ops, announced=True)
+    redis.execute_command = execute
+    assert sent == []
+    assert [await redis.hget(keys.live_meta("shout", shout), "v") for shout in (1, 2, 3)] == [b"1"] * 3
+
+
 async def test_a_live_read_without_redis_is_a_miss_of_every_id_and_said(settings: Settings) -> None:
     """Redis failing during a live read: every id is a miss (its reader goes to SQL), nothing is noted, and
     the failure is counted as a live read's; while the breaker is open, Redis is not asked."""

@@ -101,6 +101,21 @@ async def test_a_committed_write_refreshes_the_response(api: Api, client: Any) -
     assert signed_in.headers["x-cache"] == "HIT" and signed_in.content == third.content
 
 
+async def test_a_follow_list_read_from_a_live_set_moves_with_a_follow(api: Api, client: Any) -> None:
+    """A follow set is read outside the stamped values (cache/follows.py): its tag joins the response's
+    stamp (Cache.observe), so the stored list is served until a follow and not after it."""
+    fan, followed = await api.user(), await api.user()
+    read = {"query": "query($id: Int) { get_author_follows_authors(author_id: $id) { slug } }",
+            "variables": {"id": fan.id}}
+    first, _ = await _stored_then_hit(client, read)
+    assert followed.slug not in [a["slug"] for a in first.json()["data"]["get_author_follows_authors"]]
+    await api("mutation($s: String!) { follow(what: AUTHOR, slug: $s) { error } }", {"s": followed.slug}, fan)
+    client.cookies.clear()
+    after = await client.post("/graphql", json=read)
+    assert after.headers["x-cache"] == "MISS"
+    assert followed.slug in [a["slug"] for a in after.json()["data"]["get_author_follows_authors"]]
+
+
 async def test_viewer_shaped_reads_errors_mutations_and_random_are_not_stored(api: Api, client: Any,
                                                                               redis: Redis) -> None:
     user = await api.user()
@@ -406,8 +421,9 @@ def test_a_plain_form_that_fits_exactly_is_kept_and_a_plain_hit_is_its_body() ->
 async def test_reading_apart_answers_what_the_hit_script_answers(cache: Cache, redis: Redis) -> None:
     """A Redis Cluster reads a stored response apart (the hash, then the generations, which live in other
     slots: cache/response.py `_check_apart`); one server reads both inside the hit script. Both answer
-    alike: a miss, a hit with every field (a small public answer, a large private one kept gzipped), a
-    stale entry and a hash without its stamp."""
+    alike: a miss, a hit with every field (a small public answer, a large private one kept gzipped), one
+    that counts no views, a hash that lacks the optional fields, a stale entry, a hash without its stamp
+    and a key of another type."""
     responses = ResponseCache(cache)
     tag = f"author:{uuid.uuid4().int % 10**9}"
     await cache.invalidate_tags([tag])
@@ -427,6 +443,14 @@ async def test_reading_apart_answers_what_the_hit_script_answers(cache: Cache, r
     assert await answers(small) == [2, b'{"data": 1}', b"", b"7,8", b'W/"s"', b"60", b""]
     found = await answers(large)
     assert found[0] == 2 and found[2:] == [b"1", b"7,8", b'W/"l"', b"30", b"1"]
+    unviewed, bare, other = (request_key(str(n) * 64, None, {}) for n in (3, 4, 5))
+    assert await responses.store(unviewed, b"{}", Capture(generations=capture.generations, views=[]), 'W/"u"',
+                                 max_age=60)
+    assert await answers(unviewed) == [2, b"{}", b"", b"", b'W/"u"', b"60", b""]
+    await redis.hset(bare, mapping={"s": await redis.hget(small, "s"), "b": b"{}"})  # no views, ETag or age
+    assert await answers(bare) == [2, b"{}", b"", b"", b"", b"", b""]
+    await redis.set(other, b"not a stored response")
+    assert await answers(other) == [0]
     await cache.invalidate_tags([tag])
     assert await answers(small) == await answers(large) == [1]
     await redis.hset(small, "b", b"a body without its stamp")
