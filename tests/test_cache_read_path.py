@@ -142,7 +142,8 @@ async def test_ten_thousand_unknown_slugs_leave_no_key_without_a_ttl(client: Any
     slugs = {k: t for k, t in ttls.items() if k.startswith(("author:slug:", "topic:slug:", "shout:slug:"))}
     # the misses are remembered (those of the first batches may have expired already, a minute later)
     assert 0 < len(slugs) <= 10_000, len(slugs)
-    assert all(t > 0 for t in ttls.values()), {k: t for k, t in ttls.items() if t <= 0}
+    # -1: a key without an expiry; 0 is one in its last second, -2 one gone since the scan (a slow machine)
+    assert all(t != -1 for t in ttls.values()), {k: t for k, t in ttls.items() if t == -1}
     assert all(t <= 66 for t in slugs.values()), max(slugs.values())
 
 
