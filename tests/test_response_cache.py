@@ -4,6 +4,7 @@ public ones once for guests and signed-in readers alike, private ones per viewer
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -16,7 +17,7 @@ from app.main import create_app, wire
 from auth.services import build_auth
 from cache import keys
 from cache.client import make_redis
-from cache.response import _FIELDS, COMPRESS_OVER, Hit, PlainBodies, ResponseCache, as_bytes, request_key
+from cache.response import _FIELDS, COMPRESS_OVER, Hit, PlainBodies, ResponseCache, as_bytes, etag_of, request_key
 from cache.response_capture import Capture
 from cache.store import Cache
 from config.settings import Settings
@@ -460,3 +461,47 @@ async def test_reading_apart_answers_what_the_hit_script_answers(cache: Cache, r
 
 def test_a_reply_is_bytes_whichever_form_redis_gave() -> None:
     assert as_bytes("тело") == "тело".encode() and as_bytes(b"body") == b"body"
+
+
+def test_an_etag_is_weak_and_names_the_body() -> None:
+    """Weak (the same answer goes out gzip and plain), and a digest of the body: another body, another tag,
+    or a client's copy of an older answer would be taken as current (304)."""
+    one, other = etag_of(b'{"data": 1}'), etag_of(b'{"data": 2}')
+    assert re.fullmatch(r'W/"[0-9a-f]{32}"', one), one
+    assert one != other and one == etag_of(b'{"data": 1}')
+
+
+async def test_what_is_kept_and_how_long(cache: Cache, redis: Redis) -> None:
+    """A store is one MULTI/EXEC (the entry never exists without its expiry), its expiry jittered (seed 004:
+    entries stored together do not expire together), a body of exactly 10 KB kept as it is (over it, gzip),
+    and nothing is kept for a capture that cannot be stamped."""
+    responses = ResponseCache(cache, ttl=600)
+    tag = f"author:{uuid.uuid4().int % 10**9}"
+    await cache.invalidate_tags([tag])
+    capture = Capture(generations={tag: await redis.get(keys.generation(tag))})
+    before = (await redis.info("commandstats")).get("cmdstat_exec", {}).get("calls", 0)
+    stored = [request_key(uuid.uuid4().hex * 2, None, {}) for _ in range(12)]
+    for key in stored:
+        assert await responses.store(key, b"x" * COMPRESS_OVER, capture, 'W/"k"', max_age=600)
+    if not TEST_REDIS_CLUSTER:  # a cluster's commandstats are per node
+        assert (await redis.info("commandstats"))["cmdstat_exec"]["calls"] - before >= len(stored)
+    ttls = [await redis.ttl(key) for key in stored]
+    assert all(600 <= ttl <= 660 for ttl in ttls) and len(set(ttls)) > 1, ttls
+    assert (await responses._check_apart(stored[0]))[2] == b""  # exactly 10 KB: not gzipped
+    unstampable = request_key("f" * 64, None, {})
+    assert not await responses.store(unstampable, b"{}", Capture(storable=False), 'W/"n"', max_age=60)
+    assert not await responses.store(unstampable, b"{}", Capture(), 'W/"n"', max_age=60)  # read no tag
+    assert await redis.exists(unstampable) == 0
+
+
+async def test_a_store_redis_refuses_is_said_and_not_kept(settings: Settings) -> None:
+    from telemetry import metrics
+
+    down = Cache(make_redis("redis://127.0.0.1:1", coalesce=False))  # nothing listens there
+    responses = ResponseCache(down)
+    failed = metrics.REDIS_ERRORS.labels("response cache store")._value.get()
+    capture = Capture(generations={"author:1": b"5"})
+    assert not await responses.store(request_key("e" * 64, None, {}), b"{}", capture, 'W/"d"', max_age=60)
+    assert metrics.REDIS_ERRORS.labels("response cache store")._value.get() - failed == 1
+    assert not down.available and responses.stores == 0
+    await down.redis.aclose()
