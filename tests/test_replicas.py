@@ -45,6 +45,11 @@ COLD_READS = 300
 async def pair() -> AsyncIterator[tuple[PostgresServer, PostgresServer]]:
     """The primary, migrated and seeded, and its replica once it has replayed all that."""
     async with PostgresServer() as primary, primary.standby(apply_delay=APPLY_DELAY) as replica:
+        # No autovacuum: after a test's burst of writes its commits would reach the replica APPLY_DELAY late
+        # for as long as it runs (tens of seconds on a slow machine), a lag no test made: the replica would
+        # never look caught up when a test needs it to be.
+        await primary.sql("ALTER SYSTEM SET autovacuum = off")
+        await primary.sql("SELECT pg_reload_conf()")
         await primary.sql(f'CREATE DATABASE "{DATABASE}"')
         await asyncio.to_thread(command.upgrade, alembic_config(_url(primary)), "head")
         engine = make_engine(_url(primary))
