@@ -37,7 +37,7 @@ CACHE_READS = Counter("discours_cache_reads", "Cache lookups by layer (response:
 INVALIDATIONS = Counter("discours_cache_invalidations", "Cache tags invalidated (generation moves), by tag family",
                         ["family"])
 LOST_INVALIDATIONS = Counter("discours_cache_invalidations_lost",
-                             "Commits whose invalidation could not reach Redis (answered by an epoch bump)")
+                             "Commits whose invalidation could not reach Redis (answered by forgetting the epochs)")
 LOST_WRITES_CONTAINED = Counter("discours_cache_lost_writes_contained",
                                 "Lost invalidations contained before their write answered (every epoch forgotten)")
 REVALIDATION_BATCH_SECONDS = Histogram("discours_revalidation_batch_seconds",

@@ -523,7 +523,7 @@ async def test_comment_hashes_read_by_the_script_and_apart_answer_alike(
     assert set(noted) == {ids[2]} and set(all_noted) == set(ids)  # the built ones too with note_all
 
 
-async def test_a_live_apply_sends_every_entity_in_one_pipeline(redis: Any) -> None:
+async def test_a_live_apply_sends_every_entity_in_one_pipeline(redis: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """`LiveStore.apply` (the views flush, a withdrawn announcement): one script call per entity, all in
     one pipeline; none goes to Redis as a command of its own."""
     from cache.store import Cache
@@ -536,12 +536,12 @@ async def test_a_live_apply_sends_every_entity_in_one_pipeline(redis: Any) -> No
         sent.append(args[0])
         return await execute(*args, **options)
 
-    redis.execute_command = counted
+    monkeypatch.setattr(redis, "execute_command", counted)
     ops = LiveOps()
     for shout in (1, 2, 3):
         ops.incr("shout", shout, rating=1)
     await live.apply(ops, announced=True)
-    redis.execute_command = execute
+    monkeypatch.undo()
     assert sent == []
     assert [await redis.hget(keys.live_meta("shout", shout), "v") for shout in (1, 2, 3)] == [b"1"] * 3
 
