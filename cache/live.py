@@ -301,6 +301,15 @@ return found
 """
 
 
+def queue_script(pipe: Pipeline, script: str, key_list: Sequence[str], args: Sequence[Any]) -> None:
+    """A script call queued in `pipe` as EVAL of its text. A Script object in a pipeline makes redis-py
+    ask Redis first whether it knows the script (SCRIPT EXISTS, one round trip more on every commit) and
+    take the pipeline off the coalesced connection; EVAL needs no such question, Redis caches the compiled
+    script by its text's digest, and a Redis that restarted (or flushed its scripts) between two writes
+    runs it just the same. A cluster pipeline sends scripts as EVAL anyway (cache/client.py)."""
+    pipe.execute_command("EVAL", script, len(key_list), *key_list, *args)
+
+
 @dataclass(frozen=True, slots=True)
 class Noted:
     """What a reader saw of one entity's meta before its query: the condition for storing its build."""
@@ -319,8 +328,6 @@ class LiveStore:
         self.ttl = ttl
         self.set_cap = set_cap
         self.thread_cap = thread_cap
-        self._apply = cache.state.register_script(_APPLY)
-        self._build = cache.state.register_script(_BUILD)
         self._read_hashes = cache.state.register_script(_READ_HASHES)
         self._read_numbers = cache.state.register_script(_READ_NUMBERS)
 
@@ -363,7 +370,7 @@ class LiveStore:
                 if key not in key_list:
                     key_list.append(key)
                 args += [op.verb, str(key_list.index(key) + 1), op.name, *op.args]
-            await self._apply(keys=key_list, args=args, client=pipe)
+            queue_script(pipe, _APPLY, key_list, args)
 
     # --- the read side --------------------------------------------------------------------------------
 
@@ -491,11 +498,10 @@ class LiveStore:
                 async with self.redis.pipeline(transaction=False) as pipe:
                     for entity_id, data in todo[start:start + CHUNK]:
                         seen = noted[entity_id]
-                        await self._build(
-                            keys=[keys.live_meta(kind, entity_id), structure_key(kind, entity_id, name)],
-                            args=[seen.version, seen.epoch, now, str(self.ttl), name, structure,
-                                  *(str(v) for v in data)],
-                            client=pipe)
+                        queue_script(pipe, _BUILD,
+                                     [keys.live_meta(kind, entity_id), structure_key(kind, entity_id, name)],
+                                     [seen.version, seen.epoch, now, str(self.ttl), name, structure,
+                                      *(str(v) for v in data)])
                     await pipe.execute()
         except RedisError as exc:
             self.cache.trip(exc, "live build")

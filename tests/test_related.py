@@ -8,7 +8,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from orm import Reaction, ShoutAuthor, ShoutTopic
+from orm import Reaction, Shout, ShoutAuthor, ShoutTopic
+from orm.stats import is_listed
 from tests.conftest import Counter
 from triggers import related
 
@@ -23,6 +24,7 @@ async def test_each_question_about_each_row_is_asked_once_per_event(engine: Asyn
                    for s in shouts}
         topics = {s: set((await conn.scalars(select(ShoutTopic.topic).where(ShoutTopic.shout == s))).all())
                   for s in shouts}
+        listed = {s: await conn.scalar(select(Shout.id).where(Shout.id == s, is_listed())) is not None for s in shouts}
 
         def within_one_event(sync: Any) -> tuple[list[Any], int]:
             counter = Counter()
@@ -35,7 +37,8 @@ async def test_each_question_about_each_row_is_asked_once_per_event(engine: Asyn
                                related.reaction_author(sync, a.id), related.reaction_author(sync, b.id),
                                *(set(related.shout_authors(sync, s)) for s in shouts),
                                *(set(related.shout_topics(sync, s)) for s in shouts),
-                               set(related.shout_authors(sync, shouts[0]))]
+                               set(related.shout_authors(sync, shouts[0])),
+                               *(related.shout_listed(sync, s) for s in shouts)]
             finally:
                 event.remove(sync, "before_cursor_execute", counter)
             return answers, counter.count
@@ -44,7 +47,9 @@ async def test_each_question_about_each_row_is_asked_once_per_event(engine: Asyn
         assert answers[:4] == [a.created_by, b.created_by, a.created_by, b.created_by]
         assert answers[4:6] == [authors[s] for s in shouts] and answers[6:8] == [topics[s] for s in shouts]
         assert answers[8] == authors[shouts[0]]
-        assert statements == 2 + 2 + 2  # each (question, row) once
+        assert answers[9:] == [listed[s] for s in shouts]
+        # each (question, row) once; a shout's authors, topics and whether it is public in one statement
+        assert statements == 2 + 2
 
         def outside(sync: Any) -> int:
             counter = Counter()

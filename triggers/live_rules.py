@@ -36,8 +36,7 @@ from orm import (
     TopicFollower,
 )
 from orm.reaction import COMMENT_KINDS, RATING_KINDS, ReactionKind
-from orm.stats import is_listed
-from triggers.related import reaction_author, shout_authors, shout_topics
+from triggers.related import reaction_author, shout_authors, shout_listed, shout_topics
 
 Event = Literal["insert", "update", "delete"]
 LiveRule = Callable[[Any, Connection, LiveOps, Event], None]
@@ -154,7 +153,7 @@ def _thread_membership(r: Reaction, before: dict[str, Any] | None, after: dict[s
     was, now = _thread_sets(before), _thread_sets(after)
     for owner_kind, owner_id, name in was - now:
         ops.zdel(owner_kind, owner_id, name, r.id)
-    listed = now and conn.scalar(select(Shout.id).where(Shout.id == r.shout, is_listed())) is not None
+    listed = bool(now) and shout_listed(conn, r.shout)
     for owner_kind, owner_id, name in now - was:
         best = name.endswith(":best")
         if not listed or (best and event != "insert"):

@@ -1,5 +1,5 @@
-"""Rows related to the row being flushed (a shout's authors and topics, a reaction's author), read by
-both rule sets (triggers/rules.py and triggers/live_rules.py) with the flush's connection.
+"""Rows related to the row being flushed (a shout's authors, topics and whether it is public, a reaction's
+author), read by both rule sets (triggers/rules.py and triggers/live_rules.py) with the flush's connection.
 
 The answers are shared for the length of one row event only (`triggers.listeners._record` opens the
 scope): both rule sets, and a rule's before and after states, ask the same questions of the same rows
@@ -12,12 +12,14 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import literal, select, union_all
 from sqlalchemy.engine import Connection
 
-from orm import Reaction, ShoutAuthor, ShoutTopic
+from orm import Reaction, Shout, ShoutAuthor, ShoutTopic
+from orm.stats import is_listed
 
 _answers: contextvars.ContextVar[dict[tuple[str, int], Any] | None] = contextvars.ContextVar(
     "related_answers", default=None)
@@ -42,14 +44,39 @@ def _shared(question: str, entity_id: int, ask: Callable[[], Any]) -> Any:
     return answers[key]
 
 
+@dataclass(frozen=True, slots=True)
+class ShoutFacts:
+    authors: list[int]
+    topics: list[int]
+    listed: bool  # public (orm.stats.is_listed)
+
+
+_AUTHOR, _TOPIC, _LISTED = 1, 2, 3
+
+
+def shout_facts(conn: Connection, shout_id: int) -> ShoutFacts:
+    """A shout's authors, topics and whether it is public, in one statement: a reaction's rules ask all
+    three of its shout, and each statement is a round trip of the write that waits for it."""
+    def ask() -> ShoutFacts:
+        rows = conn.execute(union_all(
+            select(literal(_AUTHOR), ShoutAuthor.author).where(ShoutAuthor.shout == shout_id),
+            select(literal(_TOPIC), ShoutTopic.topic).where(ShoutTopic.shout == shout_id),
+            select(literal(_LISTED), Shout.id).where(Shout.id == shout_id, is_listed()))).all()
+        return ShoutFacts([i for what, i in rows if what == _AUTHOR], [i for what, i in rows if what == _TOPIC],
+                          any(what == _LISTED for what, _ in rows))
+    return _shared("shout", shout_id, ask)  # type: ignore[no-any-return]
+
+
 def shout_authors(conn: Connection, shout_id: int) -> list[int]:
-    return _shared("shout_authors", shout_id, lambda: list(
-        conn.scalars(select(ShoutAuthor.author).where(ShoutAuthor.shout == shout_id))))
+    return shout_facts(conn, shout_id).authors
 
 
 def shout_topics(conn: Connection, shout_id: int) -> list[int]:
-    return _shared("shout_topics", shout_id, lambda: list(
-        conn.scalars(select(ShoutTopic.topic).where(ShoutTopic.shout == shout_id))))
+    return shout_facts(conn, shout_id).topics
+
+
+def shout_listed(conn: Connection, shout_id: int) -> bool:
+    return shout_facts(conn, shout_id).listed
 
 
 def reaction_author(conn: Connection, reaction_id: int) -> int | None:
