@@ -71,6 +71,8 @@ async def check_data_owner(connection: Any) -> bool:
         return False
     commands: list[tuple[Any, ...]] = [
         ("SET", keys.generation(keys.GLOBAL_TAG), random.getrandbits(62) + 1, "EX", GENERATION_TTL),
+        # after the epoch (cache/store.py `_forget_epochs`): responses checked at its value check it again
+        ("DEL", keys.invalidation_clock()),
         # a live epoch that exists moves to a random value (one missing starts at random when first read)
         *(("SET", keys.live_epoch(kind), random.getrandbits(48), "XX") for kind in keys.LIVE_KINDS),
         ("DEL", keys.wal_floor()),

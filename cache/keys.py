@@ -484,6 +484,14 @@ def generations(tags: Iterable[str]) -> list[str]:
     return [generation(t) for t in tags]
 
 
+def invalidation_clock() -> str:
+    """Moves with every invalidation, in the pipeline that moves the generations, and is forgotten with
+    the epochs (cache/store.py): a stored response found current at the clock's value needs no check of
+    its generations until the clock moves (cache/response.py). One key, beside the generations. No tag
+    is spelt with a `~`, so no generation key is this one."""
+    return "gen:~clock"
+
+
 # --- service keys (seed 002) -----------------------------------------------------------------------
 
 def composite(of: str, made_of: str = "") -> str:

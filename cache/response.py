@@ -11,9 +11,11 @@ read while Redis was unavailable, or saw a tag move while it ran, is not stored.
 
 A stored response is a HASH: `b` the body as sent, `s` its stamp (`epoch=81,author:5=3`), `v` the shouts
 whose views it counted, `z` set when the body is gzip (seed 004: a value over 10 KB is compressed), `a` its
-max age and `p` set when it is private (for Cache-Control on a hit, which parses nothing). A hit
-is one round trip: a Lua script reads the hash, compares every generation of the stamp with the current
-one inside Redis, and returns the body only if all still match. The body goes out as it is stored: gzip
+max age, `p` set when it is private (for Cache-Control on a hit, which parses nothing) and `c` the
+invalidation clock it was last found current at. A hit is one round trip: a Lua script reads the hash,
+compares every generation of the stamp with the current one inside Redis unless the invalidation clock
+(keys.invalidation_clock) is where it was at the last such check, and returns the body only if all still
+match. The body goes out as it is stored: gzip
 bodies to clients that accept gzip (most do), decompressed only for the others.
 
 On a Redis Cluster the generations live in other slots than the response, where a script cannot read
@@ -23,6 +25,7 @@ them: a hit there is two round trips, the hash, then its generations (MGETs spli
 from __future__ import annotations
 
 import hashlib
+import random
 import zlib
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -42,13 +45,27 @@ PLAIN_KEPT_BYTES = 16 * 1024 * 1024  # plain forms of gzip bodies a worker keeps
 
 # The fields of a stored response, in the order a hit returns them after its first element.
 _FIELDS = ("s", "b", "z", "v", "e", "a", "p")
-# KEYS[1]: the response; ARGV[1]: the generation key prefix, then _FIELDS. Returns {0} (miss), {1} (stale)
-# or {2, body, gzip flag, views, etag, max age, private flag}.
+# KEYS[1]: the response, KEYS[2]: the invalidation clock; ARGV[1]: the generation key prefix, ARGV[2]: a
+# random value and ARGV[3] a TTL for a clock that is not there, then _FIELDS and `c`. Returns {0} (miss),
+# {1} (stale) or {2, body, gzip flag, views, etag, max age, private flag}.
+# The stamp is checked only when the clock moved since the response was last found current (its `c`):
+# every generation moves with the clock, in the same pipeline (cache/store.py `invalidate_tags`), and
+# the clock is forgotten with the epochs; one that is not there starts at the random value given. A page's
+# stamp names some eighty generations, whose check was most of a hit's cost in Redis; a clock read is one
+# GET. Noting `c` may be refused (a full Redis): the hit is served all the same, checked in full next time.
 _HIT = LUA_STAMP_IS_CURRENT + """
 if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return {0} end
-local stored = redis.call('HMGET', KEYS[1], unpack(ARGV, 2))
+local stored = redis.call('HMGET', KEYS[1], unpack(ARGV, 4))
 if not stored[1] or not stored[2] then return {0} end
-if not stamp_is_current(stored[1], ARGV[1]) then return {1} end
+local clock = redis.call('GET', KEYS[2])
+if not clock or clock ~= stored[8] then
+  if not stamp_is_current(stored[1], ARGV[1]) then return {1} end
+  if not clock then
+    clock = ARGV[2]
+    redis.pcall('SET', KEYS[2], clock, 'NX', 'EX', ARGV[3])
+  end
+  redis.pcall('HSET', KEYS[1], 'c', clock)
+end
 return {2, stored[2], stored[3] or '', stored[4] or '', stored[5] or '', stored[6] or '', stored[7] or ''}
 """
 _GZIP = 31  # zlib's wbits for the gzip container
@@ -133,10 +150,7 @@ class ResponseCache:
             return None
         try:
             await self.cache.recover_if_needed()  # after a lost invalidation, nothing stored before is trusted
-            if self._cluster:
-                found = await self._check_apart(key)
-            else:
-                found = await self._hit(keys=[key], args=[keys.generation(""), *_FIELDS])
+            found = await (self._check_apart(key) if self._cluster else self._check_here(key))
         except RedisError as exc:
             self.cache.trip(exc, "response cache read")
             return None
@@ -148,6 +162,12 @@ class ResponseCache:
         views = as_bytes(found[3]).decode()
         return Hit(as_bytes(found[1]), found[2] in (b"1", "1"), [int(v) for v in views.split(",") if v],
                    as_bytes(found[4]).decode(), int(found[5] or 0), found[6] in (b"1", "1"))
+
+    async def _check_here(self, key: str) -> list[Any]:
+        """What a stored response is now, by the hit script: [0] (none), [1] (stale) or [2, its fields...]."""
+        return await self._hit(keys=[key, keys.invalidation_clock()],
+                               args=[keys.generation(""), random.getrandbits(62) + 1, self.cache.generation_ttl,
+                                     *_FIELDS, "c"])
 
     async def _check_apart(self, key: str) -> list[Any]:
         """What `_HIT` answers, in two round trips: the hash, then the current generations."""

@@ -300,7 +300,12 @@ class Cache:
                                       for kind in keys.LIVE_KINDS), return_exceptions=True)
         stamps = await asyncio.gather(self.redis.execute_command("UNLINK", keys.generation(keys.GLOBAL_TAG)),
                                       return_exceptions=True)
-        return [result for result in (*live, *stamps) if isinstance(result, BaseException)]
+        # then the invalidation clock, or a response found current at its value would skip the check that
+        # now fails on the epoch (cache/response.py); after the epoch, not with it: a hit in between would
+        # find the old epoch current and start the clock again at a value no move of the epoch then changes
+        clock = await asyncio.gather(self.redis.execute_command("UNLINK", keys.invalidation_clock()),
+                                     return_exceptions=True)
+        return [result for result in (*live, *stamps, *clock) if isinstance(result, BaseException)]
 
     def jittered(self, ttl: int | None) -> int | None:
         """Seed 004: spread the expiry of keys written together."""
@@ -451,6 +456,12 @@ class Cache:
         restarts at 1 after an expiry, a value a stamp stored in an earlier life of the key may carry), and
         push its expiry out: one command."""
         pipe.set(keys.generation(tag), random.getrandbits(62) + 1, ex=self.generation_ttl)
+
+    def _queue_clock(self, pipe: Pipeline) -> None:
+        """Move the invalidation clock after the generations of the same pipeline: a response checked at the
+        clock's value before is checked again. To a random value, as a generation moves (`_queue_bump`): it
+        only has to differ from every value a response was checked at, and never overflows."""
+        pipe.set(keys.invalidation_clock(), random.getrandbits(62) + 1, ex=self.generation_ttl)
 
     def _queue_sets(self, pipe: Pipeline, items: Sequence[Fill]) -> None:
         for key, data, stamp, ttl in items:
@@ -610,6 +621,7 @@ class Cache:
                         await also(pipe)
                     for tag in chunk:
                         self._queue_bump(pipe, tag)
+                    self._queue_clock(pipe)
                     await pipe.execute()
         except RedisError as exc:
             await self.lose_write(exc, "invalidation")
