@@ -613,8 +613,9 @@ class Cache:
                 also = None
             # Live structures change before the generations move: a reader that sees a new generation
             # then also sees the new structures, so it cannot cache a page built from the old ones under
-            # the new stamp. At most BATCH commands a pipeline.
-            chunks = [tag_list[start:start + BATCH] for start in range(0, len(tag_list), BATCH)]
+            # the new stamp. At most BATCH commands a pipeline, the clock's among them.
+            per_pipeline = BATCH - 1
+            chunks = [tag_list[start:start + per_pipeline] for start in range(0, len(tag_list), per_pipeline)]
             for n, chunk in enumerate(chunks or [[]]):
                 async with self.redis.pipeline(transaction=False) as pipe:
                     if also is not None and n == 0:
