@@ -15,8 +15,8 @@ max age, `p` set when it is private (for Cache-Control on a hit, which parses no
 invalidation clock it was last found current at. A hit is one round trip: a Lua script reads the hash,
 compares every generation of the stamp with the current one inside Redis unless the invalidation clock
 (keys.invalidation_clock) is where it was at the last such check, and returns the body only if all still
-match. The body goes out as it is stored: gzip
-bodies to clients that accept gzip (most do), decompressed only for the others.
+match. The body goes out as it is stored: gzip bodies to clients that accept gzip (most do), decompressed
+only for the others.
 
 On a Redis Cluster the generations live in other slots than the response, where a script cannot read
 them: a hit there is two round trips, the hash, then its generations (MGETs split by slot).
