@@ -340,3 +340,45 @@ async def test_a_redis_failure_is_counted_by_what_failed() -> None:
         "fill lock release": 1, "invalidation": 1}
     assert down.stats.errors == 2 and down.lost_invalidations
     await down.redis.aclose()
+
+
+async def test_concurrent_misses_share_one_computation_unless_a_write_came_between(cache: Cache, redis: Redis) -> None:
+    """In one process, readers that miss the same key under the same generations wait for one computation
+    (single flight); a reader that misses after an invalidation does not take a computation started
+    before it, nor does a forced refresh. Across processes (a second Cache on the same Redis) the fill
+    lock makes the other wait for the first's value instead of computing it again."""
+    import asyncio
+
+    tag = f"author:{secrets.randbelow(10**9)}"
+    key = f"author:id:{secrets.randbelow(10**9)}"
+    await cache.invalidate_tags([tag])
+    release = asyncio.Event()
+    calls: list[int] = []
+
+    async def compute(value: int) -> int:
+        calls.append(value)
+        await release.wait()
+        return value
+
+    readers = [asyncio.create_task(cache.cached_query(key, compute, tags=[tag], value=1)) for _ in range(5)]
+    await asyncio.sleep(0.05)
+    assert calls == [1]  # one computation for the five
+    await cache.invalidate_tags([tag])  # a write: what the first computation read may be old now
+    after_the_write = asyncio.create_task(cache.cached_query(key, compute, tags=[tag], value=2))
+    forced = asyncio.create_task(cache.cached_query(key, compute, tags=[tag], force_refresh=True, value=3))
+    await asyncio.sleep(0.05)
+    assert calls == [1, 3]  # the forced refresh computes at once; the reader after the write waits for the lock
+    release.set()
+    assert await asyncio.gather(*readers) == [1] * 5
+    # and then takes the forced refresh's value, computed after the write, never the one begun before it
+    assert await forced == 3 and await after_the_write == 3 and calls == [1, 3]
+
+    other_worker = Cache(redis)
+    key, calls[:] = f"author:id:{secrets.randbelow(10**9)}", []
+    release.clear()
+    first = asyncio.create_task(cache.cached_query(key, compute, tags=[tag], value=4))
+    await asyncio.sleep(0.05)
+    second = asyncio.create_task(other_worker.cached_query(key, compute, tags=[tag], value=5))
+    await asyncio.sleep(0.05)
+    release.set()
+    assert (await first, await second) == (4, 4) and calls == [4]  # the other worker waited for the lock
