@@ -382,3 +382,21 @@ async def test_concurrent_misses_share_one_computation_unless_a_write_came_betwe
     await asyncio.sleep(0.05)
     release.set()
     assert (await first, await second) == (4, 4) and calls == [4]  # the other worker waited for the lock
+    assert not cache._inflight and not other_worker._inflight  # nothing kept of the flights once they land
+
+
+async def test_an_observe_redis_cannot_answer_is_said_and_keeps_nothing() -> None:
+    """`observe` (a response's dependence on data read outside stamped values) with Redis unreachable: the
+    response being computed is not stored, and the failure is counted as a read's."""
+    from cache import response_capture
+
+    down = Cache(make_redis("redis://127.0.0.1:1", coalesce=False))  # nothing listens there
+    failed = metrics.REDIS_ERRORS.labels("read")._value.get()
+    capture, token = response_capture.begin()
+    try:
+        await down.observe([f"author:{secrets.randbelow(10**9)}"])
+    finally:
+        response_capture.end(token)
+        await down.redis.aclose()
+    assert not capture.storable
+    assert metrics.REDIS_ERRORS.labels("read")._value.get() - failed == 1
