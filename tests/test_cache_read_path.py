@@ -19,6 +19,7 @@ from cache.store import Cache, KeptDecoded, parse_stamp, stamp_parts
 from resolvers.deps import Deps
 from telemetry import metrics
 from tests.conftest import single_redis
+from tests.helpers import until
 
 SHOUTS_PAGE = """
 query($options: LoadShoutsOptions) {
@@ -360,28 +361,43 @@ async def test_concurrent_misses_share_one_computation_unless_a_write_came_betwe
         await release.wait()
         return value
 
+    def noting_lock_answers(worker: Cache) -> list[bool | None]:
+        """What `worker` hears when it asks for a fill lock, in order."""
+        answers: list[bool | None] = []
+        take = worker.take_fill_lock
+
+        async def noted(cache_key: str) -> bool | None:
+            answers.append(await take(cache_key))
+            return answers[-1]
+
+        worker.take_fill_lock = noted  # type: ignore[method-assign]
+        return answers
+
+    here = noting_lock_answers(cache)
     readers = [asyncio.create_task(cache.cached_query(key, compute, tags=[tag], value=1)) for _ in range(5)]
-    await asyncio.sleep(0.05)
-    assert calls == [1]  # one computation for the five
+    await until(lambda: calls == [1] and len(cache._inflight) == 1, "the first computation under way")
+    await asyncio.gather(*(asyncio.sleep(0) for _ in range(5)))  # the other four reach the shared flight
     await cache.invalidate_tags([tag])  # a write: what the first computation read may be old now
     after_the_write = asyncio.create_task(cache.cached_query(key, compute, tags=[tag], value=2))
     forced = asyncio.create_task(cache.cached_query(key, compute, tags=[tag], force_refresh=True, value=3))
-    await asyncio.sleep(0.05)
-    assert calls == [1, 3]  # the forced refresh computes at once; the reader after the write waits for the lock
+    await until(lambda: 3 in calls, "the forced refresh computing")  # at once, without the fill lock
+    await until(lambda: here == [True, False], "the reader after the write waiting for the fill lock")
     release.set()
-    assert await asyncio.gather(*readers) == [1] * 5
-    # and then takes the forced refresh's value, computed after the write, never the one begun before it
+    assert await asyncio.gather(*readers) == [1] * 5  # one computation for the five
+    # the reader after the write waited for the fill lock, then took the forced refresh's value, computed
+    # after the write: never the one begun before it
     assert await forced == 3 and await after_the_write == 3 and calls == [1, 3]
 
     other_worker = Cache(redis)
     key, calls[:] = f"author:id:{secrets.randbelow(10**9)}", []
     release.clear()
+    lock_answers = noting_lock_answers(other_worker)
     first = asyncio.create_task(cache.cached_query(key, compute, tags=[tag], value=4))
-    await asyncio.sleep(0.05)
+    await until(lambda: calls == [4], "the first worker computing, holding the fill lock")
     second = asyncio.create_task(other_worker.cached_query(key, compute, tags=[tag], value=5))
-    await asyncio.sleep(0.05)
+    await until(lambda: lock_answers == [False], "the other worker finding the lock taken")
     release.set()
-    assert (await first, await second) == (4, 4) and calls == [4]  # the other worker waited for the lock
+    assert (await first, await second) == (4, 4) and calls == [4]  # the other worker waited for the value
     assert not cache._inflight and not other_worker._inflight  # nothing kept of the flights once they land
 
 
