@@ -374,14 +374,17 @@ async def test_concurrent_misses_share_one_computation_unless_a_write_came_betwe
         return answers
 
     here = noting_lock_answers(cache)
+    cache.fill_wait_ms = 30_000  # a waiter gives up on the lock holder only long after this test's steps
     readers = [asyncio.create_task(cache.cached_query(key, compute, tags=[tag], value=1)) for _ in range(5)]
     await until(lambda: calls == [1] and len(cache._inflight) == 1, "the first computation under way")
     await asyncio.gather(*(asyncio.sleep(0) for _ in range(5)))  # the other four reach the shared flight
     await cache.invalidate_tags([tag])  # a write: what the first computation read may be old now
     after_the_write = asyncio.create_task(cache.cached_query(key, compute, tags=[tag], value=2))
+    await until(lambda: here == [True, False], "the reader after the write waiting for the fill lock")
+    # started only now: had it registered its flight first, the reader after the write would have joined
+    # it (as rightly: it began after the write) and never asked for the lock
     forced = asyncio.create_task(cache.cached_query(key, compute, tags=[tag], force_refresh=True, value=3))
     await until(lambda: 3 in calls, "the forced refresh computing")  # at once, without the fill lock
-    await until(lambda: here == [True, False], "the reader after the write waiting for the fill lock")
     release.set()
     assert await asyncio.gather(*readers) == [1] * 5  # one computation for the five
     # the reader after the write waited for the fill lock, then took the forced refresh's value, computed
