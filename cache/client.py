@@ -169,20 +169,11 @@ class GuardedRedisCluster(_Guarded, RedisCluster):  # type: ignore[misc]
 
     - MGET over keys of several slots is split by slot (redis-py's `mget_nonatomic`); every caller reads
       values that are independent of each other, so nothing relied on MGET's atomicity;
-    - in a pipeline, MGET becomes one GET per key whose replies are joined back into MGET's list, and a
-      script runs as EVAL of its text (redis-py refuses EVALSHA in cluster pipelines, and a node that
-      restarted would not know the SHA anyway);
+    - in a pipeline, MGET becomes one GET per key whose replies are joined back into MGET's list; a script
+      in a pipeline is queued as EVAL of its text (`cache.live.queue_script`: redis-py refuses EVALSHA in
+      cluster pipelines, and a node that restarted would not know the SHA anyway);
     - keys that one command, script or MULTI uses together share a hash tag (cache/keys.py).
     """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.scripts_by_sha: dict[str, str] = {}
-
-    def register_script(self, script: Any) -> Any:
-        registered = super().register_script(script)
-        self.scripts_by_sha[registered.sha] = registered.script  # type: ignore[assignment]
-        return registered
 
     async def mget(self, keys: Any, *args: Any) -> list[Any]:  # type: ignore[override]
         return await self.mget_nonatomic(keys, *args)
@@ -214,7 +205,7 @@ class _NodePubSub(PubSub):
 
 
 class GuardedClusterPipeline(ClusterPipeline):
-    """A cluster pipeline through the guard, with MGET and scripts as GuardedRedisCluster describes."""
+    """A cluster pipeline through the guard, with MGET as GuardedRedisCluster describes."""
 
     guard: RedisGuard
 
@@ -239,12 +230,6 @@ class GuardedClusterPipeline(ClusterPipeline):
         for name in names:
             self.get(name)
         return self
-
-    async def evalsha(self, sha: str, numkeys: int, *keys_and_args: Any) -> Any:  # type: ignore[override]
-        # A coroutine, since redis-py's Script awaits what this returns: awaiting the pipeline itself
-        # would re-initialise it and drop every command queued so far.
-        text = self.cluster_client.scripts_by_sha[sha]  # type: ignore[attr-defined]
-        return self.execute_command("EVAL", text, numkeys, *keys_and_args)
 
     def publish(self, channel: Any, message: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         return self.execute_command("PUBLISH", channel, message, **kwargs)
