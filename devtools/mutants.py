@@ -34,15 +34,17 @@ import tomllib
 from collections import Counter
 from pathlib import Path
 
+from mutmut.stats import status_by_exit_code
+
 from devtools.services import LOCAL_POSTGRES, RedisServer
 from orm.engine import create_database_if_missing
 
 ROOT = Path(__file__).resolve().parent.parent
 DATABASE = LOCAL_POSTGRES.rsplit("/", 1)[0] + "/mutmut_test"
 RECORDS = ROOT / "mutation"
-# mutmut's exit codes (mutmut/stats.py): 1 and 3 kill a mutant, 0 lets it survive
-_STATUS = {1: "killed", 3: "killed", 0: "survived", 33: "no tests", 5: "no tests", 34: "skipped", 36: "timeout",
-           37: "caught by type check", None: "not checked"}
+# A mutant whose tests ran past their deadline (a timeout: mutmut's CPU limit, or a test's own deadline,
+# devtools/mutant_tests.py) made them hang or crawl: detected, so it counts as killed, as in mutmut's score.
+_DETECTED = ("killed", "timeout", "caught by type check")
 _EXPLAINED = re.compile(r"^- `([^`]+)`: (.+)$")
 
 
@@ -104,26 +106,27 @@ def surviving(module: str) -> list[str]:
     """The module's mutants that survived their last run, or that no test of the selection reached: run
     again, a new test may kill them."""
     results: dict[str, int | None] = json.loads(_meta(module).read_text())["exit_code_by_key"]
-    return [name for name, code in results.items() if _STATUS.get(code) in ("survived", "no tests")]
+    return [name for name, code in results.items() if status_by_exit_code[code] in ("survived", "no tests")]
 
 
 def record(module: str) -> Path:
     """Write `mutation/<module>.md` from mutmut's state for that module's file; returns its path."""
     meta = json.loads(_meta(module).read_text())
     results: dict[str, int | None] = meta["exit_code_by_key"]
-    statuses = Counter(_STATUS.get(code, "suspicious") for code in results.values())
+    statuses = Counter(status_by_exit_code[code] for code in results.values())
     # a mutant no test of the selection reaches survives too: it is listed with the others
-    survivors = sorted(name for name, code in results.items() if _STATUS.get(code) in ("survived", "no tests"))
+    survivors = sorted(name for name, code in results.items() if status_by_exit_code[code] in ("survived", "no tests"))
     target = RECORDS / f"{module}.md"
     explained = _explanations(target)
-    killed, checked = statuses["killed"] + statuses["caught by type check"], len(results) - statuses["not checked"]
+    killed, checked = sum(statuses[status] for status in _DETECTED), len(results) - statuses["not checked"]
     lines = [f"# Mutation results: `{module}`", "",
              f"Written by `python -m devtools.mutants {module}` (mutmut, the tests of [tool.mutmut] in "
-             "pyproject.toml). Score: killed / checked.", "",
+             "pyproject.toml). Score: killed / checked; killed counts the timeouts (the mutant made a test hang) "
+             "and the mutants the type check caught.", "",
              ", ".join([f"- mutants: {len(results)}", f"checked: {checked}", f"killed: {killed}",
                         f"survived: {len(survivors)}",
                         *(f"{status}: {n}" for status, n in sorted(statuses.items())
-                          if status not in ("killed", "survived", "caught by type check", "no tests"))]),
+                          if status not in ("killed", "survived", "no tests"))]),
              f"- score: {killed / checked:.1%}" if checked else "- score: not run", "",
              "## Explained", "",
              "Survivors that no test can kill: equivalent to the original (same behaviour), written by hand as",
