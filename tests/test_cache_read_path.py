@@ -7,6 +7,7 @@ import secrets
 from typing import Any
 
 import httpx
+import pytest
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from sqlalchemy import event
@@ -419,3 +420,52 @@ async def test_an_observe_redis_cannot_answer_is_said_and_keeps_nothing() -> Non
         await down.redis.aclose()
     assert not capture.storable
     assert metrics.REDIS_ERRORS.labels("read")._value.get() - failed == 1
+
+
+async def test_the_fill_lock_is_held_while_computing_expires_and_is_released_by_its_holder_only(
+        cache: Cache, redis: Redis) -> None:
+    """The fill lock's life: taken with an expiry (a holder that dies frees it), held while the value is
+    computed, released with the value's store or when the computation fails; a worker that waited for a
+    holder past `fill_wait_ms` computes and stores the value itself, leaving the holder's lock alone. With
+    Redis unavailable nobody holds one: each worker just computes."""
+    import asyncio
+
+    tag = f"author:{secrets.randbelow(10**9)}"
+    key = f"author:id:{secrets.randbelow(10**9)}"
+    lock = keys.fill_lock(key)
+    release = asyncio.Event()
+
+    async def compute(value: int) -> int:
+        await release.wait()
+        return value
+
+    holding = asyncio.create_task(cache.cached_query(key, compute, tags=[tag], value=1))
+    await until(lambda: redis.exists(lock), "the fill lock taken")
+    assert 0 < await redis.pttl(lock) <= cache.fill_lock_ms  # it expires, if its holder never releases it
+    release.set()
+    assert await holding == 1
+    assert not await redis.exists(lock) and await cache.get_cached_data(key, [tag]) == 1
+
+    async def failing() -> int:
+        raise LookupError("the query failed")
+
+    failed_key = f"author:id:{secrets.randbelow(10**9)}"
+    with pytest.raises(LookupError):
+        await cache.cached_query(failed_key, failing, tags=[tag])
+    assert not await redis.exists(keys.fill_lock(failed_key))  # the next worker need not wait for it
+
+    # a holder that never stores (another process, hung): the waiter gives up at fill_wait_ms
+    key = f"author:id:{secrets.randbelow(10**9)}"
+    await redis.set(keys.fill_lock(key), b"1", px=60_000)
+    waiter = Cache(redis, fill_wait_ms=200)
+    assert await asyncio.wait_for(waiter.cached_query(key, compute, tags=[tag], value=2), 10) == 2
+    assert await redis.exists(keys.fill_lock(key))  # not the waiter's to release
+    assert await cache.get_cached_data(key, [tag]) == 2  # stored under the stamp read before it waited
+
+    down = Cache(make_redis("redis://127.0.0.1:1", coalesce=False))  # nothing listens there
+    failed = metrics.REDIS_ERRORS.labels("fill lock")._value.get()
+    assert await down.take_fill_locks(["a", "b"]) == [None, None]  # the failure is said, not raised
+    assert not down.available and metrics.REDIS_ERRORS.labels("fill lock")._value.get() - failed == 1
+    assert await down.take_fill_locks(["a"]) == [None]  # the breaker open: Redis is not even asked
+    assert metrics.REDIS_ERRORS.labels("fill lock")._value.get() - failed == 1
+    await down.redis.aclose()

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -108,3 +109,58 @@ async def test_reads_use_the_database_while_redis_is_gone_and_redis_again_after_
     assert cache.stats.hits + cache.stats.misses > hits + misses, "reads went back to Redis"
     assert await get_cached_author(author_id, cache=cache, db=deps.db) is not None
     assert await client.exists(keys.author_id(author_id))  # stored in Redis again
+
+
+async def test_a_lost_write_forgets_every_epoch_before_it_answers_trying_a_refusal_again(
+        redis_server: RedisServer, caplog: pytest.LogCaptureFixture) -> None:
+    """`Cache.lose_write`: before the write answers, the global epoch, every live epoch and the invalidation
+    clock are forgotten. A server that refuses (here an ACL that denies UNLINK, as a cluster failing over
+    refuses every command) is tried again until it takes them, then the loss counts as contained; one that
+    still refuses at `lost_write_wait` is left to the recovery (the flag stays up); one that does not
+    answer at all is not waited for."""
+    from telemetry import metrics
+
+    admin = make_redis(redis_server.url)
+    epochs = [keys.generation(keys.GLOBAL_TAG), keys.invalidation_clock(),
+              *(keys.live_epoch(kind) for kind in keys.LIVE_KINDS)]
+
+    async def refused_unlinks() -> int:
+        stats = await admin.info("commandstats")
+        return int(stats.get("cmdstat_unlink", {}).get("rejected_calls", 0))
+
+    async def refused_at_least(n: int) -> bool:
+        return await refused_unlinks() >= n
+
+    await admin.acl_setuser("writer", enabled=True, passwords=["+secret"], keys=["~*"], channels=["*"],
+                            commands=["+@all", "-unlink"])
+    writer_url = redis_server.url.replace("redis://", "redis://writer:secret@")
+    for wait in (30.0, 0.3):
+        await admin.mset(dict.fromkeys(epochs, 1))
+        cache = Cache(make_redis(writer_url, coalesce=False), lost_write_wait=wait)
+        contained = metrics.LOST_WRITES_CONTAINED._value.get()
+        refused = await refused_unlinks()
+        losing = asyncio.create_task(cache.lose_write(RuntimeError("the pipeline failed"), "invalidation"))
+        # every epoch tried, and tried again after a refusal
+        twice = refused + 2 * len(epochs)
+        await until(lambda n=twice: refused_at_least(n), "the refused UNLINKs tried again")
+        assert cache.lost_invalidations and await admin.exists(*epochs) == len(epochs)
+        if wait > 1:  # still waiting: the server takes them now
+            assert not losing.done()
+            await admin.acl_setuser("writer", enabled=True, commands=["+unlink"])
+        await asyncio.wait_for(losing, 20)
+        if wait > 1:
+            assert await admin.exists(*epochs) == 0 and cache.lost_invalidations is False
+            assert metrics.LOST_WRITES_CONTAINED._value.get() - contained == 1
+            assert "an update lost during invalidation was contained: the cache and live epochs were forgotten" \
+                in [record.getMessage() for record in caplog.records]
+        else:  # refused up to the deadline: the epochs stay, and so does the flag the recovery reads
+            assert await admin.exists(*epochs) == len(epochs) and cache.lost_invalidations
+            assert metrics.LOST_WRITES_CONTAINED._value.get() == contained
+        await cache.redis.aclose()
+        await admin.acl_setuser("writer", enabled=True, commands=["-unlink"])
+
+    nobody = Cache(make_redis("redis://127.0.0.1:1", coalesce=False), lost_write_wait=60.0)
+    await asyncio.wait_for(nobody.lose_write(RuntimeError("gone"), "invalidation"), 20)  # not 60 s of retries
+    assert nobody.lost_invalidations
+    await nobody.redis.aclose()
+    await admin.aclose()
