@@ -595,11 +595,11 @@ class Cache:
     # --- invalidation ------------------------------------------------------------------------------
 
     async def invalidate_tags(self, tags: Iterable[str], *,
-                              also: Callable[[Pipeline], Awaitable[None]] | None = None) -> None:
+                              also: Callable[[Pipeline], Awaitable[int]] | None = None) -> None:
         """Make every value that depends on any of `tags` a miss; `also` adds the commit's other commands
-        (live structure updates, for the state Redis) before them: in the same pipeline when the state is
-        on the same Redis, else in a pipeline of its own sent first. Never raises: a lost invalidation is
-        remembered and answered with epoch bumps when Redis is back."""
+        (live structure updates, for the state Redis) before them and says how many it queued: in the same
+        pipeline when the state is on the same Redis, else in a pipeline of its own sent first. Never
+        raises: a lost invalidation is remembered and answered with epoch bumps when Redis is back."""
         tag_list = list(dict.fromkeys(tags))
         # a member's tag moves with its family's (keys.covering): stamps may name the family's alone
         tag_list = list(dict.fromkeys([*tag_list, *filter(None, map(keys.covering, tag_list))]))
@@ -613,17 +613,21 @@ class Cache:
                 also = None
             # Live structures change before the generations move: a reader that sees a new generation
             # then also sees the new structures, so it cannot cache a page built from the old ones under
-            # the new stamp. At most BATCH commands a pipeline, the clock's among them.
-            per_pipeline = BATCH - 1
-            chunks = [tag_list[start:start + per_pipeline] for start in range(0, len(tag_list), per_pipeline)]
-            for n, chunk in enumerate(chunks or [[]]):
+            # the new stamp. At most BATCH commands a pipeline (seed 004): `also`'s, then as many moves
+            # as leave room for the clock's.
+            remaining = tag_list
+            while True:
                 async with self.redis.pipeline(transaction=False) as pipe:
-                    if also is not None and n == 0:
-                        await also(pipe)
-                    for tag in chunk:
+                    queued = await also(pipe) if also is not None else 0
+                    also = None
+                    room = max(BATCH - 1 - queued, 0)
+                    for tag in remaining[:room]:
                         self._queue_bump(pipe, tag)
                     self._queue_clock(pipe)
                     await pipe.execute()
+                remaining = remaining[room:]
+                if not remaining:
+                    break
         except RedisError as exc:
             await self.lose_write(exc, "invalidation")
             return

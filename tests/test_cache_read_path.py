@@ -16,7 +16,8 @@ from app.main import create_app
 from cache import keys
 from cache.client import make_redis
 from cache.seam import queued_commands
-from cache.store import Cache, KeptDecoded, parse_stamp, stamp_parts
+from cache.store import BATCH, Cache, KeptDecoded, parse_stamp, stamp_parts
+from devtools.services import RedisServer
 from resolvers.deps import Deps
 from telemetry import metrics
 from tests.conftest import single_redis
@@ -469,3 +470,60 @@ async def test_the_fill_lock_is_held_while_computing_expires_and_is_released_by_
     assert await down.take_fill_locks(["a"]) == [None]  # the breaker open: Redis is not even asked
     assert metrics.REDIS_ERRORS.labels("fill lock")._value.get() - failed == 1
     await down.redis.aclose()
+
+
+@single_redis  # counts one server's pipelines
+async def test_an_invalidation_fills_each_pipeline_up_to_seed_004_s_bound_the_commit_s_commands_first(
+        cache: Cache, redis: Redis, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The commit's other commands (`also`: its live updates) go first in the first pipeline, then as many
+    generation moves as leave room for the clock, which ends each pipeline: at most BATCH commands a
+    pipeline, and no more pipelines than that allows. Every generation moves."""
+    sent: list[list[str]] = []
+    execute = Pipeline.execute
+
+    async def recorded(self: Pipeline, raise_on_error: bool = True) -> Any:
+        sent.append([str(args[1]) for args, _options in queued_commands(self)])
+        return await execute(self, raise_on_error)
+
+    also_keys = [f"live:first:{n}" for n in range(5)]
+
+    async def also(pipe: Pipeline) -> int:
+        for key in also_keys:
+            pipe.set(key, 1, ex=60)
+        return len(also_keys)
+
+    tags = [f"t:moved:{secrets.token_hex(4)}:{n}" for n in range(2 * (BATCH - 1) - len(also_keys))]
+    await redis.mset(dict.fromkeys([keys.generation(tag) for tag in tags], 1))
+    monkeypatch.setattr(Pipeline, "execute", recorded)
+    await cache.invalidate_tags(tags, also=also)
+    monkeypatch.undo()
+    assert [len(commands) for commands in sent] == [BATCH, BATCH]
+    assert sent[0][:len(also_keys)] == also_keys  # before any generation moves
+    assert all(commands[-1] == keys.invalidation_clock() for commands in sent)
+    moved = [command for commands in sent for command in commands[:-1] if command not in also_keys]
+    assert moved == [keys.generation(tag) for tag in tags]
+    assert b"1" not in await redis.mget([keys.generation(tag) for tag in tags])
+
+
+async def test_with_a_state_redis_apart_the_commit_s_live_commands_go_there_first(
+        redis: Redis, redis_server: RedisServer) -> None:
+    """REDIS_STATE_URL: the live structures on a Redis of their own. A commit's live commands go there, in a
+    pipeline sent before the generations move on the cache's Redis; an invalidation without any stays on
+    the cache's."""
+    state = make_redis(redis_server.url, coalesce=False)
+    split = Cache(redis, state=state)
+    tag, other = f"t:apart:{secrets.token_hex(4)}", f"t:apart:{secrets.token_hex(4)}"
+    state_then: list[bool] = []
+
+    async def also(pipe: Pipeline) -> int:
+        pipe.set("live:apart", 1, ex=60)
+        state_then.append(bool(await redis.exists(keys.generation(tag))))  # not moved yet
+        return 1
+
+    await split.invalidate_tags([tag], also=also)
+    await split.invalidate_tags([other])
+    assert state_then == [False]  # called once, before the move
+    assert await state.get("live:apart") == b"1" and not await redis.exists("live:apart")
+    assert await redis.exists(keys.generation(tag), keys.generation(other)) == 2
+    assert not await state.exists(keys.generation(tag), keys.generation(other))
+    await state.aclose()
