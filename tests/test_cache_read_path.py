@@ -16,7 +16,7 @@ from app.main import create_app
 from cache import keys
 from cache.client import make_redis
 from cache.seam import queued_commands
-from cache.store import BATCH, Cache, KeptDecoded, parse_stamp, stamp_parts
+from cache.store import BATCH, Cache, CacheStats, KeptDecoded, parse_stamp, stamp_parts
 from devtools.services import RedisServer
 from resolvers.deps import Deps
 from telemetry import metrics
@@ -527,3 +527,12 @@ async def test_with_a_state_redis_apart_the_commit_s_live_commands_go_there_firs
     assert await redis.exists(keys.generation(tag), keys.generation(other)) == 2
     assert not await state.exists(keys.generation(tag), keys.generation(other))
     await state.aclose()
+
+
+def test_the_cache_s_stats_add_up_each_kind_of_read() -> None:
+    """What /metrics and `discours cache stats` report: reads counted by result, each adding up."""
+    stats = CacheStats()
+    for result in ("hit", "miss", "stale", "hit"):
+        stats.count(result, 2)
+    stats.count("stale")  # one read by default
+    assert (stats.hits, stats.misses, stats.stale) == (4, 2, 3)
