@@ -16,7 +16,7 @@ from app.main import create_app
 from cache import keys
 from cache.client import make_redis
 from cache.seam import queued_commands
-from cache.store import BATCH, Cache, CacheStats, KeptDecoded, parse_stamp, stamp_parts
+from cache.store import BATCH, Cache, CacheStats, KeptDecoded, capture_stamp, parse_stamp, stamp_parts
 from devtools.services import RedisServer
 from resolvers.deps import Deps
 from telemetry import metrics
@@ -536,3 +536,47 @@ def test_the_cache_s_stats_add_up_each_kind_of_read() -> None:
         stats.count(result, 2)
     stats.count("stale")  # one read by default
     assert (stats.hits, stats.misses, stats.stale) == (4, 2, 3)
+
+
+def test_a_stamp_names_at_most_what_a_script_checks_in_ten_mgets() -> None:
+    """What read more tags than the stamp check reads in ten MGETs (cache/store.py LUA_STAMP_IS_CURRENT)
+    is not kept: exactly that many is."""
+    from cache.response_capture import Capture
+
+    def with_tags(n: int) -> Capture:
+        return Capture(generations={f"t:{i}": b"7" for i in range(n)})
+
+    assert capture_stamp(with_tags(10 * BATCH)) is not None
+    assert capture_stamp(with_tags(10 * BATCH + 1)) is None
+
+
+async def test_values_keyed_by_numbers_are_stored_and_nothing_is_while_the_breaker_is_open(
+        cache: Cache, redis: Redis) -> None:
+    """A value whose dict keys are numbers (stats by id) is stored, read back with JSON's string keys; with
+    the breaker open (Redis failed a moment ago) a computed value is not written at all."""
+    tag, key = f"t:{secrets.token_hex(4)}", f"k:{secrets.token_hex(4)}"
+    await cache.cache_data(key, {7: "seven"}, tags=[tag])
+    assert await cache.get_cached_data(key, [tag]) == {"7": "seven"}
+    _, stamps = await cache.get_many([key], [[tag]])
+    closed = f"k:{secrets.token_hex(4)}"
+    cache.trip(RuntimeError("redis failed"), "read")
+    await cache.set_many([(closed, 1, stamps[0], None)])
+    assert not await redis.exists(closed)
+
+
+async def test_a_batch_read_fetches_its_misses_only_unless_forced(cache: Cache) -> None:
+    """`cached_many`: one fetch for the misses, none once they are stored; `force` (the revalidator)
+    fetches every key again and stores what it fetched."""
+    calls: list[list[int]] = []
+
+    async def fetch(indexes: list[int]) -> list[str]:
+        calls.append(list(indexes))
+        return [f"v{i}-{len(calls)}" for i in indexes]
+
+    token = secrets.token_hex(4)
+    names, tags = [f"k:{token}:{i}" for i in range(3)], [[f"t:{token}"]] * 3
+    first = await cache.cached_many(names, tags, fetch)
+    assert await cache.cached_many(names, tags, fetch) == first == ["v0-1", "v1-1", "v2-1"]
+    assert calls == [[0, 1, 2]]
+    assert await cache.cached_many(names, tags, fetch, force=True) == ["v0-2", "v1-2", "v2-2"]
+    assert await cache.cached_many(names, tags, fetch) == ["v0-2", "v1-2", "v2-2"] and len(calls) == 2
