@@ -17,9 +17,13 @@ The pass is slow on two cores (minutes per module, an hour and more for all), so
 and each module's result is kept in the repository, not only in mutmut's ignored `mutants/` state:
 `mutation/<module>.md` holds its score and every surviving mutant, each either explained (an equivalent
 mutant: the section "Explained", written by hand, kept from run to run) or listed as not yet killed, with
-its diff. A survivor that a new test kills leaves the list at the next run of its module. A change to the
-test selection of [tool.mutmut] makes mutmut forget every result: run the whole module again then, not
-only its survivors (its record would count the others as not checked).
+its diff. A survivor that a new test kills leaves the list at the next run of its module (`--survivors`).
+
+The test selection of [tool.mutmut]: a file added to it keeps every verdict (more tests can only kill
+more), so run `--survivors` of each module after; but mutmut, which fingerprints the selection in its
+`mutants/` state, forgets every result on a machine that has that state: delete `mutants/` first (a fresh
+clone has none; the kept verdicts are put back). A file taken out of it may have been what killed some
+mutants: run the modules again whole then.
 """
 
 from __future__ import annotations
