@@ -503,6 +503,8 @@ async def test_an_invalidation_fills_each_pipeline_up_to_seed_004_s_bound_the_co
     moved = [command for commands in sent for command in commands[:-1] if command not in also_keys]
     assert moved == [keys.generation(tag) for tag in tags]
     assert b"1" not in await redis.mget([keys.generation(tag) for tag in tags])
+    for moved_key in (keys.generation(tags[0]), keys.invalidation_clock()):  # both expire (seed 004)
+        assert 0 < await redis.ttl(moved_key) <= cache.generation_ttl
 
 
 async def test_with_a_state_redis_apart_the_commit_s_live_commands_go_there_first(
@@ -580,3 +582,13 @@ async def test_a_batch_read_fetches_its_misses_only_unless_forced(cache: Cache) 
     assert calls == [[0, 1, 2]]
     assert await cache.cached_many(names, tags, fetch, force=True) == ["v0-2", "v1-2", "v2-2"]
     assert await cache.cached_many(names, tags, fetch) == ["v0-2", "v1-2", "v2-2"] and len(calls) == 2
+
+
+async def test_a_store_redis_cannot_take_is_said_by_what_failed_and_not_raised() -> None:
+    """`set_many` with Redis gone: the reader keeps its computed value (nothing raised), the failure is
+    counted as a write's, and the breaker opens."""
+    down = Cache(make_redis("redis://127.0.0.1:1", coalesce=False))  # nothing listens there
+    failed = metrics.REDIS_ERRORS.labels("write")._value.get()
+    await down.set_many([("k:gone", 1, b"epoch=1", None)])
+    assert metrics.REDIS_ERRORS.labels("write")._value.get() - failed == 1 and not down.available
+    await down.redis.aclose()
