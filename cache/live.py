@@ -356,10 +356,10 @@ class LiveStore:
             return False
         return True
 
-    async def queue_apply(self, pipe: Pipeline, ops: LiveOps, *, announced: bool) -> int:
-        """Add one script call per entity to `pipe` (the commit's invalidation pipeline); how many commands
-        that queued. A write that was not announced before its commit may race a build, so its structures
-        are dropped instead of changed in place (a drop is right whatever a concurrent build stores)."""
+    async def queue_apply(self, pipe: Pipeline, ops: LiveOps, *, announced: bool) -> None:
+        """Add one script call per entity to `pipe` (the commit's invalidation pipeline). A write that
+        was not announced before its commit may race a build, so its structures are dropped instead of
+        changed in place (a drop is right whatever a concurrent build stores)."""
         for kind in sorted(ops.lost_kinds):
             pipe.incr(keys.live_epoch(kind))
         for (kind, entity_id), entity_ops in ops.by_entity.items():
@@ -371,7 +371,6 @@ class LiveStore:
                     key_list.append(key)
                 args += [op.verb, str(key_list.index(key) + 1), op.name, *op.args]
             queue_script(pipe, _APPLY, key_list, args)
-        return len(ops.lost_kinds) + len(ops.by_entity)
 
     # --- the read side --------------------------------------------------------------------------------
 

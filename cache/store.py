@@ -595,11 +595,11 @@ class Cache:
     # --- invalidation ------------------------------------------------------------------------------
 
     async def invalidate_tags(self, tags: Iterable[str], *,
-                              also: Callable[[Pipeline], Awaitable[int]] | None = None) -> None:
+                              also: Callable[[Pipeline], Awaitable[None]] | None = None) -> None:
         """Make every value that depends on any of `tags` a miss; `also` adds the commit's other commands
-        (live structure updates, for the state Redis) before them and says how many it queued: in the same
-        pipeline when the state is on the same Redis, else in a pipeline of its own sent first. Never
-        raises: a lost invalidation is remembered and answered with epoch bumps when Redis is back."""
+        (live structure updates, for the state Redis) before them: in the same pipeline when the state is
+        on the same Redis, else in a pipeline of its own sent first. Never raises: a lost invalidation is
+        remembered and answered with epoch bumps when Redis is back."""
         tag_list = list(dict.fromkeys(tags))
         # a member's tag moves with its family's (keys.covering): stamps may name the family's alone
         tag_list = list(dict.fromkeys([*tag_list, *filter(None, map(keys.covering, tag_list))]))
@@ -618,9 +618,10 @@ class Cache:
             remaining = tag_list
             while True:
                 async with self.redis.pipeline(transaction=False) as pipe:
-                    queued = await also(pipe) if also is not None else 0
-                    also = None
-                    room = max(BATCH - 1 - queued, 0)
+                    if also is not None:
+                        await also(pipe)
+                        also = None
+                    room = max(BATCH - 1 - len(pipe), 0)  # what the pipeline holds already is `also`'s
                     for tag in remaining[:room]:
                         self._queue_bump(pipe, tag)
                     self._queue_clock(pipe)

@@ -487,10 +487,9 @@ async def test_an_invalidation_fills_each_pipeline_up_to_seed_004_s_bound_the_co
 
     also_keys = [f"live:first:{n}" for n in range(5)]
 
-    async def also(pipe: Pipeline) -> int:
+    async def also(pipe: Pipeline) -> None:
         for key in also_keys:
             pipe.set(key, 1, ex=60)
-        return len(also_keys)
 
     tags = [f"t:moved:{secrets.token_hex(4)}:{n}" for n in range(2 * (BATCH - 1) - len(also_keys))]
     await redis.mset(dict.fromkeys([keys.generation(tag) for tag in tags], 1))
@@ -517,10 +516,9 @@ async def test_with_a_state_redis_apart_the_commit_s_live_commands_go_there_firs
     tag, other = f"t:apart:{secrets.token_hex(4)}", f"t:apart:{secrets.token_hex(4)}"
     state_then: list[bool] = []
 
-    async def also(pipe: Pipeline) -> int:
+    async def also(pipe: Pipeline) -> None:
         pipe.set("live:apart", 1, ex=60)
         state_then.append(bool(await redis.exists(keys.generation(tag))))  # not moved yet
-        return 1
 
     await split.invalidate_tags([tag], also=also)
     await split.invalidate_tags([other])

@@ -355,8 +355,8 @@ async def test_the_control_without_the_live_write_path_differs_from_sql(api: Api
     async def announced(self: LiveStore, entities: Any) -> bool:
         return True
 
-    async def applied(self: LiveStore, pipe: Any, ops: Any, *, announced: bool) -> int:
-        return 0  # nothing queued
+    async def applied(self: LiveStore, pipe: Any, ops: Any, *, announced: bool) -> None:
+        return None
 
     deps = api.deps
     world = await _world(api)

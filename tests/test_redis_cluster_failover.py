@@ -144,8 +144,8 @@ async def test_a_write_the_failover_interrupts_answers_once_no_other_master_serv
             unfollow = LiveOps()
             unfollow.zrem("author", author, name, 77)
 
-            async def with_the_unfollow(pipe: Any) -> int:
-                return await writer.live.queue_apply(pipe, unfollow, announced=False)
+            async def with_the_unfollow(pipe: Any) -> None:
+                await writer.live.queue_apply(pipe, unfollow, announced=False)
 
             await asyncio.to_thread(lost.kill)
             write = asyncio.create_task(writer.cache.invalidate_tags([tag], also=with_the_unfollow))

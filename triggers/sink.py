@@ -72,8 +72,8 @@ class CacheSink:
                     "withdrawal of an announced write")
 
     async def apply(self, changes: Changes, *, announced: bool) -> None:
-        async def live_changes(pipe: Pipeline) -> int:
-            return await self.live.queue_apply(pipe, changes.live, announced=announced)
+        async def live_changes(pipe: Pipeline) -> None:
+            await self.live.queue_apply(pipe, changes.live, announced=announced)
 
         if self.wal_floor is not None:  # first: a reader that sees what follows reads a replica holding it
             await self.wal_floor.raise_after_commit()
