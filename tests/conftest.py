@@ -117,6 +117,14 @@ async def redis() -> AsyncIterator[Redis]:
 
 
 @pytest.fixture
+async def down() -> AsyncIterator[Cache]:
+    """A cache whose Redis is gone: configured as the app's, on an address nothing listens on."""
+    cache = Cache(make_redis("redis://127.0.0.1:1", coalesce=False))
+    yield cache
+    await cache.redis.aclose()
+
+
+@pytest.fixture
 async def redis_server() -> AsyncIterator[RedisServer]:
     """A redis-server of the test's own on a free port, which the test may stop and start again."""
     async with RedisServer() as server:

@@ -332,9 +332,8 @@ def test_a_stamp_s_tag_may_hold_an_equals_sign() -> None:
     assert parse_stamp(b",".join(stamp_parts(generations).values())) == generations
 
 
-async def test_a_redis_failure_is_counted_by_what_failed() -> None:
+async def test_a_redis_failure_is_counted_by_what_failed(down: Cache) -> None:
     """What failed names the error counter's label; every failure counts in the cache's stats."""
-    down = Cache(make_redis("redis://127.0.0.1:1", coalesce=False))  # nothing listens there
     during = ("fill lock release", "invalidation")
     errors = {what: metrics.REDIS_ERRORS.labels(what)._value.get() for what in during}
     await down.release_fill_lock("some key")
@@ -342,7 +341,6 @@ async def test_a_redis_failure_is_counted_by_what_failed() -> None:
     assert {what: metrics.REDIS_ERRORS.labels(what)._value.get() - n for what, n in errors.items()} == {
         "fill lock release": 1, "invalidation": 1}
     assert down.stats.errors == 2 and down.lost_invalidations
-    await down.redis.aclose()
 
 
 async def test_concurrent_misses_share_one_computation_unless_a_write_came_between(cache: Cache, redis: Redis) -> None:
@@ -406,25 +404,23 @@ async def test_concurrent_misses_share_one_computation_unless_a_write_came_betwe
     assert not cache._inflight and not other_worker._inflight  # nothing kept of the flights once they land
 
 
-async def test_an_observe_redis_cannot_answer_is_said_and_keeps_nothing() -> None:
+async def test_an_observe_redis_cannot_answer_is_said_and_keeps_nothing(down: Cache) -> None:
     """`observe` (a response's dependence on data read outside stamped values) with Redis unreachable: the
     response being computed is not stored, and the failure is counted as a read's."""
     from cache import response_capture
 
-    down = Cache(make_redis("redis://127.0.0.1:1", coalesce=False))  # nothing listens there
     failed = metrics.REDIS_ERRORS.labels("read")._value.get()
     capture, token = response_capture.begin()
     try:
         await down.observe([f"author:{secrets.randbelow(10**9)}"])
     finally:
         response_capture.end(token)
-        await down.redis.aclose()
     assert not capture.storable
     assert metrics.REDIS_ERRORS.labels("read")._value.get() - failed == 1
 
 
 async def test_the_fill_lock_is_held_while_computing_expires_and_is_released_by_its_holder_only(
-        cache: Cache, redis: Redis) -> None:
+        cache: Cache, redis: Redis, down: Cache) -> None:
     """The fill lock's life: taken with an expiry (a holder that dies frees it), held while the value is
     computed, released with the value's store or when the computation fails; a worker that waited for a
     holder past `fill_wait_ms` computes and stores the value itself, leaving the holder's lock alone. With
@@ -463,13 +459,11 @@ async def test_the_fill_lock_is_held_while_computing_expires_and_is_released_by_
     assert await redis.exists(keys.fill_lock(key))  # not the waiter's to release
     assert await cache.get_cached_data(key, [tag]) == 2  # stored under the stamp read before it waited
 
-    down = Cache(make_redis("redis://127.0.0.1:1", coalesce=False))  # nothing listens there
     failed = metrics.REDIS_ERRORS.labels("fill lock")._value.get()
     assert await down.take_fill_locks(["a", "b"]) == [None, None]  # the failure is said, not raised
     assert not down.available and metrics.REDIS_ERRORS.labels("fill lock")._value.get() - failed == 1
     assert await down.take_fill_locks(["a"]) == [None]  # the breaker open: Redis is not even asked
     assert metrics.REDIS_ERRORS.labels("fill lock")._value.get() - failed == 1
-    await down.redis.aclose()
 
 
 @single_redis  # counts one server's pipelines
@@ -582,11 +576,9 @@ async def test_a_batch_read_fetches_its_misses_only_unless_forced(cache: Cache) 
     assert await cache.cached_many(names, tags, fetch) == ["v0-2", "v1-2", "v2-2"] and len(calls) == 2
 
 
-async def test_a_store_redis_cannot_take_is_said_by_what_failed_and_not_raised() -> None:
+async def test_a_store_redis_cannot_take_is_said_by_what_failed_and_not_raised(down: Cache) -> None:
     """`set_many` with Redis gone: the reader keeps its computed value (nothing raised), the failure is
     counted as a write's, and the breaker opens."""
-    down = Cache(make_redis("redis://127.0.0.1:1", coalesce=False))  # nothing listens there
     failed = metrics.REDIS_ERRORS.labels("write")._value.get()
     await down.set_many([("k:gone", 1, b"epoch=1", None)])
     assert metrics.REDIS_ERRORS.labels("write")._value.get() - failed == 1 and not down.available
-    await down.redis.aclose()

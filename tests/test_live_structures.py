@@ -26,6 +26,7 @@ from cache.counters import QUERIES, get_counters
 from cache.follows import fan_ids, fans_query, following_ids, following_query
 from cache.live import LiveOps, LiveStore, structure_key
 from cache.rebuild import rebuild_all
+from cache.store import Cache
 from cache.threads import as_row, comment_rating, encode, members_query
 from config.settings import Settings
 from devtools.services import RedisServer
@@ -576,14 +577,11 @@ async def test_live_scripts_in_a_pipeline_ask_redis_nothing_first(redis_server: 
         await client.aclose()
 
 
-async def test_a_live_read_without_redis_is_a_miss_of_every_id_and_said(settings: Settings) -> None:
+async def test_a_live_read_without_redis_is_a_miss_of_every_id_and_said(settings: Settings, down: Cache) -> None:
     """Redis failing during a live read: every id is a miss (its reader goes to SQL), nothing is noted, and
     the failure is counted as a live read's; while the breaker is open, Redis is not asked."""
-    from cache.client import make_redis
-    from cache.store import Cache
     from telemetry import metrics
 
-    down = Cache(make_redis("redis://127.0.0.1:1", coalesce=False))  # nothing listens there
     live = LiveStore(down)
     failed = metrics.REDIS_ERRORS.labels("live read")._value.get()
     for read in (lambda: live.read_hashes("comment", "comment", [1, 2]),  # Redis asked, and failing
@@ -598,4 +596,3 @@ async def test_a_live_read_without_redis_is_a_miss_of_every_id_and_said(settings
     ops.incr("shout", 1, rating=1)
     await live.apply(ops, announced=True)
     assert metrics.REDIS_ERRORS.labels("live apply")._value.get() - lost == 1 and down.lost_invalidations
-    await down.redis.aclose()

@@ -112,7 +112,7 @@ async def test_reads_use_the_database_while_redis_is_gone_and_redis_again_after_
 
 
 async def test_a_lost_write_forgets_every_epoch_before_it_answers_trying_a_refusal_again(
-        redis_server: RedisServer, caplog: pytest.LogCaptureFixture) -> None:
+        redis_server: RedisServer, down: Cache, caplog: pytest.LogCaptureFixture) -> None:
     """`Cache.lose_write`: before the write answers, the global epoch, every live epoch and the invalidation
     clock are forgotten. A server that refuses (here an ACL that denies UNLINK, as a cluster failing over
     refuses every command) is tried again until it takes them, then the loss counts as contained; one that
@@ -134,6 +134,7 @@ async def test_a_lost_write_forgets_every_epoch_before_it_answers_trying_a_refus
     await admin.acl_setuser("writer", enabled=True, passwords=["+secret"], keys=["~*"], channels=["*"],
                             commands=["+@all", "-unlink"])
     writer_url = redis_server.url.replace("redis://", "redis://writer:secret@")
+
     async def losing_with(wait: float) -> tuple[Cache, asyncio.Task[None], int, float]:
         await admin.mset(dict.fromkeys(epochs, 1))
         cache = Cache(make_redis(writer_url, coalesce=False), lost_write_wait=wait)
@@ -162,8 +163,7 @@ async def test_a_lost_write_forgets_every_epoch_before_it_answers_trying_a_refus
     assert metrics.LOST_WRITES_CONTAINED._value.get() == contained
     await cache.redis.aclose()
 
-    nobody = Cache(make_redis("redis://127.0.0.1:1", coalesce=False), lost_write_wait=60.0)
-    await asyncio.wait_for(nobody.lose_write(RuntimeError("gone"), "invalidation"), 20)  # not 60 s of retries
-    assert nobody.lost_invalidations
-    await nobody.redis.aclose()
+    down.lost_write_wait = 60.0
+    await asyncio.wait_for(down.lose_write(RuntimeError("gone"), "invalidation"), 20)  # not 60 s of retries
+    assert down.lost_invalidations
     await admin.aclose()

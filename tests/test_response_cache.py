@@ -498,17 +498,15 @@ async def test_what_is_kept_and_how_long(cache: Cache, redis: Redis) -> None:
     assert await redis.exists(unstampable) == 0
 
 
-async def test_a_store_redis_refuses_is_said_and_not_kept(settings: Settings) -> None:
+async def test_a_store_redis_refuses_is_said_and_not_kept(settings: Settings, down: Cache) -> None:
     from telemetry import metrics
 
-    down = Cache(make_redis("redis://127.0.0.1:1", coalesce=False))  # nothing listens there
     responses = ResponseCache(down)
     failed = metrics.REDIS_ERRORS.labels("response cache store")._value.get()
     capture = Capture(generations={"author:1": b"5"})
     assert not await responses.store(request_key("e" * 64, None, {}), b"{}", capture, 'W/"d"', max_age=60)
     assert metrics.REDIS_ERRORS.labels("response cache store")._value.get() - failed == 1
     assert not down.available and responses.stores == 0
-    await down.redis.aclose()
 
 
 @pytest.mark.skipif(TEST_REDIS_CLUSTER, reason="the hit script, which a cluster's hit reads apart, keeps the clock")
