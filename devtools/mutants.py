@@ -6,7 +6,7 @@ subscribers. Mutants run one at a time: the tests share one database.
     python -m devtools.mutants triggers.rules cache.store     # those modules' mutants, then their records
     python -m devtools.mutants                                # every module of [tool.mutmut] only_mutate
     python -m devtools.mutants --record triggers.related      # only write the record from what has run
-    python -m devtools.mutants --survivors cache.composite    # its survivors again (after a new test)
+    python -m devtools.mutants --survivors cache.composite    # its unexplained survivors again (new tests)
 
 A pass stopped part way (Ctrl-C, the end of a session) resumes with the mutants not checked yet, on this
 machine or on a fresh clone: mutmut's verdicts (its `.meta` file, per mutant and per function's hash) are
@@ -107,10 +107,13 @@ def unchecked(module: str) -> list[str]:
 
 
 def surviving(module: str) -> list[str]:
-    """The module's mutants that survived their last run, or that no test of the selection reached: run
-    again, a new test may kill them."""
+    """The module's mutants that survived their last run, or that no test of the selection reached, except
+    those explained as equivalent in its record (no test can kill them): run again, a new test may kill
+    them."""
     results: dict[str, int | None] = json.loads(_meta(module).read_text())["exit_code_by_key"]
-    return [name for name, code in results.items() if status_by_exit_code[code] in ("survived", "no tests")]
+    explained = _explanations(RECORDS / f"{module}.md")
+    return [name for name, code in results.items()
+            if status_by_exit_code[code] in ("survived", "no tests") and name not in explained]
 
 
 def record(module: str) -> Path:
