@@ -139,7 +139,7 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
         return _authors(await followers.get_shout_followers(info.context.deps, slug, shout_id))
 
     # --- reactions -------------------------------------------------------------------------------
-    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE, rendered=True))
     async def load_reactions_by(self, info: Info, by: ReactionBy, limit: int | None = None,
                                 offset: int | None = None) -> list[Reaction | None] | None:
         query = reactions_query(by, limit, offset, info.context.deps)
@@ -195,7 +195,7 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
             ctx.loaders.views.clear(shout["id"])
         return loaded
 
-    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE, rendered=True))
     async def load_shouts_by(self, info: Info,
                              options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
         query = shouts_query(options, info.context.deps)
@@ -204,13 +204,13 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
             return await shouts_list(info, await feed.load_shouts_reacted(info.context.deps, viewer, query))
         return await shouts_page(info, await reader.load_shouts_by(info.context.deps, query, along(info)))
 
-    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE, rendered=True))
     async def load_shouts_with_topic(self, info: Info, slug: str | None = None,
                                      options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
         query = shouts_query(options, info.context.deps).narrowed(topic=slug)
         return await shouts_page(info, await reader.load_shouts_by(info.context.deps, query, along(info)))
 
-    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE, rendered=True))
     async def load_shouts_authored_by(self, info: Info, slug: str | None = None,
                                       options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
         query = shouts_query(options, info.context.deps).narrowed(author=slug)

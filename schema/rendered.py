@@ -1,9 +1,10 @@
 """Root fields answered from their rendered JSON (cache/rendered.py) instead of being executed.
 
-Which fields: a root field that declares `rendered=True` (schema/cache_control.py), a large public answer
-read often (all topics, a community's topics). When: the view sets `Context.rendered` for a single query
-whose policy is public; the in-process executions (the CLI, the precache, tests) never have it, so their
-results hold only plain values.
+Which fields: a root field that declares `rendered=True` (schema/cache_control.py), a public answer read
+often and costly to execute field by field (all topics, a community's topics, pages of shouts and of
+reactions: twenty shouts with their authors, topics and counters are hundreds of fields). When: the view
+sets `Context.rendered` for a single query whose policy is public; the in-process executions (the CLI, the
+precache, tests) never have it, so their results hold only plain values.
 
 The key of an answer names everything it is computed from: the field node as written (its arguments, its
 selection, its directives), the document's fragment definitions, and the operation's variables as

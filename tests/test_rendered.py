@@ -21,6 +21,7 @@ from cache.rendered import keep_rendered, read_rendered
 from cache.response_capture import Capture
 from cache.store import Cache
 from config.settings import Settings
+from resolvers import reaction, reader
 from resolvers import topic as topics
 from resolvers.deps import Deps
 from tests.helpers import Api
@@ -37,18 +38,23 @@ async def http(deps: Deps, settings: Settings) -> AsyncIterator[httpx.AsyncClien
         yield client
 
 
+def _counted(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[str]:
+    """A list that grows by `name` each time the resolver function `module.name` runs."""
+    calls: list[str] = []
+    original = getattr(module, name)
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(name)
+        return await original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
 @pytest.fixture
 def executed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """How many times `get_topics_all` was executed."""
-    calls: list[str] = []
-    original = topics.get_topics_all
-
-    async def counted(deps: Deps) -> Any:
-        calls.append("get_topics_all")
-        return await original(deps)
-
-    monkeypatch.setattr(topics, "get_topics_all", counted)
-    return calls
+    return _counted(monkeypatch, topics, "get_topics_all")
 
 
 async def _post(http: httpx.AsyncClient, query: str, variables: dict[str, Any] | None = None,
@@ -157,6 +163,69 @@ async def test_off_when_its_ttl_is_zero(deps: Deps, settings: Settings, redis: R
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as http:
         first, second = await _post(http, ALL), await _post(http, ALL)
     assert first == second and executed == ["get_topics_all"] * 2 and await _rendered_keys(redis) == []
+
+
+# --- pages of shouts and reactions ----------------------------------------------------------------------
+
+SHOUTS = ("query($o: LoadShoutsOptions) { load_shouts_by(options: $o) { id title slug "
+          "main_topic { slug title } authors { id slug name } stat { comments_count } } }")
+REACTIONS = "query { load_reactions_by(by: {}, limit: 5) { id body created_by { id name } shout { id slug } } }"
+NEWEST = {"o": {"limit": 5, "offset": 0}}
+
+
+async def _publish(api: Api, author: Any, topic: int) -> int:
+    draft = {"title": "Rendered", "body": "<p>b</p>", "slug": f"r-{uuid.uuid4().hex[:10]}", "topic_ids": [topic],
+             "main_topic_id": topic}
+    created = await api("mutation($d: DraftInput!) { create_draft(draft_input: $d) { draft { id } } }", {"d": draft},
+                        author)
+    published = await api("mutation($id: Int!) { publish_draft(draft_id: $id) { shout { id } } }",
+                          {"id": created["draft"]["id"]}, author)
+    return int(published["shout"]["id"])
+
+
+async def test_a_page_of_shouts_is_sent_rendered_until_a_write_to_any_of_its_parts(
+        http: httpx.AsyncClient, deps: Deps, sql_counter: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The newest shouts with their authors and main topics: executed once, then the same bytes without
+    executing it; an author renamed, a topic renamed and a shout published each make it a miss at once."""
+    executed = _counted(monkeypatch, reader, "load_shouts_by")
+    api = Api(http, deps)
+    author, editor = await api.user(), await api.user("editor")
+    topic = orjson.loads(await _post(http, ALL))["data"]["get_topics_all"][0]
+    shout = await _publish(api, author, int(topic["id"]))
+    first = await _post(http, SHOUTS, NEWEST)
+    assert orjson.loads(first)["data"]["load_shouts_by"][0]["id"] == shout
+    sql_counter.reset()
+    assert await _post(http, SHOUTS, NEWEST) == first and sql_counter.count == 0 and len(executed) == 1
+
+    def newest(body: bytes) -> dict[str, Any]:
+        return orjson.loads(body)["data"]["load_shouts_by"][0]  # type: ignore[no-any-return]
+
+    name = f"Renamed {uuid.uuid4().hex[:6]}"
+    await api("mutation($n: String) { update_author(profile: {name: $n}) { error } }", {"n": name}, author)
+    assert newest(await _post(http, SHOUTS, NEWEST))["authors"][0]["name"] == name
+    title = f"retitled {uuid.uuid4().hex[:6]}"
+    await api(UPDATE, {"t": {"slug": topic["slug"], "title": title}}, editor)
+    assert newest(await _post(http, SHOUTS, NEWEST))["main_topic"]["title"] == title
+    later = await _publish(api, author, int(topic["id"]))
+    assert newest(await _post(http, SHOUTS, NEWEST))["id"] == later
+    assert len(executed) == 4  # each write made it a miss, and nothing else did
+
+
+async def test_a_page_of_reactions_is_sent_rendered_until_a_comment(
+        http: httpx.AsyncClient, deps: Deps, sql_counter: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    executed = _counted(monkeypatch, reaction, "load_reactions_by")
+    api = Api(http, deps)
+    author, reader = await api.user(), await api.user()
+    topic = orjson.loads(await _post(http, ALL))["data"]["get_topics_all"][0]
+    shout = await _publish(api, author, int(topic["id"]))
+    first = await _post(http, REACTIONS)
+    sql_counter.reset()
+    assert await _post(http, REACTIONS) == first and sql_counter.count == 0 and len(executed) == 1
+    await api("mutation($r: ReactionInput!) { create_reaction(reaction: $r) { error } }",
+              {"r": {"kind": "COMMENT", "shout": shout, "body": "rendered no more"}}, reader)
+    newest = orjson.loads(await _post(http, REACTIONS))["data"]["load_reactions_by"][0]
+    assert newest["body"] == "rendered no more" and newest["created_by"]["id"] == reader.id
+    assert len(executed) == 2
 
 
 # --- the store itself (cache/rendered.py) ------------------------------------------------------------
