@@ -199,6 +199,21 @@ async def shout_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int, di
     return result
 
 
+def _reply_sums(reply: Any = Reaction) -> tuple[Any, Any]:
+    """A reaction's rating (the votes whose reply_to it is) and direct reply count, summed over `reply`,
+    its live replies."""
+    return (func.coalesce(func.sum(vote_value(reply)), 0),
+            func.coalesce(func.sum(case((reply.kind.in_(COMMENT_KINDS), 1), else_=0)), 0))
+
+
+def reaction_stat_columns() -> tuple[Any, Any]:
+    """`reaction_stats` as two columns of the statement that reads the reactions (correlated subqueries):
+    a page of reactions and their stats in one statement."""
+    reply = aliased(Reaction)
+    live_replies = (reply.reply_to == Reaction.id) & reply.deleted_at.is_(None)
+    return tuple(select(total).where(live_replies).scalar_subquery() for total in _reply_sums(reply))  # type: ignore[return-value]
+
+
 async def reaction_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, int]]:
     """Rating (votes whose reply_to is the reaction) and direct reply count of each reaction."""
     ids = list(ids)
@@ -207,13 +222,7 @@ async def reaction_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int,
         return result
     live = Reaction.deleted_at.is_(None)
     rows = await session.execute(
-        select(
-            Reaction.reply_to,
-            func.coalesce(func.sum(vote_value()), 0),
-            func.coalesce(func.sum(case((Reaction.kind.in_(COMMENT_KINDS), 1), else_=0)), 0),
-        )
-        .where(Reaction.reply_to.in_(ids), live)
-        .group_by(Reaction.reply_to)
+        select(Reaction.reply_to, *_reply_sums()).where(Reaction.reply_to.in_(ids), live).group_by(Reaction.reply_to)
     )
     for parent, rating, replies in rows:
         result[parent] = {"rating": int(rating), "comments_count": int(replies)}
@@ -226,6 +235,7 @@ __all__ = [
     "author_stats",
     "community_stats",
     "is_listed",
+    "reaction_stat_columns",
     "reaction_stats",
     "shout_stat_columns",
     "shout_stats",

@@ -17,7 +17,7 @@ from cache.entities import id_by_slug
 from cache.threads import ORDERS, set_name
 from orm import Author, Reaction, Shout, ShoutTopic, Topic
 from orm.reaction import COMMENT_KINDS, RATING_KINDS
-from orm.stats import is_listed, reaction_stats, vote_value
+from orm.stats import is_listed, reaction_stat_columns, vote_value
 from resolvers.deps import Deps
 from resolvers.paging import page
 from resolvers.reaction_query import DEFAULT_LIMIT, ReactionsQuery, checked_sort
@@ -51,9 +51,11 @@ def _sorted(query: Select[Any], sort: str | None) -> Select[Any]:
 
 
 
-async def _with_stats(session: AsyncSession, rows: list[Reaction]) -> list[dict[str, Any]]:
-    stats = await reaction_stats(session, [r.id for r in rows])
-    return [{**r.dict(), "stat": stats[r.id]} for r in rows]
+async def _with_stats(session: AsyncSession, stmt: Select[Any]) -> list[dict[str, Any]]:
+    """The reactions `stmt` selects, each with its stat, read in the same statement."""
+    rows = await session.execute(stmt.add_columns(*reaction_stat_columns()))
+    return [{**r.dict(), "stat": {"rating": int(rating), "comments_count": int(replies)}}
+            for r, rating, replies in rows]
 
 
 async def _cached_reactions(deps: Deps, key: str, tags: list[str], stmt: Select[Any], *,
@@ -63,8 +65,7 @@ async def _cached_reactions(deps: Deps, key: str, tags: list[str], stmt: Select[
             await count_cold(deps, client)
         async with deps.db() as session:
             where = stmt if search is None else stmt.where(comment_condition(session, search))
-            rows = list((await session.scalars(where)).all())
-            return await _with_stats(session, rows)
+            return await _with_stats(session, where)
 
     return list(await deps.cache.cached_query(key, query, ttl=deps.ttl_shouts, tags=tags))
 
@@ -191,6 +192,5 @@ async def load_comments_branch(
 async def reactions_by_ids(deps: Deps, ids: list[int]) -> list[dict[str, Any] | None]:
     """Live reactions by id, in the order asked (a batch for DataLoaders; notifications use it)."""
     async with deps.db() as session:
-        rows = list((await session.scalars(_live_on_listed_shouts().where(Reaction.id.in_(ids)))).all())
-        found = {r["id"]: r for r in await _with_stats(session, rows)}
+        found = {r["id"]: r for r in await _with_stats(session, _live_on_listed_shouts().where(Reaction.id.in_(ids)))}
     return [found.get(i) for i in ids]

@@ -82,6 +82,22 @@ async def test_a_cold_page_reads_only_its_own_rows(gql: Any, sql_counter: Any, c
         assert not aggregates, aggregates
 
 
+async def test_a_cold_page_of_reactions_reads_them_and_their_stats_in_one_statement(
+        gql: Any, sql_counter: Any, cache: Cache) -> None:
+    """The newest reactions with their stats, authors and shouts, everything cold (the global epoch bumped):
+    the reactions and their stats in one statement, then the authors and the shouts (rows, then their
+    authors and topics): four statements, whatever the page's size."""
+    query = ("query($n: Int) { load_reactions_by(by: {}, limit: $n) { id stat { rating comments_count } "
+             "created_by { id name } shout { id slug } } }")
+    for limit in (5, 40):
+        await cache.invalidate_tags([keys.GLOBAL_TAG])
+        sql_counter.reset()
+        result = await gql(query, {"n": limit})
+        assert "errors" not in result and len(result["data"]["load_reactions_by"]) == limit
+        assert sql_counter.count == 4, sql_counter.statements
+        assert sum("FROM reaction" in s for s in sql_counter.statements) == 1, sql_counter.statements
+
+
 async def test_keys_follow_the_seed_names(gql: Any, redis: Redis) -> None:
     await gql('{ get_author(slug: "author-1") { id slug } get_topic(slug: "culture") { id } }')
     await gql("{ load_shouts_by(options: {limit: 3}) { id authors { id } } }")

@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from orm import Author, AuthorFollower, Reaction, Shout, ShoutAuthor, ShoutTopic, Topic
 from orm.reaction import COMMENT_KINDS
-from orm.stats import is_listed
+from orm.stats import is_listed, vote_value
 
 LIST = """query($options: LoadShoutsOptions) { load_shouts_by(options: $options) {
   id published_at featured_at layout stat { rating comments_count last_commented_at }
@@ -67,6 +67,27 @@ async def test_stats_are_real_counts(gql: Any, engine: AsyncEngine) -> None:
     result = await gql("query($id: Int) { get_author(author_id: $id) { stat { followers shouts comments } } }",
                        {"id": author})
     assert result["data"]["get_author"]["stat"] == {"followers": followers, "shouts": shouts, "comments": comments}
+
+
+async def test_reaction_stats_are_real_counts(gql: Any, engine: AsyncEngine) -> None:
+    """A page of reactions carries each one's rating (its live votes) and direct reply count, read in the
+    same statement as the page: checked against a count of the replies in SQL."""
+    async with engine.connect() as conn:
+        shout = await conn.scalar(select(Shout.slug).join(Reaction, Reaction.shout == Shout.id)
+                                  .where(is_listed(), Reaction.reply_to.is_not(None), Reaction.deleted_at.is_(None))
+                                  .group_by(Shout.slug).order_by(func.count().desc()).limit(1))
+    page = (await gql('query($s: String) { load_reactions_by(by: {shout: $s}, limit: 100) { id stat { rating '
+                      'comments_count } } }', {"s": shout}))["data"]["load_reactions_by"]
+    async with engine.connect() as conn:
+        live = Reaction.deleted_at.is_(None)
+        replies = dict((await conn.execute(select(Reaction.reply_to, func.count()).where(
+            Reaction.reply_to.in_([r["id"] for r in page]), Reaction.kind.in_(COMMENT_KINDS), live)
+            .group_by(Reaction.reply_to))).all())
+        ratings = dict((await conn.execute(select(Reaction.reply_to, func.sum(vote_value())).where(
+            Reaction.reply_to.in_([r["id"] for r in page]), live).group_by(Reaction.reply_to))).all())
+    assert any(r["stat"]["comments_count"] for r in page), "the seeded shout has no answered reaction"
+    assert [(r["id"], r["stat"]) for r in page] == [
+        (r["id"], {"rating": int(ratings.get(r["id"]) or 0), "comments_count": replies.get(r["id"], 0)}) for r in page]
 
 
 async def test_unpublished_and_deleted_shouts_are_not_public(gql: Any, engine: AsyncEngine) -> None:
