@@ -13,6 +13,7 @@ from cache import keys
 from cache.entities import SessionFactory
 from cache.store import Cache
 from orm import Author, CommunityAuthor
+from orm.engine import read_session
 
 # What an e-mail address looks like (checked on registration, on a change and on an import).
 EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]{1,255}\.[^@\s]{1,63}$")
@@ -25,7 +26,7 @@ def normal_address(email: str | None) -> str | None:
 
 
 async def fetch_account(db: SessionFactory, author_id: int) -> dict[str, Any] | None:
-    async with db() as session:
+    async with read_session(db) as session:
         author = await session.get(Author, author_id)
         if author is None or author.deleted_at is not None:
             return None

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cache.entities import SessionFactory
 from cache.live import LiveStore
+from orm.engine import read_session
 from orm.stats import AUTHOR_METRICS, SHOUT_METRICS, author_stats, community_stats, shout_stats, topic_stats
 
 Counts = dict[str, Any]
@@ -67,7 +68,7 @@ async def get_counters(kind: str, ids: Sequence[int], *, live: LiveStore, db: Se
     if outdated := [i for i in missing if i not in noted]:
         noted.update(await live.note(kind, "count", outdated))
     if missing:
-        async with db() as session:
+        async with read_session(db) as session:
             computed = await QUERIES[kind](session, missing)
         result.update(computed)
         await live.build(kind, "count", [(i, _flat(computed[i])) for i in missing], noted, structure="hash")

@@ -21,6 +21,7 @@ from cache import keys
 from cache.composite import cached_composite
 from cache.store import MISSING, Cache, Fill
 from orm import Author, Community, Shout, ShoutAuthor, ShoutTopic, Topic
+from orm.engine import read_session, reads_only
 from orm.stats import is_listed
 
 # What reads and writes open sessions with: an `async_sessionmaker`, or a `shared_session` for reads.
@@ -123,7 +124,7 @@ async def get_cached_entities(kind: str, ids: Sequence[int], *, cache: Cache, db
 
     async def fetch_missing(indexes: list[int]) -> list[Any]:
         wanted = [ids[i] for i in indexes]
-        async with db() as session:
+        async with read_session(db) as session:
             found = await entity.fetch(session, wanted)
         return [found.get(i) for i in wanted]
 
@@ -191,7 +192,7 @@ async def id_by_slug(kind: str, slug: str, *, cache: Cache, db: SessionFactory) 
     key, tags, query = _slug_lookup(kind, slug)
 
     async def run() -> int | None:
-        async with db() as session:
+        async with read_session(db) as session:
             return await query(session)
 
     # A point lookup on a unique column costs less than taking and releasing a fill lock.
@@ -234,9 +235,7 @@ async def shared_session(db: SessionFactory) -> AsyncIterator[SessionFactory]:
     async def borrow() -> AsyncIterator[AsyncSession]:
         nonlocal session
         if session is None:
-            session = await db().__aenter__()
-            # Reads only, each a statement of its own: no BEGIN and ROLLBACK around them.
-            await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+            session = await reads_only(await db().__aenter__())
         yield session
 
     try:

@@ -3,12 +3,17 @@ command, or a test fixture) calls these and owns what they return."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
+import weakref
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from asyncpg.exceptions import TargetServerAttributeNotMatched
 from sqlalchemy import event, exc
+from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from orm.replicas import ReadRouting, RoutingSession
@@ -69,6 +74,10 @@ def _measure(engine: AsyncEngine) -> None:
     event.listen(engine.sync_engine, "handle_error", failed)
 
 
+# Engines whose URL names a transaction pooler: their reads keep their transaction (`reads_only`).
+_BEHIND_POOLER: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+
 def make_engine(url: str, *, pool_size: int = 10, echo: bool = False, ping_after_idle: float = 5.0,
                 transaction_pooler: bool = False) -> AsyncEngine:
     """`transaction_pooler`: `url` names PgBouncer in transaction pooling (DB_TRANSACTION_POOLER)."""
@@ -78,6 +87,8 @@ def make_engine(url: str, *, pool_size: int = 10, echo: bool = False, ping_after
     else:
         engine = create_async_engine(url, echo=echo, pool_size=pool_size, max_overflow=pool_size,
                                      connect_args=_through_pooler() if transaction_pooler else {})
+        if transaction_pooler:
+            _BEHIND_POOLER.add(engine.sync_engine)
         _ping_after_idle(engine, ping_after_idle)
     _measure(engine)
     return engine
@@ -101,6 +112,27 @@ def make_session_factory(engine: AsyncEngine, *, info: dict[str, Any] | None = N
         return async_sessionmaker(engine, expire_on_commit=False, info=info or {})
     return async_sessionmaker(engine, expire_on_commit=False, info=info or {}, sync_session_class=RoutingSession,
                               routing=routing)
+
+
+async def reads_only(session: AsyncSession) -> AsyncSession:
+    """Put a session that will only read in autocommit: under READ COMMITTED each statement sees a snapshot
+    of its own anyway, so a transaction around the reads buys nothing but its BEGIN and ROLLBACK, two round
+    trips of every cold read. A session already in a transaction (a shared one, a writer's) is left as it
+    is. What is written through such a session is committed statement by statement: writes go through
+    `resolvers.writes.transaction`, which begins its own. Behind a transaction pooler the transaction
+    stays: asyncpg prepares a statement and then runs it, and outside a transaction PgBouncer may send the
+    two to different server connections (`prepared statement ... does not exist`)."""
+    bind = session.bind
+    if not session.in_transaction() and bind is not None and bind.sync_engine not in _BEHIND_POOLER:
+        await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+    return session
+
+
+@contextlib.asynccontextmanager
+async def read_session(db: Callable[[], AbstractAsyncContextManager[AsyncSession]]) -> AsyncIterator[AsyncSession]:
+    """A session of `db` for reads only (`reads_only`)."""
+    async with db() as session:
+        yield await reads_only(session)
 
 
 # SQLSTATEs that say the database cannot take the statement now, though it may in a moment: a connection

@@ -16,6 +16,7 @@ from cache import keys
 from cache.entities import id_by_slug
 from cache.threads import ORDERS, set_name
 from orm import Author, Reaction, Shout, ShoutTopic, Topic
+from orm.engine import read_session
 from orm.reaction import COMMENT_KINDS, RATING_KINDS
 from orm.stats import is_listed, reaction_stat_columns, vote_value
 from resolvers.deps import Deps
@@ -63,7 +64,7 @@ async def _cached_reactions(deps: Deps, key: str, tags: list[str], stmt: Select[
     async def query() -> list[dict[str, Any]]:
         if search is not None:
             await count_cold(deps, client)
-        async with deps.db() as session:
+        async with read_session(deps.db) as session:
             where = stmt if search is None else stmt.where(comment_condition(session, search))
             return await _with_stats(session, where)
 
@@ -191,6 +192,6 @@ async def load_comments_branch(
 
 async def reactions_by_ids(deps: Deps, ids: list[int]) -> list[dict[str, Any] | None]:
     """Live reactions by id, in the order asked (a batch for DataLoaders; notifications use it)."""
-    async with deps.db() as session:
+    async with read_session(deps.db) as session:
         found = {r["id"]: r for r in await _with_stats(session, _live_on_listed_shouts().where(Reaction.id.in_(ids)))}
     return [found.get(i) for i in ids]

@@ -19,6 +19,7 @@ from cache.boards import WEEK, week_start
 from cache.composite import cached_composite
 from cache.entities import get_cached_authors, get_cached_by_slug, get_cached_shouts, get_cached_topics
 from orm import Author, Shout, ShoutAuthor, ShoutTopic, ShoutViews, Topic
+from orm.engine import read_session
 from orm.reaction import Reaction
 from orm.stats import is_listed, shout_stat_columns
 from resolvers.deps import Deps
@@ -99,7 +100,7 @@ async def load_shouts_by(deps: Deps, query: ShoutsQuery, along: Along = NOTHING_
 
     async def ids() -> list[int]:
         stmt = ordered(filtered(select(Shout.id), query.filters), query.order_by, query.order_by_desc)
-        async with deps.db() as session:
+        async with read_session(deps.db) as session:
             return list((await session.scalars(stmt.limit(query.limit).offset(query.offset))).all())
 
     key = keys.shouts_by(query.digest())
@@ -190,7 +191,7 @@ async def load_shouts_random_top(deps: Deps, query: ShoutsQuery) -> list[dict[st
 
     async def ids() -> list[int]:
         stmt = ordered(filtered(select(Shout.id), query.filters), "rating", True).limit(pool_size)
-        async with deps.db() as session:
+        async with read_session(deps.db) as session:
             return list((await session.scalars(stmt)).all())
 
     if query.filters == NO_FILTERS:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
+import asyncpg
 import httpx
 import pytest
 from redis.asyncio import Redis
@@ -96,6 +97,33 @@ async def test_a_cold_page_of_reactions_reads_them_and_their_stats_in_one_statem
         assert "errors" not in result and len(result["data"]["load_reactions_by"]) == limit
         assert sql_counter.count == 4, sql_counter.statements
         assert sum("FROM reaction" in s for s in sql_counter.statements) == 1, sql_counter.statements
+
+
+async def test_cold_reads_open_no_transaction_and_writes_do(gql: Any, api: Any, cache: Cache,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold page's reads run in autocommit (orm.engine.read_session): no BEGIN and ROLLBACK, two round
+    trips each, around statements that each see their own snapshot anyway; a write still runs in one
+    transaction (the control: the count sees transactions)."""
+    started: list[str] = []
+    start = asyncpg.transaction.Transaction.start
+
+    async def counted(self: Any) -> None:
+        started.append("BEGIN")
+        await start(self)
+
+    monkeypatch.setattr(asyncpg.transaction.Transaction, "start", counted)
+    shout = (await gql("{ load_shouts_by(options: {limit: 1}) { id } }"))["data"]["load_shouts_by"][0]["id"]
+    for query in ("{ load_reactions_by(by: {}, limit: 20) { id stat { rating } created_by { name } shout { slug } } }",
+                  "{ load_shouts_by(options: {limit: 20}) { id authors { name } topics { slug } stat { rating } } }"):
+        await cache.invalidate_tags([keys.GLOBAL_TAG])
+        started.clear()
+        assert "errors" not in await gql(query)
+        assert started == [], query
+    user = await api.user()
+    started.clear()
+    await api("mutation($r: ReactionInput!) { create_reaction(reaction: $r) { error } }",
+              {"r": {"kind": "COMMENT", "shout": shout, "body": "in a transaction"}}, user)
+    assert started == ["BEGIN"]
 
 
 async def test_keys_follow_the_seed_names(gql: Any, redis: Redis) -> None:

@@ -28,6 +28,8 @@ from tests.helpers import Api
 ROUNDS = 4
 READERS = 12  # concurrent cold reads per round, over ten pooled client connections and two server ones
 READ = "query($o: Int!) { load_shouts_by(options: {limit: 3, offset: $o}) { id title authors { slug } } }"
+# by slug: a slug's id and its entity read on one session in autocommit elsewhere (cache/entities.py)
+BY_SLUG = "query($s: String!) { get_author(slug: $s) { id slug } }"
 WRITE = "mutation($t: String!) { create_draft(draft_input: {title: $t, body: \"<p>b</p>\"}) { draft { id } } }"
 
 
@@ -50,6 +52,7 @@ async def _failures(bouncer: PgBouncer, settings: Settings, redis: Redis, *, poo
                 await deps.cache.invalidate_tags([keys.GLOBAL_TAG])  # every read a cold one
                 answers = await asyncio.gather(
                     *(api.raw(READ, {"o": n * 3}) for n in range(READERS)),
+                    *(api.raw(BY_SLUG, {"s": f"author-{n + 1}"}) for n in range(READERS)),
                     api.raw(WRITE, {"t": f"через pgbouncer {round_}"}, user))
                 failures += [error["message"] for answer in answers for error in answer.get("errors") or ()]
     finally:
