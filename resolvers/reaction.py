@@ -27,9 +27,12 @@ from resolvers.search import comment_condition, count_cold, search_text
 DEFAULT_CHILDREN = 3
 
 
+_COLUMN_KEYS = [column.key for column in Reaction.__table__.c]
+
+
 def _live_on_listed_shouts() -> Select[Any]:
-    """Reactions that are not deleted, on shouts that are public."""
-    return (select(Reaction).join(Shout, Shout.id == Reaction.shout)
+    """Reactions that are not deleted, on shouts that are public (plain rows of their columns)."""
+    return (select(*Reaction.__table__.c).join(Shout, Shout.id == Reaction.shout)
             .where(Reaction.deleted_at.is_(None), is_listed()))
 
 
@@ -54,9 +57,13 @@ def _sorted(query: Select[Any], sort: str | None) -> Select[Any]:
 
 async def _with_stats(session: AsyncSession, stmt: Select[Any]) -> list[dict[str, Any]]:
     """The reactions `stmt` selects, each with its stat, read in the same statement."""
-    rows = await session.execute(stmt.add_columns(*reaction_stat_columns()))
-    return [{**r.dict(), "stat": {"rating": int(rating), "comments_count": int(replies)}}
-            for r, rating, replies in rows]
+    rating, replies = reaction_stat_columns()
+    found = []
+    for row in await session.execute(stmt.add_columns(rating, replies)):
+        *columns, votes, answers = row
+        found.append({**dict(zip(_COLUMN_KEYS, columns, strict=True)),
+                      "stat": {"rating": int(votes), "comments_count": int(answers)}})
+    return found
 
 
 async def _cached_reactions(deps: Deps, key: str, tags: list[str], stmt: Select[Any], *,
