@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,11 +20,8 @@ from cache import keys
 from cache.composite import cached_composite
 from cache.store import MISSING, Cache, Fill
 from orm import Author, Community, Shout, ShoutAuthor, ShoutTopic, Topic
-from orm.engine import read_session, reads_only
+from orm.engine import SessionFactory, read_session, reads_only
 from orm.stats import is_listed
-
-# What reads and writes open sessions with: an `async_sessionmaker`, or a `shared_session` for reads.
-SessionFactory = Callable[[], AbstractAsyncContextManager[AsyncSession]]
 
 AUTHOR_PUBLIC_FIELDS = (
     "id", "user", "slug", "name", "pic", "bio", "about", "links", "seo",

@@ -128,8 +128,13 @@ async def reads_only(session: AsyncSession) -> AsyncSession:
     return session
 
 
+# What reads and writes open sessions with: an `async_sessionmaker`, or a shared session's lender for reads
+# (cache/entities.shared_session).
+SessionFactory = Callable[[], AbstractAsyncContextManager[AsyncSession]]
+
+
 @contextlib.asynccontextmanager
-async def read_session(db: Callable[[], AbstractAsyncContextManager[AsyncSession]]) -> AsyncIterator[AsyncSession]:
+async def read_session(db: SessionFactory) -> AsyncIterator[AsyncSession]:
     """A session of `db` for reads only (`reads_only`)."""
     async with db() as session:
         yield await reads_only(session)

@@ -211,7 +211,8 @@ def reaction_stat_columns() -> tuple[Any, Any]:
     a page of reactions and their stats in one statement."""
     reply = aliased(Reaction)
     live_replies = (reply.reply_to == Reaction.id) & reply.deleted_at.is_(None)
-    return tuple(select(total).where(live_replies).scalar_subquery() for total in _reply_sums(reply))  # type: ignore[return-value]
+    rating, replies = (select(total).where(live_replies).scalar_subquery() for total in _reply_sums(reply))
+    return rating, replies
 
 
 async def reaction_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, int]]:
