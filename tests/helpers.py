@@ -86,6 +86,17 @@ class Api:
         assert body.get("errors"), body
         return str(body["errors"][0]["extensions"]["code"])
 
+    async def published(self, author: User, topic: int | None = None) -> int:
+        """A shout `author` drafted and published now (in `topic`, its main one, if given): its id."""
+        draft: dict[str, Any] = {"title": "Событие", "body": "<p>b</p>", "slug": f"ev-{uuid.uuid4().hex[:10]}"}
+        if topic is not None:
+            draft["topic_ids"], draft["main_topic_id"] = [topic], topic
+        created = await self("mutation($d: DraftInput!) { create_draft(draft_input: $d) { draft { id } } }",
+                             {"d": draft}, author)
+        result = await self("mutation($id: Int!) { publish_draft(draft_id: $id) { shout { id } } }",
+                            {"id": created["draft"]["id"]}, author)
+        return int(result["shout"]["id"])
+
     async def user(self, *roles: str, email: str | None = None) -> User:
         email = email or f"u-{uuid.uuid4().hex[:12]}@example.org"
         await self("mutation($e: String!, $p: String!) { registerUser(email: $e, password: $p, name: $e) "

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from resolvers.notifier import notifications_of
 from resolvers.writes import transaction
 from schema.schema import build_schema
 from schema.seam import graphql_schema
-from tests.helpers import Api, User, sink_of, until
+from tests.helpers import Api, sink_of, until
 from tests.live import subscribed
 
 CLIENT_OPERATIONS = Path(__file__).parent / "contract_files" / "client-2025" / "notifier.graphql"
@@ -64,17 +63,6 @@ async def listening(deps: Deps, channels: list[str]) -> AsyncIterator[list[tuple
         await sub.aclose()
 
 
-async def _published(api: Api, author: User, topic: int | None = None) -> int:
-    draft: dict[str, Any] = {"title": "Событие", "body": "<p>b</p>", "slug": f"ev-{uuid.uuid4().hex[:10]}"}
-    if topic is not None:
-        draft["topic_ids"], draft["main_topic_id"] = [topic], topic
-    created = await api("mutation($d: DraftInput!) { create_draft(draft_input: $d) { draft { id } } }", {"d": draft},
-                        author)
-    result = await api("mutation($id: Int!) { publish_draft(draft_id: $id) { shout { id } } }",
-                       {"id": created["draft"]["id"]}, author)
-    return int(result["shout"]["id"])
-
-
 async def test_published_after_the_commit_and_never_after_a_rollback(api: Api, deps: Deps) -> None:
     follower, author = await api.user(), await api.user()
     async with listening(deps, [keys.channel_user(author.id)]) as got:
@@ -109,7 +97,7 @@ async def test_who_is_pushed_an_event_is_who_lists_it(api: Api, deps: Deps) -> N
     async with deps.db() as session:
         before = await session.scalar(select(func.max(Notification.id))) or 0
     async with listening(deps, [keys.channel_user(p.id) for p in people]) as got:
-        shout = await _published(api, author, topic=topic_id)
+        shout = await api.published(author, topic=topic_id)
         comment = (await api(COMMENT, {"r": {"kind": "COMMENT", "shout": shout, "body": "первый"}}, commenter))
         await api(COMMENT, {"r": {"kind": "COMMENT", "shout": shout, "body": "ответ",
                                   "reply_to": comment["reaction"]["id"]}}, replier)
@@ -146,7 +134,7 @@ async def test_the_client_notification_operations_run(api: Api) -> None:
     for document in documents:
         assert not validate(graphql_schema(schema), parse(document)), document
     author, reader = await api.user(), await api.user()
-    shout = await _published(api, author)
+    shout = await api.published(author)
     since = int(time.time()) - 5
     await api(COMMENT, {"r": {"kind": "COMMENT", "shout": shout, "body": "интересно"}}, reader)
     await api('mutation($s: String!) { follow(what: AUTHOR, slug: $s) { error } }', {"s": reader.slug}, author)
@@ -183,7 +171,7 @@ async def test_a_comment_costs_the_same_statements_whatever_its_discussion_s_siz
     event, the notification and its recipients; reading the followers and the muted in Python, the stats
     of a comment nothing answers yet and the shout again made it thirteen."""
     author = await api.user()
-    small, large = await _published(api, author), await _published(api, author)
+    small, large = await api.published(author), await api.published(author)
     commenters = [await api.user() for _ in range(15)]
     for n, commenter in enumerate(commenters):  # each joins the large discussion; two join the small one
         await api(COMMENT, {"r": {"kind": "COMMENT", "shout": large, "body": f"к {n}"}}, commenter)

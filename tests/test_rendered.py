@@ -173,16 +173,6 @@ REACTIONS = "query { load_reactions_by(by: {}, limit: 5) { id body created_by { 
 NEWEST = {"o": {"limit": 5, "offset": 0}}
 
 
-async def _publish(api: Api, author: Any, topic: int) -> int:
-    draft = {"title": "Rendered", "body": "<p>b</p>", "slug": f"r-{uuid.uuid4().hex[:10]}", "topic_ids": [topic],
-             "main_topic_id": topic}
-    created = await api("mutation($d: DraftInput!) { create_draft(draft_input: $d) { draft { id } } }", {"d": draft},
-                        author)
-    published = await api("mutation($id: Int!) { publish_draft(draft_id: $id) { shout { id } } }",
-                          {"id": created["draft"]["id"]}, author)
-    return int(published["shout"]["id"])
-
-
 async def test_a_page_of_shouts_is_sent_rendered_until_a_write_to_any_of_its_parts(
         http: httpx.AsyncClient, deps: Deps, sql_counter: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The newest shouts with their authors and main topics: executed once, then the same bytes without
@@ -191,7 +181,7 @@ async def test_a_page_of_shouts_is_sent_rendered_until_a_write_to_any_of_its_par
     api = Api(http, deps)
     author, editor = await api.user(), await api.user("editor")
     topic = orjson.loads(await _post(http, ALL))["data"]["get_topics_all"][0]
-    shout = await _publish(api, author, int(topic["id"]))
+    shout = await api.published(author, int(topic["id"]))
     first = await _post(http, SHOUTS, NEWEST)
     assert orjson.loads(first)["data"]["load_shouts_by"][0]["id"] == shout
     sql_counter.reset()
@@ -206,7 +196,7 @@ async def test_a_page_of_shouts_is_sent_rendered_until_a_write_to_any_of_its_par
     title = f"retitled {uuid.uuid4().hex[:6]}"
     await api(UPDATE, {"t": {"slug": topic["slug"], "title": title}}, editor)
     assert newest(await _post(http, SHOUTS, NEWEST))["main_topic"]["title"] == title
-    later = await _publish(api, author, int(topic["id"]))
+    later = await api.published(author, int(topic["id"]))
     assert newest(await _post(http, SHOUTS, NEWEST))["id"] == later
     assert len(executed) == 4  # each write made it a miss, and nothing else did
 
@@ -217,7 +207,7 @@ async def test_a_page_of_reactions_is_sent_rendered_until_a_comment(
     api = Api(http, deps)
     author, reader = await api.user(), await api.user()
     topic = orjson.loads(await _post(http, ALL))["data"]["get_topics_all"][0]
-    shout = await _publish(api, author, int(topic["id"]))
+    shout = await api.published(author, int(topic["id"]))
     first = await _post(http, REACTIONS)
     sql_counter.reset()
     assert await _post(http, REACTIONS) == first and sql_counter.count == 0 and len(executed) == 1
