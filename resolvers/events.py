@@ -95,23 +95,28 @@ async def _deliver(session: AsyncSession, event: Event, candidates: ColumnElemen
     return people
 
 
-async def _shout_brief(session: AsyncSession, shout_id: int) -> tuple[dict[str, Any], list[int], bool]:
+async def _shout_brief(session: AsyncSession, shout_id: int,
+                       authors: list[int] | None = None) -> tuple[dict[str, Any], list[int], bool]:
     """(id, slug and title; authors; public) of a shout. The shout is the session's own when the writer
-    has read it already (`session.get`: no statement then)."""
+    has read it already (`session.get`: no statement then), and so are its authors when the writer passes
+    them."""
     shout = await session.get(Shout, shout_id)
     assert shout is not None, f"shout {shout_id} is gone within its own transaction"
-    authors = list((await session.scalars(select(ShoutAuthor.author).where(ShoutAuthor.shout == shout_id))).all())
+    if authors is None:
+        authors = list((await session.scalars(select(ShoutAuthor.author).where(ShoutAuthor.shout == shout_id))).all())
     public = shout.published_at is not None and shout.deleted_at is None
     return {"id": shout.id, "slug": shout.slug, "title": shout.title}, authors, public
 
 
-async def reaction_event(session: AsyncSession, reaction: dict[str, Any], action: str, *, cap: int) -> set[int]:
-    """A reaction created, edited or deleted (`reaction`: its plain values, as resolvers return it).
-    Returns who it concerns directly (the shout's authors, the author of the comment it answers): they
-    get digests (resolvers/digests.py); followers of the discussion have the in-app list only."""
+async def reaction_event(session: AsyncSession, reaction: dict[str, Any], action: str, *, cap: int,
+                         shout_authors: list[int] | None = None) -> set[int]:
+    """A reaction created, edited or deleted (`reaction`: its plain values, as resolvers return it;
+    `shout_authors`: its shout's, if the writer has read them in this transaction). Returns who it concerns
+    directly (the shout's authors, the author of the comment it answers): they get digests
+    (resolvers/digests.py); followers of the discussion have the in-app list only."""
     assert action in REACTION_ACTIONS
     now = int(time.time())
-    shout, authors, public = await _shout_brief(session, reaction["shout"])
+    shout, authors, public = await _shout_brief(session, reaction["shout"], shout_authors)
     payload = {"reaction": reaction["id"], "shout": shout["id"], "reply_to": reaction.get("reply_to"),
                "created_by": reaction["created_by"], "kind": reaction["kind"]}
     note = await _store(session, "reaction", action, payload, now)

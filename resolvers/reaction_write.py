@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import time
 import zlib
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import load_only
+from sqlalchemy.orm import aliased, load_only
 
 from auth.permissions import Viewer
 from orm import Reaction, Shout, ShoutAuthor, ShoutReactionsFollower
@@ -33,14 +34,31 @@ async def _reaction_dict(session: AsyncSession, reaction: Reaction) -> dict[str,
     return {**reaction.dict(), "stat": stats[reaction.id]}
 
 
-async def _listed_shout(session: AsyncSession, shout_id: int) -> Shout:
-    """The shout, if listed, with what its reactions' event tells of it (resolvers/events.py reads it from
-    the session again): not its body, which may be long."""
-    shout = await session.scalar(select(Shout).where(Shout.id == shout_id, is_listed()).options(
-        load_only(Shout.id, Shout.slug, Shout.title, Shout.published_at, Shout.deleted_at)))
-    if shout is None:
+@dataclass(slots=True)
+class _Target:
+    """What a new reaction needs of its shout, read in one statement: the shout (with what its event tells
+    of it, not its body, which may be long), its authors (the owners a vote must not be cast by, and the
+    people its event concerns) and the writer's follow of its discussion, if any."""
+    shout: Shout
+    authors: list[int]
+    follow: ShoutReactionsFollower | None
+
+
+async def _listed_shout(session: AsyncSession, shout_id: int, writer: int) -> _Target:
+    """The shout, if listed. Each statement is a round trip the write waits for, so the authors and the
+    follow come in the same one (a row per author; the shout and the follow repeat, and the ORM keeps one
+    instance of each in the session, where resolvers/events.py finds the shout again)."""
+    follow = aliased(ShoutReactionsFollower)
+    rows = (await session.execute(
+        select(Shout, follow, ShoutAuthor.author)
+        .outerjoin(follow, (follow.shout == Shout.id) & (follow.follower == writer))
+        .outerjoin(ShoutAuthor, ShoutAuthor.shout == Shout.id)
+        .where(Shout.id == shout_id, is_listed())
+        .options(load_only(Shout.id, Shout.slug, Shout.title, Shout.published_at, Shout.deleted_at)))).all()
+    if not rows:
         raise NotFound("no such shout", field="shout")
-    return shout
+    shout, follows = rows[0][0], rows[0][1]
+    return _Target(shout, sorted({author for _, _, author in rows if author is not None}), follows)
 
 
 async def create_reaction(deps: Deps, viewer: Viewer | None, reaction: dict[str, Any]) -> dict[str, Any]:
@@ -53,30 +71,33 @@ async def create_reaction(deps: Deps, viewer: Viewer | None, reaction: dict[str,
         raise BadInput("the body is too long", field="body")
     now = int(time.time())
     async with transaction(deps) as session:
-        shout = await _listed_shout(session, reaction["shout"])
+        target = await _listed_shout(session, reaction["shout"], signed_in.author_id)
+        shout = target.shout
         reply_to = reaction.get("reply_to")
         if reply_to is not None:
             parent = await session.get(Reaction, reply_to)
             if parent is None or parent.shout != shout.id or parent.deleted_at is not None:
                 raise BadInput("reply_to is not a reaction of this shout", field="reply_to")
         if kind in RATING_KINDS:
-            await _check_vote(session, signed_in, shout.id, reply_to, kind)
+            await _check_vote(session, signed_in, shout.id, reply_to, kind, shout_authors=target.authors)
         created = Reaction(kind=kind, shout=shout.id, reply_to=reply_to, body=body, quote=reaction.get("quote"),
                            created_by=signed_in.author_id, created_at=now)
         session.add(created)
         if kind not in RATING_KINDS:
-            await _join_discussion(session, signed_in.author_id, shout.id, now)
+            await _join_discussion(session, target.follow, signed_in.author_id, shout.id, now)
         await session.flush()
         result = {**created.dict(), "stat": {"rating": 0, "comments_count": 0}}  # nothing answers it yet
-        notified = await reaction_event(session, result, "create", cap=deps.notify_fanout)
+        notified = await reaction_event(session, result, "create", cap=deps.notify_fanout,
+                                        shout_authors=target.authors)
     await queue_digests(deps, notified, now)
     return {"reaction": result, "error": None}
 
 
-async def _join_discussion(session: AsyncSession, author_id: int, shout_id: int, now: int) -> None:
-    """Discours: whoever joins a discussion follows it (its notifications reach them); the same reader's
-    comments sent together each find no follow (`added_once`)."""
-    follows = await session.get(ShoutReactionsFollower, (author_id, shout_id))
+async def _join_discussion(session: AsyncSession, follows: ShoutReactionsFollower | None, author_id: int,
+                           shout_id: int, now: int) -> None:
+    """Discours: whoever joins a discussion follows it (its notifications reach them); `follows` is the
+    author's follow as the write read it. The same reader's comments sent together each find no follow
+    (`added_once`)."""
     if follows is None and not await added_once(
             session, ShoutReactionsFollower(follower=author_id, shout=shout_id, auto=True, created_at=now)):
         # followed meanwhile, by a comment committed since this one read
@@ -85,11 +106,12 @@ async def _join_discussion(session: AsyncSession, author_id: int, shout_id: int,
         follows.deleted_at = None
 
 
-async def _check_vote(session: AsyncSession, viewer: Viewer, shout_id: int, reply_to: int | None, kind: str) -> None:
+async def _check_vote(session: AsyncSession, viewer: Viewer, shout_id: int, reply_to: int | None, kind: str, *,
+                      shout_authors: list[int]) -> None:
     """One vote per author and target: the same vote twice is refused, the opposite one replaces it;
     nobody votes on their own shout or comment."""
     if reply_to is None:
-        owners = set((await session.scalars(select(ShoutAuthor.author).where(ShoutAuthor.shout == shout_id))).all())
+        owners = set(shout_authors)
     else:
         owners = set((await session.scalars(select(Reaction.created_by).where(Reaction.id == reply_to))).all())
     if viewer.author_id in owners:

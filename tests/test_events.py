@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 
 from cache import keys
 from cache.pubsub import Subscription
-from orm import Invite, Notification, Topic
+from orm import Invite, Notification, ShoutReactionsFollower, Topic
 from resolvers.deps import Deps
 from resolvers.events import follow_event
 from resolvers.notifier import notifications_of
@@ -162,6 +162,26 @@ async def test_the_client_notification_operations_run(api: Api) -> None:
     assert after["total"] == 1 and not any(g["shout"] for g in after["notifications"])  # the muted thread is gone
 
 
+async def test_commenting_again_follows_a_muted_discussion_again(api: Api, deps: Deps) -> None:
+    """Muting a discussion switches its follow off (deleted_at); a comment there joins it again, as any
+    comment does (resolvers/reaction_write.py reads the follow in the statement that reads the shout)."""
+    author, reader = await api.user(), await api.user()
+    shout = await api.published(author)
+    await api(COMMENT, {"r": {"kind": "COMMENT", "shout": shout, "body": "первый"}}, reader)
+    await api("mutation($t: String!) { notification_unsubscribe_thread(thread_id: $t) { success } }",
+              {"t": f"shout:{shout}"}, reader)
+
+    async def follows() -> tuple[int | None, ...] | None:
+        async with deps.db() as session:
+            row = await session.get(ShoutReactionsFollower, (reader.id, shout), populate_existing=True)
+            return None if row is None else (row.deleted_at,)
+
+    muted = await follows()
+    assert muted is not None and muted[0] is not None
+    await api(COMMENT, {"r": {"kind": "COMMENT", "shout": shout, "body": "снова"}}, reader)
+    assert await follows() == (None,)
+
+
 async def test_a_comment_costs_the_same_statements_whatever_its_discussion_s_size(
         api: Api, deps: Deps, sql_counter: Any) -> None:
     """Who a comment concerns is chosen and stored by one INSERT ... SELECT: a discussion of fifteen
@@ -185,10 +205,9 @@ async def test_a_comment_costs_the_same_statements_whatever_its_discussion_s_siz
         sql_counter.reset()
         created = await api(COMMENT, {"r": {"kind": "COMMENT", "shout": shout, "body": "ещё"}}, writer)
         statements[shout] = list(sql_counter.statements)
-    # the shout; the comment; its shout's authors, topics and whether it is public (the rules', one
-    # statement); the writer's follow of the discussion; the shout's authors (the event's); the notification
-    # and its recipients
-    assert len(statements[large]) == len(statements[small]) == 7, "\n".join(" | ".join(s.split()[:4]) for v in statements.values() for s in [*v, "---"])
+    # the shout, its authors and the writer's follow; the comment; its shout's authors, topics and whether
+    # it is public (the rules', one statement); the notification and its recipients
+    assert len(statements[large]) == len(statements[small]) == 5, "\n".join(" | ".join(s.split()[:4]) for v in statements.values() for s in [*v, "---"])
     recipients = [s for s in statements[large] if "notification_recipient" in s]
     assert len(recipients) == 1 and recipients[0].startswith("INSERT INTO notification_recipient"), recipients
     async with deps.db() as session:

@@ -127,6 +127,16 @@ async def test_votes_on_shouts_one_per_author(api: Api) -> None:
     assert [r["kind"] for r in ratings if r["created_by"]["id"] == user.id] == ["DISLIKE"]
 
 
+async def test_nobody_votes_on_their_own_shout(api: Api) -> None:
+    """The shout's authors come from the statement that reads the shout (resolvers/reaction_write.py): its
+    author's vote is refused, a reader's is taken."""
+    author, reader = await api.user(), await api.user()
+    shout_id = await api.published(author)
+    for kind in ("LIKE", "DISLIKE"):
+        assert await api.error(CREATE, {"r": {"kind": kind, "shout": shout_id}}, author) == "BAD_USER_INPUT"
+    assert (await api(CREATE, {"r": {"kind": "LIKE", "shout": shout_id}}, reader))["error"] is None
+
+
 async def test_shout_rating_counter_catches_up_on_revalidation(api: Api) -> None:
     user = await api.user()
     shout_id, slug, _ = await _shout(api, offset=5)
