@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import literal, select, union_all
+from sqlalchemy import BindParameter, Select, bindparam, literal, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cache import keys
@@ -30,52 +30,63 @@ AUTHOR_PUBLIC_FIELDS = (
 
 
 _AUTHOR_COLUMNS = [Author.__table__.c[name] for name in AUTHOR_PUBLIC_FIELDS]
-_TOPIC_COLUMNS = list(Topic.__table__.c)
-_COMMUNITY_COLUMNS = list(Community.__table__.c)
 # A shout's draft is private to its authors: never in the cache.
 _SHOUT_COLUMNS = [column for column in Shout.__table__.c if column.name != "draft"]
+_IDS: BindParameter[list[int]] = bindparam("ids", expanding=True)
+
+
+def _by_ids(columns: Sequence[Any], id_column: Any, *conditions: Any) -> Select[Any]:
+    """A statement reading rows by id (`ids`, an expanding parameter), built once per process: a cold page
+    reads several, and building a statement and its cache key again on every read cost a cold page more
+    than PostgreSQL's work on it."""
+    return select(*columns).where(id_column.in_(_IDS), *conditions)
+
+
+_AUTHORS = _by_ids(_AUTHOR_COLUMNS, Author.id)
+_TOPICS = _by_ids(list(Topic.__table__.c), Topic.id)
+_COMMUNITIES = _by_ids(list(Community.__table__.c), Community.id)
+_SHOUTS = _by_ids(_SHOUT_COLUMNS, Shout.id)
+_LISTED_SHOUTS = _by_ids(_SHOUT_COLUMNS, Shout.id, is_listed())
+# Authors and topics of a page of shouts in one statement: (shout, 'a', author) and (shout, 't', topic)
+# rows, topics main-first.
+_RELATED = union_all(
+    select(ShoutAuthor.shout, literal("a").label("rel"), ShoutAuthor.author.label("other"),
+           literal(False).label("main")).where(ShoutAuthor.shout.in_(_IDS)),
+    select(ShoutTopic.shout, literal("t"), ShoutTopic.topic, ShoutTopic.main).where(ShoutTopic.shout.in_(_IDS)),
+).subquery()
+_SHOUT_RELATED = (select(_RELATED.c.shout, _RELATED.c.rel, _RELATED.c.other)
+                  .order_by(_RELATED.c.shout, _RELATED.c.rel, _RELATED.c.main.desc(), _RELATED.c.other))
+
+
+async def _rows(session: AsyncSession, statement: Select[Any], ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    """Plain rows by id, not ORM objects: their columns are all a cached entity holds, and a row costs a
+    fraction of an instance to load."""
+    return {row["id"]: dict(row) for row in (await session.execute(statement, {"ids": list(ids)})).mappings()}
 
 
 async def fetch_authors(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-    return await _rows(session, _AUTHOR_COLUMNS, Author.id.in_(ids))
-
-
-async def _rows(session: AsyncSession, columns: Sequence[Any], where: Any) -> dict[int, dict[str, Any]]:
-    """Plain rows by id, not ORM objects: their columns are all a cached entity holds, and a row costs a
-    fraction of an instance to load."""
-    return {row["id"]: dict(row) for row in (await session.execute(select(*columns).where(where))).mappings()}
+    return await _rows(session, _AUTHORS, ids)
 
 
 async def fetch_topics(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-    return await _rows(session, _TOPIC_COLUMNS, Topic.id.in_(ids))
+    return await _rows(session, _TOPICS, ids)
 
 
 async def fetch_communities(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-    return await _rows(session, _COMMUNITY_COLUMNS, Community.id.in_(ids))
+    return await _rows(session, _COMMUNITIES, ids)
 
 
 async def fetch_shouts(session: AsyncSession, ids: Sequence[int], *, listed_only: bool = True
                        ) -> dict[int, dict[str, Any]]:
     """Listed shouts only, unless asked otherwise: an unpublished or deleted shout is not public data
     (the cache only ever holds listed ones; authors read their own unpublished shouts uncached)."""
-    rows = await _rows(session, _SHOUT_COLUMNS, Shout.id.in_(ids) & is_listed() if listed_only else Shout.id.in_(ids))
+    rows = await _rows(session, _LISTED_SHOUTS if listed_only else _SHOUTS, ids)
     found = list(rows)
     authors: dict[int, list[int]] = {i: [] for i in found}
     topics: dict[int, list[int]] = {i: [] for i in found}
     main_topic: dict[int, int | None] = dict.fromkeys(found)
     if found:
-        # Authors and topics of the page in one statement: (shout, 'a', author) and (shout, 't', topic)
-        # rows, topics main-first.
-        related = union_all(
-            select(ShoutAuthor.shout, literal("a").label("rel"), ShoutAuthor.author.label("other"),
-                   literal(False).label("main")).where(ShoutAuthor.shout.in_(found)),
-            select(ShoutTopic.shout, literal("t"), ShoutTopic.topic, ShoutTopic.main)
-            .where(ShoutTopic.shout.in_(found)),
-        ).subquery()
-        rows_related = await session.execute(
-            select(related.c.shout, related.c.rel, related.c.other)
-            .order_by(related.c.shout, related.c.rel, related.c.main.desc(), related.c.other))
-        for shout, rel, other in rows_related:
+        for shout, rel, other in await session.execute(_SHOUT_RELATED, {"ids": found}):
             if rel == "a":
                 authors[shout].append(other)
             else:

@@ -8,6 +8,7 @@ needs the same change there.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -206,9 +207,11 @@ def _reply_sums(reply: Any = Reaction) -> tuple[Any, Any]:
             func.coalesce(func.sum(case((reply.kind.in_(COMMENT_KINDS), 1), else_=0)), 0))
 
 
+@functools.cache
 def reaction_stat_columns() -> tuple[Any, Any]:
     """`reaction_stats` as two columns of the statement that reads the reactions (correlated subqueries):
-    a page of reactions and their stats in one statement."""
+    a page of reactions and their stats in one statement. Built once: expressions are immutable, and
+    building these two again cost a cold page of reactions a tenth of its time."""
     reply = aliased(Reaction)
     live_replies = (reply.reply_to == Reaction.id) & reply.deleted_at.is_(None)
     rating, replies = (select(total).where(live_replies).scalar_subquery() for total in _reply_sums(reply))
