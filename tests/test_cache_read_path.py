@@ -17,7 +17,7 @@ from app.main import create_app
 from cache import keys
 from cache.client import make_redis
 from cache.seam import queued_commands
-from cache.store import BATCH, Cache, CacheStats, KeptDecoded, capture_stamp, parse_stamp, stamp_parts
+from cache.store import BATCH, MISSING, Cache, CacheStats, KeptDecoded, capture_stamp, parse_stamp, stamp_parts
 from devtools.services import RedisServer
 from resolvers.deps import Deps
 from telemetry import metrics
@@ -626,3 +626,82 @@ async def test_a_store_redis_cannot_take_is_said_by_what_failed_and_not_raised(d
     failed = metrics.REDIS_ERRORS.labels("write")._value.get()
     await down.set_many([("k:gone", 1, b"epoch=1", None)])
     assert metrics.REDIS_ERRORS.labels("write")._value.get() - failed == 1 and not down.available
+
+
+async def test_a_batch_read_counts_every_key_by_its_result(cache: Cache) -> None:
+    """`get_many` counts each key it read, not each kind of result once: two hits and a miss are two hits
+    and a miss in the stats."""
+    tag, token = f"t:{secrets.token_hex(4)}", secrets.token_hex(4)
+    names = [f"k:{token}:{n}" for n in range(3)]
+    for name in names[:2]:
+        await cache.cache_data(name, name, tags=[tag])
+    before = (cache.stats.hits, cache.stats.misses, cache.stats.stale)
+    values, _ = await cache.get_many(names, [[tag]] * 3)
+    assert values[:2] == names[:2]
+    assert (cache.stats.hits - before[0], cache.stats.misses - before[1], cache.stats.stale - before[2]) == (2, 1, 0)
+
+
+async def test_a_failed_batch_read_is_counted_as_a_read_s() -> None:
+    """A batch read that Redis fails (the breaker closed until then) answers misses, counts a read's error
+    and opens the breaker."""
+    cache = Cache(make_redis("redis://127.0.0.1:1", coalesce=False))
+    failed = metrics.REDIS_ERRORS.labels("read")._value.get()
+    values, stamps = await cache.get_many(["k:a", "k:b"], [["t:a"], ["t:b"]])
+    assert (values, stamps) == ([MISSING, MISSING], [None, None])
+    assert metrics.REDIS_ERRORS.labels("read")._value.get() - failed == 1
+    assert cache.stats.errors == 1 and not cache.available
+    await cache.redis.aclose()
+
+
+@single_redis  # counts one server's pipelines
+async def test_fills_ride_with_a_read_while_the_pipeline_stays_within_seed_004_s_bound(
+        cache: Cache, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fills (`store`) go in the read's pipeline while the two fit in BATCH commands (a read of one key
+    under one tag is two MGETs); one fill more and the fills go first, in a pipeline of their own.
+    `set_many` sends what fits in one pipeline as one pipeline."""
+    sent: list[int] = []
+    execute = Pipeline.execute
+
+    async def recorded(self: Pipeline, raise_on_error: bool = True) -> Any:
+        sent.append(len(queued_commands(self)))
+        return await execute(self, raise_on_error)
+
+    token, tag = secrets.token_hex(4), f"t:{secrets.token_hex(4)}"
+    _, [stamp] = await cache.get_many([f"k:{token}"], [[tag]])
+    monkeypatch.setattr(Pipeline, "execute", recorded)
+    for fills, expected in ((BATCH - 2, [BATCH]), (BATCH - 1, [BATCH - 1, 2])):
+        sent.clear()
+        store = [(f"k:{token}:{fills}:{n}", n, stamp, None) for n in range(fills)]
+        await cache.get_many([f"k:{token}"], [[tag]], store=store)
+        assert sent == expected, fills
+    sent.clear()
+    await cache.set_many([(f"k:{token}:set:{n}", n, stamp, None) for n in range(3)])
+    assert sent == [3]
+    monkeypatch.undo()
+    assert [value for value in (await cache.get_many([f"k:{token}:set:{n}" for n in range(3)], [[tag]] * 3))[0]] \
+        == [0, 1, 2]
+
+
+@single_redis  # counts one server's pipelines
+async def test_an_invalidation_whose_live_commands_fill_a_pipeline_moves_its_generations_in_the_next(
+        cache: Cache, redis: Redis, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With BATCH - 1 live commands (`also`), the first pipeline has room for the clock only: every
+    generation moves in the next one, and no pipeline holds more than BATCH commands."""
+    sent: list[int] = []
+    execute = Pipeline.execute
+
+    async def recorded(self: Pipeline, raise_on_error: bool = True) -> Any:
+        sent.append(len(queued_commands(self)))
+        return await execute(self, raise_on_error)
+
+    async def also(pipe: Pipeline) -> None:
+        for n in range(BATCH - 1):
+            pipe.set(f"live:full:{n}", 1, ex=60)
+
+    tags = [f"t:full:{secrets.token_hex(4)}:{n}" for n in range(3)]
+    await redis.mset(dict.fromkeys([keys.generation(tag) for tag in tags], 1))
+    monkeypatch.setattr(Pipeline, "execute", recorded)
+    await cache.invalidate_tags(tags, also=also)
+    monkeypatch.undo()
+    assert sent == [BATCH, len(tags) + 1]
+    assert b"1" not in await redis.mget([keys.generation(tag) for tag in tags])
