@@ -705,3 +705,17 @@ async def test_an_invalidation_whose_live_commands_fill_a_pipeline_moves_its_gen
     monkeypatch.undo()
     assert sent == [BATCH, len(tags) + 1]
     assert b"1" not in await redis.mget([keys.generation(tag) for tag in tags])
+
+
+async def test_inspecting_a_value_of_two_tags_reads_its_stamp_back(cache: Cache) -> None:
+    """`discours cache inspect` (cache/inventory.py) reads a stored value's stamp back, tag by tag: a
+    value stamped under two tags is valid under both, and no longer once one of them moves."""
+    from cache.inventory import inspect_key
+
+    token = secrets.token_hex(4)
+    key, tags = f"k:{token}", [f"t:{token}:a", f"t:{token}:b"]
+    await cache.cache_data(key, {"v": 1}, tags=tags)
+    found = await inspect_key(cache, key)
+    assert found["valid"] and set(found["stamp"]) >= set(tags), found
+    await cache.invalidate_tags(tags[1:])
+    assert not (await inspect_key(cache, key))["valid"]
