@@ -196,6 +196,73 @@ async def test_precache_forced_held_unreachable_and_in_batches(deps: Deps, redis
     await dead.aclose()
 
 
+async def test_precache_reads_in_batches_of_100_every_id_once_lowest_ids_first(
+        deps: Deps, redis: Redis, monkeypatch: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """Whatever a kind's number of rows, each id is warmed exactly once, in batches of at most 100 (seed
+    004); each kind's ids are read lowest first up to its bound (10,000 topics, 1,000 communities, the
+    `authors` asked), so which authors a small bound warms does not depend on the table's physical order."""
+    import cache.precache as precache
+
+    real_ids = precache._ids
+    asked: dict[str, tuple[list[int], int]] = {}
+
+    async def ids(db: Any, column: Any, limit: int) -> list[int]:
+        found = await real_ids(db, column, limit)
+        asked[column.class_.__name__] = (found, limit)
+        return list(range(1, 251)) if column is Topic.id else found  # a kind of more than two batches
+
+    batches: list[tuple[str, list[int]]] = []
+
+    async def counted(kind: str, batch: list[int], **_kwargs: Any) -> Any:
+        batches.append((kind, list(batch)))
+        return {}
+
+    async with deps.db() as session:  # the lowest author, moved to the end of the heap by an update
+        lowest = await session.scalar(select(func.min(Author.id)))
+        await session.execute(text("UPDATE author SET bio = coalesce(bio, '') WHERE id = :id"), {"id": lowest})
+        await session.commit()
+    monkeypatch.setattr(precache, "_ids", ids)
+    monkeypatch.setattr(precache, "get_cached_entities", counted)
+    with caplog.at_level("INFO", logger="cache.precache"):
+        assert await precache.precache_data(deps.cache, deps.db, authors=2, force=True) is True
+    assert [r.getMessage() for r in caplog.records if r.name == "cache.precache"] == ["precache done"]
+    topics = [batch for kind, batch in batches if kind == "topic"]
+    assert [len(batch) for batch in topics] == [100, 100, 50]
+    assert [i for batch in topics for i in batch] == list(range(1, 251))
+    assert {kind: limit for kind, (_, limit) in asked.items()} == {"Topic": 10_000, "Community": 1000, "Author": 2}
+    authors, _ = asked["Author"]
+    assert authors == sorted(authors) and authors[0] == lowest
+
+
+async def test_precache_found_done_once_it_holds_the_lock_does_nothing(
+        deps: Deps, redis: Redis, sql_counter: Any, monkeypatch: Any) -> None:
+    """Another worker finished the warming between this one's check and its lock: it lets the lock go and
+    says it did not warm (False), reading nothing."""
+    import cache.precache as precache
+
+    class LateLock(precache.RedisLock):
+        async def acquire(self) -> bool:
+            await redis.set(keys.precache_done(), 1, ex=60)  # the other worker, just done
+            return await super().acquire()
+
+    monkeypatch.setattr(precache, "RedisLock", LateLock)
+    sql_counter.reset()
+    assert await precache.precache_data(deps.cache, deps.db) is False
+    assert sql_counter.count == 0 and not await redis.exists(keys.lock("precache"))
+
+
+async def test_precache_with_redis_unreachable_says_why(deps: Deps, caplog: pytest.LogCaptureFixture) -> None:
+    from cache.client import make_redis
+    from cache.precache import precache_data
+
+    dead = make_redis("redis://127.0.0.1:1/0")
+    with caplog.at_level("WARNING", logger="cache.precache"):
+        assert await precache_data(Cache(dead), deps.db) is False
+    await dead.aclose()
+    [record] = [r for r in caplog.records if r.name == "cache.precache"]
+    assert record.getMessage().startswith("precache skipped: Redis unavailable (") and "127.0.0.1:1" in record.getMessage()
+
+
 async def test_a_write_marks_what_it_touched(api: Api, deps: Deps, redis: Redis) -> None:
     """The marks of a committed rating name the shout, the reaction and the authors it changes."""
     reader = await api.user()
