@@ -263,6 +263,71 @@ async def test_precache_with_redis_unreachable_says_why(deps: Deps, caplog: pyte
     assert record.getMessage().startswith("precache skipped: Redis unavailable (") and "127.0.0.1:1" in record.getMessage()
 
 
+async def test_a_round_recounts_marked_shouts_in_batches_of_100_and_says_so(
+        deps: Deps, redis: Redis, monkeypatch: Any) -> None:
+    """More than a hundred marked shouts are recounted in batches of at most 100 (seed 004), each id once;
+    the round is counted once, and the metrics name the type it handled (how many, and one batch timed)."""
+    import cache.revalidator as revalidator
+    from telemetry import metrics
+
+    manager = deps.revalidator
+    assert manager is not None
+    batches: list[list[int]] = []
+
+    async def counted(kind: str, ids: list[int], **_kwargs: Any) -> dict[int, Any]:
+        batches.append(list(ids))
+        return {}
+
+    monkeypatch.setattr(revalidator, "get_counters", counted)
+    monkeypatch.setattr(manager.cache, "invalidate_tags", lambda *_a, **_k: asyncio.sleep(0))
+    ids = list(range(1, 151))
+    await manager.mark_many([("shout", str(i)) for i in ids])
+    rounds, handled = manager.rounds, metrics.REVALIDATED.labels("shout")._value.get()
+    timed = metrics.REVALIDATION_BATCH_SECONDS.labels("shout")._sum.get()
+    assert await manager.process_revalidation() == {"shout": 150}
+    assert [len(batch) for batch in batches] == [100, 50] and sorted(i for batch in batches for i in batch) == ids
+    assert manager.rounds == rounds + 1
+    assert metrics.REVALIDATED.labels("shout")._value.get() - handled == 150
+    assert metrics.REVALIDATION_BATCH_SECONDS.labels("shout")._sum.get() > timed
+
+
+async def test_a_round_whose_lock_release_fails_still_ends(deps: Deps, monkeypatch: Any) -> None:
+    """Redis failing as the round lets its lock go (the lock then lapses by itself) does not fail the
+    round: what it handled is done."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    import cache.revalidator as revalidator
+
+    async def fails(_self: Any) -> None:
+        raise RedisConnectionError("gone as the lock is released")
+
+    manager = deps.revalidator
+    assert manager is not None
+    monkeypatch.setattr(revalidator.RedisLock, "release", fails)
+    rounds = manager.rounds
+    assert await manager.process_revalidation() == {}
+    assert manager.rounds == rounds + 1
+
+
+async def test_revalidation_starting_without_redis_says_so_and_runs(
+        deps: Deps, caplog: pytest.LogCaptureFixture) -> None:
+    from cache.client import make_redis
+
+    dead = make_redis("redis://127.0.0.1:1/0")
+    manager = CacheRevalidationManager(Cache(dead), deps.db, deps.live, interval=60)
+    with caplog.at_level("WARNING", logger="cache.revalidator"):
+        await manager.start()
+    try:
+        assert manager.running
+        [record] = [r for r in caplog.records if r.name == "cache.revalidator"]
+        message = record.getMessage()
+        assert message.startswith("revalidation starts without Redis (") and "127.0.0.1:1" in message
+        assert message.endswith("); it will retry every round")
+    finally:
+        await manager.stop()
+        await dead.aclose()
+
+
 async def test_a_write_marks_what_it_touched(api: Api, deps: Deps, redis: Redis) -> None:
     """The marks of a committed rating name the shout, the reaction and the authors it changes."""
     reader = await api.user()
