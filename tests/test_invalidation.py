@@ -115,6 +115,45 @@ async def test_a_released_savepoint_waits_for_the_commit(deps: Deps, redis: Redi
     assert await _generation(redis, before) != b"100" and await _generation(redis, inside) != b"100"
 
 
+async def test_a_rollback_withdraws_only_what_was_announced_and_forgets_its_savepoints(
+        deps: Deps, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write rolled back before it announced anything withdraws nothing (no announcement to take back);
+    one that announced withdraws once. Either way the session keeps no savepoint of the finished
+    transaction (a session lives on after a rollback)."""
+    from triggers.listeners import INFO_SAVEPOINTS
+
+    withdrawn: list[Any] = []
+    monkeypatch.setattr(sink_of(deps), "withdraw", withdrawn.append)
+    async with deps.db() as session:
+        shout_id, author_id = (await session.execute(select(Shout.id, Shout.created_by).where(is_listed())
+                                                     .order_by(Shout.id).offset(5).limit(1))).one()
+    async with deps.db() as session:
+        for announced in (False, True):
+            await session.begin()
+            await session.begin_nested()
+            session.add(Reaction(kind="COMMENT", shout=shout_id, created_by=author_id, body="rolled back"))
+            await (announce(session) if announced else session.flush())
+            await session.rollback()
+            assert INFO_SAVEPOINTS not in session.sync_session.info
+            assert len(withdrawn) == int(announced), announced
+
+
+async def test_a_session_without_a_sink_rolls_back_a_savepoint_keeping_its_messages(deps: Deps) -> None:
+    """Sessions made without a sink (scripts, the adoption) record no savepoints; a savepoint they roll
+    back after `publish_after_commit` leaves their messages alone instead of failing."""
+    from orm.engine import make_session_factory
+    from triggers.listeners import INFO_PENDING
+
+    plain = make_session_factory(deps.db.kw["bind"])  # type: ignore[attr-defined]
+    async with plain() as session:
+        await session.begin()
+        publish_after_commit(session, [("channel", b"kept")])
+        savepoint = await session.begin_nested()
+        await savepoint.rollback()
+        assert session.sync_session.info[INFO_PENDING].messages == [("channel", b"kept")]
+        await session.rollback()
+
+
 async def test_an_announced_write_that_rolls_back_lets_readers_store_again(
         deps: Deps, uncached_client: httpx.AsyncClient, sql_counter: Any) -> None:
     """A write announced before its commit (readers must not store builds meanwhile) that then rolls back
