@@ -136,6 +136,12 @@ async def test_a_rollback_withdraws_only_what_was_announced_and_forgets_its_save
             await session.rollback()
             assert INFO_SAVEPOINTS not in session.sync_session.info
             assert len(withdrawn) == int(announced), announced
+        await session.begin()  # and a commit through a released savepoint forgets it too
+        async with session.begin_nested():
+            (await session.get(Author, author_id)).bio = "committed through a savepoint"  # type: ignore[union-attr]
+        await session.commit()
+        assert INFO_SAVEPOINTS not in session.sync_session.info
+        await settle(session)
 
 
 async def test_a_session_without_a_sink_rolls_back_a_savepoint_keeping_its_messages(deps: Deps) -> None:
@@ -152,6 +158,10 @@ async def test_a_session_without_a_sink_rolls_back_a_savepoint_keeping_its_messa
         await savepoint.rollback()
         assert session.sync_session.info[INFO_PENDING].messages == [("channel", b"kept")]
         await session.rollback()
+    async with plain() as session, session.begin():  # and its flushes record nothing: no rule reads
+        (await session.get(Author, 3)).bio = "no sink, nothing recorded"  # type: ignore[union-attr]
+        await session.flush()
+        assert INFO_PENDING not in session.sync_session.info
 
 
 async def test_an_announced_write_that_rolls_back_lets_readers_store_again(
