@@ -30,29 +30,35 @@ DEFAULT_CHILDREN = 3
 _COLUMN_KEYS = [column.key for column in Reaction.__table__.c]
 
 
+# Reactions that are not deleted, on shouts that are public (plain rows of their columns): built once, as
+# every list of reactions starts from it (statements are immutable: each `.where` makes a new one).
+_LIVE_ON_LISTED_SHOUTS = (select(*Reaction.__table__.c).join(Shout, Shout.id == Reaction.shout)
+                          .where(Reaction.deleted_at.is_(None), is_listed()))
+
+
 def _live_on_listed_shouts() -> Select[Any]:
-    """Reactions that are not deleted, on shouts that are public (plain rows of their columns)."""
-    return (select(*Reaction.__table__.c).join(Shout, Shout.id == Reaction.shout)
-            .where(Reaction.deleted_at.is_(None), is_listed()))
+    return _LIVE_ON_LISTED_SHOUTS
+
+
+# The thread orders of cache/threads.py, built once like the statement they order: ties go by id, and
+# "dislike" is exactly "like" reversed.
+_VOTES = (select(Reaction.reply_to.label("target"), func.sum(vote_value()).label("score"))
+          .where(Reaction.deleted_at.is_(None), Reaction.kind.in_(RATING_KINDS))
+          .group_by(Reaction.reply_to).subquery())
+_SCORE = func.coalesce(_VOTES.c.score, 0)
+_ORDERS = {
+    "like": (_SCORE.desc(), Reaction.id.desc()),
+    "dislike": (_SCORE.asc(), Reaction.id.asc()),
+    "oldest": (Reaction.created_at.asc(), Reaction.id.asc()),
+    "newest": (Reaction.created_at.desc(), Reaction.id.desc()),
+}
 
 
 def _sorted(query: Select[Any], sort: str | None) -> Select[Any]:
-    """The thread orders of cache/threads.py: ties go by id, and "dislike" is exactly "like" reversed."""
     sort = checked_sort(sort)
     if sort in ("like", "dislike"):
-        votes = (select(Reaction.reply_to.label("target"), func.sum(vote_value()).label("score"))
-                 .where(Reaction.deleted_at.is_(None), Reaction.kind.in_(RATING_KINDS))
-                 .group_by(Reaction.reply_to).subquery())
-        score = func.coalesce(votes.c.score, 0)
-        query = query.outerjoin(votes, votes.c.target == Reaction.id)
-        if sort == "like":
-            return query.order_by(score.desc(), Reaction.id.desc())
-        return query.order_by(score.asc(), Reaction.id.asc())
-    if sort == "oldest":
-        return query.order_by(Reaction.created_at.asc(), Reaction.id.asc())
-    return query.order_by(Reaction.created_at.desc(), Reaction.id.desc())
-
-
+        query = query.outerjoin(_VOTES, _VOTES.c.target == Reaction.id)
+    return query.order_by(*_ORDERS[sort])
 
 
 async def _with_stats(session: AsyncSession, stmt: Select[Any]) -> list[dict[str, Any]]:
