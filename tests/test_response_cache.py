@@ -52,6 +52,7 @@ async def test_a_hit_costs_no_sql_and_one_redis_round_trip(own_redis_app: Any, s
     assert first.headers["x-cache"] == "MISS"
     responses = app.state.responses
     hits, stores = responses.hits, responses.stores
+    assert (hits, stores) == (0, 1)  # a new app's first request: no hit, one response stored
     before = await _commands(redis)
     sql_counter.reset()
     second = await client.post("/graphql", json=query)
@@ -462,6 +463,7 @@ async def test_reading_apart_answers_what_the_hit_script_answers(cache: Cache, r
     assert await responses.store(large, b"[" + b"1," * COMPRESS_OVER + b"1]", capture, 'W/"l"', max_age=30,
                                  private=True)
     assert await answers(small) == [2, b'{"data": 1}', b"", b"7,8", b'W/"s"', b"60", b""]
+    assert await responses.get(small) == Hit(b'{"data": 1}', False, [7, 8], 'W/"s"', 60, False)
     found = await answers(large)
     assert found[0] == 2 and found[2:] == [b"1", b"7,8", b'W/"l"', b"30", b"1"]
     unviewed, bare, other = (request_key(str(n) * 64, None, {}) for n in (3, 4, 5))
@@ -470,6 +472,7 @@ async def test_reading_apart_answers_what_the_hit_script_answers(cache: Cache, r
     assert await answers(unviewed) == [2, b"{}", b"", b"", b'W/"u"', b"60", b""]
     await redis.hset(bare, mapping={"s": await redis.hget(small, "s"), "b": b"{}"})  # no views, ETag or age
     assert await answers(bare) == [2, b"{}", b"", b"", b"", b"", b""]
+    assert await responses.get(bare) == Hit(b"{}", False, [], "", 0, False)  # no age: not kept by clients
     await redis.set(other, b"not a stored response")
     assert await answers(other) == [0]
     await cache.invalidate_tags([tag])
