@@ -482,6 +482,18 @@ async def test_reading_apart_answers_what_the_hit_script_answers(cache: Cache, r
     assert await answers(small) == [0]
 
 
+def test_one_request_one_key_whatever_the_order_of_its_variables() -> None:
+    """Clients serialize variables in any key order: the same variables find the same stored answer; other
+    values, another operation or a viewer's scope do not."""
+    digest = "a" * 64
+    key = request_key(digest, "Q", {"limit": 10, "offset": 0, "by": {"topic": "x", "layout": "y"}})
+    assert key == request_key(digest, "Q", {"by": {"layout": "y", "topic": "x"}, "offset": 0, "limit": 10})
+    others = {request_key(digest, "Q", {"limit": 10, "offset": 20, "by": {"topic": "x", "layout": "y"}}),
+              request_key(digest, "R", {"limit": 10, "offset": 0, "by": {"topic": "x", "layout": "y"}}),
+              request_key(digest, "Q", {"limit": 10, "offset": 0, "by": {"topic": "x", "layout": "y"}}, "user:1")}
+    assert key not in others and len(others) == 3
+
+
 def test_a_reply_is_bytes_whichever_form_redis_gave() -> None:
     assert as_bytes("тело") == "тело".encode() and as_bytes(b"body") == b"body"
 
