@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import BindParameter, Select, bindparam, literal, select, union_all
+from sqlalchemy import Select, literal, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cache import keys
@@ -21,7 +21,7 @@ from cache.composite import cached_composite
 from cache.store import MISSING, Cache, Fill
 from orm import Author, Community, Shout, ShoutAuthor, ShoutTopic, Topic
 from orm.engine import SessionFactory, read_session, reads_only
-from orm.stats import is_listed
+from orm.stats import IDS, is_listed
 
 AUTHOR_PUBLIC_FIELDS = (
     "id", "user", "slug", "name", "pic", "bio", "about", "links", "seo",
@@ -32,14 +32,12 @@ AUTHOR_PUBLIC_FIELDS = (
 _AUTHOR_COLUMNS = [Author.__table__.c[name] for name in AUTHOR_PUBLIC_FIELDS]
 # A shout's draft is private to its authors: never in the cache.
 _SHOUT_COLUMNS = [column for column in Shout.__table__.c if column.name != "draft"]
-_IDS: BindParameter[list[int]] = bindparam("ids", expanding=True)
 
 
 def _by_ids(columns: Sequence[Any], id_column: Any, *conditions: Any) -> Select[Any]:
-    """A statement reading rows by id (`ids`, an expanding parameter), built once per process: a cold page
-    reads several, and building a statement and its cache key again on every read cost a cold page more
-    than PostgreSQL's work on it."""
-    return select(*columns).where(id_column.in_(_IDS), *conditions)
+    """A statement reading rows by id (orm.stats.IDS), built once per process, as the stats' are: a cold
+    page reads several, and building a statement again on every read cost it more than PostgreSQL's work."""
+    return select(*columns).where(id_column.in_(IDS), *conditions)
 
 
 _AUTHORS = _by_ids(_AUTHOR_COLUMNS, Author.id)
@@ -51,8 +49,8 @@ _LISTED_SHOUTS = _by_ids(_SHOUT_COLUMNS, Shout.id, is_listed())
 # rows, topics main-first.
 _RELATED = union_all(
     select(ShoutAuthor.shout, literal("a").label("rel"), ShoutAuthor.author.label("other"),
-           literal(False).label("main")).where(ShoutAuthor.shout.in_(_IDS)),
-    select(ShoutTopic.shout, literal("t"), ShoutTopic.topic, ShoutTopic.main).where(ShoutTopic.shout.in_(_IDS)),
+           literal(False).label("main")).where(ShoutAuthor.shout.in_(IDS)),
+    select(ShoutTopic.shout, literal("t"), ShoutTopic.topic, ShoutTopic.main).where(ShoutTopic.shout.in_(IDS)),
 ).subquery()
 _SHOUT_RELATED = (select(_RELATED.c.shout, _RELATED.c.rel, _RELATED.c.other)
                   .order_by(_RELATED.c.shout, _RELATED.c.rel, _RELATED.c.main.desc(), _RELATED.c.other))

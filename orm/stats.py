@@ -12,7 +12,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Select, case, distinct, func, literal, select, union_all
+from sqlalchemy import BindParameter, Select, bindparam, case, distinct, func, literal, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -36,13 +36,19 @@ def vote_value(reaction: Any = Reaction) -> Any:
     return case((reaction.kind == LIKE, 1), (reaction.kind == DISLIKE, -1), else_=0)
 
 
+# The ids a batch statement is asked about (`{"ids": [...]}` when it runs): an expanding parameter, so that
+# each statement is built once per process. A cold page runs several, and building a union of eleven selects
+# (and its cache key) again on every call cost more Python than PostgreSQL spends answering it.
+IDS: BindParameter[list[int]] = bindparam("ids", expanding=True)
+
+
 async def _collect(
-    session: AsyncSession, ids: Sequence[int], parts: list[Select[Any]], metrics: Sequence[str]
+    session: AsyncSession, ids: Sequence[int], statement: Any, metrics: Sequence[str]
 ) -> dict[int, dict[str, int]]:
     result: dict[int, dict[str, int]] = {i: dict.fromkeys(metrics, 0) for i in ids}
     if not ids:
         return result
-    rows = await session.execute(union_all(*parts))
+    rows = await session.execute(statement, {"ids": list(ids)})
     for metric, entity_id, value in rows:
         result[entity_id][metric] = int(value or 0)
     return result
@@ -56,31 +62,30 @@ AUTHOR_METRICS = ("shouts", "followers", "authors", "topics", "comments", "ratin
                   "rating_comments", "coauthors", "replies_count", "viewed")
 
 
-async def author_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, int]]:
-    ids = list(ids)
+def _author_stats() -> Any:
     comment = aliased(Reaction)
     other = aliased(ShoutAuthor)
-    parts = [
+    return union_all(
         _metric("shouts", ShoutAuthor.author, func.count(distinct(ShoutAuthor.shout)))
         .join(Shout, Shout.id == ShoutAuthor.shout)
-        .where(ShoutAuthor.author.in_(ids), is_listed())
+        .where(ShoutAuthor.author.in_(IDS), is_listed())
         .group_by(ShoutAuthor.author),
         _metric("followers", AuthorFollower.author, func.count())
-        .where(AuthorFollower.author.in_(ids))
+        .where(AuthorFollower.author.in_(IDS))
         .group_by(AuthorFollower.author),
         _metric("authors", AuthorFollower.follower, func.count())
-        .where(AuthorFollower.follower.in_(ids))
+        .where(AuthorFollower.follower.in_(IDS))
         .group_by(AuthorFollower.follower),
         _metric("topics", TopicFollower.follower, func.count())
-        .where(TopicFollower.follower.in_(ids))
+        .where(TopicFollower.follower.in_(IDS))
         .group_by(TopicFollower.follower),
         _metric("comments", Reaction.created_by, func.count())
-        .where(Reaction.created_by.in_(ids), Reaction.kind.in_(COMMENT_KINDS), Reaction.deleted_at.is_(None))
+        .where(Reaction.created_by.in_(IDS), Reaction.kind.in_(COMMENT_KINDS), Reaction.deleted_at.is_(None))
         .group_by(Reaction.created_by),
         _metric("rating_shouts", ShoutAuthor.author, func.sum(vote_value()))
         .join(Reaction, Reaction.shout == ShoutAuthor.shout)
         .where(
-            ShoutAuthor.author.in_(ids),
+            ShoutAuthor.author.in_(IDS),
             Reaction.reply_to.is_(None),
             Reaction.kind.in_((LIKE, DISLIKE)),
             Reaction.deleted_at.is_(None),
@@ -89,25 +94,25 @@ async def author_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int, d
         _metric("rating_comments", comment.created_by, func.sum(vote_value()))
         .join(Reaction, Reaction.reply_to == comment.id)
         .where(
-            comment.created_by.in_(ids),
+            comment.created_by.in_(IDS),
             Reaction.kind.in_((LIKE, DISLIKE)),
             Reaction.deleted_at.is_(None),
         )
         .group_by(comment.created_by),
         _metric("rating", AuthorRating.author, func.sum(case((AuthorRating.plus, 1), else_=-1)))
-        .where(AuthorRating.author.in_(ids))
+        .where(AuthorRating.author.in_(IDS))
         .group_by(AuthorRating.author),
         # Everyone who signs a public shout with the author.
         _metric("coauthors", ShoutAuthor.author, func.count(distinct(other.author)))
         .join(other, (other.shout == ShoutAuthor.shout) & (other.author != ShoutAuthor.author))
         .join(Shout, Shout.id == ShoutAuthor.shout)
-        .where(ShoutAuthor.author.in_(ids), is_listed())
+        .where(ShoutAuthor.author.in_(IDS), is_listed())
         .group_by(ShoutAuthor.author),
         # Comments by others in reply to the author's comments.
         _metric("replies_count", comment.created_by, func.count())
         .join(Reaction, Reaction.reply_to == comment.id)
         .where(
-            comment.created_by.in_(ids),
+            comment.created_by.in_(IDS),
             Reaction.created_by != comment.created_by,
             Reaction.kind.in_(COMMENT_KINDS),
             Reaction.deleted_at.is_(None),
@@ -117,49 +122,57 @@ async def author_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int, d
         _metric("viewed", ShoutAuthor.author, func.sum(ShoutViews.views))
         .join(ShoutViews, ShoutViews.shout == ShoutAuthor.shout)
         .join(Shout, Shout.id == ShoutAuthor.shout)
-        .where(ShoutAuthor.author.in_(ids), is_listed())
+        .where(ShoutAuthor.author.in_(IDS), is_listed())
         .group_by(ShoutAuthor.author),
-    ]
-    return await _collect(session, ids, parts, AUTHOR_METRICS)
+    )
+
+
+_AUTHOR_STATS = _author_stats()
+
+
+async def author_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, int]]:
+    return await _collect(session, ids, _AUTHOR_STATS, AUTHOR_METRICS)
+
+
+_TOPIC_STATS = union_all(
+    _metric("shouts", ShoutTopic.topic, func.count(distinct(ShoutTopic.shout)))
+    .join(Shout, Shout.id == ShoutTopic.shout)
+    .where(ShoutTopic.topic.in_(IDS), is_listed())
+    .group_by(ShoutTopic.topic),
+    _metric("followers", TopicFollower.topic, func.count())
+    .where(TopicFollower.topic.in_(IDS))
+    .group_by(TopicFollower.topic),
+    _metric("authors", ShoutTopic.topic, func.count(distinct(ShoutAuthor.author)))
+    .join(Shout, Shout.id == ShoutTopic.shout)
+    .join(ShoutAuthor, ShoutAuthor.shout == ShoutTopic.shout)
+    .where(ShoutTopic.topic.in_(IDS), is_listed())
+    .group_by(ShoutTopic.topic),
+    _metric("comments", ShoutTopic.topic, func.count(Reaction.id))
+    .join(Reaction, Reaction.shout == ShoutTopic.shout)
+    .where(ShoutTopic.topic.in_(IDS), Reaction.kind.in_(COMMENT_KINDS), Reaction.deleted_at.is_(None))
+    .group_by(ShoutTopic.topic),
+)
 
 
 async def topic_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, int]]:
-    ids = list(ids)
-    parts = [
-        _metric("shouts", ShoutTopic.topic, func.count(distinct(ShoutTopic.shout)))
-        .join(Shout, Shout.id == ShoutTopic.shout)
-        .where(ShoutTopic.topic.in_(ids), is_listed())
-        .group_by(ShoutTopic.topic),
-        _metric("followers", TopicFollower.topic, func.count())
-        .where(TopicFollower.topic.in_(ids))
-        .group_by(TopicFollower.topic),
-        _metric("authors", ShoutTopic.topic, func.count(distinct(ShoutAuthor.author)))
-        .join(Shout, Shout.id == ShoutTopic.shout)
-        .join(ShoutAuthor, ShoutAuthor.shout == ShoutTopic.shout)
-        .where(ShoutTopic.topic.in_(ids), is_listed())
-        .group_by(ShoutTopic.topic),
-        _metric("comments", ShoutTopic.topic, func.count(Reaction.id))
-        .join(Reaction, Reaction.shout == ShoutTopic.shout)
-        .where(ShoutTopic.topic.in_(ids), Reaction.kind.in_(COMMENT_KINDS), Reaction.deleted_at.is_(None))
-        .group_by(ShoutTopic.topic),
-    ]
-    return await _collect(session, ids, parts, ("shouts", "followers", "authors", "comments"))
+    return await _collect(session, ids, _TOPIC_STATS, ("shouts", "followers", "authors", "comments"))
+
+
+_COMMUNITY_STATS = union_all(
+    _metric("shouts", Shout.community, func.count())
+    .where(Shout.community.in_(IDS), is_listed())
+    .group_by(Shout.community),
+    _metric("followers", CommunityFollower.community, func.count())
+    .where(CommunityFollower.community.in_(IDS))
+    .group_by(CommunityFollower.community),
+    _metric("authors", CommunityAuthor.community, func.count())
+    .where(CommunityAuthor.community.in_(IDS))
+    .group_by(CommunityAuthor.community),
+)
 
 
 async def community_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, int]]:
-    ids = list(ids)
-    parts = [
-        _metric("shouts", Shout.community, func.count())
-        .where(Shout.community.in_(ids), is_listed())
-        .group_by(Shout.community),
-        _metric("followers", CommunityFollower.community, func.count())
-        .where(CommunityFollower.community.in_(ids))
-        .group_by(CommunityFollower.community),
-        _metric("authors", CommunityAuthor.community, func.count())
-        .where(CommunityAuthor.community.in_(ids))
-        .group_by(CommunityAuthor.community),
-    ]
-    return await _collect(session, ids, parts, ("shouts", "followers", "authors"))
+    return await _collect(session, ids, _COMMUNITY_STATS, ("shouts", "followers", "authors"))
 
 
 def shout_stat_columns() -> list[Any]:
@@ -177,6 +190,9 @@ def shout_stat_columns() -> list[Any]:
 
 
 SHOUT_METRICS = ("rating", "likes", "dislikes", "comments", "bookmarks", "last_commented_at")
+_SHOUT_STATS = select(Reaction.shout, *shout_stat_columns()).where(Reaction.shout.in_(IDS)).group_by(Reaction.shout)
+_SHOUT_BOOKMARKS = (select(AuthorBookmark.shout, func.count()).where(AuthorBookmark.shout.in_(IDS))
+                    .group_by(AuthorBookmark.shout))
 
 
 async def shout_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
@@ -187,15 +203,11 @@ async def shout_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int, di
                                          for i in ids}
     if not ids:
         return result
-    rows = await session.execute(
-        select(Reaction.shout, *shout_stat_columns()).where(Reaction.shout.in_(ids)).group_by(Reaction.shout)
-    )
+    rows = await session.execute(_SHOUT_STATS, {"ids": ids})
     for shout_id, rating, comments, last_commented_at, likes, dislikes in rows:
         result[shout_id].update(rating=int(rating or 0), comments=int(comments or 0), likes=int(likes or 0),
                                 dislikes=int(dislikes or 0), last_commented_at=last_commented_at)
-    bookmarks = await session.execute(
-        select(AuthorBookmark.shout, func.count()).where(AuthorBookmark.shout.in_(ids)).group_by(AuthorBookmark.shout))
-    for shout_id, count in bookmarks:
+    for shout_id, count in await session.execute(_SHOUT_BOOKMARKS, {"ids": ids}):
         result[shout_id]["bookmarks"] = int(count)
     return result
 
@@ -218,23 +230,24 @@ def reaction_stat_columns() -> tuple[Any, Any]:
     return rating, replies
 
 
+_REACTION_STATS = (select(Reaction.reply_to, *_reply_sums())
+                   .where(Reaction.reply_to.in_(IDS), Reaction.deleted_at.is_(None)).group_by(Reaction.reply_to))
+
+
 async def reaction_stats(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, int]]:
     """Rating (votes whose reply_to is the reaction) and direct reply count of each reaction."""
     ids = list(ids)
     result = {i: {"rating": 0, "comments_count": 0} for i in ids}
     if not ids:
         return result
-    live = Reaction.deleted_at.is_(None)
-    rows = await session.execute(
-        select(Reaction.reply_to, *_reply_sums()).where(Reaction.reply_to.in_(ids), live).group_by(Reaction.reply_to)
-    )
-    for parent, rating, replies in rows:
+    for parent, rating, replies in await session.execute(_REACTION_STATS, {"ids": ids}):
         result[parent] = {"rating": int(rating), "comments_count": int(replies)}
     return result
 
 
 __all__ = [
     "AUTHOR_METRICS",
+    "IDS",
     "SHOUT_METRICS",
     "author_stats",
     "community_stats",
