@@ -158,10 +158,26 @@ async def test_a_session_without_a_sink_rolls_back_a_savepoint_keeping_its_messa
         await savepoint.rollback()
         assert session.sync_session.info[INFO_PENDING].messages == [("channel", b"kept")]
         await session.rollback()
-    async with plain() as session, session.begin():  # and its flushes record nothing: no rule reads
+    async with plain() as session, session.begin():  # and its savepoints and flushes record nothing
+        await session.begin_nested()
         (await session.get(Author, 3)).bio = "no sink, nothing recorded"  # type: ignore[union-attr]
         await session.flush()
         assert INFO_PENDING not in session.sync_session.info
+
+
+async def test_a_write_without_savepoints_or_with_a_statement_on_a_plain_table_records_only_what_it_did(
+        deps: Deps) -> None:
+    """A transaction keeps a savepoint record only for its savepoints; a bulk statement on a plain table
+    (no mapped class: notification recipients) is executed and recorded as nothing, not refused."""
+    from sqlalchemy import update as update_table
+
+    from resolvers.events import RECIPIENTS
+    from triggers.listeners import INFO_PENDING, INFO_SAVEPOINTS
+
+    async with deps.db() as session, session.begin():
+        await session.execute(update_table(RECIPIENTS).where(RECIPIENTS.c.author == -1).values(author=-1))
+        assert INFO_SAVEPOINTS not in session.sync_session.info
+        assert not session.sync_session.info.get(INFO_PENDING)
 
 
 async def test_an_announced_write_that_rolls_back_lets_readers_store_again(
