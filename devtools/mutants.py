@@ -136,7 +136,8 @@ def record(module: str) -> Path:
                           if status not in ("killed", "survived", "no tests"))]),
              f"- score: {killed / checked:.1%}" if checked else "- score: not run", "",
              "## Explained", "",
-             "Survivors that no test can kill: equivalent to the original (same behaviour), written by hand as",
+             "Survivors that no test of the selection can kill: equivalent to the original (same behaviour), or",
+             "killed only by a named test outside the selection (too slow to run per mutant), written by hand as",
              "`- `name`: why`; kept from run to run while the mutant survives.", ""]
     lines += [f"- `{name}`: {explained[name]}" for name in survivors if name in explained] or ["(none)"]
     lines += ["", "## Not yet killed or explained", ""]
