@@ -160,8 +160,14 @@ def deps(engine: AsyncEngine, cache: Cache, redis: Redis, settings: Settings, ma
 
 
 @pytest.fixture
-def app(deps: Deps, settings: Settings) -> Any:
-    return create_app(settings, deps=deps)
+async def app(deps: Deps, settings: Settings) -> AsyncIterator[Any]:
+    """The app; stopped as a graceful stop does: the reads its hits noted are counted before the next test,
+    whose statements and commands a count arriving late (app/hit_reads.py) would otherwise join."""
+    from app.hit_reads import stop_hit_reads
+
+    app = create_app(settings, deps=deps)
+    yield app
+    await stop_hit_reads(app)
 
 
 @pytest.fixture
