@@ -37,6 +37,7 @@ import sys
 import tomllib
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from mutmut.stats import status_by_exit_code
 
@@ -89,11 +90,31 @@ def _kept(module: str) -> Path:
 
 
 def _restore(module: str) -> None:
-    """Put the verdicts kept in the repository where mutmut reads them, unless this machine has its own."""
+    """Put the verdicts kept in the repository where mutmut reads them. mutmut writes a state for every
+    module whenever it runs any, so a state here may hold no verdict at all for this one: the kept verdicts
+    fill in what it lacks (`merged`) rather than only standing in for a missing state."""
     meta, kept = _meta(module), _kept(module)
-    if kept.exists() and not meta.exists():
-        meta.parent.mkdir(parents=True, exist_ok=True)
-        meta.write_text(kept.read_text())
+    if not kept.exists():
+        return
+    meta.parent.mkdir(parents=True, exist_ok=True)
+    local = json.loads(meta.read_text()) if meta.exists() else None
+    meta.write_text(json.dumps(merged(local, json.loads(kept.read_text())), indent=1, sort_keys=True) + "\n")
+
+
+def merged(local: dict[str, Any] | None, kept: dict[str, Any]) -> dict[str, Any]:
+    """mutmut's state `local` with the verdicts of `kept` it lacks: a mutant not checked here takes the
+    kept verdict if its function is unchanged (the same hash in both; mutmut itself drops a verdict when its
+    function changes). No local state: the kept one as it is."""
+    if local is None:
+        return kept
+    unchanged = {name for name, digest in local.get("hash_by_function_name", {}).items()
+                 if kept.get("hash_by_function_name", {}).get(name) == digest}
+    codes = local["exit_code_by_key"]
+    for key, code in kept["exit_code_by_key"].items():
+        function = key.rsplit(".", 1)[-1].rsplit("__mutmut_", 1)[0]
+        if code is not None and codes.get(key, 0) is None and function in unchanged:
+            codes[key] = code
+    return local
 
 
 def unchecked(module: str) -> list[str]:

@@ -1,0 +1,29 @@
+"""The mutation pass's bookkeeping (devtools/mutants.py): verdicts kept in the repository survive a run of
+another module, which leaves mutmut a fresh state, without verdicts, for every module."""
+
+from __future__ import annotations
+
+from devtools.mutants import merged
+
+
+def _state(codes: dict[str, int | None], hashes: dict[str, str]) -> dict[str, object]:
+    return {"exit_code_by_key": dict(codes), "hash_by_function_name": dict(hashes), "durations_by_key": {}}
+
+
+def test_kept_verdicts_fill_a_fresh_state_for_unchanged_functions_only() -> None:
+    kept = _state({"m.x_f__mutmut_1": 1, "m.x_f__mutmut_2": 0, "m.xǁCǁg__mutmut_1": 1, "m.x_h__mutmut_1": 1},
+                  {"x_f": "aa", "xǁCǁg": "bb", "x_h": "cc"})
+    fresh = _state({"m.x_f__mutmut_1": None, "m.x_f__mutmut_2": None, "m.xǁCǁg__mutmut_1": None,
+                    "m.x_h__mutmut_1": None, "m.x_new__mutmut_1": None},
+                   {"x_f": "aa", "xǁCǁg": "bb", "x_h": "changed", "x_new": "dd"})
+    codes = merged(fresh, kept)["exit_code_by_key"]
+    assert codes == {"m.x_f__mutmut_1": 1, "m.x_f__mutmut_2": 0, "m.xǁCǁg__mutmut_1": 1,
+                     "m.x_h__mutmut_1": None,  # its function changed: checked again
+                     "m.x_new__mutmut_1": None}
+
+
+def test_a_verdict_of_this_machine_wins_and_no_state_takes_the_kept_one() -> None:
+    kept = _state({"m.x_f__mutmut_1": 0}, {"x_f": "aa"})
+    here = _state({"m.x_f__mutmut_1": 1}, {"x_f": "aa"})
+    assert merged(here, kept)["exit_code_by_key"] == {"m.x_f__mutmut_1": 1}
+    assert merged(None, kept) is kept
