@@ -68,6 +68,11 @@ async def _run(modules: list[str], *, survivors: bool = False) -> int:
     for module in modules:
         _restore(module)
     wanted = [name for module in modules for name in (surviving(module) if survivors else unchecked(module))]
+    if survivors:
+        # mutmut runs a mutant against the tests its stats saw calling the mutated function, and measures
+        # again only tests it has not seen: a test given a new assertion (a new call) would not be run
+        # against the survivor it was written for. Its stats are measured afresh.
+        (ROOT / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
     if not wanted:
         for module in modules:
             record(module)
@@ -161,6 +166,12 @@ def record(module: str) -> Path:
              "killed only by a named test outside the selection (too slow to run per mutant), written by hand as",
              "`- `name`: why`; kept from run to run while the mutant survives.", ""]
     lines += [f"- `{name}`: {explained[name]}" for name in survivors if name in explained] or ["(none)"]
+    # An explanation outlives a state that has not checked its mutant yet (a fresh state, a function
+    # changed): it is dropped only once its mutant is killed.
+    waiting = sorted(name for name, code in results.items() if code is None and name in explained)
+    if waiting:
+        lines += ["", "### Explained, not checked in this state", ""]
+        lines += [f"- `{name}`: {explained[name]}" for name in waiting]
     lines += ["", "## Not yet killed or explained", ""]
     unexplained = [name for name in survivors if name not in explained]
     for name in unexplained:
