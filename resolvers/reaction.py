@@ -36,10 +36,6 @@ _LIVE_ON_LISTED_SHOUTS = (select(*Reaction.__table__.c).join(Shout, Shout.id == 
                           .where(Reaction.deleted_at.is_(None), is_listed()))
 
 
-def _live_on_listed_shouts() -> Select[Any]:
-    return _LIVE_ON_LISTED_SHOUTS
-
-
 # The thread orders of cache/threads.py, built once like the statement they order: ties go by id, and
 # "dislike" is exactly "like" reversed.
 _VOTES = (select(Reaction.reply_to.label("target"), func.sum(vote_value()).label("score"))
@@ -85,7 +81,7 @@ async def _cached_reactions(deps: Deps, key: str, tags: list[str], stmt: Select[
 
 
 async def load_reactions_by(deps: Deps, query: ReactionsQuery, *, client: str | None = None) -> list[dict[str, Any]]:
-    stmt = _live_on_listed_shouts()
+    stmt = _LIVE_ON_LISTED_SHOUTS
     tags = [keys.TAG_REACTIONS]
     shout_id: int | None = None
     if query.shout:
@@ -162,7 +158,7 @@ async def load_shout_comments(deps: Deps, shout: int, limit: int | None, offset:
 
 async def load_shout_ratings(deps: Deps, shout: int, limit: int | None, offset: int | None) -> list[Any]:
     limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=deps.max_page_size)
-    stmt = (_live_on_listed_shouts()
+    stmt = (_LIVE_ON_LISTED_SHOUTS
             .where(Reaction.shout == shout, Reaction.kind.in_(RATING_KINDS), Reaction.reply_to.is_(None))
             .order_by(Reaction.created_at.desc(), Reaction.id.desc()).limit(limit).offset(offset))
     return await _cached_reactions(deps, keys.reactions_shout(shout, limit, offset, "ratings"),
@@ -171,7 +167,7 @@ async def load_shout_ratings(deps: Deps, shout: int, limit: int | None, offset: 
 
 async def load_comment_ratings(deps: Deps, comment: int, limit: int | None, offset: int | None) -> list[Any]:
     limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=deps.max_page_size)
-    stmt = (_live_on_listed_shouts().where(Reaction.reply_to == comment, Reaction.kind.in_(RATING_KINDS))
+    stmt = (_LIVE_ON_LISTED_SHOUTS.where(Reaction.reply_to == comment, Reaction.kind.in_(RATING_KINDS))
             .order_by(Reaction.created_at.desc(), Reaction.id.desc()).limit(limit).offset(offset))
     return await _cached_reactions(deps, keys.reactions_comment(comment, limit, offset),
                                    [keys.TAG_REACTIONS], stmt)
@@ -206,5 +202,5 @@ async def load_comments_branch(
 async def reactions_by_ids(deps: Deps, ids: list[int]) -> list[dict[str, Any] | None]:
     """Live reactions by id, in the order asked (a batch for DataLoaders; notifications use it)."""
     async with read_session(deps.db) as session:
-        found = {r["id"]: r for r in await _with_stats(session, _live_on_listed_shouts().where(Reaction.id.in_(ids)))}
+        found = {r["id"]: r for r in await _with_stats(session, _LIVE_ON_LISTED_SHOUTS.where(Reaction.id.in_(ids)))}
     return [found.get(i) for i in ids]

@@ -641,16 +641,14 @@ async def test_a_batch_read_counts_every_key_by_its_result(cache: Cache) -> None
     assert (cache.stats.hits - before[0], cache.stats.misses - before[1], cache.stats.stale - before[2]) == (2, 1, 0)
 
 
-async def test_a_failed_batch_read_is_counted_as_a_read_s() -> None:
+async def test_a_failed_batch_read_is_counted_as_a_read_s(down: Cache) -> None:
     """A batch read that Redis fails (the breaker closed until then) answers misses, counts a read's error
     and opens the breaker."""
-    cache = Cache(make_redis("redis://127.0.0.1:1", coalesce=False))
     failed = metrics.REDIS_ERRORS.labels("read")._value.get()
-    values, stamps = await cache.get_many(["k:a", "k:b"], [["t:a"], ["t:b"]])
+    values, stamps = await down.get_many(["k:a", "k:b"], [["t:a"], ["t:b"]])
     assert (values, stamps) == ([MISSING, MISSING], [None, None])
     assert metrics.REDIS_ERRORS.labels("read")._value.get() - failed == 1
-    assert cache.stats.errors == 1 and not cache.available
-    await cache.redis.aclose()
+    assert down.stats.errors == 1 and not down.available
 
 
 @single_redis  # counts one server's pipelines

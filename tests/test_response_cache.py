@@ -79,19 +79,15 @@ async def test_a_hit_costs_no_sql_and_one_redis_round_trip(own_redis_app: Any, s
     assert (responses.hits - hits, responses.stores - stores) == (2, 0)  # each hit counted
 
 
-async def test_a_response_cache_read_redis_fails_is_a_miss_counted_as_its_own(engine: Any, settings: Settings) -> None:
+async def test_a_response_cache_read_redis_fails_is_a_miss_counted_as_its_own(down: Cache) -> None:
     """Redis failing the hit check (the breaker closed until then): the request is answered as a miss, the
     error is counted under the response cache's read, and the breaker opens."""
-    from cache.response import ResponseCache
     from telemetry import metrics
 
-    dead = make_redis("redis://127.0.0.1:1", coalesce=False)
-    cache = Cache(dead)
     failed = metrics.REDIS_ERRORS.labels("response cache read")._value.get()
-    assert await ResponseCache(cache).get("response:any") is None
+    assert await ResponseCache(down).get("response:any") is None
     assert metrics.REDIS_ERRORS.labels("response cache read")._value.get() - failed == 1
-    assert not cache.available
-    await dead.aclose()
+    assert not down.available
 
 
 async def _sign_up(client: httpx.AsyncClient) -> str:
