@@ -4,6 +4,8 @@ TTLs where the seeds give one, and the generation stamp that refuses late (stale
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import asyncpg
@@ -23,6 +25,22 @@ from resolvers.deps import Deps
 from telemetry import metrics
 from tests.conftest import single_redis
 from tests.helpers import until
+
+
+@contextmanager
+def pipelines_sent() -> Iterator[list[list[tuple[Any, ...]]]]:
+    """Each pipeline sent meanwhile, as its commands' arguments, in order (one server's pipelines: a
+    cluster pipeline is another class, hence `single_redis` on the tests that count them)."""
+    sent: list[list[tuple[Any, ...]]] = []
+    execute = Pipeline.execute
+
+    async def recorded(self: Pipeline, *args: Any, **kwargs: Any) -> Any:
+        sent.append([command for command, _options in queued_commands(self)])
+        return await execute(self, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Pipeline, "execute", recorded)
+        yield sent
 
 SHOUTS_PAGE = """
 query($options: LoadShoutsOptions) {
@@ -305,7 +323,7 @@ async def test_reads_survive_a_dead_redis(engine: Any) -> None:
 
 @single_redis
 async def test_a_cold_read_by_slug_shares_one_connection(gql: Any, sql_counter: Any, cache: Cache,
-                                                         engine: Any, monkeypatch: Any) -> None:
+                                                         engine: Any) -> None:
     """`get_author(slug:)` on a cold cache misses three times (the composite of the slug and the author,
     then each): both statements run on one pooled connection, and the slug's fill rides along with the
     author's read; the next read costs no SQL."""
@@ -313,23 +331,18 @@ async def test_a_cold_read_by_slug_shares_one_connection(gql: Any, sql_counter: 
     await gql(query)
     await cache.invalidate_tags([keys.GLOBAL_TAG])
     checkouts: list[object] = []
-    round_trips: list[list[str]] = []
-    execute = Pipeline.execute
-
-    async def counted(self: Pipeline, *args: Any, **kwargs: Any) -> Any:
-        round_trips.append([str(command[0][0]) for command in queued_commands(self)])
-        return await execute(self, *args, **kwargs)
 
     def checkout(*args: Any) -> None:
         checkouts.append(args)
 
-    monkeypatch.setattr(Pipeline, "execute", counted)
     event.listen(engine.sync_engine, "checkout", checkout)
     try:
         sql_counter.reset()
-        result = await gql(query)
+        with pipelines_sent() as sent:
+            result = await gql(query)
     finally:
         event.remove(engine.sync_engine, "checkout", checkout)
+    round_trips = [[str(command[0]) for command in pipeline] for pipeline in sent]
     assert result["data"]["get_author"]["slug"] == "author-3"
     assert sql_counter.count == 2 and len(checkouts) == 1, (sql_counter.statements, checkouts)
     # the response cache's lookup and the slug's composite (a script each, sent as pipelines of one by
@@ -512,17 +525,10 @@ async def test_the_fill_lock_is_held_while_computing_expires_and_is_released_by_
 
 @single_redis  # counts one server's pipelines
 async def test_an_invalidation_fills_each_pipeline_up_to_seed_004_s_bound_the_commit_s_commands_first(
-        cache: Cache, redis: Redis, monkeypatch: pytest.MonkeyPatch) -> None:
+        cache: Cache, redis: Redis) -> None:
     """The commit's other commands (`also`: its live updates) go first in the first pipeline, then as many
     generation moves as leave room for the clock, which ends each pipeline: at most BATCH commands a
     pipeline, and no more pipelines than that allows. Every generation moves."""
-    sent: list[list[str]] = []
-    execute = Pipeline.execute
-
-    async def recorded(self: Pipeline, raise_on_error: bool = True) -> Any:
-        sent.append([str(args[1]) for args, _options in queued_commands(self)])
-        return await execute(self, raise_on_error)
-
     also_keys = [f"live:first:{n}" for n in range(5)]
 
     async def also(pipe: Pipeline) -> None:
@@ -531,9 +537,9 @@ async def test_an_invalidation_fills_each_pipeline_up_to_seed_004_s_bound_the_co
 
     tags = [f"t:moved:{secrets.token_hex(4)}:{n}" for n in range(2 * (BATCH - 1) - len(also_keys))]
     await redis.mset(dict.fromkeys([keys.generation(tag) for tag in tags], 1))
-    monkeypatch.setattr(Pipeline, "execute", recorded)
-    await cache.invalidate_tags(tags, also=also)
-    monkeypatch.undo()
+    with pipelines_sent() as pipelines:
+        await cache.invalidate_tags(tags, also=also)
+    sent = [[str(command[1]) for command in pipeline] for pipeline in pipelines]
     assert [len(commands) for commands in sent] == [BATCH, BATCH]
     assert sent[0][:len(also_keys)] == also_keys  # before any generation moves
     assert all(commands[-1] == keys.invalidation_clock() for commands in sent)
@@ -653,55 +659,38 @@ async def test_a_failed_batch_read_is_counted_as_a_read_s(down: Cache) -> None:
 
 @single_redis  # counts one server's pipelines
 async def test_fills_ride_with_a_read_while_the_pipeline_stays_within_seed_004_s_bound(
-        cache: Cache, monkeypatch: pytest.MonkeyPatch) -> None:
+        cache: Cache) -> None:
     """Fills (`store`) go in the read's pipeline while the two fit in BATCH commands (a read of one key
     under one tag is two MGETs); one fill more and the fills go first, in a pipeline of their own.
     `set_many` sends what fits in one pipeline as one pipeline."""
-    sent: list[int] = []
-    execute = Pipeline.execute
-
-    async def recorded(self: Pipeline, raise_on_error: bool = True) -> Any:
-        sent.append(len(queued_commands(self)))
-        return await execute(self, raise_on_error)
-
     token, tag = secrets.token_hex(4), f"t:{secrets.token_hex(4)}"
     _, [stamp] = await cache.get_many([f"k:{token}"], [[tag]])
-    monkeypatch.setattr(Pipeline, "execute", recorded)
     for fills, expected in ((BATCH - 2, [BATCH]), (BATCH - 1, [BATCH - 1, 2])):
-        sent.clear()
         store = [(f"k:{token}:{fills}:{n}", n, stamp, None) for n in range(fills)]
-        await cache.get_many([f"k:{token}"], [[tag]], store=store)
-        assert sent == expected, fills
-    sent.clear()
-    await cache.set_many([(f"k:{token}:set:{n}", n, stamp, None) for n in range(3)])
-    assert sent == [3]
-    monkeypatch.undo()
+        with pipelines_sent() as sent:
+            await cache.get_many([f"k:{token}"], [[tag]], store=store)
+        assert [len(pipeline) for pipeline in sent] == expected, fills
+    with pipelines_sent() as sent:
+        await cache.set_many([(f"k:{token}:set:{n}", n, stamp, None) for n in range(3)])
+    assert [len(pipeline) for pipeline in sent] == [3]
     assert [value for value in (await cache.get_many([f"k:{token}:set:{n}" for n in range(3)], [[tag]] * 3))[0]] \
         == [0, 1, 2]
 
 
 @single_redis  # counts one server's pipelines
 async def test_an_invalidation_whose_live_commands_fill_a_pipeline_moves_its_generations_in_the_next(
-        cache: Cache, redis: Redis, monkeypatch: pytest.MonkeyPatch) -> None:
+        cache: Cache, redis: Redis) -> None:
     """With BATCH - 1 live commands (`also`), the first pipeline has room for the clock only: every
     generation moves in the next one, and no pipeline holds more than BATCH commands."""
-    sent: list[int] = []
-    execute = Pipeline.execute
-
-    async def recorded(self: Pipeline, raise_on_error: bool = True) -> Any:
-        sent.append(len(queued_commands(self)))
-        return await execute(self, raise_on_error)
-
     async def also(pipe: Pipeline) -> None:
         for n in range(BATCH - 1):
             pipe.set(f"live:full:{n}", 1, ex=60)
 
     tags = [f"t:full:{secrets.token_hex(4)}:{n}" for n in range(3)]
     await redis.mset(dict.fromkeys([keys.generation(tag) for tag in tags], 1))
-    monkeypatch.setattr(Pipeline, "execute", recorded)
-    await cache.invalidate_tags(tags, also=also)
-    monkeypatch.undo()
-    assert sent == [BATCH, len(tags) + 1]
+    with pipelines_sent() as sent:
+        await cache.invalidate_tags(tags, also=also)
+    assert [len(pipeline) for pipeline in sent] == [BATCH, len(tags) + 1]
     assert b"1" not in await redis.mget([keys.generation(tag) for tag in tags])
 
 
