@@ -92,6 +92,7 @@ class Hit:
     etag: str  # of the plain body, computed when it was stored
     max_age: int  # seconds a client may keep it (Cache-Control)
     private: bool  # kept for one viewer only
+    key: str  # the response's key in Redis
 
     def plain(self) -> bytes:
         return gunzip(self.body) if self.gzipped else self.body
@@ -109,28 +110,37 @@ def etag_of(body: bytes) -> str:
 
 class PlainBodies:
     """The plain form of the gzip bodies last sent to clients that do not accept gzip (server-side
-    renderers, scripts, many HTTP libraries), by ETag, at most `max_bytes` in all: such a client's hit then
-    costs what a gzip client's does, instead of a decompression each time. An ETag is the digest of the
-    plain body (`etag_of`), so it names exactly one."""
+    renderers, scripts, many HTTP libraries), at most `max_bytes` in all: such a client's hit then costs
+    what a gzip client's does, instead of a decompression each time. One per response key, with the ETag
+    of the body it is the plain form of (`etag_of`, the digest of the plain body): a write that changes a
+    response replaces its plain form instead of leaving the old one beside it, so under writes the bytes
+    kept stay those of the responses read, not of every version of them."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        self._kept: OrderedDict[str, bytes] = OrderedDict()
+        self._kept: OrderedDict[str, tuple[str, bytes]] = OrderedDict()  # key: (etag, plain body)
         self._bytes = 0
+
+    @property
+    def kept_bytes(self) -> int:
+        """The bytes of the plain bodies kept."""
+        return self._bytes
 
     def of(self, hit: Hit) -> bytes:
         if not hit.gzipped:
             return hit.body
-        plain = self._kept.get(hit.etag)
-        if plain is not None:
-            self._kept.move_to_end(hit.etag)
-            return plain
+        kept = self._kept.get(hit.key)
+        if kept is not None and kept[0] == hit.etag:
+            self._kept.move_to_end(hit.key)
+            return kept[1]
         plain = hit.plain()
+        if kept is not None:  # an older version of this response: never sent again
+            self._bytes -= len(self._kept.pop(hit.key)[1])
         if len(plain) <= self.max_bytes:
-            self._kept[hit.etag] = plain
+            self._kept[hit.key] = (hit.etag, plain)
             self._bytes += len(plain)
             while self._bytes > self.max_bytes:
-                self._bytes -= len(self._kept.popitem(last=False)[1])
+                self._bytes -= len(self._kept.popitem(last=False)[1][1])
         return plain
 
 
@@ -161,7 +171,7 @@ class ResponseCache:
         _count("hit")
         views = as_bytes(found[3]).decode()
         return Hit(as_bytes(found[1]), found[2] in (b"1", "1"), [int(v) for v in views.split(",") if v],
-                   as_bytes(found[4]).decode(), int(found[5] or 0), found[6] in (b"1", "1"))
+                   as_bytes(found[4]).decode(), int(found[5] or 0), found[6] in (b"1", "1"), key)
 
     async def _check_here(self, key: str) -> list[Any]:
         """What a stored response is now, by the hit script: [0] (none), [1] (stale) or [2, its fields...]."""

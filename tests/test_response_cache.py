@@ -4,6 +4,7 @@ public ones once for guests and signed-in readers alike, private ones per viewer
 
 from __future__ import annotations
 
+import gzip
 import re
 import uuid
 from collections.abc import AsyncIterator
@@ -405,34 +406,48 @@ async def test_a_response_key_that_holds_something_else_is_a_miss(cache: Cache, 
     assert responses.cache.available  # an answer of Redis, not a failure of it
 
 
+def _gzip_hit(body: bytes, key: str) -> Hit:
+    return Hit(gzip.compress(body), True, [], etag_of(body), 60, False, key)
+
+
 def test_the_plain_forms_kept_stay_within_their_bytes() -> None:
-    import gzip
-
-    def hit(body: bytes) -> Hit:
-        return Hit(gzip.compress(body), True, [], f'W/"{body[:8].hex()}"', 60, False)
-
     kept = PlainBodies(max_bytes=250)
     bodies = [bytes([n]) * 100 for n in range(4)]
-    for body in bodies:
-        assert kept.of(hit(body)) == body
-    assert list(kept._kept.values()) == bodies[2:]  # the oldest gave way: 200 of 250 bytes kept
-    assert kept.of(hit(b"x" * 300)) == b"x" * 300 and len(kept._kept) == 2  # too large to keep
-    plain = Hit(b"as stored", False, [], 'W/"p"', 60, False)
+    for n, body in enumerate(bodies):
+        assert kept.of(_gzip_hit(body, f"r:{n}")) == body
+    assert [plain for _, plain in kept._kept.values()] == bodies[2:]  # the oldest gave way: 200 of 250 bytes
+    assert kept.of(_gzip_hit(b"x" * 300, "r:x")) == b"x" * 300 and len(kept._kept) == 2  # too large to keep
+    assert kept.kept_bytes == 200
+    plain = Hit(b"as stored", False, [], 'W/"p"', 60, False, "r:p")
     assert kept.of(plain) is plain.body
 
 
-def test_a_plain_form_that_fits_exactly_is_kept_and_a_plain_hit_is_its_body() -> None:
-    import gzip
+def test_a_response_changed_by_a_write_keeps_one_plain_form() -> None:
+    """Each write that changes a response makes a new body under the same key: its plain form replaces
+    the old one's, so a worker under writes keeps the bytes of the responses read, not of their versions;
+    the same version again is the kept form, not a new decompression."""
+    kept = PlainBodies(max_bytes=1000)
+    first = kept.of(_gzip_hit(b"a" * 100, "r:page"))
+    assert kept.of(_gzip_hit(b"a" * 100, "r:page")) is first
+    for version in (b"b" * 120, b"c" * 90):  # written twice since
+        assert kept.of(_gzip_hit(version, "r:page")) == version
+        assert list(kept._kept) == ["r:page"] and kept.kept_bytes == len(version)
+    kept.of(_gzip_hit(b"d" * 50, "r:other"))
+    assert kept.kept_bytes == 140
+    assert kept.of(_gzip_hit(b"e" * 2000, "r:page")) == b"e" * 2000  # too large to keep: the old form goes too
+    assert list(kept._kept) == ["r:other"] and kept.kept_bytes == 50
 
+
+def test_a_plain_form_that_fits_exactly_is_kept_and_a_plain_hit_is_its_body() -> None:
     kept = PlainBodies(max_bytes=200)
     for n in range(2):  # 100 + 100: exactly the bytes allowed, both kept
         body = bytes([n]) * 100
-        assert kept.of(Hit(gzip.compress(body), True, [], f'W/"{n}"', 60, False)) == body
+        assert kept.of(_gzip_hit(body, f"r:{n}")) == body
     assert len(kept._kept) == 2
     whole = PlainBodies(max_bytes=100)
-    assert whole.of(Hit(gzip.compress(b"y" * 100), True, [], 'W/"y"', 60, False)) == b"y" * 100
+    assert whole.of(_gzip_hit(b"y" * 100, "r:y")) == b"y" * 100
     assert len(whole._kept) == 1  # as large as allowed: kept
-    assert Hit(b"as stored", False, [], 'W/"p"', 60, False).plain() == b"as stored"
+    assert Hit(b"as stored", False, [], 'W/"p"', 60, False, "r:p").plain() == b"as stored"
 
 
 @pytest.mark.skipif(TEST_REDIS_CLUSTER, reason="the hit script reads generations inside Redis: one server only")
@@ -459,7 +474,7 @@ async def test_reading_apart_answers_what_the_hit_script_answers(cache: Cache, r
     assert await responses.store(large, b"[" + b"1," * COMPRESS_OVER + b"1]", capture, 'W/"l"', max_age=30,
                                  private=True)
     assert await answers(small) == [2, b'{"data": 1}', b"", b"7,8", b'W/"s"', b"60", b""]
-    assert await responses.get(small) == Hit(b'{"data": 1}', False, [7, 8], 'W/"s"', 60, False)
+    assert await responses.get(small) == Hit(b'{"data": 1}', False, [7, 8], 'W/"s"', 60, False, small)
     found = await answers(large)
     assert found[0] == 2 and found[2:] == [b"1", b"7,8", b'W/"l"', b"30", b"1"]
     unviewed, bare, other = (request_key(str(n) * 64, None, {}) for n in (3, 4, 5))
@@ -468,7 +483,7 @@ async def test_reading_apart_answers_what_the_hit_script_answers(cache: Cache, r
     assert await answers(unviewed) == [2, b"{}", b"", b"", b'W/"u"', b"60", b""]
     await redis.hset(bare, mapping={"s": await redis.hget(small, "s"), "b": b"{}"})  # no views, ETag or age
     assert await answers(bare) == [2, b"{}", b"", b"", b"", b"", b""]
-    assert await responses.get(bare) == Hit(b"{}", False, [], "", 0, False)  # no age: not kept by clients
+    assert await responses.get(bare) == Hit(b"{}", False, [], "", 0, False, bare)  # no age: not kept by clients
     await redis.set(other, b"not a stored response")
     assert await answers(other) == [0]
     await cache.invalidate_tags([tag])
