@@ -13,7 +13,7 @@ from sqlalchemy import select
 from cache import keys
 from cache.boards import FLOOR, WEEK
 from config.settings import Settings
-from orm import Reaction, Shout
+from orm import Author, Reaction, Shout
 from orm.stats import is_listed
 from resolvers.writes import transaction
 from tests.helpers import Api, board_equals_sql
@@ -21,6 +21,8 @@ from tests.helpers import Api, board_equals_sql
 CAP = 3
 READ = "query($s: String!) { get_shout(slug: $s) { id } }"
 LIKE = "mutation($s: Int!) { create_reaction(reaction: {kind: LIKE, shout: $s}) { reaction { id } } }"
+COMMENT = "mutation($s: Int!) { create_reaction(reaction: {kind: COMMENT, shout: $s, body: \"a comment\"}) { error } }"
+RATE = "mutation($a: String!) { rate_author(rated_slug: $a, value: 1) { error } }"
 TOP = "query($o: ShoutsOrderBy!, $w: String) { load_shouts_top(order_by: $o, week: $w, limit: 5) { id } }"
 
 
@@ -102,6 +104,38 @@ async def test_a_vote_moves_the_board_of_the_week_it_was_cast_in(api: Api, redis
             assert await board_equals_sql(session, redis, name) == 1, name
     last = keys.week_of(now - WEEK)
     assert shout_id in [s["id"] for s in await api(TOP, {"o": "rating", "w": last})]
+
+
+async def test_a_vote_a_comment_and_a_rating_move_their_leaders_on_the_all_time_boards(
+        api: Api, redis: Redis) -> None:
+    """Each write moves its target on the all-time board that ranks the counter it changes, built before
+    it (where the random-write test rarely reaches a board's few members): a vote on `shouts:rating`, a
+    comment on `shouts:comments`, an author's rating on `authors:rating`; each board still the top of SQL."""
+    deps = api.deps
+    user = await api.user()
+    boards = ("shouts:rating", "shouts:comments", "authors:rating")
+    for name in boards:
+        await deps.boards.top(name, 0, 1)
+
+    async def leaders() -> dict[str, tuple[int, float]]:
+        found = {}
+        for name in boards:
+            ranked = await redis.zrevrange(keys.leaderboard(name), 0, -1, withscores=True)
+            member, score = next((m.decode(), s) for m, s in ranked if m.decode() != FLOOR)
+            found[name] = (int(member), score)
+        return found
+
+    before = await leaders()
+    async with deps.db() as session:
+        rated = await session.scalar(select(Author.slug).where(Author.id == before["authors:rating"][0]))
+    assert (await api(LIKE, {"s": before["shouts:rating"][0]}, user))["reaction"]["id"]
+    assert (await api(COMMENT, {"s": before["shouts:comments"][0]}, user))["error"] is None
+    assert (await api(RATE, {"a": rated}, user))["error"] is None
+    after = await leaders()
+    assert {name: score - before[name][1] for name, (_, score) in after.items()} == dict.fromkeys(boards, 1)
+    async with deps.db() as session:
+        for name in boards:
+            assert await board_equals_sql(session, redis, name) == 1, name
 
 
 @pytest.mark.parametrize(("order", "week"), [
