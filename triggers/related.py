@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import literal, select, union_all
+from sqlalchemy import bindparam, literal, select, union_all
 from sqlalchemy.engine import Connection
+from sqlalchemy.sql.elements import BindParameter
 
 from orm import Reaction, Shout, ShoutAuthor, ShoutTopic
 from orm.stats import is_listed
@@ -54,14 +55,19 @@ class ShoutFacts:
 _AUTHOR, _TOPIC, _LISTED = 1, 2, 3
 
 
+_SHOUT: BindParameter[int] = bindparam("shout")
+# Built once (each write's rules ask it): by the parameter `shout`.
+_SHOUT_FACTS = union_all(
+    select(literal(_AUTHOR), ShoutAuthor.author).where(ShoutAuthor.shout == _SHOUT),
+    select(literal(_TOPIC), ShoutTopic.topic).where(ShoutTopic.shout == _SHOUT),
+    select(literal(_LISTED), Shout.id).where(Shout.id == _SHOUT, is_listed()))
+
+
 def shout_facts(conn: Connection, shout_id: int) -> ShoutFacts:
     """A shout's authors, topics and whether it is public, in one statement: a reaction's rules ask all
     three of its shout, and each statement is a round trip of the write that waits for it."""
     def ask() -> ShoutFacts:
-        rows = conn.execute(union_all(
-            select(literal(_AUTHOR), ShoutAuthor.author).where(ShoutAuthor.shout == shout_id),
-            select(literal(_TOPIC), ShoutTopic.topic).where(ShoutTopic.shout == shout_id),
-            select(literal(_LISTED), Shout.id).where(Shout.id == shout_id, is_listed()))).all()
+        rows = conn.execute(_SHOUT_FACTS, {"shout": shout_id}).all()
         return ShoutFacts([i for what, i in rows if what == _AUTHOR], [i for what, i in rows if what == _TOPIC],
                           any(what == _LISTED for what, _ in rows))
     return _shared("shout", shout_id, ask)  # type: ignore[no-any-return]
@@ -79,6 +85,8 @@ def shout_listed(conn: Connection, shout_id: int) -> bool:
     return shout_facts(conn, shout_id).listed
 
 
+_REACTION_AUTHOR = select(Reaction.created_by).where(Reaction.id == bindparam("reaction"))
+
+
 def reaction_author(conn: Connection, reaction_id: int) -> int | None:
-    return _shared("reaction_author", reaction_id, lambda: conn.scalar(
-        select(Reaction.created_by).where(Reaction.id == reaction_id)))
+    return _shared("reaction_author", reaction_id, lambda: conn.scalar(_REACTION_AUTHOR, {"reaction": reaction_id}))
