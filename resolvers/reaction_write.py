@@ -8,7 +8,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import Integer, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased, load_only
 
@@ -110,6 +110,16 @@ async def _join_discussion(session: AsyncSession, follows: ShoutReactionsFollowe
         follows.deleted_at = None
 
 
+# A vote's statements, built once: the owner of the comment voted on, the voter's live votes on the shout or
+# on the comment, and the lock that takes one author's votes on one target in turn.
+_REPLY_OWNER = select(Reaction.created_by).where(Reaction.id == bindparam("reply_to"))
+_VOTES = select(Reaction).where(Reaction.shout == bindparam("shout"), Reaction.created_by == bindparam("author"),
+                                Reaction.kind.in_(RATING_KINDS), Reaction.deleted_at.is_(None))
+_VOTES_ON_SHOUT = _VOTES.where(Reaction.reply_to.is_(None))
+_VOTES_ON_COMMENT = _VOTES.where(Reaction.reply_to == bindparam("reply_to"))
+_VOTE_LOCK = select(func.pg_advisory_xact_lock(bindparam("author", type_=Integer), bindparam("target", type_=Integer)))
+
+
 async def _check_vote(session: AsyncSession, viewer: Viewer, shout_id: int, reply_to: int | None, kind: str, *,
                       shout_authors: list[int]) -> None:
     """One vote per author and target: the same vote twice is refused, the opposite one replaces it;
@@ -117,14 +127,12 @@ async def _check_vote(session: AsyncSession, viewer: Viewer, shout_id: int, repl
     if reply_to is None:
         owners = set(shout_authors)
     else:
-        owners = set((await session.scalars(select(Reaction.created_by).where(Reaction.id == reply_to))).all())
+        owners = set((await session.scalars(_REPLY_OWNER, {"reply_to": reply_to})).all())
     if viewer.author_id in owners:
         raise BadInput("you cannot rate your own work", field="kind")
     await _one_vote_at_a_time(session, viewer.author_id, shout_id, reply_to)
-    target = Reaction.reply_to == reply_to if reply_to is not None else Reaction.reply_to.is_(None)
-    previous = (await session.scalars(select(Reaction).where(
-        Reaction.shout == shout_id, target, Reaction.created_by == viewer.author_id,
-        Reaction.kind.in_(RATING_KINDS), Reaction.deleted_at.is_(None)))).all()
+    previous = (await session.scalars(_VOTES_ON_SHOUT if reply_to is None else _VOTES_ON_COMMENT,
+                                      {"shout": shout_id, "reply_to": reply_to, "author": viewer.author_id})).all()
     for vote in previous:
         if vote.kind == kind:
             raise Conflict("you have already rated this", field="kind")
@@ -140,7 +148,7 @@ async def _one_vote_at_a_time(session: AsyncSession, author_id: int, shout_id: i
     if session.get_bind().dialect.name != "postgresql":
         return
     target = zlib.crc32(f"{shout_id}:{reply_to}".encode()) - 2**31  # a signed 32-bit key
-    await session.execute(select(func.pg_advisory_xact_lock(author_id, target)))
+    await session.execute(_VOTE_LOCK, {"author": author_id, "target": target})
 
 
 async def _own_reaction(session: AsyncSession, viewer: Viewer | None, reaction_id: int, action: str) -> Reaction:

@@ -157,6 +157,24 @@ async def test_nobody_votes_on_their_own_work(api: Api) -> None:
                            user) == "BAD_USER_INPUT"
 
 
+async def test_a_comment_s_votes_are_its_own_target(api: Api) -> None:
+    """One vote per author on a comment as on a shout: the same vote twice is refused, the opposite one
+    replaces it; a vote on the comment's shout is another target and takes nothing away from it."""
+    author, voter = await api.user(), await api.user()
+    shout_id, slug, _ = await _shout(api)
+    comment = (await api(CREATE, {"r": {"kind": "COMMENT", "shout": shout_id, "body": "под голосование"}},
+                         author))["reaction"]["id"]
+    on_comment = {"kind": "LIKE", "shout": shout_id, "reply_to": comment}
+    assert (await api(CREATE, {"r": on_comment}, voter))["error"] is None
+    assert await api.error(CREATE, {"r": on_comment}, voter) == "CONFLICT"
+    assert (await api(CREATE, {"r": {"kind": "LIKE", "shout": shout_id}}, voter))["error"] is None
+    assert (await api(CREATE, {"r": {**on_comment, "kind": "DISLIKE"}}, voter))["error"] is None
+    votes = "query($s: String!) { load_reactions_by(by: {shout: $s}, limit: 1000) { kind reply_to created_by { id } } }"
+    mine = sorted((v["kind"], v["reply_to"]) for v in await api(votes, {"s": slug})
+                  if v["created_by"]["id"] == voter.id)
+    assert mine == sorted([("DISLIKE", comment), ("LIKE", None)])
+
+
 async def test_follow_and_unfollow_each_kind(api: Api) -> None:
     user = await api.user()
     _, shout_slug, _ = await _shout(api)
