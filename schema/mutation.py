@@ -22,6 +22,7 @@ from resolvers import profile as profiles
 from schema.context import Info
 from schema.enums import FollowingEntity
 from schema.inputs import CollectionInput, CommunityInput, DraftInput, ProfileInput, ReactionInput, TopicInput, as_dict
+from schema.pages import selected_paths
 from schema.results import AuthorFollowsResult, CommonResult, SuccessResult, common
 from schema.types import Author, Community, Topic
 
@@ -31,6 +32,12 @@ def _follows(result: dict) -> AuthorFollowsResult:
         error=result.get("error"), authors=[Author.of(a) for a in result.get("authors", [])],
         topics=[Topic.of(t) for t in result.get("topics", [])],
         communities=[Community.of(c) for c in result.get("communities", [])])
+
+
+def _wants_follows(info: Info) -> bool:
+    """Whether a follow's answer is asked for any of the viewer's follows (the web client asks; a script
+    that follows may ask for `error` only)."""
+    return not selected_paths(info).isdisjoint(("authors", "topics", "communities"))
 
 
 @strawberry.type
@@ -114,12 +121,14 @@ class WriteMutation:
     @strawberry.mutation
     async def follow(self, info: Info, what: FollowingEntity, slug: str) -> AuthorFollowsResult:
         viewer = await info.context.viewer()
-        return _follows(await follower.follow(info.context.deps, viewer, what.value, slug, on=True))
+        return _follows(await follower.follow(info.context.deps, viewer, what.value, slug, on=True,
+                                              answer=_wants_follows(info)))
 
     @strawberry.mutation
     async def unfollow(self, info: Info, what: FollowingEntity, slug: str) -> AuthorFollowsResult:
         viewer = await info.context.viewer()
-        return _follows(await follower.follow(info.context.deps, viewer, what.value, slug, on=False))
+        return _follows(await follower.follow(info.context.deps, viewer, what.value, slug, on=False,
+                                              answer=_wants_follows(info)))
 
     @strawberry.mutation
     async def toggle_bookmark_shout(self, info: Info, slug: str) -> CommonResult:

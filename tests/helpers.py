@@ -7,17 +7,21 @@ import asyncio
 import inspect
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.hit_reads import hit_reads_of
 from cache import keys
 from cache.boards import COMPLETE, FLOOR, board_query
+from cache.seam import queued_commands
 from orm import CommunityAuthor
 from resolvers.deps import Deps
 from resolvers.writes import transaction
@@ -132,3 +136,19 @@ async def board_equals_sql(session: AsyncSession, redis: Redis, board: str) -> i
     assert above == [(i, int(sc)) for i, sc in truth[:len(above)]], board
     assert len(truth) == len(above) if floor <= COMPLETE else truth[len(above)][1] <= floor, board
     return 1
+
+
+@contextmanager
+def pipelines_sent() -> Iterator[list[list[tuple[Any, ...]]]]:
+    """Each pipeline sent meanwhile, as its commands' arguments, in order (one server's pipelines: a
+    cluster pipeline is another class, hence `single_redis` on the tests that count them)."""
+    sent: list[list[tuple[Any, ...]]] = []
+    execute = Pipeline.execute
+
+    async def recorded(self: Pipeline, *args: Any, **kwargs: Any) -> Any:
+        sent.append([command for command, _options in queued_commands(self)])
+        return await execute(self, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Pipeline, "execute", recorded)
+        yield sent

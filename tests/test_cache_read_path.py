@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import asyncpg
@@ -19,29 +17,12 @@ from sqlalchemy import event
 from app.main import create_app
 from cache import keys
 from cache.client import make_redis
-from cache.seam import queued_commands
 from cache.store import BATCH, MISSING, Cache, CacheStats, KeptDecoded, capture_stamp, parse_stamp, stamp_parts
 from devtools.services import RedisServer
 from resolvers.deps import Deps
 from telemetry import metrics
 from tests.conftest import single_redis
-from tests.helpers import until
-
-
-@contextmanager
-def pipelines_sent() -> Iterator[list[list[tuple[Any, ...]]]]:
-    """Each pipeline sent meanwhile, as its commands' arguments, in order (one server's pipelines: a
-    cluster pipeline is another class, hence `single_redis` on the tests that count them)."""
-    sent: list[list[tuple[Any, ...]]] = []
-    execute = Pipeline.execute
-
-    async def recorded(self: Pipeline, *args: Any, **kwargs: Any) -> Any:
-        sent.append([command for command, _options in queued_commands(self)])
-        return await execute(self, *args, **kwargs)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Pipeline, "execute", recorded)
-        yield sent
+from tests.helpers import pipelines_sent, until
 
 SHOUTS_PAGE = """
 query($options: LoadShoutsOptions) {

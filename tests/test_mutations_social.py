@@ -9,7 +9,8 @@ from sqlalchemy import select
 
 from orm import Reaction, Shout, ShoutAuthor, ShoutReactionsFollower
 from orm.stats import is_listed
-from tests.helpers import Api
+from tests.conftest import single_redis
+from tests.helpers import Api, pipelines_sent
 
 BRANCH = "query($s: Int!) { load_comments_branch(shout: $s, limit: 100, sort: newest) { id body created_by { id } } }"
 CREATE = "mutation($r: ReactionInput!) { create_reaction(reaction: $r) { error reaction { id kind body } } }"
@@ -293,3 +294,18 @@ async def test_reacted_filter_is_per_viewer(api: Api) -> None:
     await api(CREATE, {"r": {"kind": "COMMENT", "shout": shout_id, "body": "был здесь"}}, user)
     assert await api(reacted, user=user) == [{"id": shout_id}]
     assert await api(reacted) == []
+
+
+@single_redis  # counts one server's pipelines
+async def test_a_follow_answers_the_follows_only_when_asked(api: Api) -> None:
+    """A follow asked for `error` only reads none of the viewer's follows (the same write, fewer round
+    trips); asked for them, it answers them as they are after it."""
+    user = await api.user()
+    bare = "mutation($w: FollowingEntity!, $s: String!) { follow(what: $w, slug: $s) { error } }"
+    full = "mutation($w: FollowingEntity!, $s: String!) { follow(what: $w, slug: $s) { error topics { slug } } }"
+    await api(bare, {"w": "AUTHOR", "s": "author-2"}, user)  # the session and the account cached from here on
+    with pipelines_sent() as asked:
+        assert await api(full, {"w": "TOPIC", "s": "music"}, user) == {"error": None, "topics": [{"slug": "music"}]}
+    with pipelines_sent() as not_asked:
+        assert await api(bare, {"w": "TOPIC", "s": "poetry"}, user) == {"error": None}
+    assert len(not_asked) < len(asked)
