@@ -20,7 +20,9 @@ SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{1,63}$")
 LIMITS = {"name": 255, "pic": 1024, "bio": 1000, "about": 20_000}
 
 
-async def update_author(deps: Deps, viewer: Viewer | None, profile: dict[str, Any]) -> dict[str, Any]:
+async def update_author(deps: Deps, viewer: Viewer | None, profile: dict[str, Any], *,
+                        answer: bool = True) -> dict[str, Any]:
+    """The viewer's profile changed; returns it as it is now, unless `answer` is False (not asked for)."""
     signed_in = require_own(viewer, "author:update")
     for name, limit in LIMITS.items():
         if len(profile.get(name) or "") > limit:
@@ -44,4 +46,6 @@ async def update_author(deps: Deps, viewer: Viewer | None, profile: dict[str, An
         if links is not None:
             author.links = [link for link in links if link]
         author.updated_at = int(time.time())
+    if not answer:
+        return {"error": None}
     return {"author": await get_cached_author(signed_in.author_id, cache=deps.cache, db=deps.db), "error": None}

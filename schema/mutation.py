@@ -34,10 +34,10 @@ def _follows(result: dict) -> AuthorFollowsResult:
         communities=[Community.of(c) for c in result.get("communities", [])])
 
 
-def _wants_follows(info: Info) -> bool:
-    """Whether a follow's answer is asked for any of the viewer's follows (the web client asks; a script
-    that follows may ask for `error` only)."""
-    return not selected_paths(info).isdisjoint(("authors", "topics", "communities"))
+def _wants(info: Info, *fields: str) -> bool:
+    """Whether the client asked the answer for any of `fields`: a write whose answer is asked for its
+    `error` only (scripts, many clients after a write) reads nothing to answer with."""
+    return not selected_paths(info).isdisjoint(fields)
 
 
 @strawberry.type
@@ -116,19 +116,20 @@ class WriteMutation:
     @strawberry.mutation
     async def update_author(self, info: Info, profile: ProfileInput) -> CommonResult:
         viewer = await info.context.viewer()
-        return common(await profiles.update_author(info.context.deps, viewer, as_dict(profile)))
+        return common(await profiles.update_author(info.context.deps, viewer, as_dict(profile),
+                                                   answer=_wants(info, "author")))
 
     @strawberry.mutation
     async def follow(self, info: Info, what: FollowingEntity, slug: str) -> AuthorFollowsResult:
         viewer = await info.context.viewer()
         return _follows(await follower.follow(info.context.deps, viewer, what.value, slug, on=True,
-                                              answer=_wants_follows(info)))
+                                              answer=_wants(info, "authors", "topics", "communities")))
 
     @strawberry.mutation
     async def unfollow(self, info: Info, what: FollowingEntity, slug: str) -> AuthorFollowsResult:
         viewer = await info.context.viewer()
         return _follows(await follower.follow(info.context.deps, viewer, what.value, slug, on=False,
-                                              answer=_wants_follows(info)))
+                                              answer=_wants(info, "authors", "topics", "communities")))
 
     @strawberry.mutation
     async def toggle_bookmark_shout(self, info: Info, slug: str) -> CommonResult:

@@ -309,3 +309,19 @@ async def test_a_follow_answers_the_follows_only_when_asked(api: Api) -> None:
     with pipelines_sent() as not_asked:
         assert await api(bare, {"w": "TOPIC", "s": "poetry"}, user) == {"error": None}
     assert len(not_asked) < len(asked)
+
+
+@single_redis  # counts one server's pipelines
+async def test_a_profile_edit_answers_the_profile_only_when_asked(api: Api) -> None:
+    """An edit asked for its `error` only does not read the profile back; asked for it, it answers the
+    profile as the edit left it."""
+    user = await api.user()
+    bare = "mutation($n: String) { update_author(profile: {name: $n}) { error } }"
+    full = "mutation($n: String) { update_author(profile: {name: $n}) { error author { name } } }"
+    await api(bare, {"n": "first"}, user)  # the session cached from here on
+    with pipelines_sent() as asked:
+        assert await api(full, {"n": "second"}, user) == {"error": None, "author": {"name": "second"}}
+    with pipelines_sent() as not_asked:
+        assert await api(bare, {"n": "third"}, user) == {"error": None}
+    assert len(not_asked) < len(asked)
+    assert (await api(full, {"n": "fourth"}, user))["author"]["name"] == "fourth"
