@@ -199,3 +199,40 @@ async def test_a_shout_that_leaves_or_changes_its_public_place_drops_what_listed
     assert unpublished.by_entity == expected([1, 1]) and unpublished.lost_kinds == {"weekly"}
     assert moved.by_entity == expected([1, 2]) and moved.lost_kinds == {"weekly"}
     assert deleted.by_entity == expected([1], gone=True) and deleted.lost_kinds == {"weekly"}
+
+
+async def test_a_new_comment_and_a_new_vote_move_their_shout_in_place_and_drop_nothing(engine: Any) -> None:
+    """A new comment on a public shout puts itself in its threads in place (`zput`, the best-first thread
+    with score 0) and raises the last comment time; a new vote moves the counters. Neither drops anything
+    (a drop makes the next reader recount from SQL), and a new reaction has no comment HASH to drop."""
+    from sqlalchemy import select
+    from sqlalchemy.engine import Connection
+
+    from orm import Reaction, Shout
+    from orm.stats import is_listed
+
+    async with engine.connect() as conn:
+        shout = await conn.scalar(select(Shout.id).where(is_listed()).order_by(Shout.id).limit(1))
+        new_id, author, at = 10**9, 1, 1_700_000_000
+
+        def record(sync: Connection) -> tuple[LiveOps, LiveOps]:
+            found = []
+            for kind in ("COMMENT", "LIKE"):
+                ops = LiveOps()
+                row = Reaction(id=new_id, kind=kind, shout=shout, reply_to=None, created_by=author, created_at=at,
+                               deleted_at=None)
+                LIVE_RULES[Reaction](row, sync, ops, "insert")
+                found.append(ops)
+            return found[0], found[1]
+
+        comment, vote = await conn.run_sync(record)
+    for ops in (comment, vote):
+        assert ("comment", new_id) not in ops.by_entity
+        assert not [op for entity_ops in ops.by_entity.values() for op in entity_ops if op.verb == "drop"]
+    member = keys.member(new_id)
+    on_shout = comment.by_entity[("shout", shout)]
+    assert {op for op in on_shout if op.verb == "zput"} == {
+        Op("zput", "comments", (str(at), member)), Op("zput", "comments:best", ("0", member)),
+        Op("zput", "comments:all", (str(at), member))}
+    assert Op("max", "count", ("last_commented_at", str(at))) in on_shout
+    assert vote.by_entity[("shout", shout)] and all(op.verb != "zput" for op in vote.by_entity[("shout", shout)])
