@@ -236,3 +236,40 @@ async def test_a_new_comment_and_a_new_vote_move_their_shout_in_place_and_drop_n
         Op("zput", "comments:all", (str(at), member))}
     assert Op("max", "count", ("last_commented_at", str(at))) in on_shout
     assert vote.by_entity[("shout", shout)] and all(op.verb != "zput" for op in vote.by_entity[("shout", shout)])
+
+
+async def test_a_comment_on_a_hidden_shout_and_a_comment_row_deleted_drop_their_threads(engine: Any) -> None:
+    """A comment on a shout that is not public puts itself in no thread: its threads are dropped (the
+    thread lists public shouts' comments only). A comment row deleted outright (an admin script's
+    `session.delete`, not the API's soft delete) leaves its replies replying to nothing (ON DELETE SET
+    NULL): they join the top level, so the shout's top-level threads and the comment's own reply threads
+    are dropped, besides its HASH."""
+    from sqlalchemy import select
+    from sqlalchemy.engine import Connection
+
+    from orm import Reaction, Shout
+    from orm.stats import is_listed
+
+    async with engine.connect() as conn:
+        hidden = await conn.scalar(select(Shout.id).where(~is_listed()).order_by(Shout.id).limit(1))
+        shown = await conn.scalar(select(Shout.id).where(is_listed()).order_by(Shout.id).limit(1))
+        new_id, at = 10**9, 1_700_000_000
+
+        def record(sync: Connection) -> tuple[LiveOps, LiveOps]:
+            found = []
+            for shout, event in ((hidden, "insert"), (shown, "delete")):
+                ops = LiveOps()
+                row = Reaction(id=new_id, kind="COMMENT", shout=shout, reply_to=None, created_by=1, created_at=at,
+                               deleted_at=None)
+                LIVE_RULES[Reaction](row, sync, ops, event)  # type: ignore[arg-type]
+                found.append(ops)
+            return found[0], found[1]
+
+        on_hidden, deleted = await conn.run_sync(record)
+    assert {op for op in on_hidden.by_entity[("shout", hidden)] if op.verb in ("zput", "drop")} == set(
+        _drops("comments", "comments:best", "comments:all"))
+    member = keys.member(new_id)
+    assert set(deleted.by_entity[("shout", shown)]) >= {
+        Op("zdel", "comments", (member,)), Op("zdel", "comments:best", (member,)), Op("zdel", "comments:all", (member,)),
+        *_drops("comments", "comments:best")}
+    assert deleted.by_entity[("comment", new_id)] == _drops("comment", "replies", "replies:best")
