@@ -35,7 +35,8 @@ pytestmark = [pytest.mark.skipif(TEST_REDIS_CLUSTER, reason="makes a cluster of 
               pytest.mark.usefixtures("engine")]  # the test database, migrated and seeded
 
 AUTHOR = "query($id: Int) { get_author(author_id: $id) { name } }"
-RENAME = "mutation($n: String) { update_author(profile: {name: $n}) { error } }"
+# asked for the author: the write reads it back, caching its new value at once (the failover's subject)
+RENAME = "mutation($n: String) { update_author(profile: {name: $n}) { error author { name } } }"
 
 
 async def _name_after_failover(owner_check: bool, replica_connection: bool = False) -> tuple[str, str]:
