@@ -201,40 +201,45 @@ async def test_a_shout_that_leaves_or_changes_its_public_place_drops_what_listed
     assert deleted.by_entity == expected([1], gone=True) and deleted.lost_kinds == {"weekly"}
 
 
+def _reaction_ops(sync: Any, cases: list[tuple[int, str, str]]) -> list[LiveOps]:
+    """The live rule's operations for a new reaction row (id 10**9, reply_to None, author 1, created at
+    1_700_000_000) in each (shout, kind, event) case, read through `sync`, a synchronous connection."""
+    from orm import Reaction
+
+    found = []
+    for shout, kind, event in cases:
+        ops = LiveOps()
+        row = Reaction(id=_NEW_ID, kind=kind, shout=shout, reply_to=None, created_by=1, created_at=_AT,
+                       deleted_at=None)
+        LIVE_RULES[Reaction](row, sync, ops, event)  # type: ignore[arg-type]
+        found.append(ops)
+    return found
+
+
+_NEW_ID, _AT = 10**9, 1_700_000_000
+
+
 async def test_a_new_comment_and_a_new_vote_move_their_shout_in_place_and_drop_nothing(engine: Any) -> None:
     """A new comment on a public shout puts itself in its threads in place (`zput`, the best-first thread
     with score 0) and raises the last comment time; a new vote moves the counters. Neither drops anything
     (a drop makes the next reader recount from SQL), and a new reaction has no comment HASH to drop."""
     from sqlalchemy import select
-    from sqlalchemy.engine import Connection
 
-    from orm import Reaction, Shout
+    from orm import Shout
     from orm.stats import is_listed
 
     async with engine.connect() as conn:
         shout = await conn.scalar(select(Shout.id).where(is_listed()).order_by(Shout.id).limit(1))
-        new_id, author, at = 10**9, 1, 1_700_000_000
-
-        def record(sync: Connection) -> tuple[LiveOps, LiveOps]:
-            found = []
-            for kind in ("COMMENT", "LIKE"):
-                ops = LiveOps()
-                row = Reaction(id=new_id, kind=kind, shout=shout, reply_to=None, created_by=author, created_at=at,
-                               deleted_at=None)
-                LIVE_RULES[Reaction](row, sync, ops, "insert")
-                found.append(ops)
-            return found[0], found[1]
-
-        comment, vote = await conn.run_sync(record)
+        comment, vote = await conn.run_sync(_reaction_ops, [(shout, "COMMENT", "insert"), (shout, "LIKE", "insert")])
     for ops in (comment, vote):
-        assert ("comment", new_id) not in ops.by_entity
+        assert ("comment", _NEW_ID) not in ops.by_entity
         assert not [op for entity_ops in ops.by_entity.values() for op in entity_ops if op.verb == "drop"]
-    member = keys.member(new_id)
+    member = keys.member(_NEW_ID)
     on_shout = comment.by_entity[("shout", shout)]
     assert {op for op in on_shout if op.verb == "zput"} == {
-        Op("zput", "comments", (str(at), member)), Op("zput", "comments:best", ("0", member)),
-        Op("zput", "comments:all", (str(at), member))}
-    assert Op("max", "count", ("last_commented_at", str(at))) in on_shout
+        Op("zput", "comments", (str(_AT), member)), Op("zput", "comments:best", ("0", member)),
+        Op("zput", "comments:all", (str(_AT), member))}
+    assert Op("max", "count", ("last_commented_at", str(_AT))) in on_shout
     assert vote.by_entity[("shout", shout)] and all(op.verb != "zput" for op in vote.by_entity[("shout", shout)])
 
 
@@ -245,31 +250,19 @@ async def test_a_comment_on_a_hidden_shout_and_a_comment_row_deleted_drop_their_
     NULL): they join the top level, so the shout's top-level threads and the comment's own reply threads
     are dropped, besides its HASH."""
     from sqlalchemy import select
-    from sqlalchemy.engine import Connection
 
-    from orm import Reaction, Shout
+    from orm import Shout
     from orm.stats import is_listed
 
     async with engine.connect() as conn:
         hidden = await conn.scalar(select(Shout.id).where(~is_listed()).order_by(Shout.id).limit(1))
         shown = await conn.scalar(select(Shout.id).where(is_listed()).order_by(Shout.id).limit(1))
-        new_id, at = 10**9, 1_700_000_000
-
-        def record(sync: Connection) -> tuple[LiveOps, LiveOps]:
-            found = []
-            for shout, event in ((hidden, "insert"), (shown, "delete")):
-                ops = LiveOps()
-                row = Reaction(id=new_id, kind="COMMENT", shout=shout, reply_to=None, created_by=1, created_at=at,
-                               deleted_at=None)
-                LIVE_RULES[Reaction](row, sync, ops, event)  # type: ignore[arg-type]
-                found.append(ops)
-            return found[0], found[1]
-
-        on_hidden, deleted = await conn.run_sync(record)
+        on_hidden, deleted = await conn.run_sync(_reaction_ops, [(hidden, "COMMENT", "insert"),
+                                                                 (shown, "COMMENT", "delete")])
     assert {op for op in on_hidden.by_entity[("shout", hidden)] if op.verb in ("zput", "drop")} == set(
         _drops("comments", "comments:best", "comments:all"))
-    member = keys.member(new_id)
+    member = keys.member(_NEW_ID)
     assert set(deleted.by_entity[("shout", shown)]) >= {
         Op("zdel", "comments", (member,)), Op("zdel", "comments:best", (member,)), Op("zdel", "comments:all", (member,)),
         *_drops("comments", "comments:best")}
-    assert deleted.by_entity[("comment", new_id)] == _drops("comment", "replies", "replies:best")
+    assert deleted.by_entity[("comment", _NEW_ID)] == _drops("comment", "replies", "replies:best")
