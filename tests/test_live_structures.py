@@ -48,7 +48,7 @@ from orm.stats import is_listed, reaction_stats
 from resolvers.deps import Deps
 from resolvers.reader import BOARD_ORDERS
 from tests.conftest import TEST_REDIS_CLUSTER
-from tests.helpers import Api, User, board_equals_sql, built_ids
+from tests.helpers import Api, User, board_equals_sql, built_ids, pipelines_sent
 
 SET_CAP = 6
 THREAD_CAP = 10
@@ -596,3 +596,65 @@ async def test_a_live_read_without_redis_is_a_miss_of_every_id_and_said(settings
     ops.incr("shout", 1, rating=1)
     await live.apply(ops, announced=True)
     assert metrics.REDIS_ERRORS.labels("live apply")._value.get() - lost == 1 and down.lost_invalidations
+
+
+@pytest.mark.skipif(TEST_REDIS_CLUSTER, reason="counts one server's pipelines (a cluster splits them by slot)")
+async def test_a_warm_live_read_is_one_round_trip_and_counters_one_script_call(deps: Deps) -> None:
+    """Built structures are read in one round trip each: a thread, board or follow set (`read`) as the
+    epoch and each id's meta and structure in one pipeline, never creating an epoch that is there; a page's
+    counters (`read_numbers`) as script calls only, whose values come back as integers (no HMGET per id)."""
+    live = deps.live
+    counted, followed = [903_000_001, 903_000_002], 903_000_003
+    noted = await live.note("shout", "count", counted)
+    await live.build("shout", "count", [(i, ["rating", 3 + n]) for n, i in enumerate(counted)], noted,
+                     structure="hash")
+    noted = await live.note("author", "following:author", [followed])
+    await live.build("author", "following:author", [(followed, [1.0, keys.member(7)])], noted, structure="zset")
+    await live.read_numbers("shout", "count", counted, ["rating"])  # Redis learns the script (SCRIPT LOAD)
+    with pipelines_sent() as sent:
+        counters = await live.read_numbers("shout", "count", counted, ["rating"])
+        follows = await live.read("author", "following:author", [followed], lambda pipe, key: pipe.zrange(key, 0, -1))
+    assert counters == ([[3], [4]], {})
+    assert follows == ([[[keys.member(7).encode()]]], {})
+    names = [[_name(command) for command in pipeline] for pipeline in sent]
+    assert len(names) == 2, names  # one round trip each
+    assert {name for pipeline in names for name in pipeline} <= {"EVALSHA", "GET", "HMGET", "ZRANGE"}, names
+    assert sum(name == "EVALSHA" for pipeline in names for name in pipeline) == 1, names  # the counters: one call
+    assert sum(name == "HMGET" for pipeline in names for name in pipeline) == 1, names  # the follow set's meta
+
+
+def _name(command: tuple[Any, ...]) -> str:
+    name = command[0]
+    return (name.decode() if isinstance(name, bytes) else str(name)).upper()
+
+
+async def test_a_live_read_of_no_ids_asks_nothing(deps: Deps) -> None:
+    """No ids: no structures, nothing noted, and no round trip, whichever read and with `note_all` too."""
+    live = deps.live
+    with pipelines_sent() as sent:
+        for note_all in (False, True):
+            assert await live.read_numbers("shout", "count", [], ["rating"], note_all=note_all) == ([], {})
+            assert await live.read_hashes("comment", "comment", [], note_all=note_all) == ([], {})
+            assert await live.read("author", "following:author", [], lambda pipe, key: pipe.zrange(key, 0, -1),
+                                   note_all=note_all) == ([], {})
+    assert sent == []
+
+
+async def test_each_live_read_failing_is_a_miss_of_every_id_and_counted() -> None:
+    """Redis failing during any of the three live reads (asked each time: a breaker of its own each) is a
+    miss of every id with nothing noted, counted once as a live read's failure; never an error."""
+    from cache.client import make_redis
+    from telemetry import metrics
+
+    reads = {"read": lambda live: live.read("author", "following:author", [1, 2], lambda pipe, key: pipe.zrange(key, 0, -1)),
+             "read_numbers": lambda live: live.read_numbers("shout", "count", [1, 2], ["rating"]),
+             "read_hashes": lambda live: live.read_hashes("comment", "comment", [1, 2])}
+    for what, read in reads.items():
+        down = Cache(make_redis("redis://127.0.0.1:1", coalesce=False))
+        try:
+            failed = metrics.REDIS_ERRORS.labels("live read")._value.get()
+            assert await read(LiveStore(down)) == ([None, None], {}), what
+            assert metrics.REDIS_ERRORS.labels("live read")._value.get() - failed == 1, what
+            assert not down.available, what
+        finally:
+            await down.redis.aclose()
