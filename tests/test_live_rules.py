@@ -266,3 +266,32 @@ async def test_a_comment_on_a_hidden_shout_and_a_comment_row_deleted_drop_their_
         Op("zdel", "comments", (member,)), Op("zdel", "comments:best", (member,)), Op("zdel", "comments:all", (member,)),
         *_drops("comments", "comments:best")}
     assert deleted.by_entity[("comment", _NEW_ID)] == _drops("comment", "replies", "replies:best")
+
+
+def _vote_turned(sync: Any, comment: int, shout: int) -> LiveOps:
+    """The live rule's operations for a vote on `comment` changed in place from LIKE to DISLIKE (no API
+    write does it; an admin script or an import may), read through `sync`, a synchronous connection."""
+    from orm import Reaction
+
+    ops = LiveOps()
+    vote = Reaction(id=_NEW_ID, shout=shout, reply_to=comment, created_by=1, created_at=_AT, deleted_at=None)
+    set_committed_value(vote, "kind", "LIKE")
+    vote.kind = "DISLIKE"
+    LIVE_RULES[Reaction](vote, sync, ops, "update")  # type: ignore[arg-type]
+    return ops
+
+
+async def test_a_vote_turned_in_place_moves_its_comment_by_both_votes(engine: Any) -> None:
+    """A LIKE turned into a DISLIKE on the same row takes the like back and adds the dislike: the comment's
+    rating and its place in the best-first thread move by -2, not by -1."""
+    from sqlalchemy import select
+
+    from orm import Reaction
+
+    async with engine.connect() as conn:
+        comment, shout = (await conn.execute(
+            select(Reaction.id, Reaction.shout).where(Reaction.kind == "COMMENT", Reaction.reply_to.is_(None))
+            .order_by(Reaction.id).limit(1))).one()
+        ops = await conn.run_sync(_vote_turned, comment, shout)
+    assert ops.by_entity[("comment", comment)] == [Op("incr", "comment", ("rating", "-2"))]
+    assert Op("zincr", "comments:best", ("-2", keys.member(comment))) in ops.by_entity[("shout", shout)]
