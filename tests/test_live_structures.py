@@ -658,3 +658,18 @@ async def test_each_live_read_failing_is_a_miss_of_every_id_and_counted() -> Non
             assert not down.available, what
         finally:
             await down.redis.aclose()
+
+
+async def test_counters_written_to_before_they_were_built_are_built_by_the_next_read(api: Api, redis: Redis) -> None:
+    """An entity whose counters were never built but which saw writes (its meta has a version): a read
+    misses, notes that version, counts from SQL and stores the counters, since no write came in between.
+    A reader that noted another version than the meta's would never store them."""
+    deps = api.deps
+    async with deps.db() as session:
+        shout = await session.scalar(select(Shout.id).where(is_listed()).order_by(Shout.id.desc()).limit(1))
+    await redis.delete(keys.counters("shout", shout))
+    await redis.hdel(keys.live_meta("shout", shout), "count")
+    await redis.hincrby(keys.live_meta("shout", shout), "v", 3)  # three writes since, none built anything
+    (counted,) = await get_counters("shout", [shout], live=deps.live, db=deps.db)
+    assert await redis.exists(keys.counters("shout", shout))
+    assert await get_counters("shout", [shout], live=deps.live, db=deps.db) == [counted]
