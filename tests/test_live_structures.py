@@ -673,3 +673,21 @@ async def test_counters_written_to_before_they_were_built_are_built_by_the_next_
     (counted,) = await get_counters("shout", [shout], live=deps.live, db=deps.db)
     assert await redis.exists(keys.counters("shout", shout))
     assert await get_counters("shout", [shout], live=deps.live, db=deps.db) == [counted]
+
+
+async def test_an_epoch_flushed_while_it_is_created_makes_a_miss(deps: Deps, redis: Redis,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read that finds no epoch creates one and reads it back; a FLUSHDB between the two leaves none to
+    read: the read is a miss of every id (its readers go to SQL), never an error."""
+    live = deps.live
+    await redis.delete(keys.live_epoch("author"))
+    create = live.redis.set
+
+    async def flushed_after(*args: Any, **kwargs: Any) -> Any:
+        done = await create(*args, **kwargs)
+        await redis.delete(keys.live_epoch("author"))
+        return done
+
+    monkeypatch.setattr(live.redis, "set", flushed_after)
+    found, noted = await live.read("author", "following:author", [904_000_001], lambda pipe, key: pipe.zrange(key, 0, -1))
+    assert found == [None] and set(noted) == {904_000_001}
