@@ -24,7 +24,7 @@ from cache import keys
 from cache.boards import board_query, current_boards
 from cache.counters import QUERIES, get_counters
 from cache.follows import fan_ids, fans_query, following_ids, following_query
-from cache.live import LiveOps, LiveStore, structure_key
+from cache.live import LiveOps, LiveStore, Noted, structure_key
 from cache.rebuild import rebuild_all
 from cache.store import Cache
 from cache.threads import as_row, comment_rating, encode, members_query
@@ -691,3 +691,31 @@ async def test_an_epoch_flushed_while_it_is_created_makes_a_miss(deps: Deps, red
     monkeypatch.setattr(live.redis, "set", flushed_after)
     found, noted = await live.read("author", "following:author", [904_000_001], lambda pipe, key: pipe.zrange(key, 0, -1))
     assert found == [None] and set(noted) == {904_000_001}
+
+
+@pytest.mark.skipif(TEST_REDIS_CLUSTER, reason="counts one server's pipelines (a cluster splits them by slot)")
+async def test_a_build_stores_every_structure_in_pipelines_of_a_chunk(deps: Deps, redis: Redis) -> None:
+    """A build of more structures than a chunk (seed 004: at most 100 per command) stores every one of them,
+    each once: one pipeline per chunk."""
+    from cache.live import CHUNK
+
+    live = deps.live
+    ids = list(range(905_000_000, 905_000_000 + 2 * CHUNK + 50))
+    noted = await live.note("comment", "comment", ids)
+    with pipelines_sent() as sent:
+        await live.build("comment", "comment", [(i, ["body", str(i)]) for i in ids], noted, structure="hash")
+    assert [len(pipeline) for pipeline in sent] == [CHUNK, CHUNK, 50]
+    stored = await live.read_hashes("comment", "comment", ids)
+    assert stored == ([[{b"body": str(i).encode()}] for i in ids], {})
+
+
+async def test_a_build_while_the_breaker_is_open_asks_redis_nothing(settings: Settings, down: Cache) -> None:
+    """A build after Redis failed (the breaker open) stores nothing and does not try: no failure counted."""
+    from telemetry import metrics
+
+    live = LiveStore(down)
+    assert await live.read_hashes("comment", "comment", [1]) == ([None], {})  # fails: the breaker opens
+    assert not down.available
+    failed = metrics.REDIS_ERRORS.labels("live build")._value.get()
+    await live.build("comment", "comment", [(1, ["body", "x"])], {1: Noted("", "1")}, structure="hash")
+    assert metrics.REDIS_ERRORS.labels("live build")._value.get() == failed
