@@ -719,3 +719,44 @@ async def test_a_build_while_the_breaker_is_open_asks_redis_nothing(settings: Se
     failed = metrics.REDIS_ERRORS.labels("live build")._value.get()
     await live.build("comment", "comment", [(1, ["body", "x"])], {1: Noted("", "1")}, structure="hash")
     assert metrics.REDIS_ERRORS.labels("live build")._value.get() == failed
+
+
+async def test_a_build_failing_is_counted_and_stores_nothing(settings: Settings) -> None:
+    """Redis failing during a build (asked: the breaker closed) is counted as a live build's failure and
+    opens the breaker; the reader that built has its answer from SQL already, so nothing is raised."""
+    from cache.client import make_redis
+    from telemetry import metrics
+
+    down = Cache(make_redis("redis://127.0.0.1:1", coalesce=False))
+    try:
+        failed = metrics.REDIS_ERRORS.labels("live build")._value.get()
+        await LiveStore(down).build("comment", "comment", [(1, ["body", "x"])], {1: Noted("", "1")}, structure="hash")
+        assert metrics.REDIS_ERRORS.labels("live build")._value.get() - failed == 1
+        assert not down.available
+    finally:
+        await down.redis.aclose()
+
+
+async def test_nothing_to_announce_is_no_failure_and_asks_nothing(deps: Deps) -> None:
+    """A write that touches no live structure announces nothing: not a failure (its changes are not taken
+    for lost), and no round trip."""
+    with pipelines_sent() as sent:
+        assert await deps.live.announce([]) is True
+    assert sent == []
+
+
+async def test_a_write_applied_unannounced_leaves_an_announced_one_pending(deps: Deps, redis: Redis) -> None:
+    """Pending writes (meta `p`) keep readers from storing builds that may miss them. A write applied
+    without an announcement (the views flush, or one whose announcement failed) was never counted there,
+    so it must not take one off: another write announced meanwhile stays pending until it is applied."""
+    live = deps.live
+    entity = ("shout", 906_000_001)
+    assert await live.announce([entity])
+    unannounced = LiveOps()
+    unannounced.incr(*entity, viewed=1)
+    await live.apply(unannounced, announced=False)
+    assert await redis.hget(keys.live_meta(*entity), "p") == b"1"
+    announced = LiveOps()
+    announced.incr(*entity, rating=1)
+    await live.apply(announced, announced=True)
+    assert await redis.hget(keys.live_meta(*entity), "p") == b"0"
