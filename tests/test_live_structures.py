@@ -760,3 +760,40 @@ async def test_a_write_applied_unannounced_leaves_an_announced_one_pending(deps:
     announced.incr(*entity, rating=1)
     await live.apply(announced, announced=True)
     assert await redis.hget(keys.live_meta(*entity), "p") == b"0"
+
+
+async def test_an_announcement_never_applied_still_refuses_builds_noted_before_it(deps: Deps, redis: Redis) -> None:
+    """A write announced and committed whose worker died before applying it: once its pending mark is
+    older than PENDING_TIMEOUT, builds are stored again, but only those noted after the announcement. A
+    reader that noted before it may have read SQL after the commit; its build is refused by the version
+    the announcement moved."""
+    from cache.live import PENDING_TIMEOUT
+
+    live = deps.live
+    entity = 907_000_001
+    before = await live.note("comment", "comment", [entity])
+    assert await live.announce([("comment", entity)])
+    await redis.hset(keys.live_meta("comment", entity), "pt", int(time.time()) - PENDING_TIMEOUT - 1)
+    await live.build("comment", "comment", [(entity, ["body", "read before"])], before, structure="hash")
+    assert not await redis.exists(structure_key("comment", entity, "comment"))
+    after = await live.note("comment", "comment", [entity])
+    await live.build("comment", "comment", [(entity, ["body", "read after"])], after, structure="hash")
+    assert await redis.hget(structure_key("comment", entity, "comment"), "body") == b"read after"
+
+
+async def test_an_announcement_redis_does_not_take_is_said_so(settings: Settings) -> None:
+    """An announcement Redis fails (counted as such) or that the open breaker keeps from Redis answers
+    False: the writer then treats its live changes as lost (dropped, never changed in place)."""
+    from cache.client import make_redis
+    from telemetry import metrics
+
+    down = Cache(make_redis("redis://127.0.0.1:1", coalesce=False))
+    try:
+        failed = metrics.REDIS_ERRORS.labels("live announce")._value.get()
+        assert await LiveStore(down).announce([("shout", 1)]) is False  # asked, and failing
+        assert metrics.REDIS_ERRORS.labels("live announce")._value.get() - failed == 1
+        assert not down.available
+        assert await LiveStore(down).announce([("shout", 1)]) is False  # the breaker open: not asked
+        assert metrics.REDIS_ERRORS.labels("live announce")._value.get() - failed == 1
+    finally:
+        await down.redis.aclose()
