@@ -797,3 +797,10 @@ async def test_an_announcement_redis_does_not_take_is_said_so(settings: Settings
         assert metrics.REDIS_ERRORS.labels("live announce")._value.get() - failed == 1
     finally:
         await down.redis.aclose()
+
+
+def test_an_unknown_live_structure_is_refused_by_name() -> None:
+    """A rule naming a structure that has no key is a programming error, refused with the name in the
+    message rather than written under some other key."""
+    with pytest.raises(ValueError, match="unknown live structure 'comments:worst'"):
+        structure_key("shout", 1, "comments:worst")
