@@ -1,6 +1,7 @@
 """At most `in_flight` state-changing requests of a worker run at once (WRITES_IN_FLIGHT): the next wait
 for a turn, at most `wait` seconds (WRITE_WAIT_SECONDS), then are answered 503 SERVICE_UNAVAILABLE with
-`Retry-After`, having changed nothing.
+`Retry-After`, having changed nothing. At most `waiting` of them wait (WRITES_WAITING): the next is
+answered so at once.
 
 Why: a write costs a worker some ten times the CPU of a warm read and a hundred times a hit (a comment:
 nine SQL statements, its invalidation, its live structures and notifications). Offered more writes than
@@ -11,6 +12,11 @@ the readers keep the CPU the admitted writes leave them. A client that gets 503 
 nothing of it was done (the refusal comes before its execution). The wait (10 s by default) is long
 enough to ride out a Redis or PostgreSQL failover, when the writes holding the turns wait too
 (tests/test_redis_cluster_failover.py: every write done); it ends before REQUEST_TIMEOUT.
+
+Why a bound on the waiting too: offered writes faster than it does them, a worker held every one that
+arrived within the wait, each with its request and task (at 250 writes a second past a worker's 100, a
+backlog of some 1,500), and its memory grew with the backlog (the soak, bench/soak.py). Past `waiting`
+a write is refused at once, and what the worker holds for the writes it has not begun stays bounded.
 """
 
 from __future__ import annotations
@@ -24,24 +30,36 @@ from telemetry import metrics
 
 
 class WriteGate:
-    def __init__(self, in_flight: int, wait: float) -> None:
-        """`in_flight` 0: no bound."""
+    def __init__(self, in_flight: int, wait: float, waiting: int = 64) -> None:
+        """`in_flight` 0: no bound (and none on the waiting either)."""
         self.wait = wait
+        self.waiting = waiting
         self._turns = asyncio.Semaphore(in_flight) if in_flight > 0 else None
+        self._waiters = 0
 
     @contextlib.asynccontextmanager
     async def turn(self) -> AsyncIterator[None]:
-        """A turn to run a state-changing request, or Refused (503) after `wait` seconds without one."""
+        """A turn to run a state-changing request, or Refused (503): after `wait` seconds without one, or at
+        once when `waiting` writes wait already."""
         if self._turns is None:
             yield
             return
+        if self._turns.locked() and self._waiters >= self.waiting:
+            raise _refused()
+        self._waiters += 1
         try:
             await asyncio.wait_for(self._turns.acquire(), self.wait)
         except TimeoutError:
-            metrics.WRITES_REFUSED.inc()
-            raise Refused(503, SERVICE_UNAVAILABLE, "The server has more writes to do than it can take now; "
-                          "nothing was changed: send it again shortly", {"Retry-After": "1"}) from None
+            raise _refused() from None
+        finally:
+            self._waiters -= 1
         try:
             yield
         finally:
             self._turns.release()
+
+
+def _refused() -> Refused:
+    metrics.WRITES_REFUSED.inc()
+    return Refused(503, SERVICE_UNAVAILABLE, "The server has more writes to do than it can take now; nothing was "
+                   "changed: send it again shortly", {"Retry-After": "1"})

@@ -287,6 +287,9 @@ class Settings(DatabaseSettings):
     # ends before REQUEST_TIMEOUT.
     writes_in_flight: int = Field(default=4, ge=0)
     write_wait_seconds: float = Field(default=10.0, gt=0)
+    # Writes that wait for a turn in one worker at most; the next is answered 503 at once (its memory, and
+    # the worker's, stays bounded when writes arrive faster than the worker does them).
+    writes_waiting: int = Field(default=64, ge=0)
     # Parsed documents kept per worker, by their text.
     parsed_documents_cache: int = 512
 

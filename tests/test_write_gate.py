@@ -1,16 +1,20 @@
 """Writes beyond what a worker takes at once (app/write_gate.py): they wait at most WRITE_WAIT_SECONDS
-for a turn, then are answered 503 SERVICE_UNAVAILABLE with Retry-After, having changed nothing; reads are
-never held by the bound; a write sent again once a turn is free is done."""
+for a turn, then are answered 503 SERVICE_UNAVAILABLE with Retry-After, having changed nothing; past
+WRITES_WAITING waiting they are answered so at once; reads are never held by the bound; a write sent again
+once a turn is free is done."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import select
 from starlette.routing import Route
 
+from app.http_guards import Refused
 from app.main import create_app
 from app.write_gate import WriteGate
 from config.settings import Settings
@@ -56,4 +60,33 @@ async def test_a_write_without_a_turn_is_refused_unchanged_and_reads_go_on(
 async def test_no_bound_when_it_is_zero() -> None:
     gate = WriteGate(0, 0.01)
     async with gate.turn(), gate.turn(), gate.turn():  # nested turns: none waits
+        pass
+
+
+async def test_past_the_writes_waiting_the_next_is_refused_at_once() -> None:
+    """With every turn taken and `waiting` writes waiting for one, the next write is refused without
+    waiting (the backlog a worker holds stays bounded); once a waiter has its turn, a write may wait again."""
+    gate = WriteGate(1, 30.0, waiting=1)
+    refused_before = metrics.WRITES_REFUSED._value.get()
+    holding, waited = asyncio.Event(), asyncio.Event()
+
+    async def write(started: asyncio.Event | None = None) -> None:
+        async with gate.turn():
+            if started is not None:
+                started.set()
+                await waited.wait()
+
+    first = asyncio.create_task(write(holding))
+    await holding.wait()  # the one turn taken
+    second = asyncio.create_task(write())  # waits for it: the one place to wait
+    await asyncio.sleep(0)
+    with pytest.raises(Refused) as refused:
+        async with asyncio.timeout(5):  # at once: not after the 30 s wait
+            async with gate.turn():
+                pass
+    assert refused.value.status == 503
+    assert metrics.WRITES_REFUSED._value.get() - refused_before == 1
+    waited.set()
+    await asyncio.gather(first, second)
+    async with gate.turn():  # nothing waits now: a turn again
         pass
