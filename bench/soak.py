@@ -118,9 +118,10 @@ def render(samples: list[tuple[float, Sample]], written: dict[str, Any], rate: f
         f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by `python -m bench.soak --size {args.size} --workers "
         f"{args.workers} --minutes {args.minutes:g} --every {args.every:g} --share {args.share}` on "
         f"{os.cpu_count()} cores ({platform.machine()}, Python {platform.python_version()}): wrk readers on the "
-        f"bench's five operations, writers at {rate:.0f} writes/s ({written['writes']} sent, {written['failed']} "
-        f"failed). Sampled every {args.every:g} s; *growth*: the last sample against the first after "
-        f"{args.warm_up:g} s of warm-up; a figure passes when it grew by at most {args.bound:.0%}.",
+        f"bench's five operations, writers at {rate:.0f} writes/s ({written['writes']} due, {written['failed']} "
+        f"failed, {written.get('shed', 0)} shed, {written.get('unsent', 0)} unsent: the writer's bound). Sampled "
+        f"every {args.every:g} s; *growth*: the last sample against the first after {args.warm_up:g} s of "
+        f"warm-up; a figure passes when it grew by at most {args.bound:.0%}.",
         "",
         "| figure | after warm-up | last | growth | |",
         "|---|---:|---:|---:|---|",

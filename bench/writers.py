@@ -9,10 +9,15 @@ site arrive, each as one of `--users` signed-up accounts. What a write is, by `-
 - follow: a follow or unfollow of one of `--topics`, alternating per writer;
 - edit: the writer renames itself (its author is in the cards of the shouts it wrote, if any).
 
+At most `--outstanding` writes are awaiting an answer at once: a write due while that many are is not
+sent and counted as unsent. Without the bound, a server answering slower than the rate made the writer
+queue thousands of requests in its httpx pool, whose assignment of requests to connections is quadratic
+in the queue: the writer itself fell behind at a whole core, and its count was lost.
+
 With `--wait` it signs its users up, says "ready" on stderr and starts on a line on stdin. At the end it
-prints one JSON line: writes sent, failed, refused (the site's rules), shed (503: the worker had no turn
-for it, app/write_gate.py; nothing done), the rate answered (done or refused) and the latency p50/p99 in
-ms.
+prints one JSON line: writes due, failed, refused (the site's rules), shed (503: the worker had no turn
+for it, app/write_gate.py; nothing done), unsent (the writer's own bound), the rate answered (done or
+refused) and the latency p50/p99 in ms.
 
     python -m bench.writers --url URL --rate 50 --seconds 10 --shouts 1,2,3 --topics a,b
                             [--mix comment=0.4,vote=0.3,follow=0.2,edit=0.1] [--users 20]
@@ -110,13 +115,25 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             outcomes[outcome] += 1
 
         tasks = []
+        outstanding = 0
+
+        def answered(_task: asyncio.Future[None]) -> None:
+            nonlocal outstanding
+            outstanding -= 1
+
         started = time.perf_counter()
         total = int(args.rate * args.seconds)
         for n in range(total):  # open loop: the n-th write starts at n / rate, whatever the others take
             delay = started + n / args.rate - time.perf_counter()
             if delay > 0:
                 await asyncio.sleep(delay)
-            tasks.append(asyncio.ensure_future(one(n)))
+            if outstanding >= args.outstanding:
+                outcomes["unsent"] += 1
+                continue
+            outstanding += 1
+            task = asyncio.ensure_future(one(n))
+            task.add_done_callback(answered)
+            tasks.append(task)
         # what the server has not answered `--grace` seconds after the last write was due never will be
         # counted as done: given up on, it counts as failed
         _, late = await asyncio.wait(tasks, timeout=args.grace)
@@ -128,7 +145,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     latencies.sort()
     p99 = latencies[max(0, int(len(latencies) * 0.99) - 1)] if latencies else float("nan")
     return {"writes": total, "failed": outcomes["failed"], "refused": outcomes["refused"], "shed": outcomes["shed"],
-            "per_second": (outcomes["done"] + outcomes["refused"]) / elapsed,
+            "unsent": outcomes["unsent"], "per_second": (outcomes["done"] + outcomes["refused"]) / elapsed,
             "p50": statistics.median(latencies) if latencies else float("nan"), "p99": p99}
 
 
@@ -144,6 +161,7 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--wait", action="store_true", help="start writing on a line on stdin")
     parser.add_argument("--grace", type=float, default=15, help="seconds to wait for answers after the last write")
+    parser.add_argument("--outstanding", type=int, default=512, help="writes awaiting an answer at most")
     print(orjson.dumps(asyncio.run(run(parser.parse_args()))).decode(), flush=True)
 
 
