@@ -115,24 +115,19 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             outcomes[outcome] += 1
 
         tasks = []
-        outstanding = 0
-
-        def answered(_task: asyncio.Future[None]) -> None:
-            nonlocal outstanding
-            outstanding -= 1
-
+        outstanding: set[asyncio.Future[None]] = set()  # awaiting an answer: each leaves it when answered
         started = time.perf_counter()
         total = int(args.rate * args.seconds)
         for n in range(total):  # open loop: the n-th write starts at n / rate, whatever the others take
             delay = started + n / args.rate - time.perf_counter()
             if delay > 0:
                 await asyncio.sleep(delay)
-            if outstanding >= args.outstanding:
+            if len(outstanding) >= args.outstanding:
                 outcomes["unsent"] += 1
                 continue
-            outstanding += 1
             task = asyncio.ensure_future(one(n))
-            task.add_done_callback(answered)
+            outstanding.add(task)
+            task.add_done_callback(outstanding.discard)
             tasks.append(task)
         # what the server has not answered `--grace` seconds after the last write was due never will be
         # counted as done: given up on, it counts as failed

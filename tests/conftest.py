@@ -4,6 +4,7 @@ with Alembic and seeded once per session; Redis is flushed before each test that
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -116,12 +117,21 @@ async def redis() -> AsyncIterator[Redis]:
     await client.aclose()
 
 
+@contextlib.asynccontextmanager
+async def redis_gone() -> AsyncIterator[Cache]:
+    """A cache whose Redis is gone: configured as the app's, on an address nothing listens on. Its breaker
+    starts closed: its first call asks Redis, and fails."""
+    cache = Cache(make_redis("redis://127.0.0.1:1", coalesce=False))
+    try:
+        yield cache
+    finally:
+        await cache.redis.aclose()
+
+
 @pytest.fixture
 async def down() -> AsyncIterator[Cache]:
-    """A cache whose Redis is gone: configured as the app's, on an address nothing listens on."""
-    cache = Cache(make_redis("redis://127.0.0.1:1", coalesce=False))
-    yield cache
-    await cache.redis.aclose()
+    async with redis_gone() as cache:
+        yield cache
 
 
 @pytest.fixture

@@ -206,14 +206,15 @@ def _reaction_ops(sync: Any, cases: list[tuple[int, str, str]]) -> list[LiveOps]
     1_700_000_000) in each (shout, kind, event) case, read through `sync`, a synchronous connection."""
     from orm import Reaction
 
-    found = []
-    for shout, kind, event in cases:
-        ops = LiveOps()
-        row = Reaction(id=_NEW_ID, kind=kind, shout=shout, reply_to=None, created_by=1, created_at=_AT,
-                       deleted_at=None)
-        LIVE_RULES[Reaction](row, sync, ops, event)  # type: ignore[arg-type]
-        found.append(ops)
-    return found
+    return [_rule_ops(sync, Reaction(id=_NEW_ID, kind=kind, shout=shout, reply_to=None, created_by=1, created_at=_AT,
+                                     deleted_at=None), event) for shout, kind, event in cases]
+
+
+def _rule_ops(sync: Any, row: Any, event: str) -> LiveOps:
+    """What the live rule of `row`'s model records for `event`, reading related rows through `sync`."""
+    ops = LiveOps()
+    LIVE_RULES[type(row)](row, sync, ops, event)  # type: ignore[arg-type]
+    return ops
 
 
 _NEW_ID, _AT = 10**9, 1_700_000_000
@@ -273,12 +274,10 @@ def _vote_turned(sync: Any, comment: int, shout: int) -> LiveOps:
     write does it; an admin script or an import may), read through `sync`, a synchronous connection."""
     from orm import Reaction
 
-    ops = LiveOps()
     vote = Reaction(id=_NEW_ID, shout=shout, reply_to=comment, created_by=1, created_at=_AT, deleted_at=None)
     set_committed_value(vote, "kind", "LIKE")
     vote.kind = "DISLIKE"
-    LIVE_RULES[Reaction](vote, sync, ops, "update")  # type: ignore[arg-type]
-    return ops
+    return _rule_ops(sync, vote, "update")
 
 
 async def test_a_vote_turned_in_place_moves_its_comment_by_both_votes(engine: Any) -> None:

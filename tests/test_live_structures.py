@@ -47,7 +47,7 @@ from orm.reaction import COMMENT_KINDS
 from orm.stats import is_listed, reaction_stats
 from resolvers.deps import Deps
 from resolvers.reader import BOARD_ORDERS
-from tests.conftest import TEST_REDIS_CLUSTER
+from tests.conftest import TEST_REDIS_CLUSTER, redis_gone
 from tests.helpers import Api, User, board_equals_sql, built_ids, pipelines_sent
 
 SET_CAP = 6
@@ -643,21 +643,17 @@ async def test_a_live_read_of_no_ids_asks_nothing(deps: Deps) -> None:
 async def test_each_live_read_failing_is_a_miss_of_every_id_and_counted() -> None:
     """Redis failing during any of the three live reads (asked each time: a breaker of its own each) is a
     miss of every id with nothing noted, counted once as a live read's failure; never an error."""
-    from cache.client import make_redis
     from telemetry import metrics
 
     reads = {"read": lambda live: live.read("author", "following:author", [1, 2], lambda pipe, key: pipe.zrange(key, 0, -1)),
              "read_numbers": lambda live: live.read_numbers("shout", "count", [1, 2], ["rating"]),
              "read_hashes": lambda live: live.read_hashes("comment", "comment", [1, 2])}
     for what, read in reads.items():
-        down = Cache(make_redis("redis://127.0.0.1:1", coalesce=False))
-        try:
+        async with redis_gone() as down:
             failed = metrics.REDIS_ERRORS.labels("live read")._value.get()
             assert await read(LiveStore(down)) == ([None, None], {}), what
             assert metrics.REDIS_ERRORS.labels("live read")._value.get() - failed == 1, what
             assert not down.available, what
-        finally:
-            await down.redis.aclose()
 
 
 async def test_counters_written_to_before_they_were_built_are_built_by_the_next_read(api: Api, redis: Redis) -> None:
@@ -709,7 +705,7 @@ async def test_a_build_stores_every_structure_in_pipelines_of_a_chunk(deps: Deps
     assert stored == ([[{b"body": str(i).encode()}] for i in ids], {})
 
 
-async def test_a_build_while_the_breaker_is_open_asks_redis_nothing(settings: Settings, down: Cache) -> None:
+async def test_a_build_while_the_breaker_is_open_asks_redis_nothing(down: Cache) -> None:
     """A build after Redis failed (the breaker open) stores nothing and does not try: no failure counted."""
     from telemetry import metrics
 
@@ -721,20 +717,16 @@ async def test_a_build_while_the_breaker_is_open_asks_redis_nothing(settings: Se
     assert metrics.REDIS_ERRORS.labels("live build")._value.get() == failed
 
 
-async def test_a_build_failing_is_counted_and_stores_nothing(settings: Settings) -> None:
+async def test_a_build_failing_is_counted_and_stores_nothing() -> None:
     """Redis failing during a build (asked: the breaker closed) is counted as a live build's failure and
     opens the breaker; the reader that built has its answer from SQL already, so nothing is raised."""
-    from cache.client import make_redis
     from telemetry import metrics
 
-    down = Cache(make_redis("redis://127.0.0.1:1", coalesce=False))
-    try:
+    async with redis_gone() as down:
         failed = metrics.REDIS_ERRORS.labels("live build")._value.get()
         await LiveStore(down).build("comment", "comment", [(1, ["body", "x"])], {1: Noted("", "1")}, structure="hash")
         assert metrics.REDIS_ERRORS.labels("live build")._value.get() - failed == 1
         assert not down.available
-    finally:
-        await down.redis.aclose()
 
 
 async def test_nothing_to_announce_is_no_failure_and_asks_nothing(deps: Deps) -> None:
@@ -781,22 +773,18 @@ async def test_an_announcement_never_applied_still_refuses_builds_noted_before_i
     assert await redis.hget(structure_key("comment", entity, "comment"), "body") == b"read after"
 
 
-async def test_an_announcement_redis_does_not_take_is_said_so(settings: Settings) -> None:
+async def test_an_announcement_redis_does_not_take_is_said_so() -> None:
     """An announcement Redis fails (counted as such) or that the open breaker keeps from Redis answers
     False: the writer then treats its live changes as lost (dropped, never changed in place)."""
-    from cache.client import make_redis
     from telemetry import metrics
 
-    down = Cache(make_redis("redis://127.0.0.1:1", coalesce=False))
-    try:
+    async with redis_gone() as down:
         failed = metrics.REDIS_ERRORS.labels("live announce")._value.get()
         assert await LiveStore(down).announce([("shout", 1)]) is False  # asked, and failing
         assert metrics.REDIS_ERRORS.labels("live announce")._value.get() - failed == 1
         assert not down.available
         assert await LiveStore(down).announce([("shout", 1)]) is False  # the breaker open: not asked
         assert metrics.REDIS_ERRORS.labels("live announce")._value.get() - failed == 1
-    finally:
-        await down.redis.aclose()
 
 
 def test_an_unknown_live_structure_is_refused_by_name() -> None:
