@@ -294,3 +294,40 @@ async def test_a_vote_turned_in_place_moves_its_comment_by_both_votes(engine: An
         ops = await conn.run_sync(_vote_turned, comment, shout)
     assert ops.by_entity[("comment", comment)] == [Op("incr", "comment", ("rating", "-2"))]
     assert Op("zincr", "comments:best", ("-2", keys.member(comment))) in ops.by_entity[("shout", shout)]
+
+
+def _changed(sync: Any, shout: int, kind: str, **changes: Any) -> LiveOps:
+    """The live rule's operations for a reaction row of `kind` on `shout` whose columns change in place
+    as `changes` says (an edit, or the API's soft delete), read through `sync`, a synchronous connection."""
+    from orm import Reaction
+
+    row = Reaction(id=_NEW_ID, shout=shout, reply_to=None, created_by=1, created_at=_AT)
+    for name in ("kind", "deleted_at"):
+        set_committed_value(row, name, kind if name == "kind" else None)
+    for name, value in changes.items():
+        setattr(row, name, value)
+    return _rule_ops(sync, row, "update")
+
+
+async def test_only_a_comment_changed_or_gone_drops_its_own_hash(engine: Any) -> None:
+    """A comment edited or deleted drops its own HASH (read again from SQL). A vote has none: a vote
+    replaced (soft deleted) or deleted outright touches no `comment` structure of its own id, since
+    each such touch leaves a meta key behind (the soak found one per replaced vote)."""
+    from sqlalchemy import select
+
+    from orm import Shout
+    from orm.stats import is_listed
+
+    async with engine.connect() as conn:
+        shout = await conn.scalar(select(Shout.id).where(is_listed()).order_by(Shout.id).limit(1))
+        edited, comment_gone, vote_replaced = (
+            await conn.run_sync(_changed, shout, "COMMENT", body="edited"),
+            await conn.run_sync(_changed, shout, "COMMENT", deleted_at=_AT),
+            await conn.run_sync(_changed, shout, "LIKE", deleted_at=_AT))
+        vote_deleted, comment_deleted = await conn.run_sync(_reaction_ops, [(shout, "LIKE", "delete"),
+                                                                            (shout, "COMMENT", "delete")])
+    for ops in (edited, comment_gone, comment_deleted):
+        assert Op("drop", "comment") in ops.by_entity[("comment", _NEW_ID)]
+    for ops in (vote_replaced, vote_deleted):
+        assert ("comment", _NEW_ID) not in ops.by_entity
+        assert ops.by_entity[("shout", shout)]  # the vote's counters still move

@@ -116,9 +116,11 @@ def _is_live_comment(state: dict[str, Any] | None) -> bool:
 
 
 def reaction(r: Reaction, conn: Connection, ops: LiveOps, event: Event) -> None:
-    if event != "insert":
-        ops.drop("comment", r.id, "comment")  # an edit or a deletion: its HASH is read again
     before, after = _states(r, _REACTION, event)
+    if event != "insert" and any(state["kind"] in COMMENT_KINDS for state in (before, after) if state):
+        # An edit or a deletion of a comment: its HASH is read again. A vote has no HASH, and dropping
+        # one would still leave a meta key behind per replaced vote.
+        ops.drop("comment", r.id, "comment")
     if before == after:
         return  # an edited body: no number moves
     was, now = _reaction_contribution(before, conn), _reaction_contribution(after, conn)
