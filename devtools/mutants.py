@@ -10,8 +10,9 @@ subscribers. Mutants run one at a time: the tests share one database.
 
 A pass stopped part way (Ctrl-C, the end of a session) resumes with the mutants not checked yet, on this
 machine or on a fresh clone: mutmut's verdicts (its `.meta` file, per mutant and per function's hash) are
-kept beside the record as `mutation/<module>.meta.json` and put back before a run, and mutmut keeps a
-verdict only while the hash of its function is unchanged, so an edited function is checked again.
+kept beside the record as `mutation/<module>.meta.json` and put back before a run, as mutmut would leave
+them after making the mutants of the source as it is (`as_generated`): a verdict is kept only while the
+hash of its function is unchanged, so an edited function's mutants, its new ones included, are run.
 
 The pass is slow on two cores (minutes per module, an hour and more for all), so it runs module by module
 and each module's result is kept in the repository, not only in mutmut's ignored `mutants/` state:
@@ -29,6 +30,7 @@ mutants: run the modules again whole then.
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import re
@@ -103,7 +105,42 @@ def _restore(module: str) -> None:
         return
     meta.parent.mkdir(parents=True, exist_ok=True)
     local = json.loads(meta.read_text()) if meta.exists() else None
-    meta.write_text(json.dumps(merged(local, json.loads(kept.read_text())), indent=1, sort_keys=True) + "\n")
+    state = as_generated(merged(local, json.loads(kept.read_text())), *current_mutants(module))
+    meta.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n")
+
+
+def current_mutants(module: str) -> tuple[list[str], dict[str, str]]:
+    """The mutants mutmut makes of the module's source as it is now (their names) and the hash it gives
+    each of its functions."""
+    path = Path(module.replace(".", "/") + ".py")
+    return mutants_of((ROOT / path).read_text(), path)
+
+
+def mutants_of(source: str, path: Path) -> tuple[list[str], dict[str, str]]:
+    """What `current_mutants` says of `source`, the file at `path`, by mutmut's own generator."""
+    from mutmut.__main__ import write_all_mutants_to_file
+    from mutmut.utils.format_utils import get_mutant_name
+
+    made = write_all_mutants_to_file(out=io.StringIO(), source=source, filename=path)
+    return [get_mutant_name(path, name) for name in made.mutant_names], dict(made.hash_by_function_name)
+
+
+def as_generated(state: dict[str, Any], names: list[str], hashes: dict[str, str]) -> dict[str, Any]:
+    """`state` as mutmut leaves it when it makes the mutants `names` again: a mutant of a function whose
+    hash is unchanged keeps its verdict, the others (an edited function's, renumbered) have none. mutmut
+    does this only when it runs, and a module whose every mutant has a verdict is not run: without this,
+    an edited function would keep the verdicts of its old code, and its new mutants would not be named."""
+    old_hashes, codes = state.get("hash_by_function_name", {}), state["exit_code_by_key"]
+    unchanged = {name for name, digest in hashes.items() if old_hashes.get(name) == digest}
+    state["exit_code_by_key"] = {name: codes.get(name) if _function_of(name) in unchanged else None
+                                 for name in names}
+    state["hash_by_function_name"] = dict(hashes)
+    return state
+
+
+def _function_of(mutant: str) -> str:
+    """mutmut's mangled function name of a mutant (`x_f`, `xǁCǁg`)."""
+    return mutant.rsplit(".", 1)[-1].rsplit("__mutmut_", 1)[0]
 
 
 def merged(local: dict[str, Any] | None, kept: dict[str, Any]) -> dict[str, Any]:
@@ -116,8 +153,7 @@ def merged(local: dict[str, Any] | None, kept: dict[str, Any]) -> dict[str, Any]
                  if kept.get("hash_by_function_name", {}).get(name) == digest}
     codes = local["exit_code_by_key"]
     for key, code in kept["exit_code_by_key"].items():
-        function = key.rsplit(".", 1)[-1].rsplit("__mutmut_", 1)[0]
-        if code is not None and codes.get(key, 0) is None and function in unchanged:
+        if code is not None and codes.get(key, 0) is None and _function_of(key) in unchanged:
             codes[key] = code
     return local
 

@@ -3,7 +3,9 @@ another module, which leaves mutmut a fresh state, without verdicts, for every m
 
 from __future__ import annotations
 
-from devtools.mutants import merged
+from pathlib import Path
+
+from devtools.mutants import as_generated, merged, mutants_of
 
 
 def _state(codes: dict[str, int | None], hashes: dict[str, str]) -> dict[str, object]:
@@ -27,3 +29,19 @@ def test_a_verdict_of_this_machine_wins_and_no_state_takes_the_kept_one() -> Non
     here = _state({"m.x_f__mutmut_1": 1}, {"x_f": "aa"})
     assert merged(here, kept)["exit_code_by_key"] == {"m.x_f__mutmut_1": 1}
     assert merged(None, kept) is kept
+
+
+def test_a_function_edited_since_its_verdicts_is_checked_again_with_its_new_mutants() -> None:
+    """A fresh clone has no mutmut state: the kept one is put back whole, every verdict in it. A function
+    edited since has another hash now: its mutants, as mutmut makes them now (more, or fewer, renumbered),
+    have no verdict, so they are run; an unchanged function's keep theirs."""
+    source = "def f(x):\n    return x + 1\n\n\ndef g(x):\n    return x * 2\n"
+    names, hashes = mutants_of(source, Path("m.py"))
+    kept = _state(dict.fromkeys(names, 1), hashes)
+    edited, edited_hashes = mutants_of(source.replace("x * 2", "x * 2 if x else 3"), Path("m.py"))
+    state = as_generated(merged(None, kept), edited, edited_hashes)
+    codes = state["exit_code_by_key"]
+    assert set(codes) == set(edited) and len(edited) > len(names)
+    assert {name for name, code in codes.items() if code is None} == {n for n in edited if ".x_g__" in n}
+    assert all(code == 1 for name, code in codes.items() if ".x_f__" in name)
+    assert state["hash_by_function_name"] == edited_hashes
