@@ -36,6 +36,7 @@ from redis.exceptions import RedisError, ResponseError
 
 from cache import keys
 from cache.client import is_cluster
+from cache.coalesce import at_once
 from cache.response_capture import Capture
 from cache.store import COMPRESS_OVER, LUA_STAMP_IS_CURRENT, Cache, capture_stamp, stamp_is_current
 from telemetry import metrics
@@ -175,9 +176,10 @@ class ResponseCache:
 
     async def _check_here(self, key: str) -> list[Any]:
         """What a stored response is now, by the hit script: [0] (none), [1] (stale) or [2, its fields...]."""
-        return await self._hit(keys=[key, keys.invalidation_clock()],
-                               args=[keys.generation(""), random.getrandbits(62) + 1, self.cache.generation_ttl,
-                                     *_FIELDS, "c"])
+        with at_once():  # a hit has nothing else to send, and waits for no one else's commands
+            return await self._hit(keys=[key, keys.invalidation_clock()],
+                                   args=[keys.generation(""), random.getrandbits(62) + 1, self.cache.generation_ttl,
+                                         *_FIELDS, "c"])
 
     async def _check_apart(self, key: str) -> list[Any]:
         """What `_HIT` answers, in two round trips: the hash, then the current generations."""

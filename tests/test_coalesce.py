@@ -12,6 +12,7 @@ import pytest
 from redis.exceptions import ResponseError
 
 from cache.client import RedisGuard, RedisUnavailable, make_redis
+from cache.coalesce import at_once
 from devtools.round_trips import redis_round_trips
 from devtools.services import RedisServer
 from tests.conftest import single_redis
@@ -106,6 +107,31 @@ async def test_a_caller_cancelled_while_queued_leaves_the_others_answered(redis_
     assert await answered == b"1"
     assert cancelled.cancelled()
     assert await client.incr("n") == 1  # and the next moment's commands go out as ever
+    await client.aclose()
+
+
+async def test_a_command_sent_at_once_goes_out_the_next_turn(redis_server: RedisServer) -> None:
+    """Callers that keep arriving, one a turn of the loop, never leave the queue quiet: they all wait for
+    the last. A command sent `at_once` (a response-cache hit) goes out at the next turn with what is
+    queued by then, and the callers after it start the next round trip."""
+    client = make_redis(redis_server.url)
+    await client.set("a", "1")
+
+    async def got_at_once() -> Any:
+        with at_once():
+            return await client.get("a")
+
+    async def one_a_turn(count: int, *, second_at_once: bool) -> list[Any]:
+        calls = []
+        for n in range(count):
+            calls.append(asyncio.ensure_future(got_at_once() if n == 1 and second_at_once else client.get("a")))
+            await asyncio.sleep(0)  # the next caller comes a turn later
+        return await asyncio.gather(*calls)
+
+    for second_at_once, round_trips in ((False, [1]), (True, [2])):
+        with redis_round_trips() as sent:
+            assert await one_a_turn(6, second_at_once=second_at_once) == [b"1"] * 6
+        assert sent == round_trips, second_at_once
     await client.aclose()
 
 
