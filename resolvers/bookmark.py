@@ -16,7 +16,7 @@ from resolvers.access import require_viewer
 from resolvers.deps import Deps
 from resolvers.errors import NotFound
 from resolvers.shout_query import ShoutsQuery
-from resolvers.writes import transaction
+from resolvers.writes import added_once, locked_row, transaction
 
 
 async def toggle_bookmark_shout(deps: Deps, viewer: Viewer | None, slug: str) -> dict[str, Any]:
@@ -26,9 +26,10 @@ async def toggle_bookmark_shout(deps: Deps, viewer: Viewer | None, slug: str) ->
     if shout is None:
         raise NotFound("no such shout", field="slug")
     async with transaction(deps) as session:
-        row = await session.get(AuthorBookmark, (author_id, shout["id"]))
+        row = await locked_row(session, AuthorBookmark, (author_id, shout["id"]))
         if row is None:
-            session.add(AuthorBookmark(author=author_id, shout=shout["id"], created_at=int(time.time())))
+            # not added: a toggle sent together added it first; the two toggles leave it bookmarked
+            await added_once(session, AuthorBookmark(author=author_id, shout=shout["id"], created_at=int(time.time())))
         else:
             await session.delete(row)
     return {"shout": shout, "error": None}

@@ -17,7 +17,7 @@ from resolvers.access import require
 from resolvers.author import resolve_author_id
 from resolvers.deps import Deps
 from resolvers.errors import BadInput, Conflict, NotFound
-from resolvers.writes import transaction
+from resolvers.writes import added_once, locked_row, transaction
 
 
 async def communities_of_ids(deps: Deps, ids: list[int]) -> list[dict[str, Any]]:
@@ -125,14 +125,15 @@ async def join_community(deps: Deps, viewer: Viewer | None, slug: str, *, join: 
     now = int(time.time())
     async with transaction(deps) as session:
         community = await _community(session, slug)
-        member = await session.get(CommunityAuthor, (community.id, signed_in.author_id))
-        follower = await session.get(CommunityFollower, (signed_in.author_id, community.id))
-        if join:
+        member = await locked_row(session, CommunityAuthor, (community.id, signed_in.author_id))
+        follower = await locked_row(session, CommunityFollower, (signed_in.author_id, community.id))
+        if join:  # not added: a join sent together added it first
             if member is None:
-                session.add(CommunityAuthor(community=community.id, author=signed_in.author_id, joined_at=now,
-                                            roles="reader"))
+                await added_once(session, CommunityAuthor(community=community.id, author=signed_in.author_id,
+                                                          joined_at=now, roles="reader"))
             if follower is None:
-                session.add(CommunityFollower(community=community.id, follower=signed_in.author_id, created_at=now))
+                await added_once(session, CommunityFollower(community=community.id, follower=signed_in.author_id,
+                                                            created_at=now))
         else:
             if community.id == DEFAULT_COMMUNITY_ID:
                 raise BadInput("everyone belongs to the default community", field="slug")

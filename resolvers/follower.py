@@ -28,7 +28,7 @@ from resolvers.digests import queue_digests
 from resolvers.errors import BadInput, NotFound
 from resolvers.events import follow_event
 from resolvers.reader import get_shout
-from resolvers.writes import added_once, transaction
+from resolvers.writes import added_once, locked_row, transaction
 
 
 async def get_shout_followers(deps: Deps, slug: str | None = None,
@@ -72,7 +72,7 @@ async def follow(deps: Deps, viewer: Viewer | None, what: str, slug: str, *, on:
         target = await _target_id(session, what, slug)
         if what == "AUTHOR" and target == signed_in.author_id:
             raise BadInput("you cannot follow yourself", field="slug")
-        row = await session.get(follower_model, (signed_in.author_id, target))
+        row = await locked_row(session, follower_model, (signed_in.author_id, target))
         if on and row is None:
             # not added: the same reader's request sent together followed first, and it is followed, as asked
             added = await added_once(session, follower_model(follower=signed_in.author_id, **{column: target},

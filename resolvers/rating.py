@@ -14,7 +14,7 @@ from orm.reaction import RATING_KINDS
 from resolvers.access import require, require_viewer
 from resolvers.deps import Deps
 from resolvers.errors import BadInput, NotFound
-from resolvers.writes import transaction
+from resolvers.writes import added_once, locked_row, transaction
 
 MAX_IDS = 500
 
@@ -28,13 +28,14 @@ async def rate_author(deps: Deps, viewer: Viewer | None, rated_slug: str, value:
     if rated == signed_in.author_id:
         raise BadInput("you cannot rate yourself", field="rated_slug")
     async with transaction(deps) as session:
-        row = await session.get(AuthorRating, (signed_in.author_id, rated))
+        row = await locked_row(session, AuthorRating, (signed_in.author_id, rated))
+        if row is None and value != 0 and not await added_once(
+                session, AuthorRating(rater=signed_in.author_id, author=rated, plus=value > 0)):
+            row = await locked_row(session, AuthorRating, (signed_in.author_id, rated))  # rated meanwhile
         if value == 0:
             if row is not None:
                 await session.delete(row)
-        elif row is None:
-            session.add(AuthorRating(rater=signed_in.author_id, author=rated, plus=value > 0))
-        else:
+        elif row is not None:
             row.plus = value > 0
     return {"author": await get_cached_author(rated, cache=deps.cache, db=deps.db), "error": None}
 

@@ -46,6 +46,16 @@ async def _commit_and_settle(session: AsyncSession, begun: AsyncSessionTransacti
     await settle(session)
 
 
+async def locked_row(session: AsyncSession, model: Any, key: Any) -> Any:
+    """The row of `model` with primary key `key`, or None, locked until the transaction ends (FOR UPDATE;
+    SQLite, which takes writes one at a time, has no such clause and needs none). A toggle reads a row and
+    then acts on what it read: the same reader's requests sent together (two tabs, a retry) would each
+    read it and each act, two deletes of one follow, the second deleting nothing while its listener still
+    moved the counts (found by bench/soak.py). Locked, the second waits for the first to commit and reads
+    what it left."""
+    return await session.get(model, key, with_for_update=True, populate_existing=True)
+
+
 async def added_once(session: AsyncSession, row: Any) -> bool:
     """Add `row` in a savepoint: False when a row with its key is there already, written since this
     transaction looked (the same reader's requests sent together: two tabs, a retry). The caller read that
