@@ -128,10 +128,18 @@ async def test_a_command_sent_at_once_goes_out_the_next_turn(redis_server: Redis
             await asyncio.sleep(0)  # the next caller comes a turn later
         return await asyncio.gather(*calls)
 
-    for second_at_once, round_trips in ((False, [1]), (True, [2])):
-        with redis_round_trips() as sent:
-            assert await one_a_turn(6, second_at_once=second_at_once) == [b"1"] * 6
-        assert sent == round_trips, second_at_once
+    batches: list[int] = []  # the callers in each of this client's round trips (the process may send others)
+    send = client.coalescer._send
+
+    async def counted(queued: list[Any]) -> None:
+        batches.append(len(queued))
+        await send(queued)
+
+    client.coalescer._send = counted
+    for second_at_once, sent in ((False, [6]), (True, [2, 4])):
+        batches.clear()
+        assert await one_a_turn(6, second_at_once=second_at_once) == [b"1"] * 6
+        assert batches == sent, second_at_once
     await client.aclose()
 
 
