@@ -127,7 +127,7 @@ async def join_community(deps: Deps, viewer: Viewer | None, slug: str, *, join: 
         community = await _community(session, slug)
         member = await locked_row(session, CommunityAuthor, (community.id, signed_in.author_id))
         follower = await locked_row(session, CommunityFollower, (signed_in.author_id, community.id))
-        if join:  # not added: a join sent together added it first
+        if join:  # a row not added: a join sent together added it first
             if member is None:
                 await added_once(session, CommunityAuthor(community=community.id, author=signed_in.author_id,
                                                           joined_at=now, roles="reader"))

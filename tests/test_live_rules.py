@@ -302,8 +302,8 @@ def _changed(sync: Any, shout: int, kind: str, **changes: Any) -> LiveOps:
     from orm import Reaction
 
     row = Reaction(id=_NEW_ID, shout=shout, reply_to=None, created_by=1, created_at=_AT)
-    for name in ("kind", "deleted_at"):
-        set_committed_value(row, name, kind if name == "kind" else None)
+    set_committed_value(row, "kind", kind)
+    set_committed_value(row, "deleted_at", None)
     for name, value in changes.items():
         setattr(row, name, value)
     return _rule_ops(sync, row, "update")
