@@ -39,17 +39,18 @@ class Writes:
     workers: list[str] = field(default_factory=list)
     in_flight_since: float | None = None
 
-    def expected(self, started: float, ended: float) -> tuple[bool, Any, str | None]:
-        """(checkable, state, the worker that wrote it): not checkable when a write overlaps the read."""
+    def expected(self, started: float, ended: float) -> tuple[bool, Any, str | None, float]:
+        """(checkable, state, the worker that wrote it, when its answer came): not checkable when a write
+        overlaps the read."""
         if self.in_flight_since is not None and self.in_flight_since <= ended:
-            return False, None, None
-        state, worker = None, None
+            return False, None, None, 0.0
+        state, worker, answered = None, None, 0.0
         for (sent, acked), value, writer in zip(self.intervals, self.states, self.workers, strict=True):
             if sent <= ended and acked >= started:
-                return False, None, None
+                return False, None, None, 0.0
             if acked < started:
-                state, worker = value, writer
-        return True, state, worker
+                state, worker, answered = value, writer, acked
+        return True, state, worker, answered
 
 
 @dataclass
@@ -61,6 +62,17 @@ class Tally:
     stale: list[str] = field(default_factory=list)
     checked_by_kind: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     stale_by_kind: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
+    began: float = field(default_factory=time.monotonic)
+    began_wall: float = field(default_factory=time.time)
+    events: list[str] = field(default_factory=list)  # what a drill did, and when (`note`)
+
+    def at(self, monotonic: float) -> str:
+        """A moment of the run as the servers' log lines spell it, to place a stale read among them."""
+        wall = self.began_wall + monotonic - self.began
+        return time.strftime("%H:%M:%S", time.localtime(wall)) + f",{int(wall % 1 * 1000):03d}"
+
+    def note(self, event: str) -> None:
+        self.events.append(f"{event} at {self.at(time.monotonic())}")
 
 
 async def _call(http: httpx.AsyncClient, query: str, variables: dict[str, Any],
@@ -197,7 +209,7 @@ async def freshness_run(server_url: str, registered: Callable[[], Awaitable[None
                                                 "author_id: $id) { slug } }", {"id": user["id"]})
                     seen = user["target"] in [a["slug"] for a in data["get_author_follows_authors"]]
                     kind = "follows"
-                checkable, expected, writer = user[kind].expected(started, time.monotonic())
+                checkable, expected, writer, answered = user[kind].expected(started, time.monotonic())
                 if not checkable or expected is None:
                     continue
                 tally.checked += 1
@@ -211,7 +223,11 @@ async def freshness_run(server_url: str, registered: Callable[[], Awaitable[None
                     stale = seen != expected
                 if stale:
                     tally.stale_by_kind[kind] += 1
-                    tally.stale.append(f"{kind} of user {user['id']}: read {seen!r}, expected {expected!r}")
+                    # where and when: enough to place it beside a drill's events (Tally.note)
+                    tally.stale.append(f"{kind} of user {user['id']}: read {seen!r}, expected {expected!r} "
+                                       f"(read at {tally.at(started)} by worker {headers['x-worker']}, x-cache "
+                                       f"{headers.get('x-cache')}; written by worker {writer}, answered at "
+                                       f"{tally.at(answered)})")
 
         tasks = [writer(u) for u in users] + [reader(u) for u in users for _ in range(READERS_PER_USER)]
         await asyncio.gather(*tasks, *([during(tally)] if during is not None else []))
