@@ -20,6 +20,7 @@ from graphql import FieldNode, FragmentSpreadNode, InlineFragmentNode, Selection
 from resolvers.reader import author_ids_of, topic_ids_of, unique
 from resolvers.shout_query import Along, ShoutPage
 from schema.context import Info, Loader, Loaders
+from schema.node_memo import NodeMemo
 from schema.seam import resolve_info
 from schema.types import Reaction, Shout
 
@@ -30,34 +31,29 @@ def selected_paths(info: Info) -> frozenset[str]:
     nodes come back with each request of it), from graphql-core's nodes: Strawberry's `selected_fields`
     would convert every argument and directive on the way, on every request."""
     raw = resolve_info(info)
-    node = raw.field_nodes[0]
-    known = _PATHS.get(id(node))
-    if known is not None and known[0] is node:  # the very node, not one that took a freed one's id
-        return known[1]
-    paths: set[str] = set()
 
-    def walk(selection_set: SelectionSetNode | None, prefix: str) -> None:
-        for selection in selection_set.selections if selection_set is not None else ():
-            if isinstance(selection, FieldNode):
-                path = prefix + selection.name.value
-                paths.add(path)
-                walk(selection.selection_set, path + ".")
-            elif isinstance(selection, InlineFragmentNode):
-                walk(selection.selection_set, prefix)
-            elif isinstance(selection, FragmentSpreadNode) and selection.name.value in raw.fragments:
-                walk(raw.fragments[selection.name.value].selection_set, prefix)
+    def work_out() -> frozenset[str]:
+        paths: set[str] = set()
 
-    for field_node in raw.field_nodes:
-        walk(field_node.selection_set, "")
-    found = frozenset(paths)
-    _PATHS[id(node)] = (node, found)
-    if len(_PATHS) > SELECTIONS_KEPT:
-        del _PATHS[next(iter(_PATHS))]  # the oldest
-    return found
+        def walk(selection_set: SelectionSetNode | None, prefix: str) -> None:
+            for selection in selection_set.selections if selection_set is not None else ():
+                if isinstance(selection, FieldNode):
+                    path = prefix + selection.name.value
+                    paths.add(path)
+                    walk(selection.selection_set, path + ".")
+                elif isinstance(selection, InlineFragmentNode):
+                    walk(selection.selection_set, prefix)
+                elif isinstance(selection, FragmentSpreadNode) and selection.name.value in raw.fragments:
+                    walk(raw.fragments[selection.name.value].selection_set, prefix)
+
+        for field_node in raw.field_nodes:
+            walk(field_node.selection_set, "")
+        return frozenset(paths)
+
+    return _PATHS.get(raw.field_nodes, work_out)
 
 
-SELECTIONS_KEPT = 2048  # fields of parsed documents whose selections are kept (the parser cache holds 512)
-_PATHS: dict[int, tuple[FieldNode, frozenset[str]]] = {}
+_PATHS: NodeMemo[frozenset[str]] = NodeMemo()
 
 
 def _author_loads(loaders: Loaders, authors: list[int], wanted: frozenset[str], *fields: str) -> list[Awaitable[Any]]:
