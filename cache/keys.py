@@ -576,9 +576,11 @@ def slot_tag(slot: int) -> str:
 FORGOTTEN_ON_FAILOVER = (generation(""), "live:", wal_floor())
 
 
-def fill_lock(cache_key: str) -> str:
-    """Held by the one worker computing a missing value, so the others wait instead of piling on."""
-    return f"lock:fill:{digest(cache_key)}"
+def fill_lock(cache_key: str, stamp: bytes = b"") -> str:
+    """Held by the one worker computing a missing value, so the others wait instead of piling on. For a
+    cached value, of one generation of it (`stamp`, the generations it is computed under): a value
+    computed under an older one is no use to a reader of this one, which need not wait for it."""
+    return f"lock:fill:{digest(cache_key + chr(0) + stamp.decode()) if stamp else digest(cache_key)}"
 
 
 def revalidation_batch(entity_type: str) -> str:

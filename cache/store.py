@@ -520,31 +520,36 @@ class Cache:
     async def _fill(self, cache_key: str, tags: Sequence[str], stamp: bytes | None, ttl: int | None,
                     query_func: Callable[..., Awaitable[Any]], query_params: dict[str, Any],
                     unlocked: bool) -> Any:
-        """Compute a missing value, one worker at a time: the holder of the key's fill lock computes,
-        the others wait briefly for its result (stampede protection across processes)."""
-        owner = await self.take_fill_lock(cache_key) if stamp is not None and not unlocked else None
-        if owner is False:
-            deadline = time.monotonic() + self.fill_wait_ms / 1000
-            while time.monotonic() < deadline:
-                await asyncio.sleep(0.02)
-                values, stamps = await self.get_many([cache_key], [tags])
-                if values[0] is not MISSING:
-                    return values[0]
+        """Compute a missing value, one worker at a time for each generation of it: the holder of the fill
+        lock of the generation read (`stamp`) computes, the others wait briefly for its result (stampede
+        protection across processes). A write while they wait moves the generation: the holder's value
+        will be a miss for them, so they stop waiting for it and take the new generation's lock."""
+        owner = await self.take_fill_lock(cache_key, stamp) if stamp is not None and not unlocked else None
+        deadline = time.monotonic() + self.fill_wait_ms / 1000
+        while owner is False and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+            values, stamps = await self.get_many([cache_key], [tags])
+            if values[0] is not MISSING:
+                return values[0]
+            if stamps[0] != stamp:
                 stamp = stamps[0]
+                owner = await self.take_fill_lock(cache_key, stamp) if stamp is not None else None
         try:
             data = await query_func(**query_params)
         except BaseException:
             if owner:
-                await self.release_fill_lock(cache_key)
+                await self.release_fill_lock(cache_key, stamp=stamp or b"")
             raise
-        await self.set_many([(cache_key, data, stamp, ttl)], unlock=keys.fill_lock(cache_key) if owner else None)
+        unlock = keys.fill_lock(cache_key, stamp or b"") if owner else None
+        await self.set_many([(cache_key, data, stamp, ttl)], unlock=unlock)
         return data
 
-    async def take_fill_lock(self, cache_key: str) -> bool | None:
-        """True: ours; False: another worker computes; None: Redis unavailable (just compute)."""
-        return (await self.take_fill_locks([cache_key]))[0]
+    async def take_fill_lock(self, cache_key: str, stamp: bytes = b"") -> bool | None:
+        """True: ours; False: another worker computes; None: Redis unavailable (just compute). `stamp`:
+        the generation of a cached value being computed (keys.fill_lock)."""
+        return (await self.take_fill_locks([cache_key], stamp))[0]
 
-    async def take_fill_locks(self, cache_keys: Sequence[str]) -> list[bool | None]:
+    async def take_fill_locks(self, cache_keys: Sequence[str], stamp: bytes = b"") -> list[bool | None]:
         """`take_fill_lock` for several keys in one round trip."""
         if not cache_keys:
             return []
@@ -553,17 +558,17 @@ class Cache:
         try:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for cache_key in cache_keys:
-                    pipe.set(keys.fill_lock(cache_key), b"1", nx=True, px=self.fill_lock_ms)
+                    pipe.set(keys.fill_lock(cache_key, stamp), b"1", nx=True, px=self.fill_lock_ms)
                 return [bool(taken) for taken in await pipe.execute()]
         except RedisError as exc:
             self.trip(exc, "fill lock")
             return [None] * len(cache_keys)
 
-    async def release_fill_lock(self, *cache_keys: str) -> None:
+    async def release_fill_lock(self, *cache_keys: str, stamp: bytes = b"") -> None:
         if not cache_keys:
             return
         try:
-            await self.redis.delete(*(keys.fill_lock(k) for k in cache_keys))
+            await self.redis.delete(*(keys.fill_lock(k, stamp) for k in cache_keys))
         except RedisError as exc:
             self.trip(exc, "fill lock release")
 
