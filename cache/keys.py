@@ -580,7 +580,8 @@ def fill_lock(cache_key: str, stamp: bytes = b"") -> str:
     """Held by the one worker computing a missing value, so the others wait instead of piling on. For a
     cached value, of one generation of it (`stamp`, the generations it is computed under): a value
     computed under an older one is no use to a reader of this one, which need not wait for it."""
-    return f"lock:fill:{digest(cache_key + chr(0) + stamp.decode()) if stamp else digest(cache_key)}"
+    named = cache_key + "\0" + stamp.decode() if stamp else cache_key
+    return f"lock:fill:{digest(named)}"
 
 
 def revalidation_batch(entity_type: str) -> str:

@@ -54,6 +54,8 @@ def _strategy(parameter: inspect.Parameter, constants: st.SearchStrategy[str] = 
         return ints | st.none() if "None" in annotation else ints
     if annotation.startswith("float"):
         return st.floats(min_value=0, max_value=4e9)
+    if annotation.startswith("bytes"):  # a stamp of generations: hashed into the key, whatever it holds
+        return client_text.map(str.encode)
     if annotation == "object":
         return client_text | ints
     return client_text | st.none() if "None" in annotation else client_text
