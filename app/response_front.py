@@ -39,7 +39,7 @@ from app.http_caching import cache_control, is_current
 from app.http_guards import Refused
 from app.negotiation import media_type, stored_body
 from cache.response import Hit, ResponseCache
-from schema.context import bearer_token, reader_of
+from schema.context import bearer_token, guest_of
 from telemetry import metrics
 
 log = logging.getLogger(__name__)
@@ -137,7 +137,6 @@ async def _send_hit(send: Send, hit: Hit, request: GraphQLRequest, responses: Re
 def note_hit_reads(scope: Scope, shout_ids: list[int], *, signed_in: bool) -> None:
     """The shouts a stored answer shows were read again, by this reader: counted with the other hits'
     reads (app/hit_reads.py), the session token checked then."""
-    request = Request(scope)
     app = scope["app"]
-    token = bearer_token(request, app.state.settings.session_cookie) if signed_in else None
-    hit_reads_of(app).add(HitRead(tuple(shout_ids), reader_of(request, None), token))
+    token = bearer_token(Request(scope), app.state.settings.session_cookie) if signed_in else None
+    hit_reads_of(app).add(HitRead(tuple(shout_ids), guest_of(scope), token))

@@ -123,9 +123,19 @@ def client_address(request: Any) -> str | None:
 
 def reader_of(request: Any, author_id: int | None) -> str:
     """Who reads, for view counting: the author, else a hash of the client's address and agent."""
-    address = client_address(request)
-    agent = request.headers.get("user-agent") if request is not None else None
-    return client_key(author_id, address, agent)
+    if author_id is not None or request is None:
+        return client_key(author_id, None, None)
+    return guest_of(request.scope)
+
+
+def guest_of(scope: Any) -> str:
+    """`reader_of` an anonymous request, from its ASGI scope: the address uvicorn gives it and the first
+    User-Agent header as Starlette decodes it, read from the raw list (a response-cache hit of a shout
+    notes its reader, and a Starlette Request and its Headers cost that hit more than the rest of it)."""
+    client = scope.get("client")
+    agent = next((value.decode("latin-1") for name, value in scope.get("headers", ()) if name == b"user-agent"),
+                 None)
+    return client_key(None, client[0] if client else None, agent)
 
 
 def _entity_loader(deps: Deps, getter: BatchGetter) -> Loader[int, Any]:

@@ -151,3 +151,24 @@ async def test_one_count_runs_at_a_time(deps: Deps, monkeypatch: pytest.MonkeyPa
     assert counting == [[1]] and len(reads._flushing) == 1  # no second count beside the first
     release.set()
     assert await reads.flush() == 1 and counting == [[1], [2]]
+
+
+@pytest.mark.parametrize("scope", [
+    {"client": ("203.0.113.7", 5100), "headers": [(b"user-agent", b"Mozilla/5.0 (X11)")]},
+    {"client": ("203.0.113.7", 5101), "headers": [(b"accept", b"*/*"), (b"user-agent", b"curl/8"),
+                                                  (b"user-agent", b"second")]},
+    {"client": None, "headers": [(b"user-agent", "agent \u00e9".encode("latin-1"))]},
+    {"client": ("::1", 1), "headers": []},
+])
+def test_a_hit_names_its_guest_as_the_view_does(scope: dict[str, Any]) -> None:
+    """A hit of a shout notes its reader from the raw scope (schema/context.py `guest_of`, without a
+    Starlette Request): the same key that the view's `reader_of` gives the same request, so a hit and a
+    computed answer count one reader once."""
+    from cache.views import client_key
+    from schema.context import guest_of
+
+    scope = {"type": "http", **scope}
+    request = Request(scope)
+    by_starlette = client_key(None, request.client.host if request.client else None, request.headers.get("user-agent"))
+    assert guest_of(scope) == by_starlette == reader_of(request, None)
+    assert reader_of(request, 5) == client_key(5, None, None) == "a5"
