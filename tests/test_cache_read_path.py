@@ -456,8 +456,11 @@ async def test_concurrent_misses_share_one_computation_unless_a_write_came_betwe
     # it stops waiting, takes the lock of the generation it reads now and computes, the first still under way
     await until(lambda: calls == [6, 7], "the other worker computing after the write")
     assert lock_answers == [False, True] and not first.done()
+    moved = keys.fill_lock(key, (await cache.get_many([key], [[tag]]))[1][0] or b"")
+    assert await redis.exists(moved)  # it holds the lock of the generation it computes, which others wait on
     release.set()
     assert (await first, await second) == (6, 7)
+    assert not await redis.exists(moved)  # and lets it go with its value
     assert await cache.get_cached_data(key, [tag]) == 7  # the first's value, stamped before the write, is not
     assert not cache._inflight and not other_worker._inflight  # nothing kept of the flights once they land
 
