@@ -284,8 +284,10 @@ class Settings(DatabaseSettings):
     # State-changing requests (mutations) one worker runs at once; more wait at most WRITE_WAIT_SECONDS
     # for a turn, then are answered 503 with Retry-After, unchanged (app/write_gate.py). 0: no bound. The
     # wait rides out a Redis or PostgreSQL failover (the writes holding the turns wait for it too) and
-    # ends before REQUEST_TIMEOUT.
-    writes_in_flight: int = Field(default=4, ge=0)
+    # ends before REQUEST_TIMEOUT. One at a time leaves the worker to its readers while a write waits on
+    # PostgreSQL or Redis; with more, one write's waits were another's CPU, and under more writes than a
+    # worker does, reads fell to a tenth of their read-only rate (bench/RESULTS.md, reads under writes).
+    writes_in_flight: int = Field(default=1, ge=0)
     write_wait_seconds: float = Field(default=10.0, gt=0)
     # Writes that wait for a turn in one worker at most; the next is answered 503 at once (its memory, and
     # the worker's, stays bounded when writes arrive faster than the worker does them).
