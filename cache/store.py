@@ -35,7 +35,7 @@ from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
 from cache import keys, response_capture
-from cache.client import guard_of, unreachable
+from cache.client import guard_of, is_cluster, unreachable
 from telemetry import metrics
 
 log = logging.getLogger(__name__)
@@ -603,7 +603,8 @@ class Cache:
                               also: Callable[[Pipeline], Awaitable[None]] | None = None) -> None:
         """Make every value that depends on any of `tags` a miss; `also` adds the commit's other commands
         (live structure updates, for the state Redis) before them: in the same pipeline when the state is
-        on the same Redis, else in a pipeline of its own sent first. Never raises: a lost invalidation is
+        the same single server, else (another Redis, or a cluster) in a pipeline of its own sent first.
+        Never raises: a lost invalidation is
         remembered and answered with epoch bumps when Redis is back."""
         tag_list = list(dict.fromkeys(tags))
         # a member's tag moves with its family's (keys.covering): stamps may name the family's alone
@@ -611,7 +612,9 @@ class Cache:
         if not tag_list and also is None:
             return
         try:
-            if also is not None and self.state is not self.redis:
+            # On a Redis Cluster one pipeline goes to each node at once, in no order: the live structures'
+            # updates must have landed before a generation moves (below), so they go first, on their own.
+            if also is not None and (self.state is not self.redis or is_cluster(self.redis)):
                 async with self.state.pipeline(transaction=False) as pipe:
                     await also(pipe)
                     await pipe.execute()

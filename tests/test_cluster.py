@@ -162,3 +162,42 @@ def test_redis_cluster_is_checked_at_start() -> None:
     with pytest.raises(SettingsError, match="Sentinel"):
         load_settings(redis_cluster=True, redis_url="redis+sentinel://127.0.0.1:26379/main")
     assert load_settings(redis_cluster=True, redis_url="redis://127.0.0.1:7000/0").redis_cluster
+
+
+async def test_a_writes_live_updates_land_before_its_generations_move(cache: Cache) -> None:
+    """A reader that sees a write's new generation must also see its live structures' updates, or it can
+    keep an answer built from the old structures under the new stamp. A Redis Cluster sends one pipeline to
+    every node at once, in no order: there the updates go first, on their own, and the generations after
+    them (a response-cache hit of a follow list was found stale on the cluster pass this way); on one
+    server they share one pipeline, the updates first."""
+    events: list[tuple[str, int]] = []
+    real = cache.redis.pipeline
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        pipe = real(*args, **kwargs)
+        execute = pipe.execute
+
+        async def executed(*a: Any, **k: Any) -> Any:
+            events.append(("sent", id(pipe)))
+            return await execute(*a, **k)
+
+        pipe.execute = executed
+        return pipe
+
+    async def live_updates(pipe: Any) -> None:
+        events.append(("updates", id(pipe)))
+        pipe.incr(keys.live_meta("author", 424242))
+
+    cache.redis.pipeline = recorded  # type: ignore[method-assign]
+    cache.state = cache.redis
+    try:
+        await cache.invalidate_tags([keys.tag_author_follows(424242)], also=live_updates)
+    finally:
+        cache.redis.pipeline = real  # type: ignore[method-assign]
+    updates = events[0][1]
+    if is_cluster(cache.redis):
+        assert events[:2] == [("updates", updates), ("sent", updates)] and len(events) == 3
+        assert events[2][0] == "sent" and events[2][1] != updates  # the generations, once the updates landed
+    else:
+        assert events == [("updates", updates), ("sent", updates)]  # one pipeline, the updates first
+    await cache.redis.delete(keys.live_meta("author", 424242))
