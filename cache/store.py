@@ -604,8 +604,7 @@ class Cache:
         """Make every value that depends on any of `tags` a miss; `also` adds the commit's other commands
         (live structure updates, for the state Redis) before them: in the same pipeline when the state is
         the same single server, else (another Redis, or a cluster) in a pipeline of its own sent first.
-        Never raises: a lost invalidation is
-        remembered and answered with epoch bumps when Redis is back."""
+        Never raises: a lost invalidation is remembered and answered with epoch bumps when Redis is back."""
         tag_list = list(dict.fromkeys(tags))
         # a member's tag moves with its family's (keys.covering): stamps may name the family's alone
         tag_list = list(dict.fromkeys([*tag_list, *filter(None, map(keys.covering, tag_list))]))

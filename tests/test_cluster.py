@@ -194,10 +194,10 @@ async def test_a_writes_live_updates_land_before_its_generations_move(cache: Cac
         await cache.invalidate_tags([keys.tag_author_follows(424242)], also=live_updates)
     finally:
         cache.redis.pipeline = real  # type: ignore[method-assign]
+        await cache.redis.delete(keys.live_meta("author", 424242))
     updates = events[0][1]
     if is_cluster(cache.redis):
         assert events[:2] == [("updates", updates), ("sent", updates)] and len(events) == 3
         assert events[2][0] == "sent" and events[2][1] != updates  # the generations, once the updates landed
     else:
         assert events == [("updates", updates), ("sent", updates)]  # one pipeline, the updates first
-    await cache.redis.delete(keys.live_meta("author", 424242))
