@@ -126,28 +126,49 @@ def prepare_execution(strawberry_schema: strawberry.Schema) -> None:
 
 
 def resolve_directly(schema: GraphQLSchema) -> None:
-    """Relation fields marked `metadata=DIRECT` (an author's `stat`, a shout's `authors`) are resolved by
-    their function itself, given graphql-core's resolve info: Strawberry's wrapper around a resolver (its
-    own info object, argument conversion, the extension chain) costs more than these resolvers, which take
-    no arguments and read nothing of the info but its context. A marked field that needs more is refused
-    here, when the schema is built."""
+    """Relations resolved by their function itself, given graphql-core's resolve info: Strawberry's wrapper
+    around a resolver (its own info object, argument conversion, the extension chain) costs more than these
+    resolvers. Two kinds qualify:
+
+    - a field marked `metadata=DIRECT` (an author's `stat`, a shout's `authors`): its resolver takes `self`
+      and `info` and reads nothing of the info but its context. A marked field that needs more is refused
+      here, when the schema is built;
+    - without a mark, a synchronous resolver of an object type (not a root) that takes `self` alone (a
+      reaction's `stat`, an author's `pic`): given nothing but its object, it cannot need the wrapper.
+
+    Neither may have arguments, a permission class or an extension."""
+    roots = {root for root in (schema.query_type, schema.mutation_type, schema.subscription_type) if root}
     for named in schema.type_map.values():
         if not isinstance(named, GraphQLObjectType):
             continue
         for name, field in named.fields.items():
             definition = field_definition(field)
-            if definition is None or not definition.metadata.get("direct"):
+            resolver = None if definition is None else definition.base_resolver
+            if resolver is None:
+                if definition is not None and definition.metadata.get("direct"):
+                    raise TypeError(f"{named.name}.{name} cannot be resolved directly: it has no resolver")
                 continue
-            resolver = definition.base_resolver
-            if (resolver is None or resolver.is_async or field.args or definition.permission_classes
-                    or definition.extensions or [p.name for p in resolver.signature.parameters.values()]
-                    != ["self", "info"]):
-                raise TypeError(f"{named.name}.{name} cannot be resolved directly: it needs Strawberry's wrapper")
-            field.resolve = _calling(cast(Callable[[Any, Any], Any], resolver.wrapped_func))
+            assert definition is not None
+            plain_call = (not field.args and not definition.permission_classes and not definition.extensions
+                          and not resolver.is_async)
+            parameters = [p.name for p in resolver.signature.parameters.values()]
+            if definition.metadata.get("direct"):
+                if not plain_call or parameters != ["self", "info"]:
+                    raise TypeError(f"{named.name}.{name} cannot be resolved directly: it needs Strawberry's wrapper")
+                field.resolve = _calling(cast(Callable[[Any, Any], Any], resolver.wrapped_func))
+            elif plain_call and parameters == ["self"] and named not in roots:
+                field.resolve = _given_the_object(cast(Callable[[Any], Any], resolver.wrapped_func))
 
 
 def _calling(func: Callable[[Any, Any], Any]) -> Callable[..., Any]:
     def resolve(source: Any, info: Any) -> Any:
         return func(source, info)
+
+    return resolve
+
+
+def _given_the_object(func: Callable[[Any], Any]) -> Callable[..., Any]:
+    def resolve(source: Any, info: Any) -> Any:
+        return func(source)
 
     return resolve

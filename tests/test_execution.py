@@ -48,6 +48,14 @@ class Node:
     def first(self, info: Info) -> Leaf | None:
         return info.context["leaves"][0] if info.context["leaves"] else None
 
+    @strawberry.field
+    def size(self) -> int:  # takes its object alone: resolved without Strawberry's wrapper, unmarked
+        return len(self.items)
+
+    @strawberry.field
+    def broken(self) -> int | None:  # an error raised directly is reported as Strawberry's wrapper reports it
+        raise ValueError("no such thing")
+
 
 @strawberry.type
 class Query:
@@ -113,7 +121,7 @@ def _schema(context_class: type) -> strawberry.Schema:
 
 
 QUERY = ("{ node { items { name count share colour maybe required big later ident flag } "
-         "first { name colour } } }")
+         "first { name colour } size broken } }")
 
 
 async def test_the_shortcuts_answer_what_graphql_core_answers(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -129,8 +137,9 @@ async def test_the_shortcuts_answer_what_graphql_core_answers(monkeypatch: pytes
                                        {"name": "d", "count": 1, "share": 1e300, "colour": "RED", "maybe": 0,
                                         "required": "r", "big": 2**31 - 1, "later": "awaited", "ident": "7",
                                         "flag": False}],
-                             "first": {"name": "a", "colour": "RED"}}}
-    assert [path for _, path in errors] == [("node", "items", 1, "required"), ("node", "items", 2, "big")]
+                             "first": {"name": "a", "colour": "RED"}, "size": 4, "broken": None}}
+    assert sorted(path for _, path in errors) == [("node", "broken"), ("node", "items", 1, "required"),
+                                                  ("node", "items", 2, "big")]
     assert type(data["node"]["items"][3]["count"]) is int  # the bool serialized, not passed on
 
 
@@ -148,6 +157,26 @@ async def test_plain_fields_build_no_resolve_info(monkeypatch: pytest.MonkeyPatc
                                                      context_value={"leaves": leaves})
     assert result.errors is None and len(result.data["node"]["items"]) == 3  # type: ignore[index]
     assert built == ["node", "items"]  # the nine plain fields took the shortcut
+
+
+async def test_a_resolver_given_its_object_alone_is_called_without_strawberrys_wrapper(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`size` takes only `self`: it is called directly (no Strawberry info, no argument conversion); the
+    root field `node`, whose `self` is no object of ours, keeps the wrapper, as do the marked ones' rules."""
+    from strawberry.types.field import StrawberryField
+
+    wrapped: list[str] = []
+    get_result = StrawberryField.get_result
+
+    def counted(self: StrawberryField, *args: Any, **kwargs: Any) -> Any:
+        wrapped.append(self.python_name)
+        return get_result(self, *args, **kwargs)
+
+    monkeypatch.setattr(StrawberryField, "get_result", counted)
+    result = await _schema(PlainFieldsFirst).execute("{ node { size first { name } } }",
+                                                     context_value={"leaves": [_fine(), _fine()]})
+    assert result.errors is None and result.data == {"node": {"size": 2, "first": {"name": "a"}}}
+    assert wrapped == ["node"]
 
 
 def test_a_marked_field_that_needs_more_than_its_context_is_refused() -> None:
