@@ -737,6 +737,24 @@ async def test_nothing_to_announce_is_no_failure_and_asks_nothing(deps: Deps) ->
     assert sent == []
 
 
+async def test_an_announcement_marks_every_entity_pending_in_one_round_trip(deps: Deps, redis: Redis) -> None:
+    """A write's announcement counts it on each entity's meta (`v` and `p` one more, `pt` now, the meta's
+    expiry pushed out), all in one round trip: one script call on one server (a comment touches half a
+    dozen entities; four commands each were the largest part of its Redis CPU), one an entity on a cluster."""
+    live = deps.live
+    entities = [("shout", 908_000_001), ("author", 908_000_002), ("topic", 908_000_003)]
+    await redis.hset(keys.live_meta(*entities[0]), mapping={"v": 4, "p": 1})
+    before = int(time.time())
+    with pipelines_sent() as sent:
+        assert await live.announce([*entities, entities[0]])  # an entity named twice is announced once
+    metas = [await redis.hgetall(keys.live_meta(*entity)) for entity in entities]
+    assert [(meta[b"v"], meta[b"p"]) for meta in metas] == [(b"5", b"2"), (b"1", b"1"), (b"1", b"1")]
+    assert all(before <= int(meta[b"pt"]) <= time.time() for meta in metas)
+    assert all(0 < ttl <= live.ttl for ttl in [await redis.ttl(keys.live_meta(*entity)) for entity in entities])
+    if not TEST_REDIS_CLUSTER:
+        assert [[_name(command) for command in pipeline] for pipeline in sent] == [["EVAL"]]
+
+
 async def test_a_write_applied_unannounced_leaves_an_announced_one_pending(deps: Deps, redis: Redis) -> None:
     """Pending writes (meta `p`) keep readers from storing builds that may miss them. A write applied
     without an announcement (the views flush, or one whose announcement failed) was never counted there,
