@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterable
 from typing import Any, cast
 
-from sqlalchemy import ColumnElement, Integer, Select, Table, and_, false, insert, literal, or_, select
+from sqlalchemy import BindParameter, ColumnElement, Insert, Integer, Table, and_, bindparam, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cache import keys
@@ -68,26 +68,47 @@ async def _store(session: AsyncSession, entity: str, action: str, payload: dict[
     return note.id
 
 
-def _among(people: Iterable[int | None] = (), *queries: Select[Any]) -> ColumnElement[bool]:
-    """Whom an event may concern: the authors `people` and those the author-id `queries` select."""
-    listed = {person for person in people if person is not None}
-    return or_(false(), *([Author.id.in_(listed)] if listed else []), *(Author.id.in_(q) for q in queries))
+def _recipients(candidates: ColumnElement[bool]) -> Insert:
+    """Who an event is for, chosen and stored by one INSERT ... SELECT whatever their number: the
+    `candidates` minus the actor and those who muted the thread, at most `cap` of them (the lowest ids).
+    Built once per kind of event, with bound parameters (note, actor, thread, cap and the candidates'
+    own): building and keying such a statement on each write cost a comment more than running it."""
+    muted = select(NotificationMuted.viewer).where(NotificationMuted.thread == bindparam("thread"))
+    chosen = (select(bindparam("note", type_=Integer), Author.id)
+              .where(candidates, Author.id != bindparam("actor"), Author.id.not_in(muted))
+              .order_by(Author.id).limit(bindparam("cap", type_=Integer)))
+    return insert(RECIPIENTS).from_select(["notification", "author"], chosen).returning(RECIPIENTS.c.author)
 
 
-async def _deliver(session: AsyncSession, event: Event, candidates: ColumnElement[bool] | None, thread: str, *,
-                   actor: int | None, cap: int, channels: Iterable[str] = ()) -> list[int]:
-    """Store who the event is for and publish it to them and to `channels`, after the commit: the
-    candidates minus the actor and those who muted `thread`, at most `cap` of them (the lowest ids),
-    chosen and stored by one INSERT ... SELECT whatever their number. Returns them, in order."""
-    note = event.data["notification"]
+_PEOPLE: BindParameter[list[int]] = bindparam("people", expanding=True)
+_AUTHORS: BindParameter[list[int]] = bindparam("authors", expanding=True)
+# the authors `people`
+TO_PEOPLE = _recipients(Author.id.in_(_PEOPLE))
+# the authors `people` and the followers of the discussion of `shout`
+TO_PEOPLE_AND_DISCUSSION = _recipients(or_(Author.id.in_(_PEOPLE), Author.id.in_(
+    select(ShoutReactionsFollower.follower).where(ShoutReactionsFollower.shout == bindparam("shout"),
+                                                  ShoutReactionsFollower.deleted_at.is_(None)))))
+# the followers of the shout's `authors` and of its `topics`, its authors excepted
+TO_FOLLOWERS_OF_PUBLICATION = _recipients(and_(
+    or_(Author.id.in_(select(AuthorFollower.follower).where(AuthorFollower.author.in_(_AUTHORS))),
+        Author.id.in_(select(TopicFollower.follower).where(TopicFollower.topic.in_(
+            bindparam("topics", expanding=True))))),
+    Author.id.not_in(_AUTHORS)))
+_AUTHORS_OF_SHOUT = select(ShoutAuthor.author).where(ShoutAuthor.shout == bindparam("shout"))
+_TOPICS_OF_SHOUT = select(ShoutTopic.topic).where(ShoutTopic.shout == bindparam("shout"))
+_FOLLOWER = select(Author.id, Author.slug, Author.name, Author.pic).where(Author.id == bindparam("follower"))
+
+
+async def _deliver(session: AsyncSession, event: Event, recipients: Insert | None, thread: str, *,
+                   actor: int | None, cap: int, channels: Iterable[str] = (), **candidates: Any) -> list[int]:
+    """Store who the event is for (`recipients`, one of the statements above, given its `candidates`'
+    parameters) and publish it to them and to `channels`, after the commit. Returns them, in order."""
     people: list[int] = []
-    if candidates is not None and cap > 0:
-        muted = select(NotificationMuted.viewer).where(NotificationMuted.thread == thread)
-        chosen = (select(literal(note, Integer), Author.id)
-                  .where(candidates, Author.id != (actor if actor is not None else -1), Author.id.not_in(muted))
-                  .order_by(Author.id).limit(cap))
-        people = sorted((await session.scalars(insert(RECIPIENTS).from_select(["notification", "author"], chosen)
-                                               .returning(RECIPIENTS.c.author))).all())
+    if recipients is not None and cap > 0:
+        chosen = await session.scalars(recipients, {
+            "note": event.data["notification"], "actor": actor if actor is not None else -1, "thread": thread,
+            "cap": cap, **candidates})
+        people = sorted(chosen.all())
     shared = event.encode()
     publish_after_commit(session, [
         *((channel, shared) for channel in channels),
@@ -103,7 +124,7 @@ async def _shout_brief(session: AsyncSession, shout_id: int,
     shout = await session.get(Shout, shout_id)
     assert shout is not None, f"shout {shout_id} is gone within its own transaction"
     if authors is None:
-        authors = list((await session.scalars(select(ShoutAuthor.author).where(ShoutAuthor.shout == shout_id))).all())
+        authors = list((await session.scalars(_AUTHORS_OF_SHOUT, {"shout": shout_id})).all())
     public = shout.published_at is not None and shout.deleted_at is None
     return {"id": shout.id, "slug": shout.slug, "title": shout.title}, authors, public
 
@@ -121,20 +142,19 @@ async def reaction_event(session: AsyncSession, reaction: dict[str, Any], action
                "created_by": reaction["created_by"], "kind": reaction["kind"]}
     note = await _store(session, "reaction", action, payload, now)
     direct: set[int | None] = set(authors)
-    followers: list[Select[Any]] = []
-    if action == "create" and public:
-        followers.append(select(ShoutReactionsFollower.follower).where(
-            ShoutReactionsFollower.shout == shout["id"], ShoutReactionsFollower.deleted_at.is_(None)))
-        if reaction.get("reply_to") is not None:
-            answered = await session.get(Reaction, reaction["reply_to"])  # the writer's own, read already
-            direct.add(answered.created_by if answered is not None else None)
+    if action == "create" and public and reaction.get("reply_to") is not None:
+        answered = await session.get(Reaction, reaction["reply_to"])  # the writer's own, read already
+        direct.add(answered.created_by if answered is not None else None)
     value = {k: v for k, v in reaction.items() if k != "first_replies"}
     event = Event(type="reaction", entity_type="reaction", entity_id=reaction["id"], action=action, timestamp=now,
                   data={"notification": note, "reaction": value, "shout": shout, "public": public,
                         **({} if public else {"authors": authors})})
-    people = await _deliver(session, event, _among(direct, *followers) if action == "create" else None,
-                            thread_of("reaction", payload), actor=reaction["created_by"], cap=cap,
-                            channels=[keys.channel_shout(shout["id"])])
+    # a reaction created concerns its shout's authors (and, the shout public, the discussion's followers
+    # and the author of the comment it answers); edits and deletions reach the shout's watchers only
+    recipients = None if action != "create" else TO_PEOPLE_AND_DISCUSSION if public else TO_PEOPLE
+    people = await _deliver(session, event, recipients, thread_of("reaction", payload),
+                            actor=reaction["created_by"], cap=cap, channels=[keys.channel_shout(shout["id"])],
+                            people=sorted(p for p in direct if p is not None), shout=shout["id"])
     return {p for p in people if p in direct}
 
 
@@ -142,11 +162,11 @@ async def follow_event(session: AsyncSession, follower: int, author: int) -> Non
     now = int(time.time())
     payload = {"follower": follower, "author": author}
     note = await _store(session, "follower", "follow", payload, now)
-    who = (await session.execute(select(Author.id, Author.slug, Author.name, Author.pic)
-                                 .where(Author.id == follower))).one()
+    who = (await session.execute(_FOLLOWER, {"follower": follower})).one()
     event = Event(type="follower", entity_type="author", entity_id=follower, action="follow", timestamp=now,
                   data={"notification": note, "follower": dict(who._mapping), "author": author})
-    await _deliver(session, event, _among([author]), thread_of("follower", payload), actor=follower, cap=1)
+    await _deliver(session, event, TO_PEOPLE, thread_of("follower", payload), actor=follower, cap=1,
+                   people=[author])
 
 
 async def publication_event(session: AsyncSession, shout_id: int, actor: int | None, *, cap: int) -> None:
@@ -155,15 +175,14 @@ async def publication_event(session: AsyncSession, shout_id: int, actor: int | N
     shout, authors, public = await _shout_brief(session, shout_id)
     if not public:
         return
-    topics = list((await session.scalars(select(ShoutTopic.topic).where(ShoutTopic.shout == shout_id))).all())
+    topics = list((await session.scalars(_TOPICS_OF_SHOUT, {"shout": shout_id})).all())
     payload = {"shout": shout_id, "created_by": actor}
     note = await _store(session, "shout", "publish", payload, now)
-    followers = _among((), select(AuthorFollower.follower).where(AuthorFollower.author.in_(authors)),
-                       select(TopicFollower.follower).where(TopicFollower.topic.in_(topics)))
     event = Event(type="publication", entity_type="shout", entity_id=shout_id, action="publish", timestamp=now,
                   data={"notification": note, "shout": shout, "authors": authors, "topics": topics})
-    await _deliver(session, event, and_(followers, Author.id.not_in(authors)), thread_of("shout", payload),
-                   actor=actor, cap=cap, channels=[keys.CHANNEL_GLOBAL, *(keys.channel_topic(t) for t in topics)])
+    await _deliver(session, event, TO_FOLLOWERS_OF_PUBLICATION, thread_of("shout", payload), actor=actor,
+                   cap=cap, channels=[keys.CHANNEL_GLOBAL, *(keys.channel_topic(t) for t in topics)],
+                   authors=authors, topics=topics)
 
 
 async def invite_event(session: AsyncSession, invite: Invite) -> None:
@@ -175,5 +194,5 @@ async def invite_event(session: AsyncSession, invite: Invite) -> None:
     shout, _, _ = await _shout_brief(session, invite.shout_id)
     event = Event(type="invite", entity_type="invite", entity_id=invite.id, action="accept", timestamp=now,
                   data={"notification": note, "shout": shout, "author": invite.author_id})
-    await _deliver(session, event, _among([invite.inviter_id]), thread_of("invite", payload),
-                   actor=invite.author_id, cap=1)
+    await _deliver(session, event, TO_PEOPLE, thread_of("invite", payload), actor=invite.author_id, cap=1,
+                   people=[invite.inviter_id])
