@@ -36,8 +36,8 @@ from cache.coalesce import Coalescer, batchable
 from cache.seam import (
     checked_on_connect,
     connect_cluster_nodes_with,
+    fast_connection,
     lost_connection,
-    packed_by_hiredis,
     queued_commands,
     raise_first_error,
     runs_on_its_own,
@@ -316,8 +316,8 @@ def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard 
 
 
 def _connection_class(base: type[Any], on_connect: Callable[[Any], Awaitable[Any]] | None) -> type[Any]:
-    packed = packed_by_hiredis(base)
-    return packed if on_connect is None else checked_on_connect(packed, on_connect)
+    fast = fast_connection(base)
+    return fast if on_connect is None else checked_on_connect(fast, on_connect)
 
 
 def _sentinel_master(url: str, *, max_connections: int, guard: RedisGuard,

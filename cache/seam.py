@@ -2,6 +2,7 @@
 
 Coalescing (cache/coalesce.py) queues the commands of many callers into one pipeline and splits the replies
 back, which needs a pipeline's queue and flags; packing commands in C needs redis-py's hiredis serializer;
+sending them without a task each needs a connection's stream;
 pub/sub on a cluster needs the nodes a cluster client was started with. None of this is promised by
 redis-py's documentation. Each reliance is a named function or class below, and `tests/test_seams.py` has a
 canary for each that fails naming redis-py, the internal and what to do. The rest of the project uses these
@@ -13,7 +14,8 @@ The redis-py versions these were written against are the bounds in `pyproject.to
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import hiredis
@@ -21,6 +23,7 @@ from redis.asyncio.client import Pipeline
 from redis.asyncio.cluster import RedisCluster
 from redis.connection import HiredisRespSerializer
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.utils import HIREDIS_AVAILABLE
 
 # (args, options): a command as redis-py's pipelines queue it
@@ -74,19 +77,55 @@ class _PackedByHiredis:
         return self._packer.pack(*args)
 
 
-def packed_by_hiredis(connection_class: type[Any]) -> type[Any]:
-    """`connection_class` packing its commands in C (itself where hiredis is not installed); one class
-    per connection class. A connection's `pack_command` is redis-py's, overridden here."""
-    if not HIREDIS_AVAILABLE:
-        return connection_class
-    packed = _PACKED.get(connection_class)
-    if packed is None:
-        packed = _PACKED[connection_class] = type(f"HiredisPacked{connection_class.__name__}",
-                                                  (_PackedByHiredis, connection_class), {})
-    return packed
+class SentWithoutATask:
+    """Commands written to the connection's stream at once. With a socket timeout (ours: two seconds),
+    redis-py sends each command inside `asyncio.wait_for`, which makes a task and a timer for it: a third of
+    the CPU of a round trip to a Redis on loopback, paid by every hit and several times by every miss and
+    write. Writing never waits unless the stream holds more than the kernel took (its buffer over the
+    high-water mark, when `drain` waits): only that wait is bounded by the timeout, as redis-py bounds the
+    whole send, and a send that times out or fails is handled as redis-py handles it (the connection
+    dropped; a TimeoutError, or a ConnectionError naming the errno). Uses redis-py's `_writer` (the
+    connection's asyncio StreamWriter) and its error wording."""
+
+    async def send_packed_command(self, command: bytes | str | Iterable[bytes], check_health: bool = True) -> None:
+        if not self.is_connected or not self.socket_timeout:  # type: ignore[attr-defined]
+            await super().send_packed_command(command, check_health)  # type: ignore[misc]
+            return
+        if check_health:
+            await self.check_health()  # type: ignore[attr-defined]
+        if isinstance(command, str):
+            command = command.encode()
+        if isinstance(command, bytes):
+            command = [command]
+        try:
+            writer: asyncio.StreamWriter = self._writer  # type: ignore[attr-defined]
+            writer.writelines(command)
+            if writer.transport.get_write_buffer_size():
+                await asyncio.wait_for(writer.drain(), self.socket_timeout)  # type: ignore[attr-defined]
+        except TimeoutError:
+            await self.disconnect(nowait=True)  # type: ignore[attr-defined]
+            raise RedisTimeoutError("Timeout writing to socket") from None
+        except OSError as error:
+            await self.disconnect(nowait=True)  # type: ignore[attr-defined]
+            number, message = ("UNKNOWN", error.args[0]) if len(error.args) == 1 else error.args[:2]
+            raise RedisConnectionError(f"Error {number} while writing to socket. {message}.") from error
+        except BaseException:
+            await self.disconnect(nowait=True)  # type: ignore[attr-defined]
+            raise
 
 
-_PACKED: dict[type[Any], type[Any]] = {}
+def fast_connection(connection_class: type[Any]) -> type[Any]:
+    """`connection_class` packing its commands in C (`_PackedByHiredis`, where hiredis is installed) and
+    sending them without a task each (`SentWithoutATask`); one class per connection class. A connection's
+    `pack_command` and `send_packed_command` are redis-py's, overridden here."""
+    fast = _FAST.get(connection_class)
+    if fast is None:
+        mixins = (SentWithoutATask, _PackedByHiredis) if HIREDIS_AVAILABLE else (SentWithoutATask,)
+        fast = _FAST[connection_class] = type(f"Fast{connection_class.__name__}", (*mixins, connection_class), {})
+    return fast
+
+
+_FAST: dict[type[Any], type[Any]] = {}
 
 
 def checked_on_connect(connection_class: type[Any], check: Callable[[Any], Awaitable[Any]]) -> type[Any]:

@@ -91,14 +91,16 @@ async def test_the_app_shares_one_guard_between_its_two_redis(redis_server: Redi
 
 
 async def test_commands_are_packed_in_c_into_the_same_bytes(redis_server: RedisServer) -> None:
-    """The client packs commands with hiredis (cache/client.py `packed_by_hiredis`): the bytes redis-py's
+    """The client packs commands with hiredis (cache/seam.py `fast_connection`): the bytes redis-py's
     own packer would send, and the same refusal of what Redis has no form for."""
     from redis.asyncio.connection import Connection
     from redis.exceptions import DataError
 
+    from cache.seam import SentWithoutATask
+
     client = make_redis(redis_server.url)
     connection_class = client.connection_pool.connection_class
-    assert connection_class.__name__ == "HiredisPackedConnection"
+    assert connection_class.__name__ == "FastConnection" and issubclass(connection_class, SentWithoutATask)
     ours, theirs = connection_class(), Connection()
     for args in (("SET", "ключ", 0.1), ("ZADD", b"k", 1e20, -3), ("CONFIG GET", "maxmemory"),
                  ("EVALSHA", "a" * 40, 2, "k1", "k2", b"\x00\xff")):

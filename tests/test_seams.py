@@ -24,7 +24,7 @@ from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL
 from strawberry.types import Info
 
 from cache.seam import (
-    packed_by_hiredis,
+    fast_connection,
     pipeline_of,
     queued_commands,
     raise_first_error,
@@ -273,15 +273,57 @@ def test_a_cluster_client_keeps_its_startup_nodes() -> None:
 def test_commands_are_packed_by_hiredis_like_redis_py_packs_them() -> None:
     from redis.asyncio.connection import Connection
 
-    packed = packed_by_hiredis(Connection)
-    canary(packed is not Connection, REDIS_PY, "`redis.utils.HIREDIS_AVAILABLE`",
-           "Packing commands in C (cache/seam.py `packed_by_hiredis`)", "install hiredis (redis[hiredis])")
+    from cache.seam import _PackedByHiredis
+
+    packed = fast_connection(Connection)
+    canary(issubclass(packed, _PackedByHiredis), REDIS_PY, "`redis.utils.HIREDIS_AVAILABLE`",
+           "Packing commands in C (cache/seam.py `fast_connection`)", "install hiredis (redis[hiredis])")
     ours, theirs = packed(), Connection()
     same = all(b"".join(ours.pack_command(*args)) == b"".join(theirs.pack_command(*args))
                for args in (("SET", "ключ", 0.1), ("MGET", b"a", 2, 3.5), ("CLIENT SETNAME", "x")))
     canary(same, REDIS_PY, "`Connection.pack_command` / `HiredisRespSerializer`",
            "Packing commands in C (every command of the server)",
            "compare redis-py's packer with hiredis's and change cache/seam.py `_PackedByHiredis`")
+
+
+async def test_a_command_is_sent_without_a_task_and_a_stalled_send_still_times_out(
+        redis_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """cache/seam.py `SentWithoutATask`: a command goes to the connection's stream (redis-py's `_writer`)
+    without `asyncio.wait_for`; a send the server does not take (stopped, its socket buffers full) still
+    ends at the socket timeout as redis-py's own does, a TimeoutError, with the connection dropped."""
+    from redis.asyncio import ConnectionPool
+    from redis.asyncio.connection import Connection
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    waits: list[object] = []
+    wait_for = asyncio.wait_for
+
+    def counted(awaitable: Any, timeout: float | None) -> Any:
+        waits.append(awaitable)
+        return wait_for(awaitable, timeout)
+
+    pool = ConnectionPool.from_url(redis_server.url, connection_class=fast_connection(Connection), socket_timeout=0.5)
+    client = Redis(connection_pool=pool, retry=None)
+    try:
+        await client.set("sent", b"at once")
+        monkeypatch.setattr(asyncio, "wait_for", counted)
+        assert await client.get("sent") == b"at once"
+        connection = await pool.get_connection()
+        canary(isinstance(getattr(connection, "_writer", None), asyncio.StreamWriter), REDIS_PY,
+               "`Connection._writer`", "Sending commands without a task each (cache/seam.py `SentWithoutATask`)",
+               "change `SentWithoutATask` to write where redis-py's `_send_packed_command` writes")
+        await pool.release(connection)
+        assert waits == []
+        redis_server.pause()
+        try:
+            with pytest.raises(RedisTimeoutError, match="Timeout writing to socket"):
+                await client.set("too much", b"x" * 64_000_000)  # more than the kernel buffers of a socket
+        finally:
+            redis_server.resume()
+        assert len(waits) == 1  # only the wait for the stream to drain was bounded
+        assert not any(c.is_connected for c in pool._in_use_connections | set(pool._available_connections))
+    finally:
+        await client.aclose()
 
 
 async def test_the_views_overridden_hooks_are_still_called(app: Any, client: Any,
