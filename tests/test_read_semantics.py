@@ -105,3 +105,42 @@ async def test_random_top_samples_from_the_top(gql: Any) -> None:
     sample = (await gql(query, {"o": {"limit": 4, "random_limit": 10}}))["data"]["load_shouts_random_top"]
     assert len(sample) == 4
     assert {s["id"] for s in sample} <= {s["id"] for s in top}
+
+
+async def test_every_reaction_filter_selects_what_sql_selects(gql: Any, engine: AsyncEngine) -> None:
+    """Each filter of `load_reactions_by`, alone and together (its statement is put together once per set of
+    filters, their values bound per request: resolvers/reaction.py `_list_statement`), against the same
+    selection written here in SQL, newest first."""
+    live = select(Reaction.id).join(Shout, Shout.id == Reaction.shout).where(Reaction.deleted_at.is_(None),
+                                                                               is_listed())
+    async with engine.connect() as conn:
+        reply = (await conn.execute(live.add_columns(Reaction.shout, Reaction.reply_to, Reaction.created_by,
+                                                     Reaction.created_at)
+                                    .where(Reaction.reply_to.is_not(None)).order_by(Reaction.id).limit(1))).one()
+        shout_slugs = (await conn.scalars(select(Shout.slug).where(Shout.id == reply.shout))).all()
+        other_slug = await conn.scalar(select(Shout.slug).join(Reaction, Reaction.shout == Shout.id)
+                                       .where(is_listed(), Shout.id != reply.shout).order_by(Shout.id).limit(1))
+        topic = await conn.scalar(select(Topic.slug).join(ShoutTopic, ShoutTopic.topic == Topic.id)
+                                  .where(ShoutTopic.shout == reply.shout).limit(1))
+        author_slug = await conn.scalar(select(Author.slug).where(Author.id == reply.created_by))
+        in_topic = Reaction.shout.in_(select(ShoutTopic.shout).join(Topic, Topic.id == ShoutTopic.topic)
+                                      .where(Topic.slug == topic))
+        cases = [
+            ({"shout": shout_slugs[0]}, Reaction.shout == reply.shout),
+            ({"shouts": [shout_slugs[0], other_slug]}, Shout.slug.in_([shout_slugs[0], other_slug])),
+            ({"kinds": ["LIKE", "DISLIKE"]}, Reaction.kind.in_(["LIKE", "DISLIKE"])),
+            ({"reply_to": reply.reply_to}, Reaction.reply_to == reply.reply_to),
+            ({"topic": topic}, in_topic),
+            ({"created_by": reply.created_by}, Reaction.created_by == reply.created_by),
+            ({"author": author_slug}, Reaction.created_by == reply.created_by),
+            ({"after": reply.created_at}, Reaction.created_at >= reply.created_at),
+            ({"topic": topic, "kinds": ["COMMENT"], "after": reply.created_at - 86_400 * 30},
+             in_topic & (Reaction.kind == "COMMENT") & (Reaction.created_at >= reply.created_at - 86_400 * 30)),
+        ]
+        expected = [list((await conn.scalars(live.where(condition).order_by(Reaction.created_at.desc(),
+                                                                             Reaction.id.desc()).limit(50))).all())
+                    for _, condition in cases]
+    assert all(expected), "a filter selects nothing on the seeded data: the comparison would say little"
+    for (by, _), ids in zip(cases, expected, strict=True):
+        page = await gql("query($by: ReactionBy!) { load_reactions_by(by: $by, limit: 50) { id } }", {"by": by})
+        assert [r["id"] for r in page["data"]["load_reactions_by"]] == ids, by
