@@ -35,6 +35,9 @@ _COLUMN_KEYS = [column.key for column in Reaction.__table__.c]
 _LIVE_ON_LISTED_SHOUTS = (select(*Reaction.__table__.c).join(Shout, Shout.id == Reaction.shout)
                           .where(Reaction.deleted_at.is_(None), is_listed()))
 
+# A page of a list: its bounds are bound parameters too.
+_PAGE = {"limit": bindparam("limit", type_=Integer), "offset": bindparam("offset", type_=Integer)}
+
 
 # The thread orders of cache/threads.py, built once like the statement they order: ties go by id, and
 # "dislike" is exactly "like" reversed.
@@ -57,12 +60,9 @@ def _sorted(query: Select[Any], sort: str | None) -> Select[Any]:
     return query.order_by(*_ORDERS[sort])
 
 
-async def _with_stats(session: AsyncSession, stmt: Select[Any], params: dict[str, Any] | None = None,
-                      *, counted: bool = False) -> list[dict[str, Any]]:
-    """The reactions `stmt` selects, each with its stat, read in the same statement (`counted`: `stmt`
-    selects the stat columns already)."""
-    if not counted:
-        stmt = stmt.add_columns(*reaction_stat_columns())
+async def _with_stats(session: AsyncSession, stmt: Select[Any], params: dict[str, Any]) -> list[dict[str, Any]]:
+    """The reactions `stmt` selects, each with its stat (`reaction_stat_columns`, the statement's last two
+    columns): one statement."""
     found = []
     for row in await session.execute(stmt, params):
         *columns, votes, answers = row
@@ -71,15 +71,14 @@ async def _with_stats(session: AsyncSession, stmt: Select[Any], params: dict[str
     return found
 
 
-async def _cached_reactions(deps: Deps, key: str, tags: list[str], stmt: Select[Any], *,
-                            params: dict[str, Any] | None = None, counted: bool = False,
+async def _cached_reactions(deps: Deps, key: str, tags: list[str], stmt: Select[Any], *, params: dict[str, Any],
                             search: str | None = None, client: str | None = None) -> list[dict[str, Any]]:
     async def query() -> list[dict[str, Any]]:
         if search is not None:
             await count_cold(deps, client)
         async with read_session(deps.db) as session:
             where = stmt if search is None else stmt.where(comment_condition(session, search))
-            return await _with_stats(session, where, params, counted=counted)
+            return await _with_stats(session, where, params)
 
     return list(await deps.cache.cached_query(key, query, ttl=deps.ttl_shouts, tags=tags))
 
@@ -109,8 +108,7 @@ def _list_statement(filters: tuple[str, ...], sort: str) -> Select[Any]:
     if stmt is None:
         stmt = _LISTS[(filters, sort)] = (
             _sorted(_LIVE_ON_LISTED_SHOUTS.where(*(_FILTERS[name] for name in filters)), sort)
-            .limit(bindparam("limit", type_=Integer)).offset(bindparam("offset", type_=Integer))
-            .add_columns(*reaction_stat_columns()))
+            .limit(_PAGE["limit"]).offset(_PAGE["offset"]).add_columns(*reaction_stat_columns()))
     return stmt
 
 
@@ -140,7 +138,7 @@ async def load_reactions_by(deps: Deps, query: ReactionsQuery, *, client: str | 
     stmt = _list_statement(tuple(filters), query.sort)
     return await _cached_reactions(deps, key, tags, stmt, params={**filters, "limit": query.limit,
                                                                   "offset": query.offset},
-                                   counted=True, search=search, client=client)
+                                   search=search, client=client)
 
 
 def _thread_of(query: ReactionsQuery) -> tuple[str, str] | None:
@@ -179,21 +177,31 @@ async def load_shout_comments(deps: Deps, shout: int, limit: int | None, offset:
                                      limit, offset, True)
 
 
+# The votes on a shout and on a comment, newest first, and reactions by id: built once, like the lists above.
+_NEWEST = (Reaction.created_at.desc(), Reaction.id.desc())
+_SHOUT_RATINGS = (_LIVE_ON_LISTED_SHOUTS.where(Reaction.shout == bindparam("shout"), Reaction.kind.in_(RATING_KINDS),
+                                              Reaction.reply_to.is_(None))
+                  .order_by(*_NEWEST).limit(_PAGE["limit"]).offset(_PAGE["offset"])
+                  .add_columns(*reaction_stat_columns()))
+_COMMENT_RATINGS = (_LIVE_ON_LISTED_SHOUTS.where(Reaction.reply_to == bindparam("comment"),
+                                                Reaction.kind.in_(RATING_KINDS))
+                    .order_by(*_NEWEST).limit(_PAGE["limit"]).offset(_PAGE["offset"])
+                    .add_columns(*reaction_stat_columns()))
+_BY_IDS = _LIVE_ON_LISTED_SHOUTS.where(Reaction.id.in_(bindparam("ids", expanding=True))).add_columns(
+    *reaction_stat_columns())
+
+
 async def load_shout_ratings(deps: Deps, shout: int, limit: int | None, offset: int | None) -> list[Any]:
     limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=deps.max_page_size)
-    stmt = (_LIVE_ON_LISTED_SHOUTS
-            .where(Reaction.shout == shout, Reaction.kind.in_(RATING_KINDS), Reaction.reply_to.is_(None))
-            .order_by(Reaction.created_at.desc(), Reaction.id.desc()).limit(limit).offset(offset))
     return await _cached_reactions(deps, keys.reactions_shout(shout, limit, offset, "ratings"),
-                                   [keys.tag_shout_reactions(shout)], stmt)
+                                   [keys.tag_shout_reactions(shout)], _SHOUT_RATINGS,
+                                   params={"shout": shout, "limit": limit, "offset": offset})
 
 
 async def load_comment_ratings(deps: Deps, comment: int, limit: int | None, offset: int | None) -> list[Any]:
     limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=deps.max_page_size)
-    stmt = (_LIVE_ON_LISTED_SHOUTS.where(Reaction.reply_to == comment, Reaction.kind.in_(RATING_KINDS))
-            .order_by(Reaction.created_at.desc(), Reaction.id.desc()).limit(limit).offset(offset))
-    return await _cached_reactions(deps, keys.reactions_comment(comment, limit, offset),
-                                   [keys.TAG_REACTIONS], stmt)
+    return await _cached_reactions(deps, keys.reactions_comment(comment, limit, offset), [keys.TAG_REACTIONS],
+                                   _COMMENT_RATINGS, params={"comment": comment, "limit": limit, "offset": offset})
 
 
 async def load_comments_branch(
@@ -225,5 +233,5 @@ async def load_comments_branch(
 async def reactions_by_ids(deps: Deps, ids: list[int]) -> list[dict[str, Any] | None]:
     """Live reactions by id, in the order asked (a batch for DataLoaders; notifications use it)."""
     async with read_session(deps.db) as session:
-        found = {r["id"]: r for r in await _with_stats(session, _LIVE_ON_LISTED_SHOUTS.where(Reaction.id.in_(ids)))}
+        found = {r["id"]: r for r in await _with_stats(session, _BY_IDS, {"ids": list(ids)})}
     return [found.get(i) for i in ids]

@@ -164,6 +164,22 @@ async def test_votes_on_shouts_one_per_author(api: Api) -> None:
     assert [r["kind"] for r in ratings if r["created_by"]["id"] == user.id] == ["DISLIKE"]
 
 
+async def test_votes_on_a_comment_are_its_ratings(api: Api) -> None:
+    """`load_comment_ratings`: the live votes on a comment, newest first, each with its stat; a page of them."""
+    commenter, voters = await api.user(), [await api.user() for _ in range(3)]
+    shout_id, _, _ = await _shout(api, offset=5)
+    comment = (await api(CREATE, {"r": {"kind": "COMMENT", "shout": shout_id, "body": "rate me"}}, commenter))
+    comment_id = comment["reaction"]["id"]
+    votes = [(await api(CREATE, {"r": {"kind": kind, "shout": shout_id, "reply_to": comment_id}}, voter))
+             ["reaction"]["id"] for kind, voter in zip(("LIKE", "DISLIKE", "LIKE"), voters, strict=True)]
+    ratings = ("query($c: Int!, $l: Int, $o: Int) { load_comment_ratings(comment: $c, limit: $l, offset: $o) "
+               "{ id kind stat { rating } } }")
+    page = await api(ratings, {"c": comment_id, "l": 10, "o": 0})
+    assert [(r["id"], r["kind"], r["stat"]["rating"]) for r in page] == [
+        (votes[2], "LIKE", 0), (votes[1], "DISLIKE", 0), (votes[0], "LIKE", 0)]
+    assert [r["id"] for r in await api(ratings, {"c": comment_id, "l": 1, "o": 1})] == [votes[1]]
+
+
 async def test_nobody_votes_on_their_own_shout(api: Api) -> None:
     """The shout's authors come from the statement that reads the shout (resolvers/reaction_write.py): its
     author's vote is refused, a reader's is taken."""
