@@ -24,9 +24,17 @@ from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
+from cache.client import is_cluster
+
 log = logging.getLogger(__name__)
 
-PUBLISH_BATCH = 100  # commands per pipeline (seed 004)
+PUBLISH_BATCH = 100  # messages per pipeline (seed 004)
+# One server: the messages of a pipeline go as script calls of this many each (two arguments a message:
+# seed 004's hundred elements a command). An event that concerns a discussion's followers is a message
+# per follower, and a command each cost the writer more to pack and its reply more to read than Redis
+# takes to publish them.
+PUBLISH_PER_CALL = 50
+_PUBLISH_ALL = "for i = 1, #ARGV, 2 do redis.call('PUBLISH', ARGV[i], ARGV[i + 1]) end return #ARGV / 2"
 _USER_KEY = b'"user_id":'  # how an encoded event names whom it is for (Event.encode_to)
 _NO_USER = _USER_KEY + b"null"
 READ_TIMEOUT = 1.0  # how long one read waits for a message before the hub looks at its own state
@@ -112,8 +120,13 @@ async def publish(redis: Redis, messages: Iterable[tuple[str, bytes]]) -> int:
 
 async def _publish_batch(redis: Redis, batch: list[tuple[str, bytes]]) -> int:
     async with redis.pipeline(transaction=False) as pipe:
-        for channel, message in batch:
-            pipe.publish(channel, message)
+        if is_cluster(redis):  # a script without keys has no node to go to: PUBLISH reaches every node anyway
+            for channel, message in batch:
+                pipe.publish(channel, message)
+        else:
+            for start in range(0, len(batch), PUBLISH_PER_CALL):
+                pairs = [part for message in batch[start:start + PUBLISH_PER_CALL] for part in message]
+                pipe.execute_command("EVAL", _PUBLISH_ALL, 0, *pairs)
         await pipe.execute()
     return len(batch)
 

@@ -191,3 +191,31 @@ def test_an_event_encoded_for_many_is_each_ones_own_encoding() -> None:
     people = [1, 42, 2**40]
     assert event.encode_to(people) == [event.to(person).encode() for person in people]
     assert [Event.decode(raw).user_id for raw in event.encode_to(people)] == people  # type: ignore[union-attr]
+
+
+async def test_messages_are_published_as_sent_a_script_call_per_fifty(redis_server: RedisServer) -> None:
+    """`publish` on one server sends a pipeline's messages as script calls of PUBLISH_PER_CALL messages each
+    (an event for a discussion's followers is a message per follower): every message arrives, its bytes
+    as they were given, in order on each channel. On a cluster each is a PUBLISH of its own."""
+    from cache.pubsub import PUBLISH_BATCH, PUBLISH_PER_CALL
+    from tests.helpers import pipelines_sent
+
+    redis = make_redis(redis_server.url)
+    listener = redis.pubsub()
+    channels = ["notifications:1", "notifications:2", "notifications:shout:3"]
+    await listener.subscribe(*channels)
+    for _ in channels:
+        await listener.get_message(timeout=1)  # the subscription confirmations
+    sent = [(channels[n % 3], b'{"n": %d, "bytes": "\xd0\xb6"}' % n) for n in range(PUBLISH_BATCH + 30)]
+    try:
+        with pipelines_sent() as pipelines:
+            assert await publish(redis, sent) == len(sent)
+        received = []
+        while len(received) < len(sent) and (message := await listener.get_message(timeout=2)) is not None:
+            received.append((message["channel"].decode(), message["data"]))
+    finally:
+        await listener.aclose()
+        await redis.aclose()
+    assert received == sent
+    calls = [[command[0] for command in pipeline] for pipeline in pipelines]
+    assert calls == [["EVAL"] * -(-PUBLISH_BATCH // PUBLISH_PER_CALL), ["EVAL"]]  # 130 messages: 100, then 30
