@@ -79,9 +79,9 @@ class _PackedByHiredis:
 
 class SentWithoutATask:
     """Commands written to the connection's stream at once. With a socket timeout (ours: two seconds),
-    redis-py sends each command inside `asyncio.wait_for`, which makes a task and a timer for it: a third of
-    the CPU of a round trip to a Redis on loopback, paid by every hit and several times by every miss and
-    write. Writing never waits unless the stream holds more than the kernel took (its buffer over the
+    redis-py sends each command inside `asyncio.wait_for`, which makes a task and a timer for it: about a
+    quarter of the CPU of a round trip to a Redis on loopback, paid by every hit and several times by every
+    miss and write. Writing never waits unless the stream holds more than the kernel took (its buffer over the
     high-water mark, when `drain` waits): only that wait is bounded by the timeout, as redis-py bounds the
     whole send, and a send that times out or fails is handled as redis-py handles it (the connection
     dropped; a TimeoutError, or a ConnectionError naming the errno). Uses redis-py's `_writer` (the

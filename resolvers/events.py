@@ -83,13 +83,13 @@ def _recipients(candidates: ColumnElement[bool]) -> Insert:
 _PEOPLE: BindParameter[list[int]] = bindparam("people", expanding=True)
 _AUTHORS: BindParameter[list[int]] = bindparam("authors", expanding=True)
 # the authors `people`
-TO_PEOPLE = _recipients(Author.id.in_(_PEOPLE))
+_TO_PEOPLE = _recipients(Author.id.in_(_PEOPLE))
 # the authors `people` and the followers of the discussion of `shout`
-TO_PEOPLE_AND_DISCUSSION = _recipients(or_(Author.id.in_(_PEOPLE), Author.id.in_(
+_TO_PEOPLE_AND_DISCUSSION = _recipients(or_(Author.id.in_(_PEOPLE), Author.id.in_(
     select(ShoutReactionsFollower.follower).where(ShoutReactionsFollower.shout == bindparam("shout"),
                                                   ShoutReactionsFollower.deleted_at.is_(None)))))
 # the followers of the shout's `authors` and of its `topics`, its authors excepted
-TO_FOLLOWERS_OF_PUBLICATION = _recipients(and_(
+_TO_FOLLOWERS_OF_PUBLICATION = _recipients(and_(
     or_(Author.id.in_(select(AuthorFollower.follower).where(AuthorFollower.author.in_(_AUTHORS))),
         Author.id.in_(select(TopicFollower.follower).where(TopicFollower.topic.in_(
             bindparam("topics", expanding=True))))),
@@ -151,7 +151,7 @@ async def reaction_event(session: AsyncSession, reaction: dict[str, Any], action
                         **({} if public else {"authors": authors})})
     # a reaction created concerns its shout's authors (and, the shout public, the discussion's followers
     # and the author of the comment it answers); edits and deletions reach the shout's watchers only
-    recipients = None if action != "create" else TO_PEOPLE_AND_DISCUSSION if public else TO_PEOPLE
+    recipients = None if action != "create" else _TO_PEOPLE_AND_DISCUSSION if public else _TO_PEOPLE
     people = await _deliver(session, event, recipients, thread_of("reaction", payload),
                             actor=reaction["created_by"], cap=cap, channels=[keys.channel_shout(shout["id"])],
                             people=sorted(p for p in direct if p is not None), shout=shout["id"])
@@ -165,7 +165,7 @@ async def follow_event(session: AsyncSession, follower: int, author: int) -> Non
     who = (await session.execute(_FOLLOWER, {"follower": follower})).one()
     event = Event(type="follower", entity_type="author", entity_id=follower, action="follow", timestamp=now,
                   data={"notification": note, "follower": dict(who._mapping), "author": author})
-    await _deliver(session, event, TO_PEOPLE, thread_of("follower", payload), actor=follower, cap=1,
+    await _deliver(session, event, _TO_PEOPLE, thread_of("follower", payload), actor=follower, cap=1,
                    people=[author])
 
 
@@ -180,7 +180,7 @@ async def publication_event(session: AsyncSession, shout_id: int, actor: int | N
     note = await _store(session, "shout", "publish", payload, now)
     event = Event(type="publication", entity_type="shout", entity_id=shout_id, action="publish", timestamp=now,
                   data={"notification": note, "shout": shout, "authors": authors, "topics": topics})
-    await _deliver(session, event, TO_FOLLOWERS_OF_PUBLICATION, thread_of("shout", payload), actor=actor,
+    await _deliver(session, event, _TO_FOLLOWERS_OF_PUBLICATION, thread_of("shout", payload), actor=actor,
                    cap=cap, channels=[keys.CHANNEL_GLOBAL, *(keys.channel_topic(t) for t in topics)],
                    authors=authors, topics=topics)
 
@@ -194,5 +194,5 @@ async def invite_event(session: AsyncSession, invite: Invite) -> None:
     shout, _, _ = await _shout_brief(session, invite.shout_id)
     event = Event(type="invite", entity_type="invite", entity_id=invite.id, action="accept", timestamp=now,
                   data={"notification": note, "shout": shout, "author": invite.author_id})
-    await _deliver(session, event, TO_PEOPLE, thread_of("invite", payload), actor=invite.author_id, cap=1,
+    await _deliver(session, event, _TO_PEOPLE, thread_of("invite", payload), actor=invite.author_id, cap=1,
                    people=[invite.inviter_id])
