@@ -98,6 +98,8 @@ _FILTERS: dict[str, Any] = {
     "author": Reaction.created_by.in_(select(Author.id).where(Author.slug == bindparam("author"))),
     "after": Reaction.created_at >= bindparam("after"),
 }
+# Numbers filter whenever they are given (0 included); slugs and lists only when not empty.
+_GIVEN_IF_SET = frozenset({"reply_to", "created_by", "after"})
 _LISTS: dict[tuple[tuple[str, ...], str], Select[Any]] = {}  # at most 2^8 sets of filters, by 4 orders
 
 
@@ -131,9 +133,9 @@ async def load_reactions_by(deps: Deps, query: ReactionsQuery, *, client: str | 
         owner_id = (query.reply_to or 0) if owner_kind == "comment" else (shout_id or 0)
         return await _cached_thread_page(deps, key, tags, owner_kind, owner_id, name, query.limit, query.offset,
                                          ORDERS[query.sort][1], shout=shout_id)
-    filters = {name: list(value) if isinstance(value, tuple) else value
-               for name, value in query.filters() if name != "search"}
-    if shout_id is not None:
+    filters = {name: list(value) if isinstance(value, tuple) else value for name, value in query.filters()
+               if name in _FILTERS and (value or name in _GIVEN_IF_SET)}  # an empty slug or list filters nothing
+    if "shout" in filters:
         filters["shout"] = shout_id
     stmt = _list_statement(tuple(filters), query.sort)
     return await _cached_reactions(deps, key, tags, stmt, params={**filters, "limit": query.limit,

@@ -136,11 +136,14 @@ async def test_every_reaction_filter_selects_what_sql_selects(gql: Any, engine: 
             ({"after": reply.created_at}, Reaction.created_at >= reply.created_at),
             ({"topic": topic, "kinds": ["COMMENT"], "after": reply.created_at - 86_400 * 30},
              in_topic & (Reaction.kind == "COMMENT") & (Reaction.created_at >= reply.created_at - 86_400 * 30)),
+            # an empty slug or list filters nothing (what the fuzzer sends: `shout: ""` once failed the bind)
+            ({"shout": "", "shouts": [], "kinds": [], "topic": "", "author": ""}, Reaction.id.is_not(None)),
+            ({"reply_to": 0, "created_by": 0}, (Reaction.reply_to == 0) & (Reaction.created_by == 0)),
         ]
         expected = [list((await conn.scalars(live.where(condition).order_by(Reaction.created_at.desc(),
                                                                              Reaction.id.desc()).limit(50))).all())
                     for _, condition in cases]
-    assert all(expected), "a filter selects nothing on the seeded data: the comparison would say little"
+    assert all(expected[:-1]), "a filter selects nothing on the seeded data: the comparison would say little"
     for (by, _), ids in zip(cases, expected, strict=True):
         page = await gql("query($by: ReactionBy!) { load_reactions_by(by: $by, limit: 50) { id } }", {"by": by})
         assert [r["id"] for r in page["data"]["load_reactions_by"]] == ids, by
