@@ -86,13 +86,8 @@ class PostgresServer:
         if self.primary is None:
             self._run("initdb", "-D", self.data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8",
                       "--locale=C.UTF-8")
-            # No autovacuum: a test's primary commits only what the test does. After a module's schema and
-            # writes, autovacuum's commits (one a table) can keep a replica that replays 1.5 s behind from
-            # being caught up for half a minute: the likely cause of tests/test_replicas.py's failures on
-            # a slow machine (not proven).
             settings = {"wal_level": "replica", "max_wal_senders": "10", "hot_standby": "on", "fsync": "off",
-                        "full_page_writes": "off", "wal_keep_size": "256MB", "max_connections": "200",
-                        "autovacuum": "off"}
+                        "full_page_writes": "off", "wal_keep_size": "256MB", "max_connections": "200"}
             if self.synchronous:
                 settings |= {"synchronous_standby_names": "*", "synchronous_commit": "on"}
             self._configure(settings)
