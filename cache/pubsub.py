@@ -25,6 +25,7 @@ from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
 from cache.client import is_cluster
+from cache.live import queue_script
 
 log = logging.getLogger(__name__)
 
@@ -125,8 +126,8 @@ async def _publish_batch(redis: Redis, batch: list[tuple[str, bytes]]) -> int:
                 pipe.publish(channel, message)
         else:
             for start in range(0, len(batch), PUBLISH_PER_CALL):
-                pairs = [part for message in batch[start:start + PUBLISH_PER_CALL] for part in message]
-                pipe.execute_command("EVAL", _PUBLISH_ALL, 0, *pairs)
+                queue_script(pipe, _PUBLISH_ALL, [],
+                             [part for message in batch[start:start + PUBLISH_PER_CALL] for part in message])
         await pipe.execute()
     return len(batch)
 

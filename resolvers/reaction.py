@@ -7,6 +7,7 @@ tag, or with the reactions family when a list spans shouts.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from sqlalchemy import Integer, Select, bindparam, func, select
@@ -100,18 +101,14 @@ _FILTERS: dict[str, Any] = {
 }
 # Numbers filter whenever they are given (0 included); slugs and lists only when not empty.
 _GIVEN_IF_SET = frozenset({"reply_to", "created_by", "after"})
-_LISTS: dict[tuple[tuple[str, ...], str], Select[Any]] = {}  # at most 2^8 sets of filters, by 4 orders
 
 
+@functools.cache  # bounded: at most 2^8 sets of filters (in `ReactionsQuery.filters` order), by 4 orders
 def _list_statement(filters: tuple[str, ...], sort: str) -> Select[Any]:
     """The page of reactions with their stats for these filters (names of `_FILTERS`) in this order, with
     bound parameters for the filters' values, `limit` and `offset`."""
-    stmt = _LISTS.get((filters, sort))
-    if stmt is None:
-        stmt = _LISTS[(filters, sort)] = (
-            _sorted(_LIVE_ON_LISTED_SHOUTS.where(*(_FILTERS[name] for name in filters)), sort)
+    return (_sorted(_LIVE_ON_LISTED_SHOUTS.where(*(_FILTERS[name] for name in filters)), sort)
             .limit(_PAGE["limit"]).offset(_PAGE["offset"]).add_columns(*reaction_stat_columns()))
-    return stmt
 
 
 async def load_reactions_by(deps: Deps, query: ReactionsQuery, *, client: str | None = None) -> list[dict[str, Any]]:

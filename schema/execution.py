@@ -143,16 +143,17 @@ def resolve_directly(schema: GraphQLSchema) -> None:
             continue
         for name, field in named.fields.items():
             definition = field_definition(field)
-            resolver = None if definition is None else definition.base_resolver
+            if definition is None:
+                continue
+            resolver, marked = definition.base_resolver, definition.metadata.get("direct")
             if resolver is None:
-                if definition is not None and definition.metadata.get("direct"):
+                if marked:
                     raise TypeError(f"{named.name}.{name} cannot be resolved directly: it has no resolver")
                 continue
-            assert definition is not None
             plain_call = (not field.args and not definition.permission_classes and not definition.extensions
                           and not resolver.is_async)
             parameters = [p.name for p in resolver.signature.parameters.values()]
-            if definition.metadata.get("direct"):
+            if marked:
                 if not plain_call or parameters != ["self", "info"]:
                     raise TypeError(f"{named.name}.{name} cannot be resolved directly: it needs Strawberry's wrapper")
                 field.resolve = _calling(cast(Callable[[Any, Any], Any], resolver.wrapped_func))
