@@ -40,10 +40,15 @@ log = logging.getLogger(__name__)
 
 ASK_EVERY = 0.02  # seconds: how often a replica behind the floor is asked again between checks
 INFO_PRIMARY = "primary_only"  # session.info: every statement of this session goes to the primary
-# The replay position, whether it is a standby, and how far behind (0 when it has replayed all it received).
+# The replay position, whether it is a standby, and how far behind: 0 when it has replayed all it received,
+# else the time since the last commit it replayed (an upper bound). "All it received" is a replay at or past
+# the receive position, not only equal to it: a standby that restarts replays its own WAL first, then
+# streams again from the start of that WAL segment, and until the primary writes more its receive position
+# stays there, behind the replay (with no commit to replay, the time since the last one would grow without
+# bound and the replica would stay passed over). No receive position (not streaming): that time too.
 _STANDBY_STATE = text(
     "SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text, "
-    "CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0 "
+    "CASE WHEN pg_last_wal_receive_lsn() <= pg_last_wal_replay_lsn() THEN 0 "
     "ELSE extract(epoch FROM now() - pg_last_xact_replay_timestamp()) END")
 _REPLAYED = text("SELECT pg_last_wal_replay_lsn()::text")
 _PRIMARY_POSITION = text("SELECT pg_current_wal_insert_lsn()::text")
