@@ -12,6 +12,7 @@ import jwt
 import pytest
 from redis.asyncio import Redis
 
+from auth import tokens
 from auth.mailer import LogMailer
 from auth.throttle import email_digest
 from cache import keys
@@ -214,6 +215,28 @@ async def test_forged_expired_and_foreign_tokens_are_refused(client: Any, settin
     foreign = jwt.encode({**claims, "sub": "1"}, settings.jwt_secret, algorithm="HS256")
     for bad in (forged, expired, foreign, token[:-3] + "abc", "not-a-jwt"):
         assert _code(await _call(client, ME, token=bad)) == "UNAUTHENTICATED"
+
+
+def test_a_token_verified_once_still_expires_and_a_refused_one_is_not_remembered(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """auth/tokens.py remembers the tokens it verified (a reader's next requests skip the signature): what
+    it remembers still expires on time, and what it refuses, it keeps refusing without remembering it."""
+    secret = "t" * 40
+    token = tokens.issue(7, "reader", secret=secret, ttl=60)
+    verified = tokens._verified.cache_info().misses
+    assert tokens.decode(token, secret=secret).user_id == 7
+    assert tokens.decode(token, secret=secret).user_id == 7
+    assert tokens._verified.cache_info().misses == verified + 1  # its signature verified once
+    issued = time.time()
+    monkeypatch.setattr(tokens.time, "time", lambda: issued + 61)  # past its expiry
+    with pytest.raises(tokens.InvalidToken, match="expired"):
+        tokens.decode(token, secret=secret)
+    monkeypatch.undo()
+    remembered = tokens._verified.cache_info().currsize
+    for _ in range(2):
+        with pytest.raises(tokens.InvalidToken):
+            tokens.decode(token, secret="another secret of its own length!!!!!!!")
+    assert tokens._verified.cache_info().currsize == remembered
 
 
 @pytest.mark.parametrize("operation", [
