@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from cache.seam import Command, pipeline_of
+from cache.seam import Command, execute_pipelined
 
 QUIET_TURNS = 2  # turns of the loop with no new command after which the queue is sent
 MAX_TURNS = 8  # turns a queue may wait for more commands after its first
@@ -114,11 +114,9 @@ class Coalescer:
         task.add_done_callback(self._sending.discard)
 
     async def _send(self, queued: list[tuple[list[Command], asyncio.Future[list[Any]]]]) -> None:
-        # redis-py's own Pipeline, not the client's: this one sends at once instead of queueing again
-        pipe = pipeline_of(self._client, [command for commands, _ in queued for command in commands])
+        # not the client's pipeline: that one would queue them here again
         try:
-            async with pipe:
-                replies = await pipe.execute(raise_on_error=False)
+            replies = await execute_pipelined(self._client, [command for commands, _ in queued for command in commands])
         except BaseException as exc:  # the round trip failed (or the loop is closing): every caller in it
             for _, future in queued:
                 if not future.done():

@@ -19,9 +19,9 @@ from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.hit_reads import hit_reads_of
-from cache import keys
+from cache import coalesce, keys
 from cache.boards import COMPLETE, FLOOR, board_query
-from cache.seam import queued_commands
+from cache.seam import Command, queued_commands
 from orm import CommunityAuthor
 from resolvers.deps import Deps
 from resolvers.writes import transaction
@@ -140,15 +140,21 @@ async def board_equals_sql(session: AsyncSession, redis: Redis, board: str) -> i
 
 @contextmanager
 def pipelines_sent() -> Iterator[list[list[tuple[Any, ...]]]]:
-    """Each pipeline sent meanwhile, as its commands' arguments, in order (one server's pipelines: a
-    cluster pipeline is another class, hence `single_redis` on the tests that count them)."""
+    """Each pipeline sent meanwhile, as its commands' arguments, in order: the coalescer's round trips
+    (cache/coalesce.py) and the pipelines that keep their own (one server's: a cluster pipeline is another
+    class, hence `single_redis` on the tests that count them)."""
     sent: list[list[tuple[Any, ...]]] = []
-    execute = Pipeline.execute
+    execute, execute_pipelined = Pipeline.execute, coalesce.execute_pipelined
 
     async def recorded(self: Pipeline, *args: Any, **kwargs: Any) -> Any:
         sent.append([command for command, _options in queued_commands(self)])
         return await execute(self, *args, **kwargs)
 
+    async def recorded_coalesced(client: Any, commands: list[Command]) -> list[Any]:
+        sent.append([command for command, _options in commands])
+        return await execute_pipelined(client, commands)
+
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Pipeline, "execute", recorded)
+        patch.setattr(coalesce, "execute_pipelined", recorded_coalesced)
         yield sent

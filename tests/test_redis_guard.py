@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 from redis.asyncio import Redis
-from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisClusterException, RedisError, ResponseError
 
 from app.main import open_deps
 from auth.sessions import SessionStore
+from cache import coalesce
 from cache.client import RedisGuard, RedisUnavailable, make_redis
 from cache.store import Cache
 from config.settings import Settings
@@ -49,7 +49,7 @@ async def test_cluster_errors_are_redis_errors_and_answers_open_nothing(
         raise RedisClusterException("no node serves this slot")
 
     monkeypatch.setattr(Redis, "execute_command", unroutable)
-    monkeypatch.setattr(Pipeline, "execute", unroutable)  # how coalesced commands go out (cache/coalesce.py)
+    monkeypatch.setattr(coalesce, "execute_pipelined", unroutable)  # how coalesced commands go out
     with pytest.raises(RedisError) as raised:  # what every store already catches
         await client.get("k")
     assert isinstance(raised.value, RedisUnavailable) and isinstance(raised.value.__cause__, RedisClusterException)

@@ -10,7 +10,8 @@ import pytest
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
-from cache.seam import queued_commands
+from cache import coalesce
+from cache.seam import Command, queued_commands
 from cache.store import BATCH, MISSING, Cache
 
 MULTI_KEY = {"MGET", "DEL", "UNLINK", "EXISTS", "MSET"}
@@ -18,13 +19,18 @@ MULTI_KEY = {"MGET", "DEL", "UNLINK", "EXISTS", "MSET"}
 
 @pytest.fixture
 def sent(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[tuple[Any, ...]]]]:
-    """Every pipeline's commands (and every single command, as a pipeline of one) as sent."""
+    """Every pipeline's commands (and every single command, as a pipeline of one) as sent, the coalescer's
+    round trips (cache/coalesce.py) included."""
     batches: list[list[tuple[Any, ...]]] = []
-    pipeline_execute, single = Pipeline.execute, Redis.execute_command
+    pipeline_execute, single, coalesced = Pipeline.execute, Redis.execute_command, coalesce.execute_pipelined
 
     async def record_pipeline(self: Pipeline, raise_on_error: bool = True) -> Any:
         batches.append([args for args, _options in queued_commands(self)])
         return await pipeline_execute(self, raise_on_error)
+
+    async def record_coalesced(client: Any, commands: list[Command]) -> Any:
+        batches.append([args for args, _options in commands])
+        return await coalesced(client, commands)
 
     async def record_single(self: Redis, *args: Any, **options: Any) -> Any:
         batches.append([args])
@@ -32,6 +38,7 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[tuple[Any, ...]]
 
     monkeypatch.setattr(Pipeline, "execute", record_pipeline)
     monkeypatch.setattr(Redis, "execute_command", record_single)
+    monkeypatch.setattr(coalesce, "execute_pipelined", record_coalesced)
     yield batches
 
 

@@ -17,6 +17,7 @@ import strawberry
 from graphql import GraphQLSchema, GraphQLSyntaxError, build_schema, execute, parse, specified_rules
 from graphql.execution import Executor
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ResponseError
 from strawberry.extensions import SchemaExtension
@@ -24,8 +25,8 @@ from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL
 from strawberry.types import Info
 
 from cache.seam import (
+    execute_pipelined,
     fast_connection,
-    pipeline_of,
     queued_commands,
     raise_first_error,
     runs_on_its_own,
@@ -230,7 +231,7 @@ async def test_a_pipeline_shows_its_queue_and_flags() -> None:
     canary([args for args, _ in queued] == [("SET", "k", 1), ("GET", "k")], REDIS_PY,
            "`Pipeline.command_stack` ((args, options) per queued command)",
            "Coalescing commands into one round trip (cache/coalesce.py, cache/client.py `GuardedPipeline`)",
-           "find the new queue and change cache/seam.py `queued_commands` and `pipeline_of`")
+           "find the new queue and change cache/seam.py `queued_commands`")
     canary(not runs_on_its_own(pipe) and runs_on_its_own(client.pipeline(transaction=True)), REDIS_PY,
            "`Pipeline.is_transaction` / `explicit_transaction` / `watching` / `scripts`",
            "Which pipelines may be coalesced (a transaction must keep its connection)",
@@ -251,15 +252,72 @@ def test_a_pipeline_raises_its_first_error_as_execute_would() -> None:
            "raise as redis-py's `execute` now does, in cache/seam.py `raise_first_error`")
 
 
-async def test_a_pipeline_made_of_queued_commands_sends_them(redis: Redis) -> None:
+async def test_a_round_trip_of_queued_commands_answers_as_redis_pys_pipeline(redis: Redis) -> None:
+    """cache/seam.py `execute_pipelined` (what the coalescer sends): the replies of redis-py's own pipeline
+    with `raise_on_error=False`, callbacks and their options applied, an error reply in its place."""
     if isinstance(redis, RedisCluster):
         pytest.skip("coalescing is not used on a cluster")
-    pipe = pipeline_of(redis, [(("SET", "seam:k", "v"), {}), (("GET", "seam:k"), {})])
-    async with pipe:
-        replies = await pipe.execute()
-    canary(replies == [True, b"v"], REDIS_PY, "`Pipeline(pool, callbacks, transaction, shard_hint)`",
-           "Coalescing (cache/coalesce.py sends every caller's commands in one such pipeline)",
-           "change cache/seam.py `pipeline_of`")
+    builder = Redis().pipeline(transaction=False)  # only queues: no connection is made
+    builder.set("seam:s", "v", ex=60).get("seam:s").mget(["seam:s", "seam:none"]).incr("seam:n")
+    builder.hset("seam:h", mapping={"a": 1, "b": 2}).hgetall("seam:h").expire("seam:h", 60)
+    builder.zadd("seam:z", {"x": 1.5, "y": 2}).zrange("seam:z", 0, -1, withscores=True)
+    builder.exists("seam:s", "seam:none").lpush("seam:s", "x").eval("return {1, 'two'}", 0)
+    builder.dump("seam:s").delete("seam:s", "seam:n", "seam:h", "seam:z")
+    commands = queued_commands(builder)
+    theirs = Pipeline(redis.connection_pool, redis.response_callbacks, False, None)
+    theirs.command_stack.extend(commands)
+    async with theirs:
+        expected = await theirs.execute(raise_on_error=False)
+    replies = await execute_pipelined(redis, commands)
+
+    def comparable(replies: list[Any]) -> list[Any]:
+        return [(type(reply), str(reply)) if isinstance(reply, Exception) else reply for reply in replies]
+
+    assert isinstance(replies[10], ResponseError) and "WRONGTYPE" in str(replies[10])
+    canary(comparable(replies) == comparable(expected), REDIS_PY,
+           "`Redis.parse_response` (options NEVER_DECODE, EMPTY_RESPONSE, keys; `response_callbacks`)",
+           "Coalescing (cache/coalesce.py sends every caller's commands with cache/seam.py `execute_pipelined`)",
+           f"make `execute_pipelined` read replies as redis-py's pipeline now does: {replies} != {expected}")
+
+
+async def test_a_round_trip_reads_its_replies_under_one_timer_and_a_stalled_one_leaves_nothing_behind(
+        redis_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`execute_pipelined` reads every reply of a round trip without redis-py's timer each
+    (`read_response(timeout=math.inf)`), under one timer of the socket timeout; a round trip the server does
+    not answer in time (stopped) ends in redis-py's TimeoutError with its connection dropped, so that its
+    replies, arriving later, are never read as the next round trip's."""
+    from redis.asyncio import ConnectionPool
+    from redis.asyncio import connection as redis_connection
+    from redis.asyncio.connection import Connection
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    pool = ConnectionPool.from_url(redis_server.url, connection_class=fast_connection(Connection), socket_timeout=0.3)
+    client = Redis(connection_pool=pool)
+    timers: list[float | None] = []
+    timer = redis_connection.async_timeout
+
+    def counted(delay: float | None) -> Any:
+        timers.append(delay)
+        return timer(delay)
+
+    try:
+        await client.mset({"seam:a": b"1", "seam:b": b"2"})
+        monkeypatch.setattr(redis_connection, "async_timeout", counted)
+        reads = [(("GET", "seam:a"), {}), (("GET", "seam:b"), {})] * 10
+        assert await execute_pipelined(client, reads) == [b"1", b"2"] * 10
+        canary(timers == [], REDIS_PY, "`Connection.read_response(timeout=math.inf)` (no timer of its own)",
+               "Reading a round trip's replies under one timer (cache/seam.py `execute_pipelined`)",
+               "find how redis-py now reads a reply without its timer, or accept a timer per reply")
+        redis_server.pause()
+        try:
+            with pytest.raises(RedisTimeoutError, match="Timeout reading from"):
+                await execute_pipelined(client, reads)
+        finally:
+            redis_server.resume()
+        assert not any(c.is_connected for c in pool._in_use_connections | set(pool._available_connections))
+        assert await execute_pipelined(client, [(("GET", "seam:b"), {}), (("GET", "seam:a"), {})]) == [b"2", b"1"]
+    finally:
+        await client.aclose()
 
 
 def test_a_cluster_client_keeps_its_startup_nodes() -> None:
