@@ -85,8 +85,13 @@ async def _round_trip(callbacks: Mapping[Any, Any], connection: Any, commands: S
             for args, options in commands:
                 replies.append(await _reply(callbacks, connection, args[0], options))
     except TimeoutError:  # the read was cancelled by the timer: redis-py has dropped the connection
-        raise RedisTimeoutError(f"Timeout reading from {connection.host}:{connection.port}") from None
+        raise RedisTimeoutError(f"Timeout reading from {_address(connection)}") from None
     return replies
+
+
+def _address(connection: Any) -> str:
+    """Where a connection goes, for an error: a Unix socket's path, else host:port."""
+    return getattr(connection, "path", None) or f"{getattr(connection, 'host', '')}:{getattr(connection, 'port', '')}"
 
 
 async def _reply(callbacks: Mapping[Any, Any], connection: Any, command: Any, options: Mapping[str, Any]) -> Any:
