@@ -254,7 +254,9 @@ def test_a_pipeline_raises_its_first_error_as_execute_would() -> None:
 
 async def test_a_round_trip_of_queued_commands_answers_as_redis_pys_pipeline(redis: Redis) -> None:
     """cache/seam.py `execute_pipelined` (what the coalescer sends): the replies of redis-py's own pipeline
-    with `raise_on_error=False`, callbacks and their options applied, an error reply in its place."""
+    with `raise_on_error=False`: callbacks and their options applied (awaited when they are coroutines),
+    an error reply in its place, an empty MGET's EMPTY_RESPONSE, and DUMP's bytes never decoded by a client
+    that decodes."""
     if isinstance(redis, RedisCluster):
         pytest.skip("coalescing is not used on a cluster")
     builder = Redis().pipeline(transaction=False)  # only queues: no connection is made
@@ -262,22 +264,46 @@ async def test_a_round_trip_of_queued_commands_answers_as_redis_pys_pipeline(red
     builder.hset("seam:h", mapping={"a": 1, "b": 2}).hgetall("seam:h").expire("seam:h", 60)
     builder.zadd("seam:z", {"x": 1.5, "y": 2}).zrange("seam:z", 0, -1, withscores=True)
     builder.exists("seam:s", "seam:none").lpush("seam:s", "x").eval("return {1, 'two'}", 0)
-    builder.dump("seam:s").delete("seam:s", "seam:n", "seam:h", "seam:z")
-    commands = queued_commands(builder)
-    theirs = Pipeline(redis.connection_pool, redis.response_callbacks, False, None)
+    builder.sadd("seam:m", "a").smembers("seam:m").mget([])  # a callback given `keys`; EMPTY_RESPONSE
+    builder.dump("seam:s").delete("seam:s", "seam:n", "seam:h", "seam:z", "seam:m")
+    replies = await _both_ways(redis, queued_commands(builder))
+    assert isinstance(replies[10], ResponseError) and "WRONGTYPE" in str(replies[10])
+    assert replies[13:15] == [{b"a"}, []]
+
+    # a client that decodes replies, with a callback that must be awaited: DUMP's bytes are never decoded
+    decoding = Redis(connection_pool=redis.connection_pool.__class__(**{
+        **redis.connection_pool.connection_kwargs, "decode_responses": True}))
+
+    async def echoed(reply: Any, **_options: Any) -> Any:
+        return ("echoed", reply)
+
+    decoding.set_response_callback("ECHO", echoed)
+    try:
+        builder = Redis().pipeline(transaction=False)
+        builder.set("seam:d", "текст").get("seam:d").dump("seam:d").echo("hello").delete("seam:d")
+        replies = await _both_ways(decoding, queued_commands(builder))
+        assert replies[1] == "текст" and isinstance(replies[2], bytes) and replies[3] == ("echoed", "hello")
+    finally:
+        await decoding.aclose()
+
+
+async def _both_ways(client: Redis, commands: list[Any]) -> list[Any]:
+    """The replies of `execute_pipelined` to `commands`, after the canary that redis-py's own pipeline gives
+    the same."""
+    theirs = Pipeline(client.connection_pool, client.response_callbacks, False, None)
     theirs.command_stack.extend(commands)
     async with theirs:
         expected = await theirs.execute(raise_on_error=False)
-    replies = await execute_pipelined(redis, commands)
+    replies = await execute_pipelined(client, commands)
 
     def comparable(replies: list[Any]) -> list[Any]:
         return [(type(reply), str(reply)) if isinstance(reply, Exception) else reply for reply in replies]
 
-    assert isinstance(replies[10], ResponseError) and "WRONGTYPE" in str(replies[10])
     canary(comparable(replies) == comparable(expected), REDIS_PY,
            "`Redis.parse_response` (options NEVER_DECODE, EMPTY_RESPONSE, keys; `response_callbacks`)",
            "Coalescing (cache/coalesce.py sends every caller's commands with cache/seam.py `execute_pipelined`)",
            f"make `execute_pipelined` read replies as redis-py's pipeline now does: {replies} != {expected}")
+    return replies
 
 
 async def test_a_round_trip_reads_its_replies_under_one_timer_and_a_stalled_one_leaves_nothing_behind(
@@ -311,7 +337,7 @@ async def test_a_round_trip_reads_its_replies_under_one_timer_and_a_stalled_one_
         redis_server.pause()
         try:
             with pytest.raises(RedisTimeoutError, match="Timeout reading from"):
-                await execute_pipelined(client, reads)
+                await asyncio.wait_for(execute_pipelined(client, reads), 5)  # without its timer: a failure
         finally:
             redis_server.resume()
         assert not any(c.is_connected for c in pool._in_use_connections | set(pool._available_connections))
