@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import secrets
 import shutil
 import signal
@@ -40,9 +41,39 @@ async def wait_until(condition: Callable[[], Awaitable[bool]], what: str, deadli
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A loopback port nothing listens on, for a server started next, never one this process handed out
+    before, and below the range the kernel takes local ports of outgoing connections from (Linux's
+    `net.ipv4.ip_local_port_range`). A port of that range, free when asked, could be taken by a connection
+    the tests open before the server binds it (or, for a server stopped and started again, while it is
+    down): the server then fails to start. Seen once: a Redis Cluster node that never answered."""
+    low, high = PORTS
+    for _ in range(1000):
+        port = random.randint(low, high)
+        if port in _handed_out:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:  # in use (a server of this machine, another run's)
+                continue
+        _handed_out.add(port)
+        return port
+    raise RuntimeError(f"no free loopback port in {low}-{high}")
+
+
+def _ports() -> tuple[int, int]:
+    """Where `free_port` draws from: from 10000 (past the well-known services) to the first port the kernel
+    gives outgoing connections."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as ranges:
+            first_outgoing = int(ranges.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        first_outgoing = 32768  # Linux's default
+    return 10000, max(first_outgoing - 1, 10999)
+
+
+PORTS = _ports()
+_handed_out: set[int] = set()
 
 
 class RedisServer:
