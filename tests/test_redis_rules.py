@@ -8,38 +8,25 @@ from typing import Any
 
 import pytest
 from redis.asyncio import Redis
-from redis.asyncio.client import Pipeline
 
-from cache import coalesce
-from cache.seam import Command, queued_commands
 from cache.store import BATCH, MISSING, Cache
+from tests.helpers import pipelines_sent
 
 MULTI_KEY = {"MGET", "DEL", "UNLINK", "EXISTS", "MSET"}
 
 
 @pytest.fixture
 def sent(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[tuple[Any, ...]]]]:
-    """Every pipeline's commands (and every single command, as a pipeline of one) as sent, the coalescer's
-    round trips (cache/coalesce.py) included."""
-    batches: list[list[tuple[Any, ...]]] = []
-    pipeline_execute, single, coalesced = Pipeline.execute, Redis.execute_command, coalesce.execute_pipelined
+    """Every round trip's commands as sent (tests/helpers.py `pipelines_sent`), and every single command
+    as a pipeline of one."""
+    single = Redis.execute_command
+    with pipelines_sent() as batches:
+        async def record_single(self: Redis, *args: Any, **options: Any) -> Any:
+            batches.append([args])
+            return await single(self, *args, **options)
 
-    async def record_pipeline(self: Pipeline, raise_on_error: bool = True) -> Any:
-        batches.append([args for args, _options in queued_commands(self)])
-        return await pipeline_execute(self, raise_on_error)
-
-    async def record_coalesced(client: Any, commands: list[Command]) -> Any:
-        batches.append([args for args, _options in commands])
-        return await coalesced(client, commands)
-
-    async def record_single(self: Redis, *args: Any, **options: Any) -> Any:
-        batches.append([args])
-        return await single(self, *args, **options)
-
-    monkeypatch.setattr(Pipeline, "execute", record_pipeline)
-    monkeypatch.setattr(Redis, "execute_command", record_single)
-    monkeypatch.setattr(coalesce, "execute_pipelined", record_coalesced)
-    yield batches
+        monkeypatch.setattr(Redis, "execute_command", record_single)
+        yield batches
 
 
 def _check(batches: list[list[tuple[Any, ...]]]) -> None:

@@ -171,7 +171,8 @@ async def test_a_replica_that_stops_is_passed_over_and_taken_again(
     # taken as the time since that commit kept it over a tight bound until the primary wrote again).
     deps.routing.max_lag = APPLY_DELAY / 3
     await deps.routing.check()
-    assert deps.routing.replicas[0].usable and deps.routing.replicas[0].lag == 0, deps.routing.replicas[0]
+    restarted = deps.routing.replicas[0]
+    assert restarted.usable and restarted.lag == 0, restarted
     transactions.clear()
     await deps.cache.invalidate_tags([keys.GLOBAL_TAG])
     await api(SHOUTS, {"o": 0})
