@@ -32,6 +32,7 @@ class Exchange(Request):
         self.sub_response: Response | None = None  # Strawberry's, for status and headers set while executing
         self.errors = False  # execution reported errors
         self.policy: Policy | None = None  # the document's cache policy, once looked up
+        self.rendered_missed: str | None = None  # a rendered answer's key looked up before executing, absent
         # How long the answer may be kept and whether for one viewer only (schema/cache_control.py); None
         # until known (a hit carries its own, an answer computed is judged by its document and its reads).
         self.max_age: int | None = None

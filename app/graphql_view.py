@@ -25,6 +25,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -54,7 +55,7 @@ from resolvers.deps import Deps
 from resolvers.errors import Busy
 from schema.cache_control import Policy, PolicyCache
 from schema.context import Context, Loaders
-from schema.rendered import RenderedAnswers
+from schema.rendered import RenderedAnswers, WholeAnswer, answer_without_executing
 from schema.safety import changes_state
 from schema.schema import DiscoursSchema
 from schema.seam import ASGIWebSocketAdapter, HTTPException, WebSocketDisconnected, graphql_schema, stream_protocol
@@ -94,6 +95,8 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         self.rendered_answer_ttl = rendered_answer_ttl
         self.plain_kept_bytes = plain_kept_bytes
         self.policies = PolicyCache(schema)
+        # A document's text always names the same operations: worked out once per document, as it is parsed.
+        self._document_changes_state = lru_cache(maxsize=self.policies.size)(self._work_out_changes_state)
         self.single_flight = SingleFlight()
         self.persisted_query_ttl = persisted_query_ttl
         self.request_timeout = request_timeout
@@ -190,7 +193,12 @@ class DiscoursGraphQL(GraphQL[Context, None]):
 
     async def _execute(self, exchange: Exchange, root_value: Any) -> Any:
         """Strawberry's run: parse (cached), validate with the limits, execute; the answer in the media type
-        the client asked for."""
+        the client asked for. A query of one rendered field whose answer is current is sent as it is, with
+        nothing executed (schema/rendered.py `answer_without_executing`)."""
+        rendered = await self._rendered_whole(exchange)
+        if rendered is not None:
+            return Response(rendered.body, media_type=media_type(exchange.graphql.accept),
+                            headers={"etag": rendered.etag})
         response = await super().run(exchange, root_value=root_value)
         if wants_graphql_response(exchange.graphql.accept) and isinstance(response, Response) \
                 and hasattr(response, "body"):
@@ -225,7 +233,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         # Cache-Control says the same: an answer shaped by the viewer (a guest's too) is private.
         exchange.max_age, exchange.private = policy.max_age, policy.private or capture.read_viewer
         if response.status_code == 200 and isinstance(answer, bytes) and not exchange.errors and shared:
-            response.headers["etag"] = etag_of(answer)
+            response.headers["etag"] = response.headers.get("etag") or etag_of(answer)  # a rendered one has it
             stored = await responses.store(key, answer, capture, response.headers["etag"], max_age=policy.max_age,
                                            private=exchange.private)
             return marked(response, "MISS"), stored
@@ -262,11 +270,28 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         single = exchange.graphql.single
         if single is None or not single.document:
             return True
+        return self._document_changes_state(single.document, single.operation_name)
+
+    def _work_out_changes_state(self, document: str, operation_name: str | None) -> bool:
         try:
-            return changes_state(graphql_schema(self.schema), self.schema.parse(single.document),
-                                 single.operation_name)
+            return changes_state(graphql_schema(self.schema), self.schema.parse(document), operation_name)
         except GraphQLError:
             return True
+
+    async def _rendered_whole(self, exchange: Exchange) -> WholeAnswer | None:
+        """The whole answer from a rendered root field's, when the request may have it: a single query
+        whose every field is public, answered as JSON (not a stream), under the limits."""
+        single = exchange.graphql.single
+        checks = self.schema.checks
+        if single is None or not single.document or checks is None or exchange.context is not None \
+                or stream_protocol(self, exchange.headers) != "http":
+            return None
+        answers = self._rendered_answers(exchange, exchange.app.state.deps)
+        if answers is None:
+            return None
+        exchange.rendered_missed, body = await answer_without_executing(
+            graphql_schema(self.schema), checks, answers, single.document, single.operation_name, single.variables)
+        return body
 
     # --- Strawberry's hooks ---------------------------------------------------------------------------
 
@@ -337,7 +362,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         policy = self._policy(exchange)
         if not policy.cacheable or policy.private:
             return None
-        return RenderedAnswers(deps.cache, self.rendered_answer_ttl)
+        return RenderedAnswers(deps.cache, self.rendered_answer_ttl, missed=exchange.rendered_missed)
 
 
 def _count(outcome: str, operation: str | None, started: float) -> None:

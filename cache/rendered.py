@@ -17,6 +17,7 @@ Stored as `stamp|j<json>`, or `stamp|z<zlib>` over 10 KB (seed 004), for RENDERE
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
 from redis.exceptions import RedisError
@@ -29,12 +30,28 @@ from cache.store import MISSING, Cache, KeptDecoded, capture_stamp, decode_json,
 _kept: WeakKeyDictionary[Cache, KeptDecoded] = WeakKeyDictionary()
 
 
-async def read_rendered(cache: Cache, key: str) -> bytes | None:
-    """The answer kept under `key`, if every generation it was computed under is current."""
+@dataclass(slots=True, eq=False)
+class Rendered:
+    """A rendered answer as the worker keeps it once read: its JSON bytes, and the ETag of a response that
+    is this answer alone (schema/rendered.py `answer_without_executing` works it out the first time it
+    sends it so; a key names one field with one response name, so one ETag)."""
+
+    body: bytes
+    whole_etag: str | None = None
+
+
+def _decoded(raw: bytes) -> tuple[bytes, Rendered]:
+    stamp, body = decode_json(raw)
+    return stamp, Rendered(body)
+
+
+async def read_rendered(cache: Cache, key: str) -> Rendered | None:
+    """The answer kept under `key`, if every generation it was computed under is current (the same object
+    while its stored bytes stay the same)."""
     kept = _kept.get(cache)
     if kept is None:
         kept = _kept[cache] = KeptDecoded(cache.decoded.size)
-    found = await read_stamped(cache, key, kept, decode_json, "rendered")
+    found = await read_stamped(cache, key, kept, _decoded, "rendered")
     return None if found is MISSING else found  # type: ignore[no-any-return]
 
 

@@ -13,6 +13,7 @@ running the canaries first (`make upgrade` does).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +43,7 @@ from strawberry.http.ides import get_graphql_ide_html
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.schema.schema import validate_document as _strawberry_validate
 from strawberry.schema.schema_converter import GraphQLCoreConverter
+from strawberry.types.execution import ExecutionContext
 
 if TYPE_CHECKING:
     import strawberry
@@ -79,6 +81,18 @@ def validate_document(schema: GraphQLSchema, document: DocumentNode,
     """graphql-core's validation with the rules Strawberry adds to it (`@oneOf`, `Maybe`), as Strawberry's
     own validation step runs it: the limits extension validates in its place."""
     return _strawberry_validate(schema, document, rules)
+
+
+def request_validation_rules() -> tuple[type[ASTValidationRule], ...]:
+    """The rules Strawberry validates a request's document with when nothing adds to them (the default of
+    its `ExecutionContext.validation_rules`): an answer given without executing (schema/rendered.py
+    `answer_without_executing`) must have passed the same validation."""
+    return _REQUEST_RULES
+
+
+_REQUEST_RULES: tuple[type[ASTValidationRule], ...] = next(
+    field for field in dataclasses.fields(ExecutionContext) if field.name == "validation_rules"
+).default_factory()  # type: ignore[operator]  # a field with a factory: its default_factory is set
 
 
 def graphql_ide_page() -> str:

@@ -165,6 +165,112 @@ async def test_off_when_its_ttl_is_zero(deps: Deps, settings: Settings, redis: R
     assert first == second and executed == ["get_topics_all"] * 2 and await _rendered_keys(redis) == []
 
 
+# --- a query of one rendered field, answered without executing (schema/rendered.py answer_without_executing)
+
+@pytest.fixture
+def strawberry_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Each time Strawberry executed a request (parse, validation and execution: its schema's `execute`)."""
+    from schema.schema import DiscoursSchema
+
+    runs: list[str] = []
+    original = DiscoursSchema.execute
+
+    async def counted(self: Any, query: str | None, *args: Any, **kwargs: Any) -> Any:
+        runs.append(query or "")
+        return await original(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(DiscoursSchema, "execute", counted)
+    return runs
+
+
+@pytest.fixture
+def rendered_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The keys of the rendered answers looked up."""
+    from schema import rendered
+
+    looked_up: list[str] = []
+    original = rendered.read_rendered
+
+    async def counted(cache: Cache, key: str) -> Any:
+        looked_up.append(key)
+        return await original(cache, key)
+
+    monkeypatch.setattr(rendered, "read_rendered", counted)
+    return looked_up
+
+
+@pytest.mark.parametrize("accept", ["application/json", "application/graphql-response+json"])
+async def test_a_query_of_one_rendered_field_is_sent_without_executing_as_execution_would(
+        http: httpx.AsyncClient, strawberry_runs: list[str], rendered_reads: list[str], sql_counter: Any,
+        accept: str) -> None:
+    """Headers and bytes as the executed answer's, ETag included (a 304 for it), one rendered read each."""
+    def ask(**headers: str) -> Any:
+        return http.post("/graphql", json={"query": ALL}, headers={"accept": accept, **headers})
+
+    executed = await ask()
+    assert len(strawberry_runs) == 1 and len(rendered_reads) == 1, "a miss read the rendered answer twice"
+    sql_counter.reset()
+    sent = await ask()
+    assert strawberry_runs == [ALL] and sql_counter.count == 0, "the second answer was executed"
+    assert rendered_reads == [rendered_reads[0]] * 2
+    assert sent.status_code == executed.status_code == 200 and sent.content == executed.content
+    assert {k: v for k, v in sent.headers.items()} == {k: v for k, v in executed.headers.items()}
+    assert sent.headers["etag"] and sent.headers["cache-control"].startswith("public, max-age=")
+    unchanged = await ask(**{"if-none-match": sent.headers["etag"]})
+    assert unchanged.status_code == 304 and unchanged.content == b"" and len(strawberry_runs) == 1
+
+
+async def test_what_execution_would_refuse_or_cannot_key_is_executed(
+        http: httpx.AsyncClient, strawberry_runs: list[str], rendered_reads: list[str]) -> None:
+    """Variables that do not coerce, a directive on the field, two operations and no name: each executed
+    (and answered as ever), never taken from a rendered answer."""
+    by_community = "query($n: Int) { get_topics_by_community(community_id: 1, limit: $n) { slug } }"
+    await _post(http, by_community, {"n": 2})
+    await _post(http, by_community, {"n": 2})
+    assert len(strawberry_runs) == 1
+    refused = (await http.post("/graphql", json={"query": by_community, "variables": {"n": "two"}})).json()
+    assert refused["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT" and refused["data"] is None
+    skipped = "query($s: Boolean!) { get_topics_all @skip(if: $s) { id slug title stat { shouts followers } } }"
+    assert orjson.loads(await _post(http, skipped, {"s": True})) == {"data": {}}
+    both = "query A { get_topics_all { slug } } query B { get_communities_all { slug } }"
+    for _ in range(2):  # Strawberry runs the first operation; the shortcut leaves the choice to it
+        assert "get_topics_all" in (await http.post("/graphql", json={"query": both})).json()["data"]
+    assert len(strawberry_runs) == 5
+
+
+async def test_over_the_limits_it_is_refused_as_executed(deps: Deps, settings: Settings,
+                                                          strawberry_runs: list[str]) -> None:
+    """A rendered answer stored under a page's key is not sent once the limits refuse that page."""
+    page = "query($n: Int) { get_topics_by_community(community_id: 1, limit: $n) { slug } }"
+    app = create_app(settings.model_copy(update={"response_cache_ttl": 0}), deps=deps)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as http:
+        await _post(http, page, {"n": 3})
+    strict = create_app(settings.model_copy(update={"response_cache_ttl": 0, "max_query_cost": 2}), deps=deps)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=strict), base_url="http://test") as http:
+        refused = (await http.post("/graphql", json={"query": page, "variables": {"n": 3}})).json()
+    assert refused["errors"][0]["extensions"]["code"] == "QUERY_TOO_COSTLY" and len(strawberry_runs) == 2
+
+
+async def test_with_the_response_cache_on_a_miss_sent_rendered_is_kept_whole(
+        deps: Deps, settings: Settings, strawberry_runs: list[str], executed: list[str]) -> None:
+    """Another document asking the same field: no response of its own yet, its rendered answer sent, and
+    the response kept under what that answer was made of (a write makes both a miss)."""
+    app = create_app(settings, deps=deps)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as http:
+        await _post(http, ALL)
+        named = "query Named { get_topics_all { id slug title stat { shouts followers } } }"
+        first = await http.post("/graphql", json={"query": named})
+        again = await http.post("/graphql", json={"query": named})
+        assert [first.headers["x-cache"], again.headers["x-cache"]] == ["MISS", "HIT"]
+        assert first.content == again.content and len(strawberry_runs) == 1
+        editor = await Api(http, deps).user("editor")
+        slug = f"t-{uuid.uuid4().hex[:8]}"
+        await Api(http, deps)("mutation($t: TopicInput!) { create_topic(topic_input: $t) { error } }",
+                              {"t": {"slug": slug}}, editor)
+        after = await http.post("/graphql", json={"query": named})
+    assert after.headers["x-cache"] == "MISS" and slug in after.text and executed == ["get_topics_all"] * 2
+
+
 # --- pages of shouts and reactions ----------------------------------------------------------------------
 
 SHOUTS = ("query($o: LoadShoutsOptions) { load_shouts_by(options: $o) { id title slug "
@@ -240,7 +346,8 @@ async def test_an_answer_is_kept_with_a_jittered_ttl_and_read_back_as_the_same_b
     assert all(55 <= ttl <= 66 for ttl in ttls) and max(ttls) > 60, ttls  # seed 004: expiries spread
     hits = _sample("discours_cache_reads_total", layer="value", family="rendered", result="hit")
     first = await read_rendered(cache, "rendered:t0")
-    assert first == b'[{"id":1}]' and await read_rendered(cache, "rendered:t0") is first  # not decoded again
+    assert first is not None and first.body == b'[{"id":1}]'
+    assert await read_rendered(cache, "rendered:t0") is first  # not decoded again
     assert _sample("discours_cache_reads_total", layer="value", family="rendered", result="hit") == hits + 2
     await redis.set(keys.generation("topics"), b"8")
     assert await read_rendered(cache, "rendered:t0") is None  # a write to what it was made of

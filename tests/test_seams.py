@@ -45,6 +45,7 @@ from schema.seam import (
     graphql_ide_page,
     graphql_schema,
     over_token_limit,
+    request_validation_rules,
     resolve_info,
     stream_protocol,
     validate_document,
@@ -120,6 +121,22 @@ def test_validation_runs_strawberrys_rules_too() -> None:
            "`strawberry.schema.schema.validate_document(schema, document, rules)`",
            "Validation of every request (schema/limits.py validates in Strawberry's place)",
            "validate as Strawberry's own validation step now does, in schema/seam.py `validate_document`")
+
+
+async def test_a_request_is_validated_with_the_rules_an_answer_without_executing_checks() -> None:
+    seen: list[tuple[Any, ...]] = []
+
+    class Rules(SchemaExtension):
+        def on_validate(self) -> Any:
+            seen.append(tuple(self.execution_context.validation_rules))
+            yield
+
+    await strawberry.Schema(query=Query, extensions=[Rules]).execute("{ item { name } }")
+    canary(seen == [request_validation_rules()] and len(seen[0]) >= len(specified_rules), STRAWBERRY,
+           "`ExecutionContext.validation_rules`' default (the rules a request is validated with)",
+           "Rendered answers sent without executing (schema/rendered.py `answer_without_executing` checks a "
+           "document as Strawberry would)",
+           "take the rules Strawberry now validates with in schema/seam.py `request_validation_rules`")
 
 
 def test_the_middleware_manager_is_asked_for_per_request() -> None:
