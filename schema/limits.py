@@ -103,6 +103,8 @@ class LimitChecks:
         self.limits = limits
         self.parse = lru_cache(maxsize=limits.parsed_documents)(self._parse)
         self._static_errors = lru_cache(maxsize=limits.parsed_documents)(self._validate)
+        # A document's cost without variables is its text's alone: worked out once, like its validation.
+        self._cost_without_variables = lru_cache(maxsize=limits.parsed_documents)(self._cost_of_text)
         self._depth_rules = QueryDepthLimiter(max_depth=limits.depth).validation_rules
         self._alias_rules = MaxAliasesLimiter(max_alias_count=limits.aliases).validation_rules
 
@@ -130,6 +132,9 @@ class LimitChecks:
                 return (refusal(errors[0].message, code),)
         return tuple(validate_document(schema, document, rules))
 
+    def _cost_of_text(self, schema: GraphQLSchema, query: str, operation_name: str | None) -> int:
+        return query_cost(schema, self.parse(query), operation_name, {}, self.limits)
+
     def errors(self, schema: GraphQLSchema, query: str, rules: tuple[type[ASTValidationRule], ...],
                operation_name: str | None, variables: Mapping[str, Any]) -> list[GraphQLError]:
         """Why this request may not run (an empty list when it may): its document's limits and validation
@@ -139,7 +144,8 @@ class LimitChecks:
         document = self.parse(query)
         if _has_nul(variables) or (NUL_ESCAPE.search(query) and _has_nul(_string_literals(document))):
             return [refusal("Strings may not contain the NUL character (U+0000)", BAD_USER_INPUT)]
-        cost = query_cost(schema, document, operation_name, variables, self.limits)
+        cost = query_cost(schema, document, operation_name, variables, self.limits) if variables \
+            else self._cost_without_variables(schema, query, operation_name)
         if cost > self.limits.cost:
             return [refusal(f"The query costs {cost}, more than the {self.limits.cost} allowed; ask for "
                             "smaller pages or fewer nested lists", TOO_COSTLY, cost=cost, limit=self.limits.cost)]
