@@ -289,9 +289,11 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         answers = self._rendered_answers(exchange, exchange.app.state.deps)
         if answers is None:
             return None
-        exchange.rendered_missed, body = await answer_without_executing(
+        key, whole = await answer_without_executing(
             graphql_schema(self.schema), checks, answers, single.document, single.operation_name, single.variables)
-        return body
+        if whole is None:
+            exchange.rendered_missed = key  # execution does not read it again
+        return whole
 
     # --- Strawberry's hooks ---------------------------------------------------------------------------
 

@@ -77,10 +77,10 @@ def selection_key(executor: Any, nodes: list[FieldNode]) -> str | None:
 def _key(nodes: list[FieldNode], fragments: Mapping[str, FragmentDefinitionNode],
          variables: Mapping[str, Any]) -> str | None:
     try:
-        coerced = orjson.dumps(dict(variables), option=orjson.OPT_SORT_KEYS)
+        encoded = orjson.dumps(dict(variables), option=orjson.OPT_SORT_KEYS)
     except TypeError:  # a value orjson cannot write: not kept rather than keyed by a lossy form
         return None
-    digest = hashlib.blake2b(_printed(nodes, fragments) + b"\0" + coerced, digest_size=16).hexdigest()
+    digest = hashlib.blake2b(_printed(nodes, fragments) + b"\0" + encoded, digest_size=16).hexdigest()
     return keys.rendered(digest)
 
 
