@@ -220,6 +220,17 @@ async def test_a_query_of_one_rendered_field_is_sent_without_executing_as_execut
     assert unchanged.status_code == 304 and unchanged.content == b"" and len(strawberry_runs) == 1
 
 
+async def test_an_alias_is_sent_under_its_own_name_and_a_stream_is_streamed(
+        http: httpx.AsyncClient, strawberry_runs: list[str]) -> None:
+    """The response name is the alias; a client that asks for server-sent events gets its events, executed."""
+    aliased = "query { all: get_topics_all { id slug title stat { shouts followers } } }"
+    first, second = await _post(http, aliased), await _post(http, aliased)
+    assert second == first and list(orjson.loads(second)["data"]) == ["all"] and len(strawberry_runs) == 1
+    for _ in range(2):
+        streamed = await http.post("/graphql", json={"query": aliased}, headers={"accept": "text/event-stream"})
+        assert streamed.headers["content-type"].startswith("text/event-stream") and b"event: next" in streamed.content
+
+
 async def test_what_execution_would_refuse_or_cannot_key_is_executed(
         http: httpx.AsyncClient, strawberry_runs: list[str], rendered_reads: list[str]) -> None:
     """Variables that do not coerce, a directive on the field, two operations and no name: each executed
