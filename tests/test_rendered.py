@@ -247,6 +247,9 @@ async def test_what_execution_would_refuse_or_cannot_key_is_executed(
     for _ in range(2):  # Strawberry runs the first operation; the shortcut leaves the choice to it
         assert "get_topics_all" in (await http.post("/graphql", json={"query": both})).json()["data"]
     assert len(strawberry_runs) == 5
+    reads = len(rendered_reads)
+    await _post(http, "query { get_communities_all { slug } }")  # a field that is not rendered: not looked up
+    assert len(rendered_reads) == reads and len(strawberry_runs) == 6
 
 
 async def test_over_the_limits_it_is_refused_as_executed(deps: Deps, settings: Settings,
