@@ -72,7 +72,8 @@ async def _rendered_keys(redis: Redis) -> list[bytes]:
 async def test_an_answer_is_executed_once_then_sent_as_rendered(http: httpx.AsyncClient, redis: Redis,
                                                                 executed: list[str], sql_counter: Any) -> None:
     first = await _post(http, ALL)
-    assert executed == ["get_topics_all"] and len(await _rendered_keys(redis)) == 1
+    assert executed == ["get_topics_all"] and len(kept := await _rendered_keys(redis)) == 1
+    assert 0 < await redis.ttl(kept[0]) <= 66  # RENDERED_ANSWER_TTL (60 s), jittered by at most 10%
     sql_counter.reset()
     second = await _post(http, ALL)
     assert executed == ["get_topics_all"], "the second answer was executed again"
@@ -254,14 +255,17 @@ async def test_what_execution_would_refuse_or_cannot_key_is_executed(
 
 async def test_over_the_limits_it_is_refused_as_executed(deps: Deps, settings: Settings,
                                                           strawberry_runs: list[str]) -> None:
-    """A rendered answer stored under a page's key is not sent once the limits refuse that page."""
-    page = "query($n: Int) { get_topics_by_community(community_id: 1, limit: $n) { slug } }"
+    """A rendered answer stored under a page's key is not sent once the limits refuse that page (the
+    operation the request names is the one priced)."""
+    page = ("query Other { get_communities_all { slug } } "
+            "query Page($n: Int) { get_topics_by_community(community_id: 1, limit: $n) { slug } }")
+    body = {"query": page, "variables": {"n": 3}, "operationName": "Page"}
     app = create_app(settings.model_copy(update={"response_cache_ttl": 0}), deps=deps)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as http:
-        await _post(http, page, {"n": 3})
+        assert len((await http.post("/graphql", json=body)).json()["data"]["get_topics_by_community"]) == 3
     strict = create_app(settings.model_copy(update={"response_cache_ttl": 0, "max_query_cost": 2}), deps=deps)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=strict), base_url="http://test") as http:
-        refused = (await http.post("/graphql", json={"query": page, "variables": {"n": 3}})).json()
+        refused = (await http.post("/graphql", json=body)).json()
     assert refused["errors"][0]["extensions"]["code"] == "QUERY_TOO_COSTLY" and len(strawberry_runs) == 2
 
 
