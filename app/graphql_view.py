@@ -283,7 +283,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         whose every field is public, answered as JSON (not a stream), under the limits."""
         single = exchange.graphql.single
         checks = self.schema.checks
-        if single is None or not single.document or checks is None or exchange.context is not None \
+        if single is None or not single.document or checks is None \
                 or stream_protocol(self, exchange.headers) != "http":
             return None
         answers = self._rendered_answers(exchange, exchange.app.state.deps)

@@ -5,7 +5,7 @@ of makes it a miss, as it makes each value one."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
@@ -38,23 +38,25 @@ async def http(deps: Deps, settings: Settings) -> AsyncIterator[httpx.AsyncClien
         yield client
 
 
-def _counted(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[str]:
-    """A list that grows by `name` each time the resolver function `module.name` runs."""
-    calls: list[str] = []
-    original = getattr(module, name)
+def _recorded(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str,
+              note: Callable[..., Any] | None = None) -> list[Any]:
+    """A list that grows each time the coroutine function `owner.name` runs: by `note(*its arguments)`,
+    or by `name`."""
+    calls: list[Any] = []
+    original = getattr(owner, name)
 
-    async def counted(*args: Any, **kwargs: Any) -> Any:
-        calls.append(name)
+    async def recorded(*args: Any, **kwargs: Any) -> Any:
+        calls.append(note(*args) if note else name)
         return await original(*args, **kwargs)
 
-    monkeypatch.setattr(module, name, counted)
+    monkeypatch.setattr(owner, name, recorded)
     return calls
 
 
 @pytest.fixture
 def executed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """How many times `get_topics_all` was executed."""
-    return _counted(monkeypatch, topics, "get_topics_all")
+    return _recorded(monkeypatch, topics, "get_topics_all")
 
 
 async def _post(http: httpx.AsyncClient, query: str, variables: dict[str, Any] | None = None,
@@ -173,15 +175,7 @@ def strawberry_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Each time Strawberry executed a request (parse, validation and execution: its schema's `execute`)."""
     from schema.schema import DiscoursSchema
 
-    runs: list[str] = []
-    original = DiscoursSchema.execute
-
-    async def counted(self: Any, query: str | None, *args: Any, **kwargs: Any) -> Any:
-        runs.append(query or "")
-        return await original(self, query, *args, **kwargs)
-
-    monkeypatch.setattr(DiscoursSchema, "execute", counted)
-    return runs
+    return _recorded(monkeypatch, DiscoursSchema, "execute", lambda _schema, query, *_: query or "")
 
 
 @pytest.fixture
@@ -189,15 +183,7 @@ def rendered_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The keys of the rendered answers looked up."""
     from schema import rendered
 
-    looked_up: list[str] = []
-    original = rendered.read_rendered
-
-    async def counted(cache: Cache, key: str) -> Any:
-        looked_up.append(key)
-        return await original(cache, key)
-
-    monkeypatch.setattr(rendered, "read_rendered", counted)
-    return looked_up
+    return _recorded(monkeypatch, rendered, "read_rendered", lambda _cache, key: key)
 
 
 @pytest.mark.parametrize("accept", ["application/json", "application/graphql-response+json"])
@@ -301,7 +287,7 @@ async def test_a_page_of_shouts_is_sent_rendered_until_a_write_to_any_of_its_par
         http: httpx.AsyncClient, deps: Deps, sql_counter: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The newest shouts with their authors and main topics: executed once, then the same bytes without
     executing it; an author renamed, a topic renamed and a shout published each make it a miss at once."""
-    executed = _counted(monkeypatch, reader, "load_shouts_by")
+    executed = _recorded(monkeypatch, reader, "load_shouts_by")
     api = Api(http, deps)
     author, editor = await api.user(), await api.user("editor")
     topic = orjson.loads(await _post(http, ALL))["data"]["get_topics_all"][0]
@@ -327,7 +313,7 @@ async def test_a_page_of_shouts_is_sent_rendered_until_a_write_to_any_of_its_par
 
 async def test_a_page_of_reactions_is_sent_rendered_until_a_comment(
         http: httpx.AsyncClient, deps: Deps, sql_counter: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    executed = _counted(monkeypatch, reaction, "load_reactions_by")
+    executed = _recorded(monkeypatch, reaction, "load_reactions_by")
     api = Api(http, deps)
     author, reader = await api.user(), await api.user()
     topic = orjson.loads(await _post(http, ALL))["data"]["get_topics_all"][0]
