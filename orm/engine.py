@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from asyncpg.exceptions import TargetServerAttributeNotMatched
 from sqlalchemy import event, exc
 from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
@@ -138,32 +137,6 @@ async def read_session(db: SessionFactory) -> AsyncIterator[AsyncSession]:
     """A session of `db` for reads only (`reads_only`)."""
     async with db() as session:
         yield await reads_only(session)
-
-
-# SQLSTATEs that say the database cannot take the statement now, though it may in a moment: a connection
-# lost or refused (class 08), a server shutting down or starting (57P01-57P03), a primary that is now a
-# standby (25006: a write sent to a read-only server, as after a failover that demoted it).
-UNAVAILABLE_SQLSTATES = ("08", "57P01", "57P02", "57P03", "25006")
-
-
-def is_unavailable(error: BaseException) -> bool:
-    """Whether `error` means the database is out of reach or is changing roles (a stopped primary, a
-    failover under way: no host of a multi-host URL takes writes yet), not that the statement is wrong:
-    the request may be tried again shortly. SQLAlchemy wraps what the driver raises on a connection it has,
-    not always what connecting raises, so the whole chain of causes is looked at."""
-    if isinstance(error, exc.DBAPIError) and error.connection_invalidated:
-        return True
-    seen: list[BaseException] = []
-    current: BaseException | None = error
-    while current is not None and current not in seen and len(seen) < 8:
-        seen.append(current)
-        if isinstance(current, OSError | TimeoutError | exc.TimeoutError | TargetServerAttributeNotMatched):
-            return True
-        if (getattr(current, "sqlstate", None) or "").startswith(UNAVAILABLE_SQLSTATES):
-            return True
-        wrapped = current.orig if isinstance(current, exc.DBAPIError) else None
-        current = wrapped or current.__cause__ or current.__context__
-    return False
 
 
 async def create_database_if_missing(url: str) -> None:

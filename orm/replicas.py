@@ -11,6 +11,11 @@ again when the floor has passed it. A replica behind the floor, lagging past REP
 answering or not a standby (promoted) is passed over: the primary answers, and the replica comes back by
 itself at a later check.
 
+A read a replica started may still fail there: the replica is lost under it, or cancels it because it holds
+back the replay (a recovery conflict: the primary removed row versions the read's snapshot may need, and
+the standby waited `max_standby_streaming_delay` for it). Both say nothing about the statement, so it is sent
+again, once, to the primary (`_read_again_on_the_primary`), with the rest of its session's statements.
+
 `RoutingSession` applies this per statement: SELECTs go where `ReadRouting.engine_for_read` says; writes,
 SELECT ... FOR UPDATE, everything after a session's first write and every session of a write transaction
 (`use_primary`) go to the primary. Code that copies SQL into Redis by other rules (live-structure builds,
@@ -28,11 +33,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Delete, Insert, Select, Update, event, text
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy import Delete, Insert, Select, Update, event, exc, text
+from sqlalchemy.engine import Connection, Engine, Result
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import ORMExecuteState, Session
 
+from orm.errors import is_recovery_conflict, is_unavailable
 from orm.seam import await_in_session, locks_rows
 from telemetry import metrics
 
@@ -157,8 +163,11 @@ class ReadRouting:
         """A replica that drops a connection or refuses one is passed over from that moment (the statement
         then failing is answered SERVICE_UNAVAILABLE), not from the next check."""
         def failed(context: Any) -> None:
-            if context.is_disconnect or isinstance(context.original_exception, OSError):
-                self._lost(replica, context.original_exception)
+            error = context.original_exception
+            if is_recovery_conflict(error):  # it ended a read to go on replaying: it is well, not lost
+                return
+            if context.is_disconnect or isinstance(error, OSError):
+                self._lost(replica, error)
 
         event.listen(replica.engine.sync_engine, "handle_error", failed)
 
@@ -199,11 +208,15 @@ class RoutingSession(Session):
     def __init__(self, *args: Any, routing: ReadRouting | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.routing = routing
+        self.on_replica = False  # whether the statement last routed went to a replica
 
     def get_bind(self, mapper: Any = None, *, clause: Any = None, **kwargs: Any) -> Engine | Connection:
+        self.on_replica = False
         if self.routing is None or not self._may_read_a_replica(clause):
             return super().get_bind(mapper, clause=clause, **kwargs)
-        return await_in_session(self.routing.engine_for_read()).sync_engine
+        engine = await_in_session(self.routing.engine_for_read())
+        self.on_replica = engine is not self.routing.primary
+        return engine.sync_engine
 
     def _may_read_a_replica(self, clause: Any) -> bool:
         """A plain SELECT of a session that has not written; a flush asks with no statement (primary)."""
@@ -216,6 +229,27 @@ class RoutingSession(Session):
 @event.listens_for(RoutingSession, "after_flush")
 def _wrote(session: Session, _flush_context: Any) -> None:
     session.info[INFO_PRIMARY] = True
+
+
+@event.listens_for(RoutingSession, "do_orm_execute")
+def _read_again_on_the_primary(state: ORMExecuteState) -> Result[Any] | None:
+    """A read a replica could not finish (lost, or cancelled by a recovery conflict) is read on the primary,
+    as are the session's later statements (its earlier replica connection may be gone). Once: what fails on
+    the primary fails the request, as it would without replicas. Every statement of the session passes here
+    (lazy loads and `get` too), only sessions with replicas have this listener."""
+    session = state.session
+    if not state.is_select or session.info.get(INFO_PRIMARY):
+        return None
+    try:
+        return state.invoke_statement()
+    except exc.DBAPIError as error:
+        if not (isinstance(session, RoutingSession) and session.on_replica
+                and (is_recovery_conflict(error) or is_unavailable(error))):
+            raise
+        log.info("a read on a replica failed (%s); reading it on the primary", error.orig)
+        metrics.REPLICA_READS_RETRIED.inc()
+        session.info[INFO_PRIMARY] = True
+        return state.invoke_statement()
 
 
 def use_primary(session: AsyncSession) -> AsyncSession:

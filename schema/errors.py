@@ -12,7 +12,7 @@ from graphql import GraphQLError, GraphQLSyntaxError
 from redis.exceptions import RedisError
 from strawberry.extensions import SchemaExtension
 
-from orm.engine import is_unavailable
+from orm.errors import is_unavailable
 from resolvers.errors import ApiError
 from schema.limits import PARSE_FAILED, VALIDATION_FAILED
 

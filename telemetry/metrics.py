@@ -55,6 +55,8 @@ DB_POOL_IN_USE = Gauge("discours_db_pool_in_use", "Database connections checked 
 DB_READS = Counter("discours_db_reads", "Read statements of sessions that may read a replica, by the database "
                    "role that answered (replica, or primary: no replica had replayed every commit the cache knows "
                    "of, or none is usable)", ["role"])
+REPLICA_READS_RETRIED = Counter("discours_db_replica_reads_retried", "Reads a replica could not finish (lost, or "
+                                "cancelled by a recovery conflict) that were read again on the primary")
 REPLICA_LAG = Gauge("discours_db_replica_lag_seconds", "How far each replica's replay is behind its primary at "
                     "the last check (0: it has replayed all it received; -1: it did not answer)", ["replica"],
                     multiprocess_mode="livemax")
