@@ -228,15 +228,26 @@ async def test_what_execution_would_refuse_or_cannot_key_is_executed(
     assert len(strawberry_runs) == 1
     refused = (await http.post("/graphql", json={"query": by_community, "variables": {"n": "two"}})).json()
     assert refused["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT" and refused["data"] is None
+    # a NUL in any variable given, used or not, is refused though the answer for {"n": 2} is kept
+    nul = (await http.post("/graphql", json={"query": by_community, "variables": {"n": 2, "note": "a\u0000"}})).json()
+    assert nul["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT" and len(strawberry_runs) == 3
     skipped = "query($s: Boolean!) { get_topics_all @skip(if: $s) { id slug title stat { shouts followers } } }"
     assert orjson.loads(await _post(http, skipped, {"s": True})) == {"data": {}}
     both = "query A { get_topics_all { slug } } query B { get_communities_all { slug } }"
     for _ in range(2):  # Strawberry runs the first operation; the shortcut leaves the choice to it
         assert "get_topics_all" in (await http.post("/graphql", json={"query": both})).json()["data"]
-    assert len(strawberry_runs) == 5
+    assert len(strawberry_runs) == 6
     reads = len(rendered_reads)
     await _post(http, "query { get_communities_all { slug } }")  # a field that is not rendered: not looked up
-    assert len(rendered_reads) == reads and len(strawberry_runs) == 6
+    assert len(rendered_reads) == reads and len(strawberry_runs) == 7
+
+
+async def test_documents_declaring_the_same_variables_in_another_order_share_the_answer(
+        http: httpx.AsyncClient, strawberry_runs: list[str]) -> None:
+    field = "get_topics_by_community(community_id: $c, limit: $n) { slug }"
+    first = await _post(http, f"query($c: Int!, $n: Int) {{ {field} }}", {"c": 1, "n": 2})
+    second = await _post(http, f"query($n: Int, $c: Int!) {{ {field} }}", {"n": 2, "c": 1})
+    assert second == first and len(strawberry_runs) == 1
 
 
 async def test_over_the_limits_it_is_refused_as_executed(deps: Deps, settings: Settings,
@@ -248,7 +259,9 @@ async def test_over_the_limits_it_is_refused_as_executed(deps: Deps, settings: S
     body = {"query": page, "variables": {"n": 3}, "operationName": "Page"}
     app = create_app(settings.model_copy(update={"response_cache_ttl": 0}), deps=deps)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as http:
-        assert len((await http.post("/graphql", json=body)).json()["data"]["get_topics_by_community"]) == 3
+        for _ in range(2):  # executed, then sent rendered: the operation named is the one looked at
+            assert len((await http.post("/graphql", json=body)).json()["data"]["get_topics_by_community"]) == 3
+        assert len(strawberry_runs) == 1
     strict = create_app(settings.model_copy(update={"response_cache_ttl": 0, "max_query_cost": 2}), deps=deps)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=strict), base_url="http://test") as http:
         refused = (await http.post("/graphql", json=body)).json()
