@@ -78,8 +78,8 @@ async def check_services(settings: Settings, deps: Deps, *, database: bool = Tru
 async def open_deps(settings: Settings) -> AsyncIterator[Deps]:
     """Create the engine, session factory, Redis client and cache; close them on exit."""
     engine, *replicas = (make_engine(url, pool_size=settings.db_pool_size, ping_after_idle=settings.db_ping_after_idle,
-                                     transaction_pooler=settings.db_transaction_pooler)
-                         for url in (settings.database_url, *settings.database_replica_urls))
+                                     transaction_pooler=settings.db_transaction_pooler, replica=n > 0)
+                         for n, url in enumerate((settings.database_url, *settings.database_replica_urls)))
     # One guard (circuit breaker, error mapping) for every Redis call of this process, on either Redis.
     guard = RedisGuard(settings.redis_breaker_seconds)
     # Each new connection checks that its Redis still holds the data it wrote (cache/failover.py).

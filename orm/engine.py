@@ -78,14 +78,20 @@ _BEHIND_POOLER: weakref.WeakSet[Engine] = weakref.WeakSet()
 
 
 def make_engine(url: str, *, pool_size: int = 10, echo: bool = False, ping_after_idle: float = 5.0,
-                transaction_pooler: bool = False) -> AsyncEngine:
-    """`transaction_pooler`: `url` names PgBouncer in transaction pooling (DB_TRANSACTION_POOLER)."""
+                transaction_pooler: bool = False, replica: bool = False) -> AsyncEngine:
+    """`transaction_pooler`: `url` names PgBouncer in transaction pooling (DB_TRANSACTION_POOLER).
+    `replica`: a streaming replica, only ever read (orm/replicas.py): every statement in autocommit, as
+    `reads_only` puts a primary's read sessions. A session's replica connection then holds no transaction
+    between its statements: no BEGIN and ROLLBACK round trips, and no lock that the replay of the
+    primary's DDL would wait for (a recovery conflict). Behind a transaction pooler the transaction stays,
+    for `reads_only`'s reason."""
     if url.startswith("sqlite"):
         engine = create_async_engine(url, echo=echo)
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
     else:
+        options: dict[str, Any] = {"isolation_level": "AUTOCOMMIT"} if replica and not transaction_pooler else {}
         engine = create_async_engine(url, echo=echo, pool_size=pool_size, max_overflow=pool_size,
-                                     connect_args=_through_pooler() if transaction_pooler else {})
+                                     connect_args=_through_pooler() if transaction_pooler else {}, **options)
         if transaction_pooler:
             _BEHIND_POOLER.add(engine.sync_engine)
         _ping_after_idle(engine, ping_after_idle)

@@ -91,7 +91,7 @@ class Transactions(Counter[str]):
 async def served(pair: tuple[PostgresServer, PostgresServer],
                  redis: Redis) -> AsyncIterator[tuple[Api, Deps, Transactions]]:
     settings = _settings(pair)
-    primary, replica = (make_engine(url) for url in (settings.database_url, *settings.database_replica_urls))
+    primary, replica = make_engine(settings.database_url), make_engine(settings.database_replica_urls[0], replica=True)
     transactions = Transactions()
     transactions.watch(primary, "primary")
     transactions.watch(replica, "replica")
@@ -178,6 +178,20 @@ async def test_a_replica_that_stops_is_passed_over_and_taken_again(
     assert transactions["replica"] and not transactions["primary"], dict(transactions)
 
 
+async def test_a_read_session_holds_no_transaction_open_on_the_replica(
+        served: tuple[Api, Deps, Transactions], pair: tuple[PostgresServer, PostgresServer]) -> None:
+    """Between a session's statements its replica connection is idle, not idle in a transaction: no BEGIN
+    and ROLLBACK round trips, and no lock that the replay of the primary's DDL would wait for."""
+    _api, deps, transactions = served
+    await pair[1].caught_up()
+    async with read_session(deps.db) as session:
+        transactions.clear()
+        backend = await session.scalar(select(func.pg_backend_pid()))
+        assert transactions["replica"] == 1 and not transactions["primary"], dict(transactions)
+        state = await pair[1].sql("SELECT state FROM pg_stat_activity WHERE pid = $1", backend)
+    assert state == "idle"
+
+
 async def test_a_read_the_replica_cancels_is_read_again_on_the_primary(
         served: tuple[Api, Deps, Transactions], pair: tuple[PostgresServer, PostgresServer]) -> None:
     """A recovery conflict: the primary vacuums away row versions a read running on the replica may need;
@@ -233,7 +247,7 @@ async def _checked(deps: Deps) -> bool:
 async def test_a_replica_past_the_lag_bound_is_passed_over_until_it_catches_up(
         pair: tuple[PostgresServer, PostgresServer], redis: Redis) -> None:
     settings = _settings(pair, replica_max_lag=APPLY_DELAY / 3)
-    primary, replica_engine = (make_engine(url) for url in (settings.database_url, *settings.database_replica_urls))
+    primary, replica_engine = make_engine(settings.database_url), make_engine(settings.database_replica_urls[0], replica=True)
     deps = wire(settings, primary, Cache(redis), auth=None, replicas=[replica_engine])
     assert deps.routing is not None
     replica = deps.routing.replicas[0]
