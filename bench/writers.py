@@ -14,6 +14,10 @@ sent and counted as unsent. Without the bound, a server answering slower than th
 queue thousands of requests in its httpx pool, whose assignment of requests to connections is quadratic
 in the queue: the writer itself fell behind at a whole core, and its count was lost.
 
+The writes go out on `--connections` keep-alive HTTP/1.1 connections of the writer's own (`Connections`),
+not httpx's: the writer runs on the server's machine, and with httpx it took 0.9 of a core at 300 writes a
+second, CPU the server's worker lost (it had 0.78 of a core in the mixed round, against 0.99 read-only).
+
 With `--wait` it signs its users up, says "ready" on stderr and starts on a line on stdin. At the end it
 prints one JSON line: writes due, failed, refused (the site's rules), shed (503: the worker had no turn
 for it, app/write_gate.py; nothing done), unsent (the writer's own bound), the rate answered (done or
@@ -51,6 +55,68 @@ MUTATIONS = {
 }
 
 
+class Connections:
+    """POSTs on at most `size` keep-alive HTTP/1.1 connections to `host:port`, each carrying one request at
+    a time; a request waits for a free one. Just what the writer needs of HTTP (a body by Content-Length or
+    chunked), at a small fraction of httpx's CPU a request."""
+
+    def __init__(self, host: str, port: int, size: int) -> None:
+        self.host, self.port = host, port
+        self._free = asyncio.Semaphore(size)
+        self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+
+    async def post(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+        """(status, body) of a POST of `body` as JSON."""
+        head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+        request = (f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: application/json\r\n"
+                   f"Content-Length: {len(body)}\r\n{head}\r\n").encode() + body
+        async with self._free:
+            reused = bool(self._idle)
+            connection = self._idle.pop() if reused else await asyncio.open_connection(self.host, self.port)
+            try:
+                answer = await self._exchange(connection, request)
+                if answer is None and reused:  # the server closed it while idle, before reading this request
+                    connection[1].close()
+                    connection = await asyncio.open_connection(self.host, self.port)
+                    answer = await self._exchange(connection, request)
+                if answer is None:
+                    raise ConnectionError("the server closed the connection without answering")
+            except BaseException:
+                connection[1].close()
+                raise
+            self._idle.append(connection)
+            return answer
+
+    @staticmethod
+    async def _exchange(connection: tuple[asyncio.StreamReader, asyncio.StreamWriter],
+                        request: bytes) -> tuple[int, bytes] | None:
+        reader, writer = connection
+        writer.write(request)
+        status_line = await reader.readline()
+        if not status_line:
+            return None
+        length, chunked = 0, False
+        while (line := await reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.partition(b":")
+            name = name.strip().lower()
+            if name == b"content-length":
+                length = int(value)
+            elif name == b"transfer-encoding" and b"chunked" in value.lower():
+                chunked = True
+        if not chunked:
+            return int(status_line.split()[1]), await reader.readexactly(length)
+        parts = []
+        while size := int((await reader.readline()).split(b";")[0], 16):
+            parts.append(await reader.readexactly(size))
+            await reader.readline()
+        await reader.readline()
+        return int(status_line.split()[1]), b"".join(parts)
+
+    def close(self) -> None:
+        for _, writer in self._idle:
+            writer.close()
+
+
 async def sign_up(http: httpx.AsyncClient, name: str) -> str:
     """A session of the account `name` (made on first use, kept: a run's writers are the last run's, so
     what they follow, and so whom a comment notifies, does not grow from run to run)."""
@@ -81,8 +147,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     mix = {kind: float(weight) for kind, weight in (part.split("=") for part in args.mix.split(","))}
     shouts = [int(s) for s in args.shouts.split(",")]
     topics = args.topics.split(",")
-    async with httpx.AsyncClient(base_url=args.url, timeout=30,
-                                 limits=httpx.Limits(max_connections=args.connections)) as http:
+    address = httpx.URL(args.url)
+    connections = Connections(address.host, address.port or 80, args.connections)
+    async with httpx.AsyncClient(base_url=args.url, timeout=30) as http:
         tokens = [await sign_up(http, f"writer{n}") for n in range(args.users)]
         print("ready", file=sys.stderr, flush=True)
         if args.wait:  # signed up: start when told (bench/mixed.py starts its readers at the same moment)
@@ -98,18 +165,19 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             started = time.perf_counter()
             outcome = "failed"
             try:
-                response = await http.post("/graphql", content=orjson.dumps({"query": query, "variables": variables}),
-                                           headers={"authorization": f"Bearer {tokens[writer]}",
-                                                    "content-type": "application/json"})
-                body = response.json()
+                status, raw = await asyncio.wait_for(connections.post(
+                    "/graphql", orjson.dumps({"query": query, "variables": variables}),
+                    {"Authorization": f"Bearer {tokens[writer]}"}), 30)
+                body = orjson.loads(raw)
                 codes = {error.get("extensions", {}).get("code") for error in body.get("errors") or ()}
-                if response.status_code == 200 and not codes:
+                if status == 200 and not codes:
                     outcome = "refused" if next(iter(body["data"].values()))["error"] else "done"
-                elif response.status_code == 200 and codes <= REFUSALS:
+                elif status == 200 and codes <= REFUSALS:
                     outcome = "refused"
-                elif response.status_code == 503 and codes == {"SERVICE_UNAVAILABLE"}:
+                elif status == 503 and codes == {"SERVICE_UNAVAILABLE"}:
                     outcome = "shed"  # no turn for it (app/write_gate.py): nothing done, told to retry
-            except (httpx.HTTPError, ValueError, TypeError, KeyError, StopIteration):
+            except (OSError, TimeoutError, asyncio.IncompleteReadError, ValueError, TypeError, KeyError,
+                    StopIteration):
                 pass
             latencies.append((time.perf_counter() - started) * 1000)
             outcomes[outcome] += 1
@@ -137,6 +205,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         await asyncio.gather(*late, return_exceptions=True)
         outcomes["failed"] += len(late)
         elapsed = time.perf_counter() - started
+    connections.close()
     latencies.sort()
     p99 = latencies[max(0, int(len(latencies) * 0.99) - 1)] if latencies else float("nan")
     return {"writes": total, "failed": outcomes["failed"], "refused": outcomes["refused"], "shed": outcomes["shed"],
