@@ -88,9 +88,9 @@ class DiscoursGraphQL(GraphQL[Context, None]):
                  plain_kept_bytes: int = PLAIN_KEPT_BYTES,
                  request_timeout: float = 15.0, max_json_depth: int = 32, persisted_query_ttl: int = 86_400,
                  session_cookie: str = "session_token", writes_in_flight: int = 0, write_wait: float = 10.0,
-                 writes_waiting: int = 64, **kwargs: Any) -> None:
+                 writes_waiting: int = 64, write_share: float = 1.0, **kwargs: Any) -> None:
         super().__init__(schema, *args, **kwargs)
-        self.writes = WriteGate(writes_in_flight, write_wait, writes_waiting)
+        self.writes = WriteGate(writes_in_flight, write_wait, writes_waiting, write_share)
         self.response_cache_ttl = response_cache_ttl
         self.rendered_answer_ttl = rendered_answer_ttl
         self.plain_kept_bytes = plain_kept_bytes

@@ -13,6 +13,16 @@ nothing of it was done (the refusal comes before its execution). The wait (10 s 
 enough to ride out a Redis or PostgreSQL failover, when the writes holding the turns wait too
 (tests/test_redis_cluster_failover.py: every write done); it ends before REQUEST_TIMEOUT.
 
+A bound on the writes' share of the worker's time (WRITE_SHARE, off by default): one write at a time still
+takes the worker whole when writes keep coming, since the next starts as soon as the last ends, and the
+reads get what the writes' waits on PostgreSQL and Redis leave them (0.3-0.4 of their read-only rate in
+the mixed bench, whatever a write costs: a cheaper write is followed by more writes). With a share `s`, a
+write that held its turn `w` seconds is followed by a pause of `w * (1 - s) / s` before the next turn, so
+writes hold turns at most `s` of the time, and the CPU they take (with the misses they make) is bounded
+by it; the writes past that wait, and are refused as above. Nothing is refused for it while writes come
+slower than the share lets through. Whether a site prefers to refuse writes to keep its readers is its
+owner's choice: the default lets every write through that the waits allow.
+
 Why a bound on the waiting too: offered writes faster than it does them, a worker held every one that
 arrived within the wait, each with its request and task (at 250 writes a second past a worker's 100, a
 backlog of some 1,500), and its memory grew with the backlog (the soak, bench/soak.py). Past `waiting`
@@ -30,12 +40,15 @@ from telemetry import metrics
 
 
 class WriteGate:
-    def __init__(self, in_flight: int, wait: float, waiting: int = 64) -> None:
-        """`in_flight` 0: no bound (and none on the waiting either)."""
+    def __init__(self, in_flight: int, wait: float, waiting: int = 64, share: float = 1.0) -> None:
+        """`in_flight` 0: no bound (and none on the waiting, nor on the share, either). `share` 1: no pause
+        after a write."""
         self.wait = wait
         self.waiting = waiting
+        self.share = share
         self._turns = asyncio.Semaphore(in_flight) if in_flight > 0 else None
         self._waiters = 0
+        self._next_turn = 0.0  # loop time before which no turn starts (the pause after the last write)
 
     @contextlib.asynccontextmanager
     async def turn(self) -> AsyncIterator[None]:
@@ -44,8 +57,10 @@ class WriteGate:
         if self._turns is None:
             yield
             return
-        if self._turns.locked() and self._waiters >= self.waiting:
+        loop = asyncio.get_running_loop()
+        if (self._turns.locked() or loop.time() < self._next_turn) and self._waiters >= self.waiting:
             raise _refused()
+        deadline = loop.time() + self.wait
         self._waiters += 1
         try:
             await asyncio.wait_for(self._turns.acquire(), self.wait)
@@ -54,7 +69,16 @@ class WriteGate:
         finally:
             self._waiters -= 1
         try:
-            yield
+            if (pause := self._next_turn - loop.time()) > 0:
+                if self._next_turn > deadline:
+                    raise _refused()
+                await asyncio.sleep(pause)
+            started = loop.time()
+            try:
+                yield
+            finally:
+                if self.share < 1:
+                    self._next_turn = loop.time() + (loop.time() - started) * (1 - self.share) / self.share
         finally:
             self._turns.release()
 

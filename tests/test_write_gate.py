@@ -1,7 +1,8 @@
 """Writes beyond what a worker takes at once (app/write_gate.py): they wait at most WRITE_WAIT_SECONDS
 for a turn, then are answered 503 SERVICE_UNAVAILABLE with Retry-After, having changed nothing; past
 WRITES_WAITING waiting they are answered so at once; reads are never held by the bound; a write sent again
-once a turn is free is done."""
+once a turn is free is done. With WRITE_SHARE below 1, each write is followed by a pause that keeps the
+writes' turns to that share of the time."""
 
 from __future__ import annotations
 
@@ -90,3 +91,43 @@ async def test_past_the_writes_waiting_the_next_is_refused_at_once() -> None:
     await asyncio.gather(first, second)
     async with gate.turn():  # nothing waits now: a turn again
         pass
+
+
+async def test_a_share_pauses_after_each_write_in_proportion_to_its_turn() -> None:
+    """With a share of 1/3, a write that held its turn 0.1 s is followed by 0.2 s without one: the writes
+    hold turns a third of the time. A write that would wait for its turn past its wait is refused at once."""
+    gate = WriteGate(1, 1.0, share=1 / 3)
+    loop = asyncio.get_running_loop()
+    async with gate.turn():
+        await asyncio.sleep(0.1)
+    released = loop.time()
+    async with gate.turn():
+        began = loop.time()
+    assert 0.19 <= began - released < 0.3, began - released
+    async with gate.turn():  # a write of no length: no pause after it
+        pass
+    quick = loop.time()
+    async with gate.turn():
+        assert loop.time() - quick < 0.05
+        await asyncio.sleep(0.6)  # a pause of 1.2 s follows, past the next write's 1 s wait
+    refused_before = metrics.WRITES_REFUSED._value.get()
+    with pytest.raises(Refused):
+        async with asyncio.timeout(0.5):  # refused at once, not after waiting
+            async with gate.turn():
+                pass
+    assert metrics.WRITES_REFUSED._value.get() - refused_before == 1
+
+
+async def test_without_a_share_the_next_write_goes_at_once() -> None:
+    gate = WriteGate(1, 1.0)
+    loop = asyncio.get_running_loop()
+    async with gate.turn():
+        await asyncio.sleep(0.1)
+    released = loop.time()
+    async with gate.turn():
+        assert loop.time() - released < 0.05
+
+
+def test_the_share_is_the_setting(deps: Deps, settings: Settings) -> None:
+    app = create_app(settings.model_copy(update={"write_share": 0.25}), deps=deps)
+    assert _gate(app).share == 0.25 and _gate(create_app(settings, deps=deps)).share == 1.0
