@@ -161,7 +161,7 @@ class ReadRouting:
 
     def _pass_over_when_lost(self, replica: Replica) -> None:
         """A replica that drops a connection or refuses one is passed over from that moment (the statement
-        then failing is answered SERVICE_UNAVAILABLE), not from the next check."""
+        then failing is read on the primary: `_read_again_on_the_primary`), not from the next check."""
         def failed(context: Any) -> None:
             error = context.original_exception
             if is_recovery_conflict(error):  # it ended a read to go on replaying: it is well, not lost
@@ -242,11 +242,12 @@ def _read_again_on_the_primary(state: ORMExecuteState) -> Result[Any] | None:
         return None
     try:
         return state.invoke_statement()
-    except exc.DBAPIError as error:
+    except (exc.DBAPIError, OSError) as error:  # what connecting raises is not always wrapped
         if not (isinstance(session, RoutingSession) and session.on_replica
                 and (is_recovery_conflict(error) or is_unavailable(error))):
             raise
-        log.info("a read on a replica failed (%s); reading it on the primary", error.orig)
+        log.info("a read on a replica failed (%s); reading it on the primary",  # the driver's words, no SQL
+                 error.orig if isinstance(error, exc.DBAPIError) else error)
         metrics.REPLICA_READS_RETRIED.inc()
         session.info[INFO_PRIMARY] = True
         return state.invoke_statement()
