@@ -30,6 +30,7 @@ from app.http_guards import (
 )
 from cache.persisted import SHA256, sha256
 from cache.response import request_key
+from schema.context import token_from
 
 # The headers the request's steps read, by their lower-case names as ASGI gives them.
 _HEADERS = (b"content-type", b"accept", b"accept-encoding", b"if-none-match", b"authorization", b"cookie")
@@ -75,10 +76,15 @@ class GraphQLRequest(NamedTuple):
     accept: str = ""
     accept_encoding: str = ""
     if_none_match: str = ""
-    signed_in: bool = False  # it carries credentials (checked later, where it matters)
+    token: str | None = None  # the session token it carries (checked later, where it matters)
     address: str | None = None  # the client's (uvicorn takes it from X-Forwarded-For behind a trusted proxy)
     asks_for_page: bool = False  # a browser's GET with no query: GraphiQL
     public_key: str | None = None  # where a public answer to it is kept
+
+    @property
+    def signed_in(self) -> bool:
+        """It carries credentials."""
+        return self.token is not None
 
     @property
     def single(self) -> Operation | None:
@@ -108,16 +114,16 @@ async def read(scope: Scope, receive: Receive, rules: ReadingRules) -> tuple[Gra
     reads it next (BodySizeLimit, outside, bounds the body). Raises Refused for a request not to run."""
     headers = {name.decode(): value.decode("latin-1") for name, value in scope["headers"] if name in _HEADERS}
     body, receive = await _body(scope, receive)
-    cookie = headers.get("cookie")
-    signed_in = bool(headers.get("authorization")) or (  # cookies parsed only when they may hold the session
-        cookie is not None and rules.session_cookie in cookie and bool(cookie_parser(cookie).get(rules.session_cookie)))
+    authorization, cookie = headers.get("authorization", ""), headers.get("cookie")
+    token = token_from(authorization, cookie_parser(cookie).get(rules.session_cookie) if (  # parsed only when
+        not authorization.strip() and cookie is not None and rules.session_cookie in cookie) else None)  # needed
     client = scope.get("client")
     method, accept = scope["method"], headers.get("accept", "")
     if method == "GET":
         query = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
         if "query" not in query and "extensions" not in query and any(
                 kind in accept for kind in ("text/html", "*/*")):
-            return GraphQLRequest(method, (), accept=accept, signed_in=signed_in, asks_for_page=True,
+            return GraphQLRequest(method, (), accept=accept, token=token, asks_for_page=True,
                                   address=client[0] if client else None), receive
         params: dict[str, Any] = dict(query)
         for name in ("variables", "extensions"):
@@ -143,7 +149,7 @@ async def read(scope: Scope, receive: Receive, rules: ReadingRules) -> tuple[Gra
         operations = tuple(_operation(item) for item in items)
     return GraphQLRequest(method=method, operations=operations, batch=batch, accept=accept,
                           accept_encoding=headers.get("accept-encoding", ""),
-                          if_none_match=headers.get("if-none-match", ""), signed_in=signed_in,
+                          if_none_match=headers.get("if-none-match", ""), token=token,
                           address=client[0] if client else None,
                           public_key=None if batch else _key(operations[0], method, accept)), receive
 

@@ -211,7 +211,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         response = Response(body, media_type=media_type(exchange.graphql.accept),
                             headers={"vary": "accept-encoding", "etag": hit.etag, **encoding})
         if hit.views:  # a read of a shout served from the response cache still counts (app/hit_reads.py)
-            note_hit_reads(exchange.scope, hit.views, signed_in=exchange.graphql.signed_in)
+            note_hit_reads(exchange.scope, hit.views, token=exchange.graphql.token)
         return marked(response, "HIT")  # type: ignore[no-any-return]
 
     async def _compute(self, exchange: Exchange, root_value: Any, key: str,

@@ -30,7 +30,6 @@ import logging
 import time
 from typing import Any, Protocol
 
-from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.graphql_request import GraphQLRequest, ReadingRules, read
@@ -39,7 +38,7 @@ from app.http_caching import cache_control, is_current
 from app.http_guards import Refused
 from app.negotiation import media_type, stored_body
 from cache.response import Hit, ResponseCache
-from schema.context import bearer_token, guest_of
+from schema.context import guest_of
 from telemetry import metrics
 
 log = logging.getLogger(__name__)
@@ -114,7 +113,7 @@ class ResponseCacheFront:
         metrics.child(metrics.REQUESTS, operation, "hit").inc()
         metrics.child(metrics.REQUEST_SECONDS, operation, "hit").observe(time.perf_counter() - started)
         if hit.views:  # a read of a shout answered from the cache still counts, with the others (app/hit_reads.py)
-            note_hit_reads(scope, hit.views, signed_in=request.signed_in)
+            note_hit_reads(scope, hit.views, token=request.token)
 
 
 async def _send_hit(send: Send, hit: Hit, request: GraphQLRequest, responses: ResponseCache) -> None:
@@ -134,9 +133,7 @@ async def _send_hit(send: Send, hit: Hit, request: GraphQLRequest, responses: Re
     await send({"type": "http.response.body", "body": body})
 
 
-def note_hit_reads(scope: Scope, shout_ids: list[int], *, signed_in: bool) -> None:
+def note_hit_reads(scope: Scope, shout_ids: list[int], *, token: str | None) -> None:
     """The shouts a stored answer shows were read again, by this reader: counted with the other hits'
-    reads (app/hit_reads.py), the session token checked then."""
-    app = scope["app"]
-    token = bearer_token(Request(scope), app.state.settings.session_cookie) if signed_in else None
-    hit_reads_of(app).add(HitRead(tuple(shout_ids), guest_of(scope), token))
+    reads (app/hit_reads.py), the session `token` checked then."""
+    hit_reads_of(scope["app"]).add(HitRead(tuple(shout_ids), guest_of(scope), token))

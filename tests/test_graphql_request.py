@@ -47,11 +47,14 @@ async def test_a_post_is_one_operation_with_its_public_key_and_who_asks() -> Non
     single = request.single
     assert single is not None and single.document == QUERY and single.operation_name == "Named"
     assert single.variables == {"n": 1} and not request.batch and request.operation_name == "Named"
-    assert request.signed_in and request.address == "192.0.2.7"
+    assert request.token == "abc" and request.signed_in and request.address == "192.0.2.7"
     assert request.public_key is not None and request.public_key == request.response_key()
     assert request.response_key(scope="user:1") not in (None, request.public_key)
     assert not (await _post({"query": QUERY}, cookie="other=1")).signed_in
-    assert (await _post({"query": QUERY}, authorization="Bearer x")).signed_in
+    # the header before the cookie; a bare token as some Discours clients send it; a blank header: none
+    assert (await _post({"query": QUERY}, authorization="Bearer x", cookie="session_token=abc")).token == "x"
+    assert (await _post({"query": QUERY}, authorization="x")).token == "x"
+    assert not (await _post({"query": QUERY}, authorization=" ")).signed_in
 
 
 async def test_a_get_decodes_its_json_parameters_and_keys_as_the_same_post() -> None:
