@@ -19,7 +19,8 @@ reads get what the writes' waits on PostgreSQL and Redis leave them (0.3-0.4 of 
 the mixed bench, whatever a write costs: a cheaper write is followed by more writes). With a share `s`, a
 write that held its turn `w` seconds is followed by a pause of `w * (1 - s) / s` before the next turn, so
 writes hold turns at most `s` of the time, and the CPU they take (with the misses they make) is bounded
-by it; the writes past that wait, and are refused as above. Nothing is refused for it while writes come
+by it (the pause is at most MAX_PAUSE: a turn held long was spent waiting, not computing); the writes
+past that wait, and are refused as above. Nothing is refused for it while writes come
 slower than the share lets through. Whether a site prefers to refuse writes to keep its readers is its
 owner's choice: the default lets every write through that the waits allow.
 
@@ -37,6 +38,10 @@ from collections.abc import AsyncIterator
 
 from app.http_guards import SERVICE_UNAVAILABLE, Refused
 from telemetry import metrics
+
+# A write that held its turn long was waiting (a failover, a lock), not taking the worker's CPU: the pause
+# after it is at most this many seconds, or the writes after a stall would be refused for longer still.
+MAX_PAUSE = 1.0
 
 
 class WriteGate:
@@ -78,7 +83,8 @@ class WriteGate:
                 yield
             finally:
                 if self.share < 1:
-                    self._next_turn = loop.time() + (loop.time() - started) * (1 - self.share) / self.share
+                    pause = (loop.time() - started) * (1 - self.share) / self.share
+                    self._next_turn = loop.time() + min(pause, MAX_PAUSE)
         finally:
             self._turns.release()
 

@@ -17,7 +17,7 @@ from starlette.routing import Route
 
 from app.http_guards import Refused
 from app.main import create_app
-from app.write_gate import WriteGate
+from app.write_gate import MAX_PAUSE, WriteGate
 from config.settings import Settings
 from orm import Topic
 from resolvers.deps import Deps
@@ -95,8 +95,9 @@ async def test_past_the_writes_waiting_the_next_is_refused_at_once() -> None:
 
 async def test_a_share_pauses_after_each_write_in_proportion_to_its_turn() -> None:
     """With a share of 1/3, a write that held its turn 0.1 s is followed by 0.2 s without one: the writes
-    hold turns a third of the time. A write that would wait for its turn past its wait is refused at once."""
-    gate = WriteGate(1, 1.0, share=1 / 3)
+    hold turns a third of the time. A write that would wait for its turn past its wait (0.4 s) is refused
+    at once."""
+    gate = WriteGate(1, 0.4, share=1 / 3)
     loop = asyncio.get_running_loop()
     async with gate.turn():
         await asyncio.sleep(0.1)
@@ -109,13 +110,23 @@ async def test_a_share_pauses_after_each_write_in_proportion_to_its_turn() -> No
     quick = loop.time()
     async with gate.turn():
         assert loop.time() - quick < 0.05
-        await asyncio.sleep(0.6)  # a pause of 1.2 s follows, past the next write's 1 s wait
+        await asyncio.sleep(0.3)  # a pause of 0.6 s follows, past the next write's 0.4 s wait
     refused_before = metrics.WRITES_REFUSED._value.get()
     with pytest.raises(Refused):
-        async with asyncio.timeout(0.5):  # refused at once, not after waiting
+        async with asyncio.timeout(0.2):  # refused at once, not after waiting
             async with gate.turn():
                 pass
     assert metrics.WRITES_REFUSED._value.get() - refused_before == 1
+
+
+async def test_the_pause_after_a_long_turn_is_at_most_a_second() -> None:
+    """A turn held long was spent waiting (a failover, a lock): the writes after it are not held back for
+    twice as long again."""
+    gate = WriteGate(1, 10.0, share=1 / 3)
+    loop = asyncio.get_running_loop()
+    async with gate.turn():
+        await asyncio.sleep(0.8)  # 1.6 s of pause by the share alone
+    assert gate._next_turn - loop.time() <= MAX_PAUSE
 
 
 async def test_without_a_share_the_next_write_goes_at_once() -> None:
