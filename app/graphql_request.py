@@ -115,8 +115,10 @@ async def read(scope: Scope, receive: Receive, rules: ReadingRules) -> tuple[Gra
     headers = {name.decode(): value.decode("latin-1") for name, value in scope["headers"] if name in _HEADERS}
     body, receive = await _body(scope, receive)
     authorization, cookie = headers.get("authorization", ""), headers.get("cookie")
-    token = token_from(authorization, cookie_parser(cookie).get(rules.session_cookie) if (  # parsed only when
-        not authorization.strip() and cookie is not None and rules.session_cookie in cookie) else None)  # needed
+    # cookies parsed only when no header names a session and they may hold one
+    session_cookie = (cookie_parser(cookie).get(rules.session_cookie) if not authorization.strip()
+                      and cookie is not None and rules.session_cookie in cookie else None)
+    token = token_from(authorization, session_cookie)
     client = scope.get("client")
     method, accept = scope["method"], headers.get("accept", "")
     if method == "GET":

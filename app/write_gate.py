@@ -13,16 +13,16 @@ nothing of it was done (the refusal comes before its execution). The wait (10 s 
 enough to ride out a Redis or PostgreSQL failover, when the writes holding the turns wait too
 (tests/test_redis_cluster_failover.py: every write done); it ends before REQUEST_TIMEOUT.
 
-A bound on the writes' share of the worker's time (WRITE_SHARE, off by default): one write at a time still
-takes the worker whole when writes keep coming, since the next starts as soon as the last ends, and the
-reads get what the writes' waits on PostgreSQL and Redis leave them (0.3-0.4 of their read-only rate in
-the mixed bench, whatever a write costs: a cheaper write is followed by more writes). With a share `s`, a
-write that held its turn `w` seconds is followed by a pause of `w * (1 - s) / s` before the next turn, so
-writes hold turns at most `s` of the time, and the CPU they take (with the misses they make) is bounded
-by it (the pause is at most MAX_PAUSE: a turn held long was spent waiting, not computing); the writes
-past that wait, and are refused as above. Nothing is refused for it while writes come
-slower than the share lets through. Whether a site prefers to refuse writes to keep its readers is its
-owner's choice: the default lets every write through that the waits allow.
+A bound on the writes' share of the worker's time (WRITE_SHARE, off by default). One write at a time
+still takes the worker whole when writes keep coming, since the next starts as soon as the last ends, and
+the reads get what the writes' waits on PostgreSQL and Redis leave them (0.3-0.4 of their read-only rate
+in the mixed bench, whatever a write costs: a cheaper write is followed by more writes). With a share
+`s`, a write that held its turn `w` seconds is followed by a pause of `w * (1 - s) / s` before the next
+turn (at most MAX_PAUSE: a turn held long was spent waiting, not computing). Writes then hold turns at
+most `s` of the time, and so bound the CPU they take with the misses they make; the writes past that
+wait, and are refused as above. Nothing is refused for it while writes come slower than the share lets
+through. Whether a site refuses writes to keep its readers is its owner's choice: the default lets
+through every write the waits allow.
 
 Why a bound on the waiting too: offered writes faster than it does them, a worker held every one that
 arrived within the wait, each with its request and task (at 250 writes a second past a worker's 100, a
