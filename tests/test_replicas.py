@@ -74,6 +74,11 @@ def _settings(pair: tuple[PostgresServer, PostgresServer], **overrides: Any) -> 
                             "response_cache_ttl": 0, **overrides})
 
 
+def _engines(settings: Settings) -> tuple[AsyncEngine, AsyncEngine]:
+    """The primary's engine and the replica's, as app/main.py `open_deps` makes them."""
+    return make_engine(settings.database_url), make_engine(settings.database_replica_urls[0], replica=True)
+
+
 class Transactions(Counter[str]):
     """The reads and writes sent to each database (not the router's own questions: where a replica's replay
     is, where the primary's WAL ends). Each statement of a read runs in a transaction of its own (READ
@@ -91,7 +96,7 @@ class Transactions(Counter[str]):
 async def served(pair: tuple[PostgresServer, PostgresServer],
                  redis: Redis) -> AsyncIterator[tuple[Api, Deps, Transactions]]:
     settings = _settings(pair)
-    primary, replica = make_engine(settings.database_url), make_engine(settings.database_replica_urls[0], replica=True)
+    primary, replica = _engines(settings)
     transactions = Transactions()
     transactions.watch(primary, "primary")
     transactions.watch(replica, "replica")
@@ -247,7 +252,7 @@ async def _checked(deps: Deps) -> bool:
 async def test_a_replica_past_the_lag_bound_is_passed_over_until_it_catches_up(
         pair: tuple[PostgresServer, PostgresServer], redis: Redis) -> None:
     settings = _settings(pair, replica_max_lag=APPLY_DELAY / 3)
-    primary, replica_engine = make_engine(settings.database_url), make_engine(settings.database_replica_urls[0], replica=True)
+    primary, replica_engine = _engines(settings)
     deps = wire(settings, primary, Cache(redis), auth=None, replicas=[replica_engine])
     assert deps.routing is not None
     replica = deps.routing.replicas[0]
