@@ -11,8 +11,8 @@ site arrive, each as one of `--users` signed-up accounts. What a write is, by `-
 
 At most `--outstanding` writes are awaiting an answer at once: a write due while that many are is not
 sent and counted as unsent. Without the bound, a server answering slower than the rate made the writer
-queue thousands of requests in its httpx pool, whose assignment of requests to connections is quadratic
-in the queue: the writer itself fell behind at a whole core, and its count was lost.
+queue thousands of requests for a connection (in httpx's pool then, whose assignment of requests to
+connections is quadratic in the queue: the writer fell behind at a whole core, and its count was lost).
 
 The writes go out on `--connections` keep-alive HTTP/1.1 connections of the writer's own (`Connections`),
 not httpx's: the writer runs on the server's machine, and with httpx it took 0.9 of a core at 300 writes a

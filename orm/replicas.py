@@ -238,13 +238,13 @@ def _read_again_on_the_primary(state: ORMExecuteState) -> Result[Any] | None:
     the primary fails the request, as it would without replicas. Every statement of the session passes here
     (lazy loads and `get` too), only sessions with replicas have this listener."""
     session = state.session
+    assert isinstance(session, RoutingSession)  # the class this listens on
     if not state.is_select or session.info.get(INFO_PRIMARY):
         return None
     try:
         return state.invoke_statement()
     except (exc.DBAPIError, OSError) as error:  # what connecting raises is not always wrapped
-        if not (isinstance(session, RoutingSession) and session.on_replica
-                and (is_recovery_conflict(error) or is_unavailable(error))):
+        if not (session.on_replica and (is_recovery_conflict(error) or is_unavailable(error))):
             raise
         log.info("a read on a replica failed (%s); reading it on the primary",  # the driver's words, no SQL
                  error.orig if isinstance(error, exc.DBAPIError) else error)
