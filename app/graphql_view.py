@@ -21,7 +21,6 @@ from the server's own copies of its scripts (app/graphiql.py), working offline.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Mapping
@@ -47,7 +46,7 @@ from app.http_guards import BAD_REQUEST, TIMEOUT, Refused, refuse_state_change_o
 from app.negotiation import media_type, stored_body, wants_graphql_response
 from app.response_front import note_hit_reads, responses_of
 from app.single_flight import SingleFlight
-from app.write_gate import WriteGate
+from app.write_gate import Readers, WriteGate
 from cache import response_capture
 from cache.persisted import PersistedQueries
 from cache.response import PLAIN_KEPT_BYTES, Hit, ResponseCache, etag_of
@@ -90,7 +89,9 @@ class DiscoursGraphQL(GraphQL[Context, None]):
                  session_cookie: str = "session_token", writes_in_flight: int = 0, write_wait: float = 10.0,
                  writes_waiting: int = 64, write_share: float = 1.0, **kwargs: Any) -> None:
         super().__init__(schema, *args, **kwargs)
-        self.writes = WriteGate(writes_in_flight, write_wait, writes_waiting, write_share)
+        # The reads being answered now, counted here and by the response front: a write's share yields to them.
+        self.readers = Readers()
+        self.writes = WriteGate(writes_in_flight, write_wait, writes_waiting, write_share, self.readers)
         self.response_cache_ttl = response_cache_ttl
         self.rendered_answer_ttl = rendered_answer_ttl
         self.plain_kept_bytes = plain_kept_bytes
@@ -178,9 +179,18 @@ class DiscoursGraphQL(GraphQL[Context, None]):
 
     async def _answer(self, exchange: Exchange, root_value: Any) -> Any:
         key = await self._response_key(exchange)
-        if key is None:
-            async with self.writes.turn() if self._changes_state(exchange) else contextlib.nullcontext():
+        if key is None and self._changes_state(exchange):
+            async with self.writes.turn():
                 return marked(await self._execute(exchange, root_value), "BYPASS")
+        self.readers.count += 1
+        try:
+            return await self._read(exchange, root_value, key)
+        finally:
+            self.readers.count -= 1
+
+    async def _read(self, exchange: Exchange, root_value: Any, key: str | None) -> Any:
+        if key is None:
+            return marked(await self._execute(exchange, root_value), "BYPASS")
         responses = responses_of(exchange.app, self)
         # The front (app/response_front.py) looked the public key up already and found nothing it could serve.
         looked_up = exchange.looked_up and key == exchange.graphql.public_key

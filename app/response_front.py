@@ -37,6 +37,7 @@ from app.hit_reads import HitRead, hit_reads_of
 from app.http_caching import cache_control, is_current
 from app.http_guards import Refused
 from app.negotiation import media_type, stored_body
+from app.write_gate import Readers
 from cache.response import Hit, ResponseCache
 from schema.context import guest_of
 from telemetry import metrics
@@ -52,6 +53,7 @@ class View(Protocol):
     rules: ReadingRules
     response_cache_ttl: int  # RESPONSE_CACHE_TTL
     plain_kept_bytes: int  # PLAIN_BODIES_KEPT_BYTES
+    readers: Readers  # the reads being answered, a hit among them (app/write_gate.py)
 
     async def serve(self, scope: Scope, receive: Receive, send: Send, request: GraphQLRequest | Refused, *,
                     looked_up: bool = False) -> None: ...
@@ -104,11 +106,19 @@ class ResponseCacheFront:
             await self.view.serve(scope, receive, send, request)
             return
         responses = responses_of(scope["app"], self.view)
-        hit = await responses.get(request.public_key or "")
-        if hit is None or (hit.private and request.signed_in):
+        readers = self.view.readers
+        readers.count += 1
+        try:
+            hit = await responses.get(request.public_key or "")
+            if hit is None or (hit.private and request.signed_in):
+                hit = None  # the view answers it, counted there
+            else:
+                await _send_hit(send, hit, request, responses)
+        finally:
+            readers.count -= 1
+        if hit is None:
             await self.view.serve(scope, receive, send, request, looked_up=True)
             return
-        await _send_hit(send, hit, request, responses)
         operation = metrics.operation_label(request.operation_name)
         metrics.child(metrics.REQUESTS, operation, "hit").inc()
         metrics.child(metrics.REQUEST_SECONDS, operation, "hit").observe(time.perf_counter() - started)

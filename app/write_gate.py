@@ -13,16 +13,19 @@ nothing of it was done (the refusal comes before its execution). The wait (10 s 
 enough to ride out a Redis or PostgreSQL failover, when the writes holding the turns wait too
 (tests/test_redis_cluster_failover.py: every write done); it ends before REQUEST_TIMEOUT.
 
-A bound on the writes' share of the worker's time (WRITE_SHARE, off by default). One write at a time
-still takes the worker whole when writes keep coming, since the next starts as soon as the last ends, and
-the reads get what the writes' waits on PostgreSQL and Redis leave them (0.3-0.4 of their read-only rate
-in the mixed bench, whatever a write costs: a cheaper write is followed by more writes). With a share
-`s`, a write that held its turn `w` seconds is followed by a pause of `w * (1 - s) / s` before the next
-turn (at most MAX_PAUSE: a turn held long was spent waiting, not computing). Writes then hold turns at
-most `s` of the time, and so bound the CPU they take with the misses they make; the writes past that
-wait, and are refused as above. Nothing is refused for it while writes come slower than the share lets
-through. Whether a site refuses writes to keep its readers is its owner's choice: the default lets
-through every write the waits allow.
+A bound on the writes' share of the worker's time while readers wait for it (WRITE_SHARE, off by
+default). One write at a time still takes the worker whole when writes keep coming, since the next starts
+as soon as the last ends, and the reads get what the writes' waits on PostgreSQL and Redis leave them
+(0.3-0.4 of their read-only rate in the mixed bench, whatever a write costs: a cheaper write is followed by
+more writes). With a share `s`, a write that held its turn `w` seconds is followed by a pause of
+`w * (1 - s) / s` before the next turn (at most MAX_PAUSE: a turn held long was spent waiting, not
+computing). The pause is only taken while reads are being answered (`Readers`, counted by the response
+front around a hit and by the view around a query it answers): a write delays no one while the worker has
+nothing else to do, so an idle worker does its writes one after the other as before, and the bound only
+divides a busy one. Writes then hold turns at most `s` of the time the readers compete for, and so bound
+the CPU they take with the misses they make; the writes past that wait, and are refused as above. Nothing
+is refused for it while writes come slower than the share lets through. Whether a site refuses writes to
+keep its readers is its owner's choice: the default lets through every write the waits allow.
 
 Why a bound on the waiting too: offered writes faster than it does them, a worker held every one that
 arrived within the wait, each with its request and task (at 250 writes a second past a worker's 100, a
@@ -44,13 +47,27 @@ from telemetry import metrics
 MAX_PAUSE = 1.0
 
 
+class Readers:
+    """How many reads a worker is answering now: a hit the response front serves (app/response_front.py)
+    and a query the view answers (app/graphql_view.py). Not a stream being sent: a subscriber waiting for
+    events waits for no CPU. Counted inline rather than by a context manager: a hit is a few hundred
+    microseconds, and this is on its path."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
 class WriteGate:
-    def __init__(self, in_flight: int, wait: float, waiting: int = 64, share: float = 1.0) -> None:
+    def __init__(self, in_flight: int, wait: float, waiting: int = 64, share: float = 1.0,
+                 readers: Readers | None = None) -> None:
         """`in_flight` 0: no bound (and none on the waiting, nor on the share, either). `share` 1: no pause
-        after a write."""
+        after a write. `readers`: the reads in flight the share's pause yields to."""
         self.wait = wait
         self.waiting = waiting
         self.share = share
+        self.readers = readers or Readers()
         self._turns = asyncio.Semaphore(in_flight) if in_flight > 0 else None
         self._waiters = 0
         self._next_turn = 0.0  # loop time before which no turn starts (the pause after the last write)
@@ -63,7 +80,8 @@ class WriteGate:
             yield
             return
         loop = asyncio.get_running_loop()
-        if (self._turns.locked() or loop.time() < self._next_turn) and self._waiters >= self.waiting:
+        if (self._turns.locked() or (loop.time() < self._next_turn and self.readers.count)) \
+                and self._waiters >= self.waiting:
             raise _refused()
         deadline = loop.time() + self.wait
         self._waiters += 1
@@ -74,7 +92,8 @@ class WriteGate:
         finally:
             self._waiters -= 1
         try:
-            if (pause := self._next_turn - loop.time()) > 0:
+            # No reader waits for the worker: the pause would give the time to no one.
+            if (pause := self._next_turn - loop.time()) > 0 and self.readers.count:
                 if self._next_turn > deadline:
                     raise _refused()
                 await asyncio.sleep(pause)

@@ -2,7 +2,7 @@
 for a turn, then are answered 503 SERVICE_UNAVAILABLE with Retry-After, having changed nothing; past
 WRITES_WAITING waiting they are answered so at once; reads are never held by the bound; a write sent again
 once a turn is free is done. With WRITE_SHARE below 1, each write is followed by a pause that keeps the
-writes' turns to that share of the time."""
+writes' turns to that share of the time, taken only while reads are being answered."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from starlette.routing import Route
 
 from app.http_guards import Refused
 from app.main import create_app
-from app.write_gate import MAX_PAUSE, WriteGate
+from app.write_gate import MAX_PAUSE, Readers, WriteGate
+from cache.response import ResponseCache
 from config.settings import Settings
 from orm import Topic
 from resolvers.deps import Deps
@@ -94,10 +95,12 @@ async def test_past_the_writes_waiting_the_next_is_refused_at_once() -> None:
 
 
 async def test_a_share_pauses_after_each_write_in_proportion_to_its_turn() -> None:
-    """With a share of 1/3, a write that held its turn 0.1 s is followed by 0.2 s without one: the writes
-    hold turns a third of the time. A write that would wait for its turn past its wait (0.4 s) is refused
-    at once."""
-    gate = WriteGate(1, 0.4, share=1 / 3)
+    """With a share of 1/3 and a read being answered, a write that held its turn 0.1 s is followed by 0.2 s
+    without one: the writes hold turns a third of the time. A write that would wait for its turn past its
+    wait (0.4 s) is refused at once."""
+    readers = Readers()
+    readers.count = 1  # a read in flight throughout
+    gate = WriteGate(1, 0.4, share=1 / 3, readers=readers)
     loop = asyncio.get_running_loop()
     async with gate.turn():
         await asyncio.sleep(0.1)
@@ -117,6 +120,24 @@ async def test_a_share_pauses_after_each_write_in_proportion_to_its_turn() -> No
             async with gate.turn():
                 pass
     assert metrics.WRITES_REFUSED._value.get() - refused_before == 1
+
+
+async def test_without_a_reader_the_share_pauses_no_write() -> None:
+    """The pause gives the worker's time to readers: with none being answered, the next write goes at once
+    (an idle worker is not made to wait), and as soon as one is, the pause holds again."""
+    readers = Readers()
+    gate = WriteGate(1, 10.0, share=1 / 3, readers=readers)
+    loop = asyncio.get_running_loop()
+    async with gate.turn():
+        await asyncio.sleep(0.1)
+    released = loop.time()
+    async with gate.turn():
+        assert loop.time() - released < 0.05
+        await asyncio.sleep(0.1)
+    released = loop.time()
+    readers.count = 1
+    async with gate.turn():
+        assert loop.time() - released >= 0.19
 
 
 async def test_the_pause_after_a_long_turn_is_at_most_a_second() -> None:
@@ -142,3 +163,40 @@ async def test_without_a_share_the_next_write_goes_at_once() -> None:
 def test_the_share_is_the_setting(deps: Deps, settings: Settings) -> None:
     app = create_app(settings.model_copy(update={"write_share": 0.25}), deps=deps)
     assert _gate(app).share == 0.25 and _gate(create_app(settings, deps=deps)).share == 1.0
+
+
+async def test_hits_and_answered_queries_are_counted_as_readers_and_writes_are_not(
+        api: Api, deps: Deps, settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reads the share yields to: a hit while the front looks it up and sends it, a query while the
+    view answers it (computed, or a miss that waited for it), never a write; none once they are answered."""
+    app = create_app(settings.model_copy(update={"response_cache_ttl": 60}), deps=deps)
+    view = next(route.app for route in app.routes if isinstance(route, Route) and route.path == "/graphql")
+    seen: list[tuple[str, int]] = []
+    execute, get = view._execute, ResponseCache.get
+
+    async def counting_execute(exchange: Any, root_value: Any) -> Any:
+        seen.append(("execute", view.readers.count))
+        return await execute(exchange, root_value)
+
+    async def counting_get(self: ResponseCache, key: str) -> Any:
+        seen.append(("lookup", view.readers.count))
+        return await get(self, key)
+
+    writer = await api.user()
+    async with deps.db() as session:
+        slug = await session.scalar(select(Topic.slug).order_by(Topic.id).limit(1))
+    monkeypatch.setattr(view, "_execute", counting_execute)
+    monkeypatch.setattr(ResponseCache, "get", counting_get)  # the fixtures' own app is done with it
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+        for _ in range(2):  # a miss, computed and kept, then a hit
+            read = await client.post("/graphql", json={"query": FOLLOWED, "variables": {"s": slug}})
+            assert read.status_code == 200, read.text
+        assert read.headers["x-cache"] == "HIT"
+        assert view.readers.count == 0
+        miss_and_hit = list(seen)
+        seen.clear()
+        done = await client.post("/graphql", json={"query": FOLLOW, "variables": {"s": slug}},
+                                 headers={"authorization": f"Bearer {writer.token}"})
+        assert done.status_code == 200 and done.json()["data"]["follow"]["error"] is None, done.text
+    assert miss_and_hit == [("lookup", 1), ("execute", 1), ("lookup", 1)]
+    assert seen == [("execute", 0)] and view.readers.count == 0
