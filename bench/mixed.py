@@ -17,7 +17,7 @@ moved per write, from /metrics), with one worker and with two. A row is the medi
 range of reads/s against the read-only round beside it.
 
     python -m bench.mixed [--size bench] [--workers 1,2] [--rounds 3] [--seconds 10] [--share 0.05]
-                          [--comments 100] [--write-share 1.0]
+                          [--comments 100] [--write-share 1]
 
 Needs wrk (Debian: apt-get install wrk).
 """
@@ -152,7 +152,7 @@ async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> st
     settings = load_settings(database_url=database_url, redis_url=redis_url, jwt_secret="bench" * 8)
     table: dict[tuple[int, str], Measured] = {}
     for workers in (int(w) for w in args.workers.split(",")):
-        env = server_env(settings, WRITE_SHARE=str(args.write_share))
+        env = server_env(settings, **({} if args.write_share is None else {"WRITE_SHARE": str(args.write_share)}))
         if workers > 1:
             env["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="bench-metrics-")
         async with Uvicorn("app.asgi:app", env, workers=workers) as server:
@@ -196,9 +196,10 @@ async def _round(workers: int, server: str, url: str, script: str, shouts: list[
 
 
 def render(table: dict[tuple[int, str], Measured], args: argparse.Namespace) -> str:
-    bounded = f" --write-share {args.write_share:g}" if args.write_share < 1 else ""
+    bounded = "" if args.write_share is None else f" --write-share {args.write_share:g}"
+    titled = "" if args.write_share is None else f" with WRITE_SHARE={args.write_share:g}"
     lines = [
-        f"# Reads under writes{' with WRITE_SHARE=' + format(args.write_share, 'g') if bounded else ''} "
+        f"# Reads under writes{titled} "
         f"(`python -m bench.mixed{bounded}`)",
         "",
         f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by `python -m bench.mixed --size {args.size} --workers "
@@ -245,9 +246,9 @@ async def main() -> None:
     parser.add_argument("--mix", default="comment=0.4,vote=0.3,follow=0.2,edit=0.1")
     parser.add_argument("--comments", type=float, default=100, help="comments a second, the second scenario")
     parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--write-share", type=float, default=1.0,
-                        help="the worker's WRITE_SHARE (app/write_gate.py); below 1 the results go to a section "
-                             "of their own")
+    parser.add_argument("--write-share", type=float, default=None,
+                        help="the worker's WRITE_SHARE (app/write_gate.py; unset: its default); when set, the results "
+                             "go to a section of their own")
     await services.report(parser.parse_args(), run, RESULTS, write_section)
 
 

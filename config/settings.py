@@ -292,11 +292,12 @@ class Settings(DatabaseSettings):
     # Writes that wait for a turn in one worker at most; the next is answered 503 at once (its memory, and
     # the worker's, stays bounded when writes arrive faster than the worker does them).
     writes_waiting: int = Field(default=64, ge=0)
-    # The share of a worker's time its writes may hold their turns: after a write that held one w seconds,
-    # the next waits w * (1 - share) / share, and the writes past that are refused as above (503). Off at
-    # 1 (every write the waits allow goes through); below, readers keep at least the rest of the worker
-    # under a flood of writes (bench/RESULTS.md, reads under writes). A site owner's choice.
-    write_share: float = Field(default=1.0, gt=0, le=1)
+    # The share of a busy worker's time its writes may hold their turns: after a write that held one w
+    # seconds, the next waits w * (1 - share) / share while reads are being answered (never on a worker
+    # with nothing else to do), and the writes past that are refused as above (503). Under a flood of
+    # writes, readers keep at least the rest of the worker (bench/RESULTS.md, reads under writes); at 1,
+    # every write the waits allow goes through and the readers get what the writes leave.
+    write_share: float = Field(default=0.5, gt=0, le=1)
     # Parsed documents kept per worker, by their text.
     parsed_documents_cache: int = 512
 

@@ -162,7 +162,7 @@ async def test_without_a_share_the_next_write_goes_at_once() -> None:
 
 def test_the_share_is_the_setting(deps: Deps, settings: Settings) -> None:
     app = create_app(settings.model_copy(update={"write_share": 0.25}), deps=deps)
-    assert _gate(app).share == 0.25 and _gate(create_app(settings, deps=deps)).share == 1.0
+    assert _gate(app).share == 0.25 and _gate(create_app(settings, deps=deps)).share == 0.5
 
 
 async def test_hits_and_answered_queries_are_counted_as_readers_and_writes_are_not(
