@@ -24,10 +24,12 @@ if TYPE_CHECKING:
 
 
 class Exchange(Request):
-    def __init__(self, scope: Scope, receive: Receive, graphql: GraphQLRequest, *, looked_up: bool = False) -> None:
+    def __init__(self, scope: Scope, receive: Receive, graphql: GraphQLRequest, *, looked_up: bool = False,
+                 stale: bool = False) -> None:
         super().__init__(scope, receive)
         self.graphql = graphql
         self.looked_up = looked_up  # the front looked the public key up already and found nothing to serve
+        self.stale = stale  # what a look-up found under the request's key was a response a write made stale
         self.context: Context | None = None  # made once, by the first step that needs it
         self.sub_response: Response | None = None  # Strawberry's, for status and headers set while executing
         self.errors = False  # execution reported errors

@@ -126,16 +126,16 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         await self.serve(scope, receive, send, request)
 
     async def serve(self, scope: Scope, receive: Receive, send: Send, request: GraphQLRequest | Refused, *,
-                    looked_up: bool = False) -> None:
+                    looked_up: bool = False, stale: bool = False) -> None:
         """Answer a request read already (or refused while being read). `looked_up`: its public key was
-        looked up already, and held no answer for it."""
+        looked up already, and held no answer for it (`stale`: an answer a write made stale)."""
         if isinstance(request, Refused):
             _count("refused", None, time.perf_counter())
             accept = dict(scope["headers"]).get(b"accept", b"").decode("latin-1")
             await request.response(media_type(accept))(scope, receive, send)
             return
         try:
-            response = await self.run(Exchange(scope, receive, request, looked_up=looked_up))
+            response = await self.run(Exchange(scope, receive, request, looked_up=looked_up, stale=stale))
         except HTTPException as exc:  # Strawberry's: a plain-text status, as its own view answers it
             response = PlainTextResponse(exc.reason, status_code=exc.status_code)
         await response(scope, receive, send)
@@ -194,8 +194,9 @@ class DiscoursGraphQL(GraphQL[Context, None]):
             return marked(await self._execute(exchange, root_value), "BYPASS")
         responses = responses_of(exchange.app, self)
         # The front (app/response_front.py) looked the public key up already and found nothing it could serve.
-        looked_up = exchange.looked_up and key == exchange.graphql.public_key
-        hit = None if looked_up else await responses.get(key)
+        hit = None
+        if not (exchange.looked_up and key == exchange.graphql.public_key):
+            hit, exchange.stale = await responses.look_up(key)
         if hit is None and await self.single_flight.stored_meanwhile(key):
             hit = await responses.get(key)
         if hit is not None:
@@ -305,8 +306,11 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         answers = self._rendered_answers(exchange, exchange.app.state.deps)
         if answers is None:
             return None
+        # A response a write made stale was stored with its rendered field, under the same reads: that one is
+        # stale too, and not read (the round trip was a tenth of a miss's wall time under load).
         key, whole = await answer_without_executing(
-            graphql_schema(self.schema), checks, answers, single.document, single.operation_name, single.variables)
+            graphql_schema(self.schema), checks, answers, single.document, single.operation_name, single.variables,
+            look=not exchange.stale)
         if whole is None:
             exchange.rendered_missed = key  # execution does not read it again
         return whole

@@ -110,9 +110,16 @@ class DelayedQueue:
     async def enqueue(self, kind: str, payload: dict[str, Any], *, at: float, message_id: str | None = None) -> str:
         """Add a message due at `at` (unix seconds). A message with the same id, kind and payload that
         is already queued keeps its place (`message_id` makes scheduling idempotent)."""
-        member = encode(message_id or uuid.uuid4().hex, kind, payload)
-        await self.redis.zadd(self._keys[0], {member: at}, nx=True)
-        return member
+        return (await self.enqueue_many(kind, [(payload, message_id)], at=at))[0]
+
+    async def enqueue_many(self, kind: str, messages: list[tuple[dict[str, Any], str | None]], *,
+                           at: float) -> list[str]:
+        """`enqueue` for several messages of a kind due at the same time (payload and message id each): one
+        command, one round trip (a comment on a shout of three authors queues three digests)."""
+        members = [encode(message_id or uuid.uuid4().hex, kind, payload) for payload, message_id in messages]
+        if members:
+            await self.redis.zadd(self._keys[0], dict.fromkeys(members, at), nx=True)
+        return members
 
     async def cancel(self, member: str) -> bool:
         return bool(await self.redis.zrem(self._keys[0], member))

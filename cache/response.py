@@ -157,22 +157,27 @@ class ResponseCache:
 
     async def get(self, key: str) -> Hit | None:
         """The stored response, if every generation it was stamped with is still current."""
+        return (await self.look_up(key))[0]
+
+    async def look_up(self, key: str) -> tuple[Hit | None, bool]:
+        """`get`, and whether there was a response under the key that a write made stale (its rendered
+        root field, stored with it under the same reads, most likely is too: schema/rendered.py)."""
         if not self.cache.available:
-            return None
+            return None, False
         try:
             await self.cache.recover_if_needed()  # after a lost invalidation, nothing stored before is trusted
             found = await (self._check_apart(key) if self._cluster else self._check_here(key))
         except RedisError as exc:
             self.cache.trip(exc, "response cache read")
-            return None
+            return None, False
         if found[0] != 2:
             _count("stale" if found[0] == 1 else "miss")
-            return None
+            return None, found[0] == 1
         self.hits += 1
         _count("hit")
         views = as_bytes(found[3]).decode()
         return Hit(as_bytes(found[1]), found[2] in (b"1", "1"), [int(v) for v in views.split(",") if v],
-                   as_bytes(found[4]).decode(), int(found[5] or 0), found[6] in (b"1", "1"), key)
+                   as_bytes(found[4]).decode(), int(found[5] or 0), found[6] in (b"1", "1"), key), False
 
     async def _check_here(self, key: str) -> list[Any]:
         """What a stored response is now, by the hit script: [0] (none), [1] (stale) or [2, its fields...]."""

@@ -33,9 +33,8 @@ async def queue_digests(deps: Deps, authors: set[int], now: float) -> None:
     window = deps.digest_window
     start = int(now) // window * window
     try:
-        for author in sorted(authors):
-            await deps.delayed.enqueue(DIGEST, {"author": author, "since": start}, at=start + window,
-                                       message_id=f"digest-{author}-{start}")
+        await deps.delayed.enqueue_many(DIGEST, [({"author": author, "since": start}, f"digest-{author}-{start}")
+                                                 for author in sorted(authors)], at=start + window)
     except RedisError as exc:
         log.warning("notification digests not queued: %s", exc)
 

@@ -146,7 +146,8 @@ class WholeAnswer:
 
 async def answer_without_executing(schema: GraphQLSchema, checks: LimitChecks, answers: RenderedAnswers,
                                    query: str, operation_name: str | None,
-                                   variables: Mapping[str, Any] | None) -> tuple[str | None, WholeAnswer | None]:
+                                   variables: Mapping[str, Any] | None, *, look: bool = True
+                                   ) -> tuple[str | None, WholeAnswer | None]:
     """A whole response, when the query asks one rendered root field alone and its rendered answer is
     current: `{"data":{<name>:<answer>}}` as execution would have written it, with nothing executed.
     Returned with the key looked up (None when the request is not of that shape: execution answers it as
@@ -155,7 +156,8 @@ async def answer_without_executing(schema: GraphQLSchema, checks: LimitChecks, a
     What execution would check first is checked the same way and from the same caches: the document's
     limits and validation, the variables' NUL check and cost (schema/limits.py), the variables' coercion.
     Anything else (a spread at the root, fields beside it, several operations and no name, variables that
-    do not coerce) is left to execution, which keeps the answer for the next time."""
+    do not coerce) is left to execution, which keeps the answer for the next time. `look` False: the key
+    alone, nothing read (the caller knows the answer under it is stale)."""
     variables = variables or {}
     try:
         if checks.errors(schema, query, request_validation_rules(), operation_name, variables):
@@ -180,8 +182,8 @@ async def answer_without_executing(schema: GraphQLSchema, checks: LimitChecks, a
     fragments = {definition.name.value: definition for definition in document.definitions
                  if isinstance(definition, FragmentDefinitionNode)}
     key = _key([node], fragments, coerced.coerced)
-    if key is None:
-        return None, None
+    if key is None or not look:
+        return key, None
     found = await read_rendered(answers.cache, key)
     if found is None:
         return key, None

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from cache import keys
 from cache.delayed import DelayedQueue
+from devtools.round_trips import redis_round_trips
 from tests.conftest import TEST_DATABASE_URL, TEST_REDIS_CLUSTER, TEST_REDIS_URL
 from tests.helpers import Api
 
@@ -173,3 +174,19 @@ async def test_a_scheduled_draft_is_published_when_due_and_not_before(api: Api, 
 
 
 pytestmark = pytest.mark.usefixtures("engine")
+
+
+async def test_messages_due_together_are_queued_in_one_round_trip_and_once(redis: Redis) -> None:
+    """A comment on a shout of three authors queues three digests: one command, and sent again (a second
+    comment in the same window), each message keeps its place."""
+    queue = DelayedQueue(redis, "together")
+    await redis.delete(keys.delayed_queue("together"))
+    due = time.time() + 60
+    messages = [({"author": author}, f"digest-{author}") for author in (1, 2, 3)]
+    with redis_round_trips() as sent:
+        members = await queue.enqueue_many("digest", messages, at=due)
+    assert sent == [1] and len(set(members)) == 3
+    await queue.enqueue_many("digest", messages, at=due + 60)
+    assert await redis.zrange(keys.delayed_queue("together"), 0, -1, withscores=True) == [
+        (member.encode(), due) for member in sorted(members)]
+    assert await queue.enqueue_many("digest", [], at=due) == []

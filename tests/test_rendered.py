@@ -24,6 +24,7 @@ from config.settings import Settings
 from resolvers import reaction, reader
 from resolvers import topic as topics
 from resolvers.deps import Deps
+from schema import rendered as rendered_answers
 from tests.helpers import Api
 
 ALL = "query { get_topics_all { id slug title stat { shouts followers } } }"
@@ -286,6 +287,31 @@ async def test_with_the_response_cache_on_a_miss_sent_rendered_is_kept_whole(
                               {"t": {"slug": slug}}, editor)
         after = await http.post("/graphql", json={"query": named})
     assert after.headers["x-cache"] == "MISS" and slug in after.text and executed == ["get_topics_all"] * 2
+
+
+async def test_a_response_a_write_made_stale_is_recomputed_without_reading_its_rendered_field(
+        deps: Deps, settings: Settings, redis: Redis, executed: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rendered answer was stored with the response, under the same reads: when the response is found
+    stale its rendered field is too, and is not read. A response that is merely gone (expired) still has
+    its rendered field read and sent."""
+    read = _recorded(monkeypatch, rendered_answers, "read_rendered")
+    app = create_app(settings, deps=deps)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as http:
+        api = Api(http, deps)
+        editor = await api.user("editor")
+        first = await http.post("/graphql", json={"query": ALL})
+        assert first.headers["x-cache"] == "MISS" and read == ["read_rendered"] and executed == ["get_topics_all"]
+        slug = f"t-{uuid.uuid4().hex[:8]}"
+        await api("mutation($t: TopicInput!) { create_topic(topic_input: $t) { error } }", {"t": {"slug": slug}},
+                  editor)
+        after = await http.post("/graphql", json={"query": ALL})
+        assert after.headers["x-cache"] == "MISS" and slug in after.text
+        assert read == ["read_rendered"] and executed == ["get_topics_all"] * 2  # recomputed, nothing read
+        async for key in redis.scan_iter(match="response:*", count=1000):  # gone, as on expiry
+            await redis.delete(key)
+        gone = await http.post("/graphql", json={"query": ALL})
+    assert gone.headers["x-cache"] == "MISS" and gone.content == after.content
+    assert read == ["read_rendered"] * 2 and executed == ["get_topics_all"] * 2  # sent as rendered
 
 
 # --- pages of shouts and reactions ----------------------------------------------------------------------

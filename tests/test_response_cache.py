@@ -289,13 +289,13 @@ async def test_a_hit_is_answered_before_the_graphql_view(own_redis_app: Any, mon
     await client.post("/graphql", json={"query": "{ get_topics_all { slug } }"})  # the hit script is loaded
     entered.clear()
     lookups = []
-    get = ResponseCache.get
+    look_up = ResponseCache.look_up
 
-    async def counted_get(self: ResponseCache, key: str) -> Any:
+    async def counted_look_up(self: ResponseCache, key: str) -> Any:
         lookups.append(key)
-        return await get(self, key)
+        return await look_up(self, key)
 
-    monkeypatch.setattr(ResponseCache, "get", counted_get)
+    monkeypatch.setattr(ResponseCache, "look_up", counted_look_up)
 
     first = await client.post("/graphql", json=body)
     assert first.headers["x-cache"] == "MISS" and entered == ["POST"]

@@ -172,21 +172,21 @@ async def test_hits_and_answered_queries_are_counted_as_readers_and_writes_are_n
     app = create_app(settings.model_copy(update={"response_cache_ttl": 60}), deps=deps)
     view = next(route.app for route in app.routes if isinstance(route, Route) and route.path == "/graphql")
     seen: list[tuple[str, int]] = []
-    execute, get = view._execute, ResponseCache.get
+    execute, look_up = view._execute, ResponseCache.look_up
 
     async def counting_execute(exchange: Any, root_value: Any) -> Any:
         seen.append(("execute", view.readers.count))
         return await execute(exchange, root_value)
 
-    async def counting_get(self: ResponseCache, key: str) -> Any:
+    async def counting_look_up(self: ResponseCache, key: str) -> Any:
         seen.append(("lookup", view.readers.count))
-        return await get(self, key)
+        return await look_up(self, key)
 
     writer = await api.user()
     async with deps.db() as session:
         slug = await session.scalar(select(Topic.slug).order_by(Topic.id).limit(1))
     monkeypatch.setattr(view, "_execute", counting_execute)
-    monkeypatch.setattr(ResponseCache, "get", counting_get)  # the fixtures' own app is done with it
+    monkeypatch.setattr(ResponseCache, "look_up", counting_look_up)  # the fixtures' own app is done with it
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
         for _ in range(2):  # a miss, computed and kept, then a hit
             read = await client.post("/graphql", json={"query": FOLLOWED, "variables": {"s": slug}})

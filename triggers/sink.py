@@ -77,10 +77,12 @@ class CacheSink:
 
         if self.wal_floor is not None:  # first: a reader that sees what follows reads a replica holding it
             await self.wal_floor.raise_after_commit()
+        # The marks in no order with the rest: sent beside the invalidation, the two share a round trip (what
+        # is sent at the same moment goes out together, cache/coalesce.py).
+        steps = [self.revalidator.mark_many(changes.marks)] if self.revalidator is not None and changes.marks else []
         if self.invalidation:
-            await self.cache.invalidate_tags(changes.tags, also=live_changes if changes.live else None)
-        if self.revalidator is not None and changes.marks:
-            await self.revalidator.mark_many(changes.marks)
+            steps.append(self.cache.invalidate_tags(changes.tags, also=live_changes if changes.live else None))
+        await asyncio.gather(*steps)
         if changes.messages:
             try:
                 await publish(self.cache.redis, changes.messages)
