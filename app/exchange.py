@@ -19,6 +19,7 @@ from app.graphql_request import GraphQLRequest
 from schema.seam import StarletteRequestAdapter
 
 if TYPE_CHECKING:
+    from cache.rendered import ToKeep
     from schema.cache_control import Policy
     from schema.context import Context
 
@@ -35,6 +36,7 @@ class Exchange(Request):
         self.errors = False  # execution reported errors
         self.policy: Policy | None = None  # the document's cache policy, once looked up
         self.rendered_missed: str | None = None  # a rendered answer's key looked up before executing, absent
+        self.handed: list[ToKeep] | None = None  # rendered answers to keep with the response (schema/rendered.py)
         # How long the answer may be kept and whether for one viewer only (schema/cache_control.py); None
         # until known (a hit carries its own, an answer computed is judged by its document and its reads).
         self.max_age: int | None = None

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
+from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
 from cache import response_capture
@@ -55,14 +56,35 @@ async def read_rendered(cache: Cache, key: str) -> Rendered | None:
     return None if found is MISSING else found  # type: ignore[no-any-return]
 
 
-async def keep_rendered(cache: Cache, key: str, body: bytes, capture: response_capture.Capture, ttl: int) -> bool:
-    """Keep `body` under what `capture` saw while it was computed, for at most `ttl` seconds; whether it
-    was kept."""
-    stamp = capture_stamp(capture)
-    if stamp is None or capture.read_viewer or capture.views or not cache.available:
+@dataclass(frozen=True, slots=True)
+class ToKeep:
+    """A rendered answer computed and not yet kept: handed to whoever stores the response it is part of, to
+    be kept in the same round trip (`queue_kept`)."""
+
+    key: str
+    body: bytes
+    capture: response_capture.Capture
+    ttl: int
+
+
+def queue_kept(pipe: Pipeline, cache: Cache, answer: ToKeep) -> bool:
+    """Queue the command keeping `answer` under what its capture saw, for at most its ttl; whether it may
+    be kept (not what read the viewer, counted a view or read while Redis was unavailable)."""
+    stamp = capture_stamp(answer.capture)
+    if stamp is None or answer.capture.read_viewer or answer.capture.views or not cache.available:
         return False
+    pipe.set(answer.key, encode_json(stamp, answer.body), ex=cache.jittered(answer.ttl) or answer.ttl)
+    return True
+
+
+async def keep_rendered(cache: Cache, key: str, body: bytes, capture: response_capture.Capture, ttl: int) -> bool:
+    """Keep `body` under what `capture` saw while it was computed, for at most `ttl` seconds, now; whether
+    it was kept."""
     try:
-        await cache.redis.set(key, encode_json(stamp, body), ex=cache.jittered(ttl) or ttl)
+        async with cache.redis.pipeline(transaction=False) as pipe:
+            if not queue_kept(pipe, cache, ToKeep(key, body, capture, ttl)):
+                return False
+            await pipe.execute()
     except RedisError as exc:
         cache.trip(exc, "rendered write")
         return False

@@ -28,10 +28,12 @@ import hashlib
 import random
 import zlib
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError, ResponseError
 
 from cache import keys
@@ -200,9 +202,10 @@ class ResponseCache:
         return [2, body, gzipped or b"", views or b"", etag or b"", max_age or b"", private or b""]
 
     async def store(self, key: str, body: bytes, capture: Capture, etag: str, *, max_age: int,
-                    private: bool = False) -> bool:
+                    private: bool = False, also: Callable[[Pipeline], object] | None = None) -> bool:
         """Keep `body` (its ETag computed by the caller, who sends it too) under the generations it saw, at
-        most `max_age` seconds (and the cache's own TTL). Whether it was kept."""
+        most `max_age` seconds (and the cache's own TTL). Whether it was kept. `also` queues more commands
+        in the same round trip (the rendered answer the response is made of)."""
         stamp = capture_stamp(capture)
         if stamp is None:
             return False
@@ -219,6 +222,8 @@ class ResponseCache:
                 pipe.unlink(key)  # whatever was there, of any type
                 pipe.hset(key, mapping=stored)
                 pipe.expire(key, self.cache.jittered(ttl) or ttl)
+                if also is not None:
+                    also(pipe)
                 await pipe.execute()
             self.stores += 1
         except RedisError as exc:

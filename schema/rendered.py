@@ -43,7 +43,7 @@ from graphql import (
 from graphql.pyutils import Undefined
 
 from cache import keys, response_capture
-from cache.rendered import keep_rendered, read_rendered
+from cache.rendered import ToKeep, keep_rendered, read_rendered
 from cache.response import etag_of
 from cache.store import Cache
 from schema.cache_control import hint_of
@@ -59,6 +59,9 @@ class RenderedAnswers:
     cache: Cache
     ttl: int  # seconds a rendered answer is kept at most (and at most its field's max age)
     missed: str | None = None  # a key looked up already for this request (`answer_without_executing`), absent
+    # Set by a caller that stores the whole response afterwards (the view, with the response cache on): an
+    # answer to keep is handed over here, and kept in the round trip that stores the response.
+    handed: list[ToKeep] | None = None
 
 
 def rendered_ttl(parent_type: GraphQLObjectType, node: FieldNode, answers: RenderedAnswers) -> int:
@@ -115,7 +118,10 @@ async def answered(executor: Any, answers: RenderedAnswers, key: str, ttl: int, 
             error.path and error.path[0] == response_name for error in field_errors(executor)):
         return result
     body = orjson.dumps(result)
-    await keep_rendered(answers.cache, key, body, capture, ttl)
+    if answers.handed is not None:
+        answers.handed.append(ToKeep(key, body, capture, ttl))
+    else:
+        await keep_rendered(answers.cache, key, body, capture, ttl)
     return orjson.Fragment(body)  # encoded once: the response writes these bytes
 
 

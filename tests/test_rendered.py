@@ -18,6 +18,7 @@ from app.main import create_app
 from cache import keys
 from cache.client import make_redis
 from cache.rendered import keep_rendered, read_rendered
+from cache.response import ResponseCache
 from cache.response_capture import Capture
 from cache.store import Cache
 from config.settings import Settings
@@ -287,6 +288,29 @@ async def test_with_the_response_cache_on_a_miss_sent_rendered_is_kept_whole(
                               {"t": {"slug": slug}}, editor)
         after = await http.post("/graphql", json={"query": named})
     assert after.headers["x-cache"] == "MISS" and slug in after.text and executed == ["get_topics_all"] * 2
+
+
+async def test_with_the_response_cache_on_the_rendered_answer_is_kept_in_the_responses_round_trip(
+        deps: Deps, settings: Settings, redis: Redis, executed: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A miss stores its rendered field with its response, in the response's transaction: nothing is kept
+    apart, and another document asking the same field is sent it without executing."""
+    kept_apart = _recorded(monkeypatch, rendered_answers, "keep_rendered")
+    stored: list[bool] = []
+    store = ResponseCache.store
+
+    async def storing(self: ResponseCache, *args: Any, **kwargs: Any) -> bool:
+        stored.append(kwargs.get("also") is not None)  # with something queued beside the response
+        return await store(self, *args, **kwargs)
+
+    monkeypatch.setattr(ResponseCache, "store", storing)
+    app = create_app(settings, deps=deps)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as http:
+        first = await http.post("/graphql", json={"query": ALL})
+        assert first.headers["x-cache"] == "MISS" and kept_apart == [] and stored == [True]
+        assert len(await _rendered_keys(redis)) == 1
+        named = await http.post("/graphql", json={"query": "query Named { get_topics_all { id slug title stat { "
+                                                           "shouts followers } } }"})
+    assert named.headers["x-cache"] == "MISS" and named.content == first.content and executed == ["get_topics_all"]
 
 
 async def test_a_response_a_write_made_stale_is_recomputed_without_reading_its_rendered_field(
