@@ -13,7 +13,7 @@ nothing of it was done (the refusal comes before its execution). The wait (10 s 
 enough to ride out a Redis or PostgreSQL failover, when the writes holding the turns wait too
 (tests/test_redis_cluster_failover.py: every write done); it ends before REQUEST_TIMEOUT.
 
-A bound on the writes' share of the worker's time while readers wait for it (WRITE_SHARE, off by
+A bound on the writes' share of the worker's time while readers wait for it (WRITE_SHARE, 0.5 by
 default). One write at a time still takes the worker whole when writes keep coming, since the next starts
 as soon as the last ends, and the reads get what the writes' waits on PostgreSQL and Redis leave them
 (0.3-0.4 of their read-only rate in the mixed bench, whatever a write costs: a cheaper write is followed by
@@ -24,8 +24,10 @@ front around a hit and by the view around a query it answers): a write delays no
 nothing else to do, so an idle worker does its writes one after the other as before, and the bound only
 divides a busy one. Writes then hold turns at most `s` of the time the readers compete for, and so bound
 the CPU they take with the misses they make; the writes past that wait, and are refused as above. Nothing
-is refused for it while writes come slower than the share lets through. Whether a site refuses writes to
-keep its readers is its owner's choice: the default lets through every write the waits allow.
+is refused for it while writes come slower than the share lets through. Under more writes than the
+worker does, half its time goes to the readers by default (bench/RESULTS.md, reads under writes: 0.3-0.4
+of their read-only rate without the bound, above 0.5 with it); WRITE_SHARE=1 lets through every write the
+waits allow, the readers getting what the writes leave.
 
 Why a bound on the waiting too: offered writes faster than it does them, a worker held every one that
 arrived within the wait, each with its request and task (at 250 writes a second past a worker's 100, a
