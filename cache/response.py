@@ -205,7 +205,8 @@ class ResponseCache:
                     private: bool = False, also: Callable[[Pipeline], object] | None = None) -> bool:
         """Keep `body` (its ETag computed by the caller, who sends it too) under the generations it saw, at
         most `max_age` seconds (and the cache's own TTL). Whether it was kept. `also` queues more commands
-        in the same round trip (the rendered answer the response is made of)."""
+        in the same round trip (the rendered answer the response is made of; on a Redis Cluster, in a
+        pipeline of their own after it)."""
         stamp = capture_stamp(capture)
         if stamp is None:
             return False
@@ -222,9 +223,13 @@ class ResponseCache:
                 pipe.unlink(key)  # whatever was there, of any type
                 pipe.hset(key, mapping=stored)
                 pipe.expire(key, self.cache.jittered(ttl) or ttl)
-                if also is not None:
+                if also is not None and not self._cluster:  # on a cluster a transaction keeps to one slot
                     also(pipe)
                 await pipe.execute()
+            if also is not None and self._cluster:
+                async with self.cache.redis.pipeline(transaction=False) as pipe:
+                    also(pipe)
+                    await pipe.execute()
             self.stores += 1
         except RedisError as exc:
             self.cache.trip(exc, "response cache store")
