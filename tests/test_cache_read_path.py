@@ -15,7 +15,7 @@ from redis.asyncio.client import Pipeline
 from sqlalchemy import event
 
 from app.main import create_app
-from cache import keys
+from cache import keys, store
 from cache.client import make_redis
 from cache.store import BATCH, MISSING, Cache, CacheStats, KeptDecoded, capture_stamp, parse_stamp, stamp_parts
 from devtools.services import RedisServer
@@ -463,6 +463,31 @@ async def test_concurrent_misses_share_one_computation_unless_a_write_came_betwe
     assert not await redis.exists(moved)  # and lets it go with its value
     assert await cache.get_cached_data(key, [tag]) == 7  # the first's value, stamped before the write, is not
     assert not cache._inflight and not other_worker._inflight  # nothing kept of the flights once they land
+
+
+async def test_a_waiter_looks_again_soon_then_less_often(cache: Cache, redis: Redis,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another worker's fill is a few milliseconds: a waiter looks after 2 ms, then twice as long each
+    time up to 20 ms, and has the value at the first look after it is stored."""
+    key, tag = f"author:id:{secrets.randbelow(10**9)}", f"author:{secrets.randbelow(10**9)}"
+    stamp = (await cache.get_many([key], [[tag]]))[1][0]
+    assert await cache.take_fill_lock(key, stamp or b"")  # another worker computes it
+    pauses: list[float] = []
+    sleep = asyncio.sleep
+
+    async def noted(seconds: float) -> None:
+        pauses.append(seconds)
+        if len(pauses) == 6:  # the holder stores its value meanwhile
+            await cache.set_many([(key, {"name": "theirs"}, stamp, None)], unlock=keys.fill_lock(key, stamp or b""))
+        await sleep(0)
+
+    monkeypatch.setattr(store.asyncio, "sleep", noted)
+
+    async def compute() -> dict[str, str]:
+        raise AssertionError("the waiter computed it")
+
+    assert await Cache(redis).cached_query(key, compute, tags=[tag]) == {"name": "theirs"}
+    assert pauses == [0.002, 0.004, 0.008, 0.016, 0.02, 0.02]
 
 
 async def test_an_observe_redis_cannot_answer_is_said_and_keeps_nothing(down: Cache) -> None:
