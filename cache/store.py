@@ -174,8 +174,8 @@ GENERATION_TTL = 30 * 86_400
 LOST_WRITE_WAIT = 10.0
 LOST_WRITE_RETRY = 0.05
 # A worker waiting for another's fill looks again after FILL_POLL_FIRST seconds, then after twice as long
-# each time, up to FILL_POLL_MOST: a fill is a few milliseconds (a list's statement and its store), and
-# a wait of 20 ms at least, each time, was most of the read p99 of two workers under writes (bench.mixed).
+# each time, up to FILL_POLL_MOST: a fill is a few milliseconds (a list's statement and its store), and a
+# waiter that looked again only every 20 ms waited several times longer than the fill took.
 FILL_POLL_FIRST = 0.002
 FILL_POLL_MOST = 0.02
 
