@@ -16,8 +16,8 @@ enough to ride out a Redis or PostgreSQL failover, when the writes holding the t
 A bound on the writes' share of the worker's time while readers wait for it (WRITE_SHARE, 0.5 by
 default). One write at a time still takes the worker whole when writes keep coming, since the next starts
 as soon as the last ends, and the reads get what the writes' waits on PostgreSQL and Redis leave them
-(0.3-0.4 of their read-only rate in the mixed bench, whatever a write costs: a cheaper write is followed by
-more writes). With a share `s`, a write that held its turn `w` seconds is followed by a pause of
+(about half their read-only rate in the mixed bench, whatever a write costs: a cheaper write is followed
+by more writes). With a share `s`, a write that held its turn `w` seconds is followed by a pause of
 `w * (1 - s) / s` before the next turn (at most MAX_PAUSE: a turn held long was spent waiting, not
 computing). The pause is only taken while reads are being answered (`Readers`, counted by the response
 front around a hit and by the view around a query it answers): a write delays no one while the worker has
@@ -25,9 +25,9 @@ nothing else to do, so an idle worker does its writes one after the other as bef
 divides a busy one. Writes then hold turns at most `s` of the time the readers compete for, and so bound
 the CPU they take with the misses they make; the writes past that wait, and are refused as above. Nothing
 is refused for it while writes come slower than the share lets through. Under more writes than the
-worker does, half its time goes to the readers by default (bench/RESULTS.md, reads under writes: 0.3-0.4
-of their read-only rate without the bound, above 0.5 with it); WRITE_SHARE=1 lets through every write the
-waits allow, the readers getting what the writes leave.
+worker does, half its time goes to the readers by default (bench/RESULTS.md, reads under writes: 0.73 of
+their read-only rate on one worker with the bound, 0.52-0.56 without); WRITE_SHARE=1 lets through every
+write the waits allow, the readers getting what the writes leave.
 
 Why a bound on the waiting too: offered writes faster than it does them, a worker held every one that
 arrived within the wait, each with its request and task (at 250 writes a second past a worker's 100, a
