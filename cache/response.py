@@ -226,14 +226,17 @@ class ResponseCache:
                 if also is not None and not self._cluster:  # on a cluster a transaction keeps to one slot
                     also(pipe)
                 await pipe.execute()
-            if also is not None and self._cluster:
-                async with self.cache.redis.pipeline(transaction=False) as pipe:
-                    also(pipe)
-                    await pipe.execute()
             self.stores += 1
         except RedisError as exc:
             self.cache.trip(exc, "response cache store")
             return False
+        if also is not None and self._cluster:
+            try:  # the response is kept whatever becomes of these
+                async with self.cache.redis.pipeline(transaction=False) as pipe:
+                    also(pipe)
+                    await pipe.execute()
+            except RedisError as exc:
+                self.cache.trip(exc, "response cache store")
         return True
 
 
