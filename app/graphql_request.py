@@ -114,11 +114,10 @@ async def read(scope: Scope, receive: Receive, rules: ReadingRules) -> tuple[Gra
     reads it next (BodySizeLimit, outside, bounds the body). Raises Refused for a request not to run."""
     headers = {name.decode(): value.decode("latin-1") for name, value in scope["headers"] if name in _HEADERS}
     body, receive = await _body(scope, receive)
-    authorization, cookie = headers.get("authorization", ""), headers.get("cookie")
-    # cookies parsed only when no header names a session and they may hold one
-    session_cookie = (cookie_parser(cookie).get(rules.session_cookie) if not authorization.strip()
-                      and cookie is not None and rules.session_cookie in cookie else None)
-    token = token_from(authorization, session_cookie)
+    cookie = headers.get("cookie")
+    token = token_from(headers.get("authorization", ""), lambda: (  # cookies parsed only when they may hold it
+        cookie_parser(cookie).get(rules.session_cookie) if cookie is not None and rules.session_cookie in cookie
+        else None))
     client = scope.get("client")
     method, accept = scope["method"], headers.get("accept", "")
     if method == "GET":

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -50,7 +50,7 @@ from app.write_gate import Readers, WriteGate
 from cache import response_capture
 from cache.coalesce import at_once
 from cache.persisted import PersistedQueries
-from cache.rendered import keep_rendered, queue_kept
+from cache.rendered import ToKeep, keep_all, queue_kept
 from cache.response import PLAIN_KEPT_BYTES, Hit, ResponseCache, etag_of
 from resolvers.deps import Deps
 from resolvers.errors import Busy
@@ -237,7 +237,8 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         """Execute, and keep the answer if its policy and its reads allow; and whether it was kept (the
         identical requests waiting meanwhile then look it up)."""
         capture, token = response_capture.begin()
-        exchange.handed = []  # a rendered answer computed is kept with the response, in its round trip
+        handed: list[ToKeep] = []  # a rendered answer computed is kept with the response, in its round trip
+        exchange.handed = handed
         try:
             response = await self._execute(exchange, root_value)
         finally:
@@ -256,20 +257,11 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         if storable:
             response.headers["etag"] = response.headers.get("etag") or etag_of(answer)  # a rendered one has it
             stored = await responses.store(key, answer, capture, response.headers["etag"], max_age=policy.max_age,
-                                           private=exchange.private, also=self._keeping_handed(exchange, responses))
-        if not stored:
-            for handed in exchange.handed:
-                await keep_rendered(responses.cache, handed.key, handed.body, handed.capture, handed.ttl)
+                                           private=exchange.private,
+                                           also=lambda pipe: queue_kept(pipe, responses.cache, handed))
+        if handed and not stored:
+            await keep_all(responses.cache, handed)
         return marked(response, "MISS" if storable else "BYPASS"), stored
-
-    @staticmethod
-    def _keeping_handed(exchange: Exchange, responses: ResponseCache) -> Callable[[Any], None]:
-        """What queues the rendered answers handed over while the response was computed, in its store."""
-        def queue(pipe: Any) -> None:
-            for handed in exchange.handed or ():
-                queue_kept(pipe, responses.cache, handed)
-
-        return queue
 
     async def _response_key(self, exchange: Exchange) -> str | None:
         """Where this request's answer is kept: a guest's under the public key (looked up before anything

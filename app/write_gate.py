@@ -82,8 +82,7 @@ class WriteGate:
             yield
             return
         loop = asyncio.get_running_loop()
-        if (self._turns.locked() or (loop.time() < self._next_turn and self.readers.count)) \
-                and self._waiters >= self.waiting:
+        if (self._turns.locked() or self._pause(loop.time())) and self._waiters >= self.waiting:
             raise _refused()
         deadline = loop.time() + self.wait
         self._waiters += 1
@@ -94,8 +93,7 @@ class WriteGate:
         finally:
             self._waiters -= 1
         try:
-            # No reader waits for the worker: the pause would give the time to no one.
-            if (pause := self._next_turn - loop.time()) > 0 and self.readers.count:
+            if (pause := self._pause(loop.time())) > 0:
                 if self._next_turn > deadline:
                     raise _refused()
                 await asyncio.sleep(pause)
@@ -108,6 +106,11 @@ class WriteGate:
                     self._next_turn = loop.time() + min(pause, MAX_PAUSE)
         finally:
             self._turns.release()
+
+    def _pause(self, now: float) -> float:
+        """Seconds the next turn waits after the last write: none while no read is being answered (the pause
+        would give the time to no one)."""
+        return max(self._next_turn - now, 0.0) if self.readers.count else 0.0
 
 
 def _refused() -> Refused:

@@ -17,6 +17,7 @@ Stored as `stamp|j<json>`, or `stamp|z<zlib>` over 10 KB (seed 004), for RENDERE
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
@@ -67,25 +68,33 @@ class ToKeep:
     ttl: int
 
 
-def queue_kept(pipe: Pipeline, cache: Cache, answer: ToKeep) -> bool:
-    """Queue the command keeping `answer` under what its capture saw, for at most its ttl; whether it may
-    be kept (not what read the viewer, counted a view or read while Redis was unavailable)."""
-    stamp = capture_stamp(answer.capture)
-    if stamp is None or answer.capture.read_viewer or answer.capture.views or not cache.available:
-        return False
-    pipe.set(answer.key, encode_json(stamp, answer.body), ex=cache.jittered(answer.ttl) or answer.ttl)
-    return True
+def queue_kept(pipe: Pipeline, cache: Cache, answers: Iterable[ToKeep]) -> bool:
+    """Queue the commands keeping each answer under what its capture saw, for at most its ttl; whether any
+    may be kept (not what read the viewer, counted a view or read while Redis was unavailable)."""
+    queued = False
+    for answer in answers:
+        stamp = capture_stamp(answer.capture)
+        if stamp is None or answer.capture.read_viewer or answer.capture.views or not cache.available:
+            continue
+        pipe.set(answer.key, encode_json(stamp, answer.body), ex=cache.jittered(answer.ttl) or answer.ttl)
+        queued = True
+    return queued
 
 
-async def keep_rendered(cache: Cache, key: str, body: bytes, capture: response_capture.Capture, ttl: int) -> bool:
-    """Keep `body` under what `capture` saw while it was computed, for at most `ttl` seconds, now; whether
-    it was kept."""
+async def keep_all(cache: Cache, answers: Iterable[ToKeep]) -> bool:
+    """Keep these answers now, in one round trip; whether any was kept."""
     try:
         async with cache.redis.pipeline(transaction=False) as pipe:
-            if not queue_kept(pipe, cache, ToKeep(key, body, capture, ttl)):
+            if not queue_kept(pipe, cache, answers):
                 return False
             await pipe.execute()
     except RedisError as exc:
         cache.trip(exc, "rendered write")
         return False
     return True
+
+
+async def keep_rendered(cache: Cache, key: str, body: bytes, capture: response_capture.Capture, ttl: int) -> bool:
+    """Keep `body` under what `capture` saw while it was computed, for at most `ttl` seconds, now; whether
+    it was kept."""
+    return await keep_all(cache, [ToKeep(key, body, capture, ttl)])

@@ -220,21 +220,21 @@ COUNTER_KINDS = ("shout", "author", "topic", "community")
 
 
 def bearer_token(request: Any, cookie_name: str) -> str | None:
-    """The session token of a request (`token_from`), its cookies parsed only without the header."""
+    """The session token of a request (`token_from`)."""
     if request is None:
         return None
-    header = request.headers.get("authorization", "")
-    return token_from(header, None if header.strip() else request.cookies.get(cookie_name))
+    return token_from(request.headers.get("authorization", ""), lambda: request.cookies.get(cookie_name))
 
 
-def token_from(authorization: str, session_cookie: str | None) -> str | None:
+def token_from(authorization: str, session_cookie: Callable[[], str | None]) -> str | None:
     """The session token of a request: `Authorization: Bearer <token>` (or the bare token, as some
-    Discours clients send it), else the httpOnly session cookie's value."""
+    Discours clients send it), else the httpOnly session cookie's value, worked out only then (parsing a
+    request's cookies is the costly part)."""
     header = authorization.strip()
     if header:
         scheme, _, value = header.partition(" ")
         return value.strip() if scheme.lower() == "bearer" and value else header
-    return session_cookie or None
+    return session_cookie() or None
 
 
 def _token_of_params(params: dict[str, Any] | None) -> str | None:

@@ -29,9 +29,22 @@ FOLLOW = "mutation($s: String!) { follow(what: TOPIC, slug: $s) { error } }"
 FOLLOWED = "query($s: String!) { get_topic_followers(slug: $s) { id } }"
 
 
+def _view(app: Any) -> Any:
+    return next(route.app for route in app.routes if isinstance(route, Route) and route.path == "/graphql")
+
+
 def _gate(app: Any) -> WriteGate:
-    view = next(route.app for route in app.routes if isinstance(route, Route) and route.path == "/graphql")
-    return view.writes  # type: ignore[no-any-return]
+    return _view(app).writes  # type: ignore[no-any-return]
+
+
+async def _waited_after(gate: WriteGate, held: float) -> float:
+    """Seconds the next write waits for its turn after a write that held one `held` seconds."""
+    loop = asyncio.get_running_loop()
+    async with gate.turn():
+        await asyncio.sleep(held)
+    released = loop.time()
+    async with gate.turn():
+        return loop.time() - released
 
 
 async def test_a_write_without_a_turn_is_refused_unchanged_and_reads_go_on(
@@ -102,12 +115,8 @@ async def test_a_share_pauses_after_each_write_in_proportion_to_its_turn() -> No
     readers.count = 1  # a read in flight throughout
     gate = WriteGate(1, 0.4, share=1 / 3, readers=readers)
     loop = asyncio.get_running_loop()
-    async with gate.turn():
-        await asyncio.sleep(0.1)
-    released = loop.time()
-    async with gate.turn():
-        began = loop.time()
-    assert 0.19 <= began - released < 0.3, began - released
+    waited = await _waited_after(gate, 0.1)
+    assert 0.19 <= waited < 0.3, waited
     async with gate.turn():  # a write of no length: no pause after it
         pass
     quick = loop.time()
@@ -127,17 +136,9 @@ async def test_without_a_reader_the_share_pauses_no_write() -> None:
     (an idle worker is not made to wait), and as soon as one is, the pause holds again."""
     readers = Readers()
     gate = WriteGate(1, 10.0, share=1 / 3, readers=readers)
-    loop = asyncio.get_running_loop()
-    async with gate.turn():
-        await asyncio.sleep(0.1)
-    released = loop.time()
-    async with gate.turn():
-        assert loop.time() - released < 0.05
-        await asyncio.sleep(0.1)
-    released = loop.time()
+    assert await _waited_after(gate, 0.1) < 0.05
     readers.count = 1
-    async with gate.turn():
-        assert loop.time() - released >= 0.19
+    assert await _waited_after(gate, 0.1) >= 0.19
 
 
 async def test_the_pause_after_a_long_turn_is_at_most_a_second() -> None:
@@ -151,13 +152,7 @@ async def test_the_pause_after_a_long_turn_is_at_most_a_second() -> None:
 
 
 async def test_without_a_share_the_next_write_goes_at_once() -> None:
-    gate = WriteGate(1, 1.0)
-    loop = asyncio.get_running_loop()
-    async with gate.turn():
-        await asyncio.sleep(0.1)
-    released = loop.time()
-    async with gate.turn():
-        assert loop.time() - released < 0.05
+    assert await _waited_after(WriteGate(1, 1.0), 0.1) < 0.05
 
 
 def test_the_share_is_the_setting(deps: Deps, settings: Settings) -> None:
@@ -170,7 +165,7 @@ async def test_hits_and_answered_queries_are_counted_as_readers_and_writes_are_n
     """The reads the share yields to: a hit while the front looks it up and sends it, a query while the
     view answers it (computed, or a miss that waited for it), never a write; none once they are answered."""
     app = create_app(settings.model_copy(update={"response_cache_ttl": 60}), deps=deps)
-    view = next(route.app for route in app.routes if isinstance(route, Route) and route.path == "/graphql")
+    view = _view(app)
     seen: list[tuple[str, int]] = []
     execute, look_up = view._execute, ResponseCache.look_up
 
