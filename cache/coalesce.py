@@ -24,7 +24,9 @@ in it, as it would have failed each alone.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Sequence
+import functools
+import types
+from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -81,7 +83,7 @@ class Coalescer:
 
     def __init__(self, client: Any) -> None:
         self._client = client
-        self._queued: list[tuple[list[Command], asyncio.Future[list[Any]]]] = []
+        self._queued: Queued = []
         self._fresh = False  # commands were queued since the last turn
         self._turns = 0  # turns since the queue's first command
         self._quiet = 0  # turns in a row that queued nothing
@@ -96,36 +98,63 @@ class Coalescer:
         self._fresh = True
         if len(self._queued) == 1:
             self._turns = self._quiet = 0
-            loop.call_soon(self._flush)
+            task = loop.create_task(self._send_when_quiet())
+            self._sending.add(task)
+            task.add_done_callback(self._sending.discard)
         if _AT_ONCE.get():
-            self._turns = MAX_TURNS  # sent by the flush already scheduled, with whatever joins before it
+            self._turns = MAX_TURNS  # sent by the task just started, with whatever joins before it runs
         return future
 
-    def _flush(self) -> None:
+    async def _send_when_quiet(self) -> None:
+        """Wait while the loop adds commands, then send the queue. One task from the queue's first command
+        to its replies: the task's first step, a turn after that command, can send already, and the
+        callers have their replies before the connection goes back to the pool. A round trip sent at once
+        is four turns of the loop (the write, the reply read, the replies handed over, the caller going on)
+        where a flush callback, a task made by it and a release awaited before the replies made it eight:
+        under load every turn runs the other requests' ready work, so a miss's round trips were most of
+        its wall time."""
+        taken: Queued | None = None
+        try:
+            while not self._counted_turn():
+                await _next_turn()  # the loop may still add commands
+            taken, self._queued = self._queued, []
+            commands = [command for commands, _ in taken for command in commands]
+            # not the client's pipeline: that one would queue them here again
+            await execute_pipelined(self._client, commands, deliver=functools.partial(_answer, taken))
+        except BaseException as exc:  # the round trip failed (or the loop is closing): every caller in it
+            if taken is None:
+                taken, self._queued = self._queued, []
+            _fail(taken, exc if isinstance(exc, Exception) else asyncio.CancelledError())
+            if not isinstance(exc, Exception):
+                raise
+
+    def _counted_turn(self) -> bool:
+        """One more turn of the queue's wait: whether it is over (quiet long enough, or long enough)."""
         self._turns += 1
         self._quiet = 0 if self._fresh else self._quiet + 1
         self._fresh = False
-        if self._quiet < QUIET_TURNS and self._turns < MAX_TURNS:  # the loop may still add commands
-            asyncio.get_running_loop().call_soon(self._flush)
-            return
-        queued, self._queued = self._queued, []
-        task = asyncio.ensure_future(self._send(queued))
-        self._sending.add(task)
-        task.add_done_callback(self._sending.discard)
+        return self._quiet >= QUIET_TURNS or self._turns >= MAX_TURNS
 
-    async def _send(self, queued: list[tuple[list[Command], asyncio.Future[list[Any]]]]) -> None:
-        # not the client's pipeline: that one would queue them here again
-        try:
-            replies = await execute_pipelined(self._client, [command for commands, _ in queued for command in commands])
-        except BaseException as exc:  # the round trip failed (or the loop is closing): every caller in it
-            for _, future in queued:
-                if not future.done():
-                    future.set_exception(exc if isinstance(exc, Exception) else asyncio.CancelledError())
-            if not isinstance(exc, Exception):
-                raise
-            return
-        start = 0
-        for commands, future in queued:
-            if not future.done():  # a caller that was cancelled meanwhile is not answered
-                future.set_result(replies[start:start + len(commands)])
-            start += len(commands)
+
+@types.coroutine
+def _next_turn() -> Generator[None, None, None]:
+    """One turn of the loop, as `asyncio.sleep(0)` yields it (a bare yield hands the task back to the loop,
+    which runs it again at its next turn), without a name tests patch to count a waiter's pauses."""
+    yield
+
+
+Queued = list[tuple[list[Command], "asyncio.Future[list[Any]]"]]
+
+
+def _answer(queued: Queued, replies: list[Any]) -> None:
+    start = 0
+    for commands, future in queued:
+        if not future.done():  # a caller that was cancelled meanwhile is not answered
+            future.set_result(replies[start:start + len(commands)])
+        start += len(commands)
+
+
+def _fail(queued: Queued, error: BaseException) -> None:
+    for _, future in queued:
+        if not future.done():  # answered already when the failure came after the replies (the release)
+            future.set_exception(error)

@@ -150,9 +150,9 @@ def pipelines_sent() -> Iterator[list[list[tuple[Any, ...]]]]:
         sent.append([command for command, _options in queued_commands(self)])
         return await execute(self, *args, **kwargs)
 
-    async def recorded_coalesced(client: Any, commands: list[Command]) -> list[Any]:
+    async def recorded_coalesced(client: Any, commands: list[Command], **options: Any) -> list[Any]:
         sent.append([command for command, _options in commands])
-        return await execute_pipelined(client, commands)
+        return await execute_pipelined(client, commands, **options)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Pipeline, "execute", recorded)

@@ -16,6 +16,7 @@ from cache.coalesce import at_once
 from devtools.round_trips import redis_round_trips
 from devtools.services import RedisServer
 from tests.conftest import single_redis
+from tests.helpers import pipelines_sent
 
 pytestmark = single_redis  # a cluster client does not coalesce
 
@@ -128,18 +129,34 @@ async def test_a_command_sent_at_once_goes_out_the_next_turn(redis_server: Redis
             await asyncio.sleep(0)  # the next caller comes a turn later
         return await asyncio.gather(*calls)
 
-    batches: list[int] = []  # the callers in each of this client's round trips (the process may send others)
-    send = client.coalescer._send
-
-    async def counted(queued: list[Any]) -> None:
-        batches.append(len(queued))
-        await send(queued)
-
-    client.coalescer._send = counted
     for second_at_once, sent in ((False, [6]), (True, [2, 4])):
-        batches.clear()
-        assert await one_a_turn(6, second_at_once=second_at_once) == [b"1"] * 6
-        assert batches == sent, second_at_once
+        with pipelines_sent() as pipelines:
+            assert await one_a_turn(6, second_at_once=second_at_once) == [b"1"] * 6
+        # the callers in each of the round trips of theirs (one command a caller; the process may send others)
+        assert [len(commands) for commands in pipelines if commands[0] == ("GET", "a")] == sent, second_at_once
+    await client.aclose()
+
+
+async def test_callers_have_their_replies_before_the_connection_goes_back(redis_server: RedisServer,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The connection's release (redis-py's, shielded: a task of its own) comes after the callers are
+    answered: a caller never waits for it."""
+    client = make_redis(redis_server.url)
+    await client.set("a", "1")
+    released = asyncio.Event()
+    release = client.connection_pool.release
+
+    async def held_back(connection: Any) -> None:
+        await released.wait()
+        await release(connection)
+
+    monkeypatch.setattr(client.connection_pool, "release", held_back)
+    with at_once():
+        assert await asyncio.wait_for(asyncio.gather(client.get("a"), client.mget(["a"])), 2) == [b"1", [b"1"]]
+    assert not released.is_set()  # answered while the connection was still out of the pool
+    released.set()
+    await asyncio.sleep(0.01)
+    assert await client.incr("n") == 1  # and the connection serves the next round trip
     await client.aclose()
 
 
