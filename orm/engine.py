@@ -127,10 +127,17 @@ async def reads_only(session: AsyncSession) -> AsyncSession:
     `resolvers.writes.transaction`, which begins its own. Behind a transaction pooler the transaction
     stays: asyncpg prepares a statement and then runs it, and outside a transaction PgBouncer may send the
     two to different server connections (`prepared statement ... does not exist`)."""
-    bind = session.bind
-    if not session.in_transaction() and bind is not None and bind.sync_engine not in _BEHIND_POOLER:
-        await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+    await _autocommits(session)
     return session
+
+
+async def _autocommits(session: AsyncSession) -> bool:
+    """`reads_only`'s work; whether it put the session in autocommit."""
+    bind = session.bind
+    if session.in_transaction() or bind is None or bind.sync_engine in _BEHIND_POOLER:
+        return False
+    await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+    return True
 
 
 # What reads and writes open sessions with: an `async_sessionmaker`, or a shared session's lender for reads
@@ -140,9 +147,28 @@ SessionFactory = Callable[[], AbstractAsyncContextManager[AsyncSession]]
 
 @contextlib.asynccontextmanager
 async def read_session(db: SessionFactory) -> AsyncIterator[AsyncSession]:
-    """A session of `db` for reads only (`reads_only`)."""
-    async with db() as session:
-        yield await reads_only(session)
+    """A session of `db` for reads only (`reads_only`).
+
+    A session in autocommit is closed where it ends: it holds no transaction, so closing it waits on nothing
+    (its connection goes back to the pool with nothing to roll back), and nothing can cancel it halfway.
+    SQLAlchemy's exit closes in a task of its own, shielded from cancellation: three turns of the event
+    loop between a cold read's rows and its reader, and under load each turn runs the other requests'
+    ready work. A session in a transaction (behind a pooler) is closed by SQLAlchemy's exit."""
+    made = db()
+    if not isinstance(made, AsyncSession):  # a shared session's lender: it knows how its sessions end
+        async with made as session:
+            yield await reads_only(session)
+        return
+    try:
+        autocommit = await _autocommits(made)
+        yield made
+    except BaseException:
+        await made.__aexit__(None, None, None)
+        raise
+    if autocommit:
+        await made.close()
+    else:
+        await made.__aexit__(None, None, None)
 
 
 async def create_database_if_missing(url: str) -> None:

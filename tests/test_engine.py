@@ -1,14 +1,19 @@
-"""Disconnect handling of the connection pool (orm/engine.py): a pooled connection that died while it
-sat idle past the threshold is pinged and replaced before use; the control, a threshold it did not
-reach, shows the statement would otherwise have failed on the dead connection."""
+"""The connection pool (orm/engine.py). Disconnect handling: a pooled connection that died while it sat
+idle past the threshold is pinged and replaced before use; the control, a threshold it did not reach,
+shows the statement would otherwise have failed on the dead connection. Read sessions: one in autocommit
+gives its connection back where it ends, without a task of its own, and whatever ends it."""
 
 from __future__ import annotations
+
+import asyncio
+from typing import Any
 
 import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import base as sqlalchemy_asyncio
 
-from orm.engine import make_engine
+from orm.engine import make_engine, make_session_factory, read_session
 
 
 @pytest.mark.parametrize(("ping_after_idle", "survives"), [(0.0, True), (3600.0, False)])
@@ -34,3 +39,59 @@ async def test_a_connection_killed_while_idle_is_replaced_before_use(
     finally:
         await engine.dispose()
         await killer.dispose()
+
+
+async def test_an_autocommit_read_session_is_closed_where_it_ends(migrated_url: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """No task (SQLAlchemy's exit closes in one: three turns of the loop before the reader goes on); the
+    connection is back in the pool as the block ends. The control: SQLAlchemy's exit, for a session it
+    leaves in a transaction (behind a pooler), does make its task."""
+    engine = make_engine(migrated_url, pool_size=1)
+    tasks: list[Any] = []
+    create_task = asyncio.create_task
+
+    def counted(coro: Any, **options: Any) -> asyncio.Task[Any]:
+        tasks.append(coro)
+        return create_task(coro, **options)
+
+    monkeypatch.setattr(sqlalchemy_asyncio.asyncio, "create_task", counted)
+    try:
+        async with read_session(make_session_factory(engine)) as session:
+            assert await session.scalar(text("SELECT 1")) == 1
+            assert engine.pool.checkedout() == 1  # type: ignore[attr-defined]
+        assert engine.pool.checkedout() == 0 and tasks == []  # type: ignore[attr-defined]
+        async with make_session_factory(engine)() as session:  # the control
+            await session.scalar(text("SELECT 1"))
+        assert len(tasks) == 1
+    finally:
+        await engine.dispose()
+
+
+async def test_a_read_session_ended_by_an_error_or_a_cancellation_gives_its_connection_back(
+        migrated_url: str) -> None:
+    engine = make_engine(migrated_url, pool_size=1)
+    factory = make_session_factory(engine)
+    try:
+        with pytest.raises(DBAPIError):
+            async with read_session(factory) as session:
+                await session.execute(text("SELECT 1/0"))
+        assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+        reading_started = asyncio.Event()
+
+        async def slow() -> None:
+            async with read_session(factory) as session:
+                reading_started.set()
+                await session.execute(text("SELECT pg_sleep(5)"))
+
+        reading = asyncio.ensure_future(slow())
+        await reading_started.wait()
+        await asyncio.sleep(0.05)  # the statement is sent
+        reading.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await reading
+        assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+        async with read_session(factory) as session:  # and the pool serves the next reader
+            assert await session.scalar(text("SELECT 1")) == 1
+    finally:
+        await engine.dispose()
