@@ -51,7 +51,7 @@ from cache import response_capture
 from cache.coalesce import at_once
 from cache.persisted import PersistedQueries
 from cache.rendered import ToKeep, keep_all, queue_kept
-from cache.response import PLAIN_KEPT_BYTES, Hit, ResponseCache, etag_of
+from cache.response import PLAIN_KEPT_BYTES, Hit, Kept, ResponseCache, etag_of
 from resolvers.deps import Deps
 from resolvers.errors import Busy
 from schema.cache_control import Policy, PolicyCache
@@ -100,7 +100,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         self.policies = PolicyCache(schema)
         # A document's text always names the same operations: worked out once per document, as it is parsed.
         self._document_changes_state = lru_cache(maxsize=self.policies.size)(self._work_out_changes_state)
-        self.single_flight = SingleFlight()
+        self.single_flight: SingleFlight[Kept] = SingleFlight()
         self.persisted_query_ttl = persisted_query_ttl
         self.request_timeout = request_timeout
         batching = schema.config.batching_config
@@ -198,8 +198,8 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         hit = None
         if not (exchange.looked_up and key == exchange.graphql.public_key):
             hit, exchange.stale = await responses.look_up(key)
-        if hit is None and await self.single_flight.stored_meanwhile(key):
-            hit = await responses.get(key)
+        if hit is None and (kept := await self.single_flight.kept_meanwhile(key)) is not None:
+            hit = kept.hit if kept.hit is not None else await responses.get(key)
         if hit is not None:
             return self._answer_hit(exchange, hit, responses)
         # The identical requests arriving meanwhile wait for this computation: its Redis commands go out at the
@@ -233,9 +233,9 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         return marked(response, "HIT")  # type: ignore[no-any-return]
 
     async def _compute(self, exchange: Exchange, root_value: Any, key: str,
-                       responses: ResponseCache) -> tuple[Any, bool]:
-        """Execute, and keep the answer if its policy and its reads allow; and whether it was kept (the
-        identical requests waiting meanwhile then look it up)."""
+                       responses: ResponseCache) -> tuple[Any, Kept | None]:
+        """Execute, and keep the answer if its policy and its reads allow; and what was kept, if it was
+        (the identical requests waiting meanwhile are given it)."""
         capture, token = response_capture.begin()
         handed: list[ToKeep] = []  # a rendered answer computed is kept with the response, in its round trip
         exchange.handed = handed
@@ -244,7 +244,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         finally:
             response_capture.end(token)
         if not hasattr(response, "body"):  # a stream (a subscription over SSE): nothing to store
-            return response, False
+            return response, None
         answer = response.body
         policy = self._policy(exchange)
         # A public answer that read the viewer after all (an argument such as `reacted` makes it the
@@ -253,15 +253,16 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         # Cache-Control says the same: an answer shaped by the viewer (a guest's too) is private.
         exchange.max_age, exchange.private = policy.max_age, policy.private or capture.read_viewer
         storable = response.status_code == 200 and isinstance(answer, bytes) and not exchange.errors and shared
-        stored = False
+        kept = None
+        sent_along: list[bool] = []  # whether the rendered answers went out with the response's store
         if storable:
             response.headers["etag"] = response.headers.get("etag") or etag_of(answer)  # a rendered one has it
-            stored = await responses.store(key, answer, capture, response.headers["etag"], max_age=policy.max_age,
-                                           private=exchange.private,
-                                           also=lambda pipe: queue_kept(pipe, responses.cache, handed))
-        if handed and not stored:
+            kept = await responses.store(key, answer, capture, response.headers["etag"], max_age=policy.max_age,
+                                         private=exchange.private,
+                                         also=lambda pipe: sent_along.append(queue_kept(pipe, responses.cache, handed)))
+        if handed and not sent_along:
             await keep_all(responses.cache, handed)
-        return marked(response, "MISS" if storable else "BYPASS"), stored
+        return marked(response, "MISS" if storable else "BYPASS"), kept
 
     async def _response_key(self, exchange: Exchange) -> str | None:
         """Where this request's answer is kept: a guest's under the public key (looked up before anything

@@ -18,8 +18,15 @@ compares every generation of the stamp with the current one inside Redis unless 
 match. The body goes out as it is stored: gzip bodies to clients that accept gzip (most do), decompressed
 only for the others.
 
+A response is kept by a script too, which checks its stamp first (every generation it names is still
+current) and keeps nothing otherwise: an answer read before a write that committed while it was computed
+is never kept, and one that is kept was current when it was, at the invalidation clock it notes (`c`), so
+its first hit skips the check. Readers that waited for the computation (app/single_flight.py) are given it
+as it is, with no look-up.
+
 On a Redis Cluster the generations live in other slots than the response, where a script cannot read
-them: a hit there is two round trips, the hash, then its generations (MGETs split by slot).
+them: a hit there is two round trips, the hash, then its generations (MGETs split by slot), and a response
+is kept unchecked, in a MULTI/EXEC, and looked up by those who waited for it.
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ from typing import Any
 
 import orjson
 from redis.asyncio.client import Pipeline
-from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import NoScriptError, RedisError, ResponseError
 
 from cache import keys
 from cache.client import is_cluster
@@ -71,6 +78,18 @@ if not clock or clock ~= stored[8] then
 end
 return {2, stored[2], stored[3] or '', stored[4] or '', stored[5] or '', stored[6] or '', stored[7] or ''}
 """
+# KEYS[1]: the response, KEYS[2]: the invalidation clock; ARGV[1]: the generation key prefix, ARGV[2] the TTL,
+# then the hash's fields and values, its stamp `s` first. Keeps the response, with the clock it was found
+# current at, only if its stamp is current; returns 1 if it was kept, 0 if not.
+_STORE = LUA_STAMP_IS_CURRENT + """
+if not stamp_is_current(ARGV[4], ARGV[1]) then return 0 end
+redis.call('UNLINK', KEYS[1])
+redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+local clock = redis.call('GET', KEYS[2])
+if clock then redis.call('HSET', KEYS[1], 'c', clock) end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
 _GZIP = 31  # zlib's wbits for the gzip container
 
 
@@ -99,6 +118,15 @@ class Hit:
 
     def plain(self) -> bytes:
         return gunzip(self.body) if self.gzipped else self.body
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """A response `ResponseCache.store` kept. `hit`: what a look-up would give, when the store found its
+    stamp current as it kept it (one Redis server: in the same script); None when it could not check (a
+    Redis Cluster), and whoever would take it looks it up."""
+
+    hit: Hit | None
 
 
 def gunzip(body: bytes) -> bytes:
@@ -155,6 +183,7 @@ class ResponseCache:
         self.hits = 0
         self.stores = 0
         self._hit = cache.redis.register_script(_HIT)
+        self._store = cache.redis.register_script(_STORE)
         self._cluster = is_cluster(cache.redis)
 
     async def get(self, key: str) -> Hit | None:
@@ -202,42 +231,76 @@ class ResponseCache:
         return [2, body, gzipped or b"", views or b"", etag or b"", max_age or b"", private or b""]
 
     async def store(self, key: str, body: bytes, capture: Capture, etag: str, *, max_age: int,
-                    private: bool = False, also: Callable[[Pipeline], object] | None = None) -> bool:
+                    private: bool = False, also: Callable[[Pipeline], object] | None = None) -> Kept | None:
         """Keep `body` (its ETag computed by the caller, who sends it too) under the generations it saw, at
-        most `max_age` seconds (and the cache's own TTL). Whether it was kept. `also` queues more commands
-        in the same round trip (the rendered answer the response is made of; on a Redis Cluster, in a
-        pipeline of their own after it)."""
+        most `max_age` seconds (and the cache's own TTL), if they are all still current (on a Redis Cluster,
+        unchecked); None when it was not kept. `also` queues more commands in the same round trip (the
+        rendered answer the response is made of), kept whatever becomes of the response."""
         stamp = capture_stamp(capture)
         if stamp is None:
-            return False
+            return None
         gzipped = len(body) > COMPRESS_OVER
-        stored: dict[Any, Any] = {"b": _gzip(body) if gzipped else body, "s": stamp,
-                                  "v": ",".join(str(v) for v in capture.views), "e": etag, "a": max_age}
+        hit = Hit(_gzip(body) if gzipped else body, gzipped, list(capture.views), etag, max_age, private, key)
+        stored: dict[Any, Any] = {"s": stamp, "b": hit.body, "v": ",".join(str(v) for v in hit.views), "e": etag,
+                                  "a": max_age}
         if gzipped:
             stored["z"] = b"1"
         if private:
             stored["p"] = b"1"
-        ttl = min(self.ttl, max_age)
+        lifetime = min(self.ttl, max_age)
+        ttl = self.cache.jittered(lifetime) or lifetime
+        kept: Kept | None = Kept(None)
         try:
-            async with self.cache.redis.pipeline(transaction=True) as pipe:
-                pipe.unlink(key)  # whatever was there, of any type
-                pipe.hset(key, mapping=stored)
-                pipe.expire(key, self.cache.jittered(ttl) or ttl)
-                if also is not None and not self._cluster:  # on a cluster a transaction keeps to one slot
-                    also(pipe)
-                await pipe.execute()
-            self.stores += 1
+            if self._cluster:
+                await self._keep_apart(key, stored, ttl, also)
+            else:
+                kept = Kept(hit) if await self._keep_if_current(key, stored, ttl, also) else None
         except RedisError as exc:
             self.cache.trip(exc, "response cache store")
-            return False
-        if also is not None and self._cluster:
-            try:  # the response is kept whatever becomes of these
+            return None
+        if kept is not None:
+            self.stores += 1
+        return kept
+
+    async def _keep_if_current(self, key: str, stored: dict[Any, Any], ttl: int,
+                               also: Callable[[Pipeline], object] | None) -> bool:
+        """By the store script, with `also` in the same round trip (a pipeline of the script's hash, which
+        the coalescer sends with the other commands of the moment, where a Script object would first
+        ask whether Redis has it)."""
+        script_keys = [key, keys.invalidation_clock()]
+        script_args = [keys.generation(""), ttl, *(part for field in stored.items() for part in field)]
+        async with self.cache.redis.pipeline(transaction=False) as pipe:
+            pipe.evalsha(self._store.sha, len(script_keys), *script_keys, *script_args)
+            if also is not None:
+                also(pipe)
+            replies = await pipe.execute(raise_on_error=False)
+        kept, *others = replies
+        if isinstance(kept, NoScriptError):  # Redis was restarted or its scripts flushed: loaded, then run
+            kept = await self._store(keys=script_keys, args=script_args)
+        elif isinstance(kept, Exception):
+            raise kept
+        failed = next((reply for reply in others if isinstance(reply, Exception)), None)
+        if failed is not None:  # the response is kept whatever became of the rest
+            self.cache.trip(failed, "response cache store")
+        return bool(kept)
+
+    async def _keep_apart(self, key: str, stored: dict[Any, Any], ttl: int,
+                          also: Callable[[Pipeline], object] | None) -> None:
+        """On a Redis Cluster, unchecked (the generations are in other slots): a MULTI/EXEC, so that the entry
+        never exists without its expiry, and `also` in a pipeline of its own after it, since a transaction
+        keeps to one slot."""
+        async with self.cache.redis.pipeline(transaction=True) as pipe:
+            pipe.unlink(key)  # whatever was there, of any type
+            pipe.hset(key, mapping=stored)
+            pipe.expire(key, ttl)
+            await pipe.execute()
+        if also is not None:
+            try:
                 async with self.cache.redis.pipeline(transaction=False) as pipe:
                     also(pipe)
                     await pipe.execute()
             except RedisError as exc:
                 self.cache.trip(exc, "response cache store")
-        return True
 
 
 def _gzip(body: bytes) -> bytes:
