@@ -217,7 +217,10 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         if rendered is not None:
             return Response(rendered.body, media_type=media_type(exchange.graphql.accept),
                             headers={"etag": rendered.etag})
-        response = await super().run(exchange, root_value=root_value)
+        # The values computed on the way are stored with the request's next read, not each on its own
+        # (cache/store.py `RidingFills`); what is left, as execution ends.
+        async with exchange.app.state.deps.cache.fills_ride_along():
+            response = await super().run(exchange, root_value=root_value)
         if wants_graphql_response(exchange.graphql.accept) and isinstance(response, Response) \
                 and hasattr(response, "body"):
             response.headers["content-type"] = media_type(exchange.graphql.accept)

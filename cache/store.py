@@ -25,7 +25,9 @@ import random
 import time
 import zlib
 from collections import Counter, OrderedDict
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -178,6 +180,27 @@ LOST_WRITE_RETRY = 0.05
 # waiter that looked again only every 20 ms waited several times longer than the fill took.
 FILL_POLL_FIRST = 0.002
 FILL_POLL_MOST = 0.02
+
+
+class RidingFills:
+    """The fills a request's reads computed that wait to ride along with its next read (`Cache.get_many`)
+    instead of taking a round trip of their own, with the fill locks released with them; what is left when
+    the request ends is sent then (`Cache.fills_ride_along`). A value recomputed after a write is stored
+    in the round trip that reads what it refers to (a page's authors and shouts), and its reader goes on
+    at once instead of waiting a round trip (four turns of the loop, under load the other requests' work
+    in each) for the store."""
+
+    def __init__(self) -> None:
+        self.fills: list[Fill] = []
+        self.unlocks: list[str] = []
+        self.open = True  # closed once the request has ended: a fill after it (a stream's) goes out alone
+
+    def take(self) -> tuple[list[Fill], list[str]]:
+        fills, unlocks, self.fills, self.unlocks = self.fills, self.unlocks, [], []
+        return fills, unlocks
+
+
+_RIDING: ContextVar[RidingFills | None] = ContextVar("riding_fills", default=None)
 
 
 @dataclass(slots=True)
@@ -372,8 +395,13 @@ class Cache:
         before this one.
         """
         count = len(cache_keys)
+        unlocks: list[str] = []
+        riding = _RIDING.get()
+        if riding is not None and self.available:  # this request's fills waiting for a round trip: this one
+            fills, unlocks = riding.take()
+            store = [*store, *fills]
         if not count:
-            await self.set_many(store)
+            await self.set_many(store, unlock=unlocks)
             return [], []
         if not self.available:
             response_capture.report(None)
@@ -383,11 +411,13 @@ class Cache:
         try:
             await self.recover_if_needed()
             reads = -(-count // BATCH) + -(-len(distinct) // BATCH)
-            if len(store) + reads > BATCH:  # a large fill goes first, in pipelines of its own
-                await self._set_chunked(store)
-                store = ()
+            if len(store) + len(unlocks) + reads > BATCH:  # a large fill goes first, in pipelines of its own
+                await self._set_chunked(store, unlock=unlocks)
+                store, unlocks = (), []
             async with self.redis.pipeline(transaction=False) as pipe:
                 self._queue_sets(pipe, store)
+                if unlocks:
+                    pipe.delete(*unlocks)
                 value_commands = self._queue_mget(pipe, cache_keys)
                 gen_commands = self._queue_mget(pipe, keys.generations(distinct))
                 results = await pipe.execute()
@@ -436,9 +466,9 @@ class Cache:
             return
         response_capture.report(gens)
 
-    async def set_many(self, items: Sequence[Fill], *, unlock: str | None = None) -> None:
+    async def set_many(self, items: Sequence[Fill], *, unlock: Sequence[str] = ()) -> None:
         """Store (key, data, stamp, ttl) items in one pipeline; items without a stamp are skipped.
-        `unlock` names a fill lock released in the same round trip."""
+        `unlock` names fill locks released in the same round trip."""
         if not (any(item[2] is not None for item in items) or unlock) or not self.available:
             return
         try:
@@ -446,14 +476,14 @@ class Cache:
         except RedisError as exc:
             self.trip(exc, "write")
 
-    async def _set_chunked(self, items: Sequence[Fill], *, unlock: str | None = None) -> None:
-        """Pipelines of at most BATCH commands; the unlock rides with the last one."""
+    async def _set_chunked(self, items: Sequence[Fill], *, unlock: Sequence[str] = ()) -> None:
+        """Pipelines of at most BATCH commands; the unlocks ride with the last one."""
         chunks = [items[start:start + BATCH] for start in range(0, len(items), BATCH)] or [()]
         for n, chunk in enumerate(chunks):
             async with self.redis.pipeline(transaction=False) as pipe:
                 self._queue_sets(pipe, chunk)
                 if unlock and n == len(chunks) - 1:
-                    pipe.delete(unlock)
+                    pipe.delete(*unlock)
                 await pipe.execute()
 
     def _queue_bump(self, pipe: Pipeline, tag: str) -> None:
@@ -547,9 +577,30 @@ class Cache:
             if owner:
                 await self.release_fill_lock(cache_key, stamp=stamp or b"")
             raise
-        unlock = keys.fill_lock(cache_key, stamp or b"") if owner else None
-        await self.set_many([(cache_key, data, stamp, ttl)], unlock=unlock)
+        unlocks = [keys.fill_lock(cache_key, stamp or b"")] if owner else []
+        riding = _RIDING.get()
+        if riding is not None and riding.open:
+            riding.fills.append((cache_key, data, stamp, ttl))
+            riding.unlocks += unlocks
+        else:
+            await self.set_many([(cache_key, data, stamp, ttl)], unlock=unlocks)
         return data
+
+    @asynccontextmanager
+    async def fills_ride_along(self) -> AsyncIterator[None]:
+        """Within, the values `cached_query` computes are stored with the next read of the same request
+        (a task started within, or by one of them) instead of on their own (`RidingFills`); what is left
+        is stored as the block ends, in one round trip."""
+        riding = RidingFills()
+        token = _RIDING.set(riding)
+        try:
+            yield
+        finally:
+            _RIDING.reset(token)
+            riding.open = False
+            fills, unlocks = riding.take()
+            if fills or unlocks:
+                await self.set_many(fills, unlock=unlocks)
 
     async def take_fill_lock(self, cache_key: str, stamp: bytes = b"") -> bool | None:
         """True: ours; False: another worker computes; None: Redis unavailable (just compute). `stamp`:
