@@ -190,7 +190,8 @@ class RidingFills:
     at once instead of waiting a round trip (four turns of the loop, under load the other requests' work
     in each) for the store."""
 
-    def __init__(self) -> None:
+    def __init__(self, cache: Cache) -> None:
+        self.cache = cache  # whose fills these are: another cache (another Redis) neither adds nor takes any
         self.fills: list[Fill] = []
         self.unlocks: list[str] = []
         self.open = True  # closed once the request has ended: a fill after it (a stream's) goes out alone
@@ -397,7 +398,7 @@ class Cache:
         count = len(cache_keys)
         unlocks: list[str] = []
         riding = _RIDING.get()
-        if riding is not None and self.available:  # this request's fills waiting for a round trip: this one
+        if riding is not None and riding.cache is self and self.available:  # this request's waiting fills
             fills, unlocks = riding.take()
             store = [*store, *fills]
         if not count:
@@ -579,7 +580,7 @@ class Cache:
             raise
         unlocks = [keys.fill_lock(cache_key, stamp or b"")] if owner else []
         riding = _RIDING.get()
-        if riding is not None and riding.open:
+        if riding is not None and riding.cache is self and riding.open:
             riding.fills.append((cache_key, data, stamp, ttl))
             riding.unlocks += unlocks
         else:
@@ -591,7 +592,7 @@ class Cache:
         """Within, the values `cached_query` computes are stored with the next read of the same request
         (a task started within, or by one of them) instead of on their own (`RidingFills`); what is left
         is stored as the block ends, in one round trip."""
-        riding = RidingFills()
+        riding = RidingFills(self)
         token = _RIDING.set(riding)
         try:
             yield
