@@ -417,8 +417,7 @@ class Cache:
                 store, unlocks = (), []
             async with self.redis.pipeline(transaction=False) as pipe:
                 self._queue_sets(pipe, store)
-                if unlocks:
-                    pipe.delete(*unlocks)
+                self._queue_unlocks(pipe, unlocks)
                 value_commands = self._queue_mget(pipe, cache_keys)
                 gen_commands = self._queue_mget(pipe, keys.generations(distinct))
                 results = await pipe.execute()
@@ -483,9 +482,16 @@ class Cache:
         for n, chunk in enumerate(chunks):
             async with self.redis.pipeline(transaction=False) as pipe:
                 self._queue_sets(pipe, chunk)
-                if unlock and n == len(chunks) - 1:
-                    pipe.delete(*unlock)
+                if n == len(chunks) - 1:
+                    self._queue_unlocks(pipe, unlock)
                 await pipe.execute()
+
+    @staticmethod
+    def _queue_unlocks(pipe: Pipeline, unlocks: Sequence[str]) -> None:
+        """A DEL each: fill locks live in slots of their own on a Redis Cluster, where one DEL of several
+        would be refused (CROSSSLOT)."""
+        for lock in unlocks:
+            pipe.delete(lock)
 
     def _queue_bump(self, pipe: Pipeline, tag: str) -> None:
         """Move a generation to a random value, never one the key held before (2^62 of them; an INCR

@@ -768,3 +768,22 @@ async def test_a_value_computed_in_a_request_rides_along_with_its_next_read(cach
     assert await cache.cached_query(third, compute, tags=[tag]) == {"name": "computed"}
     assert await redis.exists(third) == 1  # the control
     assert await cache.cached_query(first, compute, tags=[tag]) == {"name": "computed"} and len(computed) == 3
+
+
+async def test_fills_riding_together_release_their_locks_wherever_they_live(cache: Cache, redis: Redis) -> None:
+    """Several values riding with one read release their fill locks in that round trip: on a Redis Cluster
+    the locks are in slots of their own (one DEL of them all would be refused, and trip the breaker)."""
+    tag = f"author:{secrets.randbelow(10**9)}"
+    computed = [f"author:id:{secrets.randbelow(10**9)}" for _ in range(6)]
+
+    async def compute() -> dict[str, str]:
+        return {"name": "computed"}
+
+    async with cache.fills_ride_along():
+        stamps = [(await cache.get_many([key], [[tag]]))[1][0] for key in computed]
+        # computed side by side: each read before any was computed, so none of them carries another
+        await asyncio.gather(*(cache.cached_query(key, compute, tags=[tag]) for key in computed))
+        await cache.get_many([f"author:id:{secrets.randbelow(10**9)}"], [[tag]])  # they all ride with it
+        assert cache.available
+        for key, stamp in zip(computed, stamps, strict=True):
+            assert await redis.exists(key) == 1 and await redis.exists(keys.fill_lock(key, stamp or b"")) == 0
