@@ -257,13 +257,12 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         exchange.max_age, exchange.private = policy.max_age, policy.private or capture.read_viewer
         storable = response.status_code == 200 and isinstance(answer, bytes) and not exchange.errors and shared
         kept = None
-        sent_along: list[bool] = []  # whether the rendered answers went out with the response's store
-        if storable:
+        if storable:  # the rendered answers go out with the response's store, whatever becomes of it
             response.headers["etag"] = response.headers.get("etag") or etag_of(answer)  # a rendered one has it
             kept = await responses.store(key, answer, capture, response.headers["etag"], max_age=policy.max_age,
                                          private=exchange.private,
-                                         also=lambda pipe: sent_along.append(queue_kept(pipe, responses.cache, handed)))
-        if handed and not sent_along:
+                                         also=lambda pipe: queue_kept(pipe, responses.cache, handed))
+        elif handed:
             await keep_all(responses.cache, handed)
         return marked(response, "MISS" if storable else "BYPASS"), kept
 

@@ -234,10 +234,12 @@ class ResponseCache:
                     private: bool = False, also: Callable[[Pipeline], object] | None = None) -> Kept | None:
         """Keep `body` (its ETag computed by the caller, who sends it too) under the generations it saw, at
         most `max_age` seconds (and the cache's own TTL), if they are all still current (on a Redis Cluster,
-        unchecked); None when it was not kept. `also` queues more commands in the same round trip (the
-        rendered answer the response is made of), kept whatever becomes of the response."""
+        unchecked); None when it was not kept. `also` queues more commands (the rendered answer the
+        response is made of), sent whatever becomes of the response: in the same round trip on one server,
+        in a pipeline of their own otherwise."""
         stamp = capture_stamp(capture)
         if stamp is None:
+            await self._send_apart(also)
             return None
         gzipped = len(body) > COMPRESS_OVER
         hit = Hit(_gzip(body) if gzipped else body, gzipped, list(capture.views), etag, max_age, private, key)
@@ -252,12 +254,14 @@ class ResponseCache:
         kept: Kept | None = Kept(None)
         try:
             if self._cluster:
-                await self._keep_apart(key, stored, ttl, also)
+                await self._keep_apart(key, stored, ttl)
             else:
                 kept = Kept(hit) if await self._keep_if_current(key, stored, ttl, also) else None
+                also = None  # sent with it
         except RedisError as exc:
             self.cache.trip(exc, "response cache store")
-            return None
+            kept = None
+        await self._send_apart(also)
         if kept is not None:
             self.stores += 1
         return kept
@@ -284,23 +288,25 @@ class ResponseCache:
             self.cache.trip(failed, "response cache store")
         return bool(kept)
 
-    async def _keep_apart(self, key: str, stored: dict[Any, Any], ttl: int,
-                          also: Callable[[Pipeline], object] | None) -> None:
+    async def _keep_apart(self, key: str, stored: dict[Any, Any], ttl: int) -> None:
         """On a Redis Cluster, unchecked (the generations are in other slots): a MULTI/EXEC, so that the entry
-        never exists without its expiry, and `also` in a pipeline of its own after it, since a transaction
-        keeps to one slot."""
+        never exists without its expiry."""
         async with self.cache.redis.pipeline(transaction=True) as pipe:
             pipe.unlink(key)  # whatever was there, of any type
             pipe.hset(key, mapping=stored)
             pipe.expire(key, ttl)
             await pipe.execute()
-        if also is not None:
-            try:
-                async with self.cache.redis.pipeline(transaction=False) as pipe:
-                    also(pipe)
-                    await pipe.execute()
-            except RedisError as exc:
-                self.cache.trip(exc, "response cache store")
+
+    async def _send_apart(self, also: Callable[[Pipeline], object] | None) -> None:
+        """`also`'s commands in a pipeline of their own (on a cluster a transaction keeps to one slot)."""
+        if also is None or not self.cache.available:
+            return
+        try:
+            async with self.cache.redis.pipeline(transaction=False) as pipe:
+                also(pipe)
+                await pipe.execute()
+        except RedisError as exc:
+            self.cache.trip(exc, "response cache store")
 
 
 def _gzip(body: bytes) -> bytes:

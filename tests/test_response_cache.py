@@ -619,3 +619,27 @@ async def test_a_hit_checks_its_stamp_again_only_once_the_invalidation_clock_mov
     assert await hit()  # found current: the clock starts again, at random, and the entry notes it
     clock = await redis.get(keys.invalidation_clock())
     assert clock is not None and await redis.hget(key, "c") == clock and 0 < await redis.ttl(keys.invalidation_clock())
+
+
+async def test_what_is_sent_along_with_a_store_is_sent_whatever_becomes_of_the_response(cache: Cache,
+                                                                                      redis: Redis) -> None:
+    """`also` (the rendered answers a response is made of, each stamped by its own capture) goes out with a
+    response that is kept, one that a write made stale meanwhile, and one that cannot be stamped at all."""
+    responses = ResponseCache(cache, ttl=600)
+    tag = f"author:{uuid.uuid4().int % 10**9}"
+    await cache.invalidate_tags([tag])
+    current = Capture(generations={tag: await redis.get(keys.generation(tag))})
+    beside = [f"test:beside:{uuid.uuid4().hex}" for _ in range(3)]
+
+    def also(name: str) -> Any:
+        return lambda pipe: pipe.set(name, b"1", ex=60)
+
+    assert await responses.store(request_key(uuid.uuid4().hex * 2, None, {}), b"{}", current, 'W/"a"', max_age=60,
+                                 also=also(beside[0]))
+    stale = Capture(generations={tag: b"0"})
+    kept = await responses.store(request_key(uuid.uuid4().hex * 2, None, {}), b"{}", stale, 'W/"b"', max_age=60,
+                                 also=also(beside[1]))
+    assert (kept == Kept(None)) if TEST_REDIS_CLUSTER else kept is None
+    assert not await responses.store(request_key(uuid.uuid4().hex * 2, None, {}), b"{}", Capture(), 'W/"c"',
+                                     max_age=60, also=also(beside[2]))
+    assert [await redis.exists(name) for name in beside] == [1, 1, 1]
