@@ -109,8 +109,9 @@ class Coalescer:
         """Wait while the loop adds commands, then send the queue. One task from the queue's first command
         to its replies: the task's first step, a turn after that command, can send already, and the
         callers have their replies before the connection goes back to the pool. A round trip sent at once
-        is four turns of the loop (the write, the reply read, the replies handed over, the caller going on)
-        where a flush callback, a task made by it and a release awaited before the replies made it eight:
+        is five or six turns of the loop (the write, the reply read, the replies handed over, the caller
+        going on, and any turn Redis's reply comes after) where a flush callback, a task made by it and a
+        release awaited before the replies made it eight:
         under load every turn runs the other requests' ready work, so a miss's round trips were most of
         its wall time."""
         taken: Queued | None = None

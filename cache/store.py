@@ -397,8 +397,8 @@ class Cache:
         """
         count = len(cache_keys)
         unlocks: list[str] = []
-        riding = _RIDING.get()
-        if riding is not None and riding.cache is self and self.available:  # this request's waiting fills
+        riding = self._riding()
+        if riding is not None and self.available:  # this request's fills waiting for a round trip: this one
             fills, unlocks = riding.take()
             store = [*store, *fills]
         if not count:
@@ -585,13 +585,19 @@ class Cache:
                 await self.release_fill_lock(cache_key, stamp=stamp or b"")
             raise
         unlocks = [keys.fill_lock(cache_key, stamp or b"")] if owner else []
-        riding = _RIDING.get()
-        if riding is not None and riding.cache is self and riding.open:
+        riding = self._riding()
+        if riding is not None:
             riding.fills.append((cache_key, data, stamp, ttl))
             riding.unlocks += unlocks
         else:
             await self.set_many([(cache_key, data, stamp, ttl)], unlock=unlocks)
         return data
+
+    def _riding(self) -> RidingFills | None:
+        """The fills of the request under way that ride along, if it opened them on this cache and has not
+        ended (once ended, they are all sent and none is added)."""
+        riding = _RIDING.get()
+        return riding if riding is not None and riding.cache is self and riding.open else None
 
     @asynccontextmanager
     async def fills_ride_along(self) -> AsyncIterator[None]:

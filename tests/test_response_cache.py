@@ -260,19 +260,25 @@ async def test_identical_misses_wait_for_one_computation(client: Any, app: Any, 
     assert (await client.post("/graphql", json=query)).headers["x-cache"] in ("MISS", "HIT")
     await deps.cache.invalidate_tags([keys.GLOBAL_TAG])  # everything stored is now a miss
     stores = app.state.responses.stores
-    looked_up_again = []
-    get = ResponseCache.get
-
-    async def counted(self: ResponseCache, key: str) -> Any:
-        looked_up_again.append(key)
-        return await get(self, key)
-
-    monkeypatch.setattr(ResponseCache, "get", counted)
+    looked_up_again = _keys_asked(monkeypatch, "get")
     answers = await asyncio.gather(*(client.post("/graphql", json=query) for _ in range(10)))
     assert sorted(a.headers["x-cache"] for a in answers) == ["HIT"] * 9 + ["MISS"]
     assert len({a.content for a in answers}) == 1
     assert app.state.responses.stores - stores == 1
     assert len(looked_up_again) == (9 if TEST_REDIS_CLUSTER else 0)
+
+
+def _keys_asked(monkeypatch: pytest.MonkeyPatch, method: str) -> list[str]:
+    """The keys `ResponseCache.<method>` (a look-up by key) is asked for from now on, in order."""
+    asked: list[str] = []
+    original = getattr(ResponseCache, method)
+
+    async def counted(self: ResponseCache, key: str) -> Any:
+        asked.append(key)
+        return await original(self, key)
+
+    monkeypatch.setattr(ResponseCache, method, counted)
+    return asked
 
 
 async def test_a_hit_is_answered_before_the_graphql_view(own_redis_app: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -299,14 +305,7 @@ async def test_a_hit_is_answered_before_the_graphql_view(own_redis_app: Any, mon
     body = {"query": document, "variables": variables, "operationName": "Author"}
     await client.post("/graphql", json={"query": "{ get_topics_all { slug } }"})  # the hit script is loaded
     entered.clear()
-    lookups = []
-    look_up = ResponseCache.look_up
-
-    async def counted_look_up(self: ResponseCache, key: str) -> Any:
-        lookups.append(key)
-        return await look_up(self, key)
-
-    monkeypatch.setattr(ResponseCache, "look_up", counted_look_up)
+    lookups = _keys_asked(monkeypatch, "look_up")
 
     first = await client.post("/graphql", json=body)
     assert first.headers["x-cache"] == "MISS" and entered == ["POST"]
