@@ -9,6 +9,7 @@ the ASGI scope."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from starlette.requests import Request
@@ -26,11 +27,14 @@ if TYPE_CHECKING:
 
 class Exchange(Request):
     def __init__(self, scope: Scope, receive: Receive, graphql: GraphQLRequest, *, looked_up: bool = False,
-                 stale: bool = False) -> None:
+                 stale: bool = False, clock: bytes | None = None) -> None:
         super().__init__(scope, receive)
         self.graphql = graphql
         self.looked_up = looked_up  # the front looked the public key up already and found nothing to serve
         self.stale = stale  # what a look-up found under the request's key was a response a write made stale
+        self.clock = clock  # the invalidation clock that look-up read (cache/response.py `LookUp`)
+        # Work left for after the answer has gone out (the computed answer's store: app/single_flight.py).
+        self.after_answer: Callable[[], Awaitable[None]] | None = None
         self.context: Context | None = None  # made once, by the first step that needs it
         self.sub_response: Response | None = None  # Strawberry's, for status and headers set while executing
         self.errors = False  # execution reported errors

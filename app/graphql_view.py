@@ -45,7 +45,7 @@ from app.http_caching import marked, with_http_caching
 from app.http_guards import BAD_REQUEST, TIMEOUT, Refused, refuse_state_change_over_get
 from app.negotiation import media_type, stored_body, wants_graphql_response
 from app.response_front import note_hit_reads, responses_of
-from app.single_flight import SingleFlight
+from app.single_flight import Computed, Flight, SingleFlight
 from app.write_gate import Readers, WriteGate
 from cache import response_capture
 from cache.coalesce import at_once
@@ -100,7 +100,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         self.policies = PolicyCache(schema)
         # A document's text always names the same operations: worked out once per document, as it is parsed.
         self._document_changes_state = lru_cache(maxsize=self.policies.size)(self._work_out_changes_state)
-        self.single_flight: SingleFlight[Kept] = SingleFlight()
+        self.single_flight: SingleFlight[Hit, Kept] = SingleFlight()
         self.persisted_query_ttl = persisted_query_ttl
         self.request_timeout = request_timeout
         batching = schema.config.batching_config
@@ -127,19 +127,25 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         await self.serve(scope, receive, send, request)
 
     async def serve(self, scope: Scope, receive: Receive, send: Send, request: GraphQLRequest | Refused, *,
-                    looked_up: bool = False, stale: bool = False) -> None:
+                    looked_up: bool = False, stale: bool = False, clock: bytes | None = None) -> None:
         """Answer a request read already (or refused while being read). `looked_up`: its public key was
-        looked up already, and held no answer for it (`stale`: an answer a write made stale)."""
+        looked up already, and held no answer for it (`stale`: an answer a write made stale; `clock`: the
+        invalidation clock the look-up read). A computed answer is kept after it has gone out."""
         if isinstance(request, Refused):
             _count("refused", None, time.perf_counter())
             accept = dict(scope["headers"]).get(b"accept", b"").decode("latin-1")
             await request.response(media_type(accept))(scope, receive, send)
             return
+        exchange = Exchange(scope, receive, request, looked_up=looked_up, stale=stale, clock=clock)
         try:
-            response = await self.run(Exchange(scope, receive, request, looked_up=looked_up, stale=stale))
-        except HTTPException as exc:  # Strawberry's: a plain-text status, as its own view answers it
-            response = PlainTextResponse(exc.reason, status_code=exc.status_code)
-        await response(scope, receive, send)
+            try:
+                response = await self.run(exchange)
+            except HTTPException as exc:  # Strawberry's: a plain-text status, as its own view answers it
+                response = PlainTextResponse(exc.reason, status_code=exc.status_code)
+            await response(scope, receive, send)
+        finally:
+            if exchange.after_answer is not None:
+                await exchange.after_answer()
 
     async def run(self, request: Any, context: Any = UNSET, root_value: Any = UNSET) -> Any:
         """An HTTP request is answered within `request_timeout`: past it, its work (database queries and
@@ -197,9 +203,10 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         # The front (app/response_front.py) looked the public key up already and found nothing it could serve.
         hit = None
         if not (exchange.looked_up and key == exchange.graphql.public_key):
-            hit, exchange.stale = await responses.look_up(key)
-        if hit is None and (kept := await self.single_flight.kept_meanwhile(key)) is not None:
-            hit = kept.hit if kept.hit is not None else await responses.get(key)
+            looked = await responses.look_up(key)
+            hit, exchange.stale, exchange.clock = looked.hit, looked.stale, looked.clock
+        if hit is None and (flight := self.single_flight.joined(key)) is not None:
+            hit = await self._waited_for(flight, exchange.clock, responses, key)
         if hit is not None:
             return self._answer_hit(exchange, hit, responses)
         # The identical requests arriving meanwhile wait for this computation: its Redis commands go out at the
@@ -207,7 +214,19 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         # the hits ready meanwhile, so a miss's turns are its wall time, and its waiters' (the read p99 under
         # writes): a `load_reactions_by` recomputed after a comment took 69 turns instead of 81.
         with at_once():
-            return await self.single_flight.lead(key, lambda: self._compute(exchange, root_value, key, responses))
+            return await self.single_flight.lead(
+                key, lambda flight: self._compute(exchange, root_value, key, responses, flight))
+
+    @staticmethod
+    async def _waited_for(flight: Flight[Hit, Kept], clock: bytes | None, responses: ResponseCache,
+                          key: str) -> Hit | None:
+        """The answer of an identical computation under way, once computed, when this request may have it
+        (app/single_flight.py): as computed, when no invalidation came between the two look-ups; else as
+        the store kept it, current then (after this request began), or as a look-up finds it."""
+        hit = await flight.answer_for(clock)
+        if hit is None and (kept := await flight.kept_meanwhile()) is not None:
+            hit = kept.hit if kept.hit is not None else await responses.get(key)
+        return hit
 
     async def _execute(self, exchange: Exchange, root_value: Any) -> Any:
         """Strawberry's run: parse (cached), validate with the limits, execute; the answer in the media type
@@ -235,10 +254,10 @@ class DiscoursGraphQL(GraphQL[Context, None]):
             note_hit_reads(exchange.scope, hit.views, token=exchange.graphql.token)
         return marked(response, "HIT")  # type: ignore[no-any-return]
 
-    async def _compute(self, exchange: Exchange, root_value: Any, key: str,
-                       responses: ResponseCache) -> tuple[Any, Kept | None]:
-        """Execute, and keep the answer if its policy and its reads allow; and what was kept, if it was
-        (the identical requests waiting meanwhile are given it)."""
+    async def _compute(self, exchange: Exchange, root_value: Any, key: str, responses: ResponseCache,
+                       flight: Flight[Hit, Kept]) -> Any:
+        """Execute; if its policy and its reads allow, give the answer to the identical requests waiting
+        meanwhile (`flight`) and keep it once it has gone out (`Exchange.after_answer`)."""
         capture, token = response_capture.begin()
         handed: list[ToKeep] = []  # a rendered answer computed is kept with the response, in its round trip
         exchange.handed = handed
@@ -247,7 +266,8 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         finally:
             response_capture.end(token)
         if not hasattr(response, "body"):  # a stream (a subscription over SSE): nothing to store
-            return response, None
+            self.single_flight.end(flight, None)
+            return response
         answer = response.body
         policy = self._policy(exchange)
         # A public answer that read the viewer after all (an argument such as `reacted` makes it the
@@ -256,15 +276,20 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         # Cache-Control says the same: an answer shaped by the viewer (a guest's too) is private.
         exchange.max_age, exchange.private = policy.max_age, policy.private or capture.read_viewer
         storable = response.status_code == 200 and isinstance(answer, bytes) and not exchange.errors and shared
-        kept = None
-        if storable:  # the rendered answers go out with the response's store, whatever becomes of it
-            response.headers["etag"] = response.headers.get("etag") or etag_of(answer)  # a rendered one has it
-            kept = await responses.store(key, answer, capture, response.headers["etag"], max_age=policy.max_age,
-                                         private=exchange.private,
-                                         also=lambda pipe: queue_kept(pipe, responses.cache, handed))
-        elif handed:
-            await keep_all(responses.cache, handed)
-        return marked(response, "MISS" if storable else "BYPASS"), kept
+        if not storable:
+            self.single_flight.end(flight, None)
+            if handed:
+                await keep_all(responses.cache, handed)
+            return marked(response, "BYPASS")
+        response.headers["etag"] = response.headers.get("etag") or etag_of(answer)  # a rendered one has it
+        to_keep = responses.prepare(key, answer, capture, response.headers["etag"], max_age=policy.max_age,
+                                    private=exchange.private)
+        clock = exchange.clock
+        flight.publish(Computed(to_keep.hit, clock) if to_keep is not None and clock is not None else None)
+        # The rendered answers go out with the response's store, whatever becomes of it.
+        exchange.after_answer = lambda: self.single_flight.keep(flight, lambda: responses.keep(
+            to_keep, also=lambda pipe: queue_kept(pipe, responses.cache, handed)))
+        return marked(response, "MISS")
 
     async def _response_key(self, exchange: Exchange) -> str | None:
         """Where this request's answer is kept: a guest's under the public key (looked up before anything

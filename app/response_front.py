@@ -56,7 +56,7 @@ class View(Protocol):
     readers: Readers  # the reads being answered, a hit among them (app/write_gate.py)
 
     async def serve(self, scope: Scope, receive: Receive, send: Send, request: GraphQLRequest | Refused, *,
-                    looked_up: bool = False, stale: bool = False) -> None: ...
+                    looked_up: bool = False, stale: bool = False, clock: bytes | None = None) -> None: ...
 
 
 def responses_of(app: Any, view: View) -> ResponseCache:
@@ -109,7 +109,8 @@ class ResponseCacheFront:
         readers = self.view.readers
         readers.count += 1
         try:
-            hit, stale = await responses.look_up(request.public_key or "")
+            looked = await responses.look_up(request.public_key or "")
+            hit = looked.hit
             if hit is None or (hit.private and request.signed_in):
                 hit = None  # the view answers it, counted there
             else:
@@ -117,7 +118,7 @@ class ResponseCacheFront:
         finally:
             readers.count -= 1
         if hit is None:
-            await self.view.serve(scope, receive, send, request, looked_up=True, stale=stale)
+            await self.view.serve(scope, receive, send, request, looked_up=True, stale=looked.stale, clock=looked.clock)
             return
         operation = metrics.operation_label(request.operation_name)
         metrics.child(metrics.REQUESTS, operation, "hit").inc()

@@ -1,46 +1,102 @@
 """Single flight for whole answers: identical requests that miss the response cache together (many readers
 right after an invalidation of a hot query) wait for the first one's computation in this worker instead
-of computing the answer again, each (stampede protection), and are given what it kept."""
+of computing the answer again, each (stampede protection).
+
+A computation under way (a `Flight`) gives those waiting two things, each as soon as it exists:
+
+- the answer as it is computed, with the invalidation clock the computing request read before it began
+  (`Computed`); a waiter whose own look-up read the same clock is given it at once: no invalidation came
+  between the two look-ups, so every write acknowledged before the waiter began had moved its generations
+  before the computation read anything;
+- what was kept of it, once the store has answered (cache/response.py `Kept`), for the others: current when
+  it was kept, after they began, or to be looked up.
+
+The answer is published before it is kept, and the computing request goes on without waiting for the store:
+the store is sent after its answer (`Flight.keep`), and the flight stays open until the store has answered,
+so that identical requests arriving meanwhile still join it rather than compute again."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
-K = TypeVar("K")
+A = TypeVar("A")  # an answer as computed (cache/response.py `Hit`)
+K = TypeVar("K")  # what the store kept of it (cache/response.py `Kept`)
 
 
-class SingleFlight(Generic[K]):
-    """`K`: what a computation kept (cache/response.py `Kept`)."""
+@dataclass(frozen=True, slots=True)
+class Computed(Generic[A]):
+    answer: A
+    clock: bytes  # the invalidation clock the computing request's look-up read, before it read anything
 
+
+class Flight(Generic[A, K]):
+    """One computation under way."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        loop = asyncio.get_running_loop()
+        self.computed: asyncio.Future[Computed[A] | None] = loop.create_future()
+        self.kept: asyncio.Future[K | None] = loop.create_future()
+
+    def publish(self, computed: Computed[A] | None) -> None:
+        if not self.computed.done():
+            self.computed.set_result(computed)
+
+    async def answer_for(self, clock: bytes | None) -> A | None:
+        """The answer, for a request whose look-up read `clock`, if it may have it as computed."""
+        computed = await asyncio.shield(self.computed)
+        if computed is not None and clock is not None and computed.clock == clock:
+            return computed.answer
+        return None
+
+    async def kept_meanwhile(self) -> K | None:
+        """What the store kept, once it has answered; None when nothing was kept."""
+        return await asyncio.shield(self.kept)
+
+    def _end(self, kept: K | None) -> None:
+        self.publish(None)
+        if not self.kept.done():
+            self.kept.set_result(kept)
+
+
+class SingleFlight(Generic[A, K]):
     def __init__(self) -> None:
-        # Computations under way, by response key; each future gives what the computation kept, if anything.
-        self._running: dict[str, asyncio.Future[K | None]] = {}
+        self._running: dict[str, Flight[A, K]] = {}
 
-    async def kept_meanwhile(self, key: str) -> K | None:
-        """What an identical computation under way kept, once it is done; None when there was none or it
-        kept nothing. It began before this request, perhaps before a write this reader must see: what it
-        kept is given only as the store found it, current when it was kept (after this request began) or to
-        be looked up (cache/response.py `Kept`)."""
-        running = self._running.get(key)
-        return None if running is None else await asyncio.shield(running)
+    def joined(self, key: str) -> Flight[A, K] | None:
+        """The identical computation under way, if there is one."""
+        return self._running.get(key)
 
-    async def lead(self, key: str, compute: Callable[[], Awaitable[tuple[T, K | None]]]) -> T:
-        """`compute()` (the answer, and what was kept of it), with the requests that arrive meanwhile
-        waiting for it; one that fails or is cancelled lets them compute for themselves."""
-        future: asyncio.Future[K | None] = asyncio.get_running_loop().create_future()
-        self._running[key] = future
+    async def lead(self, key: str, compute: Callable[[Flight[A, K]], Awaitable[T]]) -> T:
+        """`compute(flight)`, with the requests that arrive meanwhile waiting for it. `compute` publishes its
+        answer (`Flight.publish`) and either ends the flight (`end`) or leaves it to whoever keeps the
+        answer later (`keep`); one that fails or is cancelled ends it, and they compute for themselves."""
+        flight: Flight[A, K] = Flight(key)
+        self._running[key] = flight
         try:
-            answer, kept = await compute()
-            future.set_result(kept)
-            return answer
+            return await compute(flight)
+        except BaseException:
+            self.end(flight, None)
+            raise
+
+    def end(self, flight: Flight[A, K], kept: K | None) -> None:
+        """The flight is over: `kept` is what the store kept (None: nothing); new requests compute again."""
+        flight._end(kept)
+        if self._running.get(flight.key) is flight:
+            del self._running[flight.key]
+
+    async def keep(self, flight: Flight[A, K], store: Callable[[], Awaitable[K | None]]) -> None:
+        """Run `store` (after the computing request's answer has gone out) and end the flight with what it
+        kept; a store that fails or is cancelled ends it with nothing kept."""
+        kept = None
+        try:
+            kept = await store()
         finally:
-            if self._running.get(key) is future:
-                del self._running[key]
-            if not future.done():
-                future.set_result(None)
+            self.end(flight, kept)
 
     def __len__(self) -> int:
         return len(self._running)

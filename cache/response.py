@@ -56,20 +56,21 @@ PLAIN_KEPT_BYTES = 16 * 1024 * 1024  # plain forms of gzip bodies a worker keeps
 # The fields of a stored response, in the order a hit returns them after its first element.
 _FIELDS = ("s", "b", "z", "v", "e", "a", "p")
 # KEYS[1]: the response, KEYS[2]: the invalidation clock; ARGV[1]: the generation key prefix, ARGV[2]: a
-# random value and ARGV[3] a TTL for a clock that is not there, then _FIELDS and `c`. Returns {0} (miss),
-# {1} (stale) or {2, body, gzip flag, views, etag, max age, private flag}.
+# random value and ARGV[3] a TTL for a clock that is not there, then _FIELDS and `c`. Returns {0, clock}
+# (miss), {1, clock} (stale), the clock as it was read (false when there is none), or {2, body, gzip flag,
+# views, etag, max age, private flag}.
 # The stamp is checked only when the clock moved since the response was last found current (its `c`):
 # every generation moves with the clock, in the same pipeline (cache/store.py `invalidate_tags`), and
 # the clock is forgotten with the epochs; one that is not there starts at the random value given. A page's
 # stamp names some eighty generations, whose check was most of a hit's cost in Redis; a clock read is one
 # GET. Noting `c` may be refused (a full Redis): the hit is served all the same, checked in full next time.
 _HIT = LUA_STAMP_IS_CURRENT + """
-if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return {0} end
-local stored = redis.call('HMGET', KEYS[1], unpack(ARGV, 4))
-if not stored[1] or not stored[2] then return {0} end
 local clock = redis.call('GET', KEYS[2])
+if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return {0, clock} end
+local stored = redis.call('HMGET', KEYS[1], unpack(ARGV, 4))
+if not stored[1] or not stored[2] then return {0, clock} end
 if not clock or clock ~= stored[8] then
-  if not stamp_is_current(stored[1], ARGV[1]) then return {1} end
+  if not stamp_is_current(stored[1], ARGV[1]) then return {1, clock} end
   if not clock then
     clock = ARGV[2]
     redis.pcall('SET', KEYS[2], clock, 'NX', 'EX', ARGV[3])
@@ -118,6 +119,27 @@ class Hit:
 
     def plain(self) -> bytes:
         return gunzip(self.body) if self.gzipped else self.body
+
+
+@dataclass(frozen=True, slots=True)
+class LookUp:
+    """What a look-up found under a key: `hit`, the stored response if current; `stale`, whether what was
+    there was a response a write made stale; `clock`, the invalidation clock as the look-up read it when it
+    found nothing current (one Redis server; None on a cluster, or when there is no clock). Two look-ups
+    that read the same clock had no invalidation between them (app/single_flight.py)."""
+
+    hit: Hit | None
+    stale: bool = False
+    clock: bytes | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Storable:
+    """A computed response as it would be kept: `hit`, what a look-up would give once it is."""
+
+    hit: Hit
+    stored: dict[Any, Any]  # the hash's fields, its stamp `s` first
+    ttl: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,27 +210,29 @@ class ResponseCache:
 
     async def get(self, key: str) -> Hit | None:
         """The stored response, if every generation it was stamped with is still current."""
-        return (await self.look_up(key))[0]
+        return (await self.look_up(key)).hit
 
-    async def look_up(self, key: str) -> tuple[Hit | None, bool]:
-        """`get`, and whether there was a response under the key that a write made stale (its rendered
-        root field, stored with it under the same reads, most likely is too: schema/rendered.py)."""
+    async def look_up(self, key: str) -> LookUp:
+        """`get`, whether there was a response under the key that a write made stale (its rendered root
+        field, stored with it under the same reads, most likely is too: schema/rendered.py), and the
+        invalidation clock the look-up read (`LookUp`)."""
         if not self.cache.available:
-            return None, False
+            return LookUp(None)
         try:
             await self.cache.recover_if_needed()  # after a lost invalidation, nothing stored before is trusted
             found = await (self._check_apart(key) if self._cluster else self._check_here(key))
         except RedisError as exc:
             self.cache.trip(exc, "response cache read")
-            return None, False
+            return LookUp(None)
         if found[0] != 2:
             _count("stale" if found[0] == 1 else "miss")
-            return None, found[0] == 1
+            clock = found[1] if len(found) > 1 and found[1] else None
+            return LookUp(None, found[0] == 1, as_bytes(clock) if clock is not None else None)
         self.hits += 1
         _count("hit")
         views = as_bytes(found[3]).decode()
-        return Hit(as_bytes(found[1]), found[2] in (b"1", "1"), [int(v) for v in views.split(",") if v],
-                   as_bytes(found[4]).decode(), int(found[5] or 0), found[6] in (b"1", "1"), key), False
+        return LookUp(Hit(as_bytes(found[1]), found[2] in (b"1", "1"), [int(v) for v in views.split(",") if v],
+                          as_bytes(found[4]).decode(), int(found[5] or 0), found[6] in (b"1", "1"), key))
 
     async def _check_here(self, key: str) -> list[Any]:
         """What a stored response is now, by the hit script: [0] (none), [1] (stale) or [2, its fields...]."""
@@ -237,9 +261,13 @@ class ResponseCache:
         unchecked); None when it was not kept. `also` queues more commands (the rendered answer the
         response is made of), sent whatever becomes of the response: in the same round trip on one server,
         in a pipeline of their own otherwise."""
+        return await self.keep(self.prepare(key, body, capture, etag, max_age=max_age, private=private), also=also)
+
+    def prepare(self, key: str, body: bytes, capture: Capture, etag: str, *, max_age: int,
+                private: bool = False) -> Storable | None:
+        """`body` as `store` keeps it; None when it is not to be kept (`capture_stamp`)."""
         stamp = capture_stamp(capture)
         if stamp is None:
-            await self._send_apart(also)
             return None
         gzipped = len(body) > COMPRESS_OVER
         hit = Hit(_gzip(body) if gzipped else body, gzipped, list(capture.views), etag, max_age, private, key)
@@ -250,13 +278,20 @@ class ResponseCache:
         if private:
             stored["p"] = b"1"
         lifetime = min(self.ttl, max_age)
-        ttl = self.cache.jittered(lifetime) or lifetime
+        return Storable(hit, stored, self.cache.jittered(lifetime) or lifetime)
+
+    async def keep(self, storable: Storable | None, *, also: Callable[[Pipeline], object] | None = None) -> Kept | None:
+        """`store`'s second half: keep what `prepare` made of a response, if anything."""
+        if storable is None:
+            await self._send_apart(also)
+            return None
+        key, stored, ttl = storable.hit.key, storable.stored, storable.ttl
         kept: Kept | None = Kept(None)
         try:
             if self._cluster:
                 await self._keep_apart(key, stored, ttl)
             else:
-                kept = Kept(hit) if await self._keep_if_current(key, stored, ttl, also) else None
+                kept = Kept(storable.hit) if await self._keep_if_current(key, stored, ttl, also) else None
                 also = None  # sent with it
         except RedisError as exc:
             self.cache.trip(exc, "response cache store")

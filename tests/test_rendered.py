@@ -296,13 +296,13 @@ async def test_with_the_response_cache_on_the_rendered_answer_is_kept_in_the_res
     apart, and another document asking the same field is sent it without executing."""
     kept_apart = _recorded(monkeypatch, rendered_answers, "keep_rendered")
     stored: list[bool] = []
-    store = ResponseCache.store
+    keep = ResponseCache.keep
 
-    async def storing(self: ResponseCache, *args: Any, **kwargs: Any) -> bool:
+    async def storing(self: ResponseCache, *args: Any, **kwargs: Any) -> Any:
         stored.append(kwargs.get("also") is not None)  # with something queued beside the response
-        return await store(self, *args, **kwargs)
+        return await keep(self, *args, **kwargs)
 
-    monkeypatch.setattr(ResponseCache, "store", storing)
+    monkeypatch.setattr(ResponseCache, "keep", storing)
     app = create_app(settings, deps=deps)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as http:
         first = await http.post("/graphql", json={"query": ALL})

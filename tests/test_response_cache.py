@@ -268,6 +268,59 @@ async def test_identical_misses_wait_for_one_computation(client: Any, app: Any, 
     assert len(looked_up_again) == (9 if TEST_REDIS_CLUSTER else 0)
 
 
+@pytest.mark.parametrize("write_between", [False, True])
+async def test_a_waiter_is_given_the_answer_as_computed_when_no_invalidation_came_between(
+        client: Any, app: Any, deps: Any, monkeypatch: pytest.MonkeyPatch, write_between: bool) -> None:
+    """The answer of a computation under way is given to an identical request as soon as it is computed,
+    before it is kept, when the two look-ups read the same invalidation clock: the waiter is answered while
+    the store is still held, and looks nothing up. Control: an invalidation between the two look-ups (of
+    a tag the answer does not read) makes the waiter wait for the store, and take what it kept. On a
+    cluster the look-up reads no clock: the waiter always waits for the store."""
+    import asyncio
+
+    from app.single_flight import Flight
+
+    query = {"query": "query($o: LoadShoutsOptions) { load_shouts_by(options: $o) { id title } }",
+             "variables": {"o": {"limit": 7, "offset": 3}}}
+    client.cookies.clear()
+    await client.post("/graphql", json=query)
+    await deps.cache.invalidate_tags([keys.GLOBAL_TAG])  # what is stored is now stale
+    keeping, release, waiting = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    keep, kept_meanwhile = ResponseCache.keep, Flight.kept_meanwhile
+
+    async def held(self: ResponseCache, *args: Any, **kwargs: Any) -> Any:
+        keeping.set()
+        await release.wait()
+        return await keep(self, *args, **kwargs)
+
+    async def waited(self: Flight[Any, Any]) -> Any:
+        waiting.set()
+        return await kept_meanwhile(self)
+
+    monkeypatch.setattr(ResponseCache, "keep", held)
+    monkeypatch.setattr(Flight, "kept_meanwhile", waited)
+    looked_up_again = _keys_asked(monkeypatch, "get")
+    computing = asyncio.create_task(client.post("/graphql", json=query))
+    await asyncio.wait_for(keeping.wait(), 10)  # computed and published; its store is held
+    if write_between:
+        await deps.cache.invalidate_tags([f"author:{uuid.uuid4().int % 10**9}"])  # the clock moves
+    waiter = asyncio.create_task(client.post("/graphql", json=query))
+    if write_between or TEST_REDIS_CLUSTER:
+        await asyncio.wait_for(waiting.wait(), 10)  # waits for the store...
+        assert not waiter.done()
+        release.set()
+        answered = await waiter  # ...and is given what it kept (on a cluster, looked up)
+        assert len(looked_up_again) == (1 if TEST_REDIS_CLUSTER else 0)
+    else:
+        answered = await asyncio.wait_for(asyncio.shield(waiter), 10)  # while the store is still held
+        assert not computing.done() and not waiting.is_set() and looked_up_again == []
+        release.set()
+    computed = await computing
+    assert (computed.headers["x-cache"], answered.headers["x-cache"]) == ("MISS", "HIT")
+    assert answered.content == computed.content
+    assert answered.headers["etag"] == computed.headers["etag"]
+
+
 def _keys_asked(monkeypatch: pytest.MonkeyPatch, method: str) -> list[str]:
     """The keys `ResponseCache.<method>` (a look-up by key) is asked for from now on, in order."""
     asked: list[str] = []
@@ -378,15 +431,15 @@ async def test_a_reader_who_waited_for_an_answer_computed_before_a_write_gets_th
     read = {"query": 'query($s: String) { get_author(slug: $s) { name } }', "variables": {"s": user.slug}}
     stored_once = asyncio.Event()
     release = asyncio.Event()
-    store = ResponseCache.store
+    keep = ResponseCache.keep
 
-    async def held(self: ResponseCache, *args: Any, **kwargs: Any) -> bool:
+    async def held(self: ResponseCache, *args: Any, **kwargs: Any) -> Any:
         if not stored_once.is_set():  # the first computation is held once it has read, before it stores
             stored_once.set()
             await release.wait()
-        return await store(self, *args, **kwargs)
+        return await keep(self, *args, **kwargs)
 
-    monkeypatch.setattr(ResponseCache, "store", held)
+    monkeypatch.setattr(ResponseCache, "keep", held)
     client.cookies.clear()
     first = asyncio.create_task(client.post("/graphql", json=read))
     await stored_once.wait()  # it read the old name
@@ -465,7 +518,8 @@ async def test_reading_apart_answers_what_the_hit_script_answers(cache: Cache, r
     slots: cache/response.py `_check_apart`); one server reads both inside the hit script. Both answer
     alike: a miss, a hit with every field (a small public answer, a large private one kept gzipped), one
     that counts no views, a hash that lacks the optional fields, a stale entry, a hash without its stamp
-    and a key of another type."""
+    and a key of another type. Where it finds nothing current, the script also gives the invalidation clock
+    it read."""
     responses = ResponseCache(cache)
     tag = f"author:{uuid.uuid4().int % 10**9}"
     await cache.invalidate_tags([tag])
@@ -475,6 +529,9 @@ async def test_reading_apart_answers_what_the_hit_script_answers(cache: Cache, r
     async def answers(key: str) -> list[Any]:
         script = await responses._check_here(key)
         apart = await responses._check_apart(key)
+        if script[0] != 2:  # the script also says the invalidation clock it read (app/single_flight.py)
+            assert script[1:] == [await redis.get(keys.invalidation_clock())]
+            script = script[:1]
         assert apart == script, (apart, script)
         return apart
 
