@@ -576,12 +576,17 @@ def slot_tag(slot: int) -> str:
 FORGOTTEN_ON_FAILOVER = (generation(""), "live:", wal_floor())
 
 
+FILL_LOCK_PREFIX = "lock:fill:"
+
+
 def fill_lock(cache_key: str, stamp: bytes = b"") -> str:
     """Held by the one worker computing a missing value, so the others wait instead of piling on. For a
     cached value, of one generation of it (`stamp`, the generations it is computed under): a value
-    computed under an older one is no use to a reader of this one, which need not wait for it."""
+    computed under an older one is no use to a reader of this one, which need not wait for it. Named by
+    the SHA-1 of the key and the stamp, which a script reading the value names it by too (redis.sha1hex:
+    cache/store.py `_READ_OR_LEASE`)."""
     named = cache_key + "\0" + stamp.decode() if stamp else cache_key
-    return f"lock:fill:{digest(named)}"
+    return FILL_LOCK_PREFIX + hashlib.sha1(named.encode(), usedforsecurity=False).hexdigest()
 
 
 def revalidation_batch(entity_type: str) -> str:

@@ -34,7 +34,7 @@ from typing import Any, cast
 import orjson
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
-from redis.exceptions import RedisError
+from redis.exceptions import NoScriptError, RedisError
 
 from cache import keys, response_capture
 from cache.client import guard_of, is_cluster, unreachable
@@ -166,6 +166,27 @@ async def stamp_is_current(redis: Redis, stamp: bytes) -> bool:
     return not wanted or list(wanted.values()) == await redis.mget(keys.generations(wanted))
 
 
+# One cached value read with its generations, and when it must be computed, its fill lock taken in the same
+# round trip (`Cache.cached_query` on one Redis server). KEYS[1]: the value, then its tags' generation keys;
+# ARGV[1]: the fill locks' prefix, ARGV[2]: the lock's TTL (ms), then the tags, in the order of their keys.
+# Returns {value, generations, taken, stamp}: taken is 1 (the lock is the caller's), 0 (another holds it) or
+# -1 (not tried: the value is current, or a generation is missing, which the caller creates). The stamp
+# and the lock's name are built as `stamp_parts` and keys.fill_lock build them.
+_READ_OR_LEASE = """
+local gens = redis.call('MGET', unpack(KEYS, 2))
+local value = redis.call('GET', KEYS[1])
+local parts = {}
+for i = 1, #KEYS - 1 do
+  if not gens[i] then return {value, gens, -1, ''} end
+  parts[i] = ARGV[i + 2] .. '=' .. gens[i]
+end
+local stamp = table.concat(parts, ',')
+if value and string.sub(value, 1, #stamp + 1) == stamp .. '|' then return {value, gens, -1, stamp} end
+local taken = redis.call('SET', ARGV[1] .. redis.sha1hex(KEYS[1] .. '\\0' .. stamp), '1', 'NX', 'PX', ARGV[2])
+return {value, gens, taken and 1 or 0, stamp}
+"""
+_UNTRIED = -1  # `_READ_OR_LEASE` did not try the fill lock
+
 # Seed 004: at most this many keys in one command and commands in one pipeline.
 BATCH = 100
 DEFAULT_TTL = 7 * 86_400
@@ -265,6 +286,9 @@ class Cache:
         self.fill_lock_ms = fill_lock_ms
         self.fill_wait_ms = fill_wait_ms
         self.decoded = KeptDecoded(kept_decoded)  # composites (cache/composite.py)
+        # One server: a value's fill lock is taken in the round trip that finds it missing (`_read_leasing`).
+        # A cluster keeps the generations and the lock in other slots than the value, out of a script's reach.
+        self._lease = None if is_cluster(redis) else redis.register_script(_READ_OR_LEASE)
 
     # --- availability -----------------------------------------------------------------------------
 
@@ -396,11 +420,7 @@ class Cache:
         before this one.
         """
         count = len(cache_keys)
-        unlocks: list[str] = []
-        riding = self._riding()
-        if riding is not None and self.available:  # this request's fills waiting for a round trip: this one
-            fills, unlocks = riding.take()
-            store = [*store, *fills]
+        store, unlocks = self._with_riders(store)
         if not count:
             await self.set_many(store, unlock=unlocks)
             return [], []
@@ -429,6 +449,20 @@ class Cache:
             response_capture.report(None)
             return [MISSING] * count, [None] * count
         response_capture.report(gens)
+        return self._judged(cache_keys, raw_values, all_tags, gens)
+
+    def _with_riders(self, store: Sequence[Fill]) -> tuple[Sequence[Fill], list[str]]:
+        """`store`, and this request's fills waiting for a round trip, with their locks to release: this one."""
+        riding = self._riding()
+        if riding is None or not self.available:
+            return store, []
+        fills, unlocks = riding.take()
+        return [*store, *fills], unlocks
+
+    def _judged(self, cache_keys: Sequence[str], raw_values: Sequence[bytes | None], all_tags: Sequence[list[str]],
+                gens: Mapping[str, bytes]) -> tuple[list[Any], list[bytes | None]]:
+        """The values read (`MISSING` where absent or stale: their stamps are not the current generations')
+        and the stamps a value computed now carries; counted in the stats and metrics."""
         parts = stamp_parts(gens)
         values: list[Any] = []
         stamps: list[bytes | None] = []
@@ -538,18 +572,24 @@ class Cache:
         fill lock makes the others wait for it, unless `lock` is False (a query as cheap as the lock's
         two round trips, such as a point lookup by a unique column).
         """
-        values, stamps = await self.get_many([cache_key], [tags])
+        owner: bool | None = None
+        if lock and not force_refresh:
+            values, stamps, owner = await self._read_leasing(cache_key, tags)
+        else:
+            values, stamps = await self.get_many([cache_key], [tags])
         if values[0] is not MISSING and not force_refresh:
             return values[0]
         flight_key = cache_key + "\0" + (stamps[0] or b"").decode()
         pending = self._inflight.get(flight_key)
         if pending is not None and not force_refresh:
+            if owner:  # the lock had expired under the computation under way: that one's, not this
+                await self.release_fill_lock(cache_key, stamp=stamps[0] or b"")
             return await asyncio.shield(pending)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._inflight[flight_key] = future
         try:
             data = await self._fill(cache_key, tags, stamps[0], ttl, query_func, query_params,
-                                    force_refresh or not lock)
+                                    force_refresh or not lock, owner)
             future.set_result(data)
             return data
         except BaseException as exc:
@@ -561,12 +601,14 @@ class Cache:
 
     async def _fill(self, cache_key: str, tags: Sequence[str], stamp: bytes | None, ttl: int | None,
                     query_func: Callable[..., Awaitable[Any]], query_params: dict[str, Any],
-                    unlocked: bool) -> Any:
+                    unlocked: bool, owner: bool | None = None) -> Any:
         """Compute a missing value, one worker at a time for each generation of it: the holder of the fill
         lock of the generation read (`stamp`) computes, the others wait briefly for its result (stampede
         protection across processes). A write while they wait moves the generation: the holder's value
-        will be a miss for them, so they stop waiting for it and take the new generation's lock."""
-        owner = await self.take_fill_lock(cache_key, stamp) if stamp is not None and not unlocked else None
+        will be a miss for them, so they stop waiting for it and take the new generation's lock. `owner`:
+        the lock as the read tried it (`_read_leasing`), None when it was not tried."""
+        if owner is None:
+            owner = await self.take_fill_lock(cache_key, stamp) if stamp is not None and not unlocked else None
         deadline = time.monotonic() + self.fill_wait_ms / 1000
         poll = FILL_POLL_FIRST
         while owner is False and time.monotonic() < deadline:
@@ -592,6 +634,47 @@ class Cache:
         else:
             await self.set_many([(cache_key, data, stamp, ttl)], unlock=unlocks)
         return data
+
+    async def _read_leasing(self, cache_key: str, tags: Sequence[str]
+                            ) -> tuple[list[Any], list[bytes | None], bool | None]:
+        """`get_many` of one key, and when its value must be computed, its fill lock tried in the same round
+        trip (`_READ_OR_LEASE`): True, the lock is the caller's; False, another holds it; None, not tried
+        (a cluster, Redis unavailable, a generation to create)."""
+        all_tags = self._all_tags(tags)
+        if self._lease is None or not self.available or len(all_tags) >= BATCH:
+            return (*await self.get_many([cache_key], [tags]), None)
+        store, unlocks = self._with_riders(())
+        script_keys = [cache_key, *keys.generations(all_tags)]
+        script_args: list[str | int] = [keys.FILL_LOCK_PREFIX, self.fill_lock_ms, *all_tags]
+        try:
+            await self.recover_if_needed()
+            if len(store) + len(unlocks) + 1 > BATCH:  # a large fill goes first, in pipelines of its own
+                await self._set_chunked(store, unlock=unlocks)
+                store, unlocks = (), []
+            async with self.redis.pipeline(transaction=False) as pipe:
+                self._queue_sets(pipe, store)
+                self._queue_unlocks(pipe, unlocks)
+                pipe.evalsha(self._lease.sha, len(script_keys), *script_keys, *script_args)
+                *sent, found = await pipe.execute(raise_on_error=False)
+            if isinstance(found, NoScriptError):  # Redis was restarted or its scripts flushed: loaded, then run
+                found = await self._lease(keys=script_keys, args=script_args)
+            for reply in (*sent, found):
+                if isinstance(reply, Exception):
+                    raise reply
+            raw, raw_gens, taken, leased_under = found
+            gens = dict(zip(all_tags, await self._ensure_generations(all_tags, raw_gens), strict=True))
+        except RedisError as exc:
+            self.trip(exc, "read")
+            response_capture.report(None)
+            return [MISSING], [None], None
+        response_capture.report(gens)
+        values, stamps = self._judged([cache_key], [raw], [all_tags], gens)
+        if taken == _UNTRIED:
+            return values, stamps, None
+        if leased_under != stamps[0]:  # never, as both build a stamp alike; if they ever differ, not this lock
+            await self.release_fill_lock(cache_key, stamp=leased_under)
+            return values, stamps, None
+        return values, stamps, bool(taken)
 
     def _riding(self) -> RidingFills | None:
         """The fills of the request under way that ride along, if it opened them on this cache and has not

@@ -21,7 +21,7 @@ from cache.store import BATCH, MISSING, Cache, CacheStats, KeptDecoded, capture_
 from devtools.services import RedisServer
 from resolvers.deps import Deps
 from telemetry import metrics
-from tests.conftest import single_redis
+from tests.conftest import TEST_REDIS_CLUSTER, single_redis
 from tests.helpers import pipelines_sent, until
 
 SHOUTS_PAGE = """
@@ -405,15 +405,23 @@ async def test_concurrent_misses_share_one_computation_unless_a_write_came_betwe
         return value
 
     def noting_lock_answers(worker: Cache) -> list[bool | None]:
-        """What `worker` hears when it asks for a fill lock, in order."""
+        """What `worker` hears when it asks for a fill lock, in order: with the read that finds the value
+        missing (one server), or on its own."""
         answers: list[bool | None] = []
-        take = worker.take_fill_lock
+        take, read = worker.take_fill_lock, worker._read_leasing
 
         async def noted(cache_key: str, stamp: bytes = b"") -> bool | None:
             answers.append(await take(cache_key, stamp))
             return answers[-1]
 
+        async def noted_with_read(cache_key: str, tags: Any) -> Any:
+            values, stamps, owner = await read(cache_key, tags)
+            if owner is not None:
+                answers.append(owner)
+            return values, stamps, owner
+
         worker.take_fill_lock = noted  # type: ignore[method-assign]
+        worker._read_leasing = noted_with_read  # type: ignore[method-assign]
         return answers
 
     here = noting_lock_answers(cache)
@@ -464,6 +472,39 @@ async def test_concurrent_misses_share_one_computation_unless_a_write_came_betwe
     assert not await redis.exists(moved)  # and lets it go with its value
     assert await cache.get_cached_data(key, [tag]) == 7  # the first's value, stamped before the write, is not
     assert not cache._inflight and not other_worker._inflight  # nothing kept of the flights once they land
+
+
+async def test_a_missing_value_is_read_and_its_fill_lock_taken_in_one_round_trip(cache: Cache, redis: Redis) -> None:
+    """On one Redis server the read that finds a value missing (or stale) also takes its fill lock, of the
+    generation it read, in the same script: the query runs after one round trip, holding the lock, which
+    goes with the value's store. A current value takes no lock. On a cluster (the generations and the lock
+    in other slots than the value) the lock is a round trip of its own."""
+    from devtools.round_trips import redis_round_trips
+
+    key, tag = f"author:id:{secrets.randbelow(10**9)}", f"author:{secrets.randbelow(10**9)}"
+    await cache.invalidate_tags([tag])  # its generation exists (a missing one is created first, apart)
+    stamp = (await cache.get_many([key], [[tag]]))[1][0] or b""
+    lock = [keys.fill_lock(key, stamp)]  # of the generation read
+    held: list[tuple[int, bool]] = []
+
+    with redis_round_trips() as sent:
+        async def compute() -> int:
+            held.append((sent[0], bool(await redis.exists(lock[0]))))
+            return 5
+
+        assert await cache.cached_query(key, compute, tags=[tag]) == 5
+    rounds, locked = held[0]
+    assert locked and (rounds == 1 if not TEST_REDIS_CLUSTER else rounds > 1)
+    assert not await redis.exists(lock[0]) and await cache.get_cached_data(key, [tag]) == 5
+    with redis_round_trips() as sent:
+        assert await cache.cached_query(key, compute, tags=[tag]) == 5  # current: read, nothing more
+    assert len(held) == 1 and not await redis.exists(lock[0])
+    if not TEST_REDIS_CLUSTER:
+        assert sent[0] == 1
+    await cache.invalidate_tags([tag])
+    lock[0] = keys.fill_lock(key, (await cache.get_many([key], [[tag]]))[1][0] or b"")
+    assert await cache.cached_query(key, compute, tags=[tag]) == 5 and len(held) == 2  # stale: computed again
+    assert held[1][1] and not await redis.exists(lock[0])
 
 
 async def test_a_waiter_looks_again_soon_then_less_often(cache: Cache, redis: Redis,
