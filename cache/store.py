@@ -204,8 +204,9 @@ FILL_POLL_MOST = 0.02
 
 
 class RidingFills:
-    """The fills a request's reads computed that wait to ride along with its next read (`Cache.get_many`)
-    instead of taking a round trip of their own, with the fill locks released with them; what is left when
+    """The fills a request's reads computed (`cached_query`'s values, `cached_many`'s entities) that wait to
+    ride along with its next read (`Cache.get_many`) instead of taking a round trip of their own, with the
+    fill locks released with them; what is left when
     the request ends is sent then (`Cache.fills_ride_along`). A value recomputed after a write is stored
     in the round trip that reads what it refers to (a page's authors and shouts), and its reader goes on
     at once instead of waiting a round trip (four turns of the loop, under load the other requests' work
@@ -737,18 +738,21 @@ class Cache:
         store: Sequence[Fill] = (),
     ) -> list[Any]:
         """Batch read-through: one Redis round trip for all keys, one `fetch_missing(indexes)` call
-        for the misses (it returns their values in the same order), one pipeline to store them.
-        `force` recomputes every key (the revalidator), still stamped before the query runs; `store`
-        rides along with the read (see `get_many`)."""
+        for the misses (it returns their values in the same order), one pipeline to store them (within a
+        request, the request's next read: `RidingFills`). `force` recomputes every key (the revalidator),
+        still stamped before the query runs; `store` rides along with the read (see `get_many`)."""
         values, stamps = await self.get_many(cache_keys, tags_of, store=store)
         missing = list(range(len(values))) if force else [i for i, v in enumerate(values) if v is MISSING]
         if missing:
             fetched = await fetch_missing(missing)
             for i, data in zip(missing, fetched, strict=True):
                 values[i] = data
-            await self.set_many(
-                [(cache_keys[i], values[i], stamps[i], ttl) for i in missing if values[i] is not None]
-            )
+            fills = [(cache_keys[i], values[i], stamps[i], ttl) for i in missing if values[i] is not None]
+            riding = self._riding()
+            if riding is not None:
+                riding.fills += fills
+            else:
+                await self.set_many(fills)
         return values
 
     # --- invalidation ------------------------------------------------------------------------------
