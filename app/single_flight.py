@@ -57,7 +57,9 @@ class Flight(Generic[A, K]):
         """What the store kept, once it has answered; None when nothing was kept."""
         return await asyncio.shield(self.kept)
 
-    def _end(self, kept: K | None) -> None:
+    def close(self, kept: K | None) -> None:
+        """Settle what waiters are given: nothing as computed if it was not published, and `kept` (None:
+        nothing) as kept."""
         self.publish(None)
         if not self.kept.done():
             self.kept.set_result(kept)
@@ -85,7 +87,7 @@ class SingleFlight(Generic[A, K]):
 
     def end(self, flight: Flight[A, K], kept: K | None) -> None:
         """The flight is over: `kept` is what the store kept (None: nothing); new requests compute again."""
-        flight._end(kept)
+        flight.close(kept)
         if self._running.get(flight.key) is flight:
             del self._running[flight.key]
 
