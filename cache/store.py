@@ -206,8 +206,8 @@ FILL_POLL_MOST = 0.02
 class RidingFills:
     """The fills a request's reads computed (`cached_query`'s values, `cached_many`'s entities) that wait to
     ride along with its next read (`Cache.get_many`) instead of taking a round trip of their own, with the
-    fill locks released with them; what is left when
-    the request ends is sent then (`Cache.fills_ride_along`). A value recomputed after a write is stored
+    fill locks released with them; what is left when the request ends is sent then
+    (`Cache.fills_ride_along`). A value recomputed after a write is stored
     in the round trip that reads what it refers to (a page's authors and shouts), and its reader goes on
     at once instead of waiting a round trip (four turns of the loop, under load the other requests' work
     in each) for the store."""
@@ -570,8 +570,9 @@ class Cache:
         """Return the cached value of `cache_key`, or compute it with `query_func(**query_params)`.
 
         Concurrent misses of one key in this process share a single computation; across processes the
-        fill lock makes the others wait for it, unless `lock` is False (a query as cheap as the lock's
-        two round trips, such as a point lookup by a unique column).
+        fill lock makes the others wait for it, unless `lock` is False (a query as cheap as the lock, such
+        as a point lookup by a unique column). On one Redis server the lock is taken by the read that finds
+        the value missing (`_read_leasing`); on a cluster, in a round trip of its own.
         """
         owner: bool | None = None
         if lock and not force_refresh:
@@ -627,14 +628,19 @@ class Cache:
             if owner:
                 await self.release_fill_lock(cache_key, stamp=stamp or b"")
             raise
-        unlocks = [keys.fill_lock(cache_key, stamp or b"")] if owner else []
+        await self._ride_or_store([(cache_key, data, stamp, ttl)],
+                                  [keys.fill_lock(cache_key, stamp or b"")] if owner else [])
+        return data
+
+    async def _ride_or_store(self, fills: list[Fill], unlocks: list[str]) -> None:
+        """Fills (and their locks' release) that ride along with the request's next read, or, outside a
+        request, are stored now."""
         riding = self._riding()
         if riding is not None:
-            riding.fills.append((cache_key, data, stamp, ttl))
+            riding.fills += fills
             riding.unlocks += unlocks
         else:
-            await self.set_many([(cache_key, data, stamp, ttl)], unlock=unlocks)
-        return data
+            await self.set_many(fills, unlock=unlocks)
 
     async def _read_leasing(self, cache_key: str, tags: Sequence[str]
                             ) -> tuple[list[Any], list[bytes | None], bool | None]:
@@ -747,12 +753,8 @@ class Cache:
             fetched = await fetch_missing(missing)
             for i, data in zip(missing, fetched, strict=True):
                 values[i] = data
-            fills = [(cache_keys[i], values[i], stamps[i], ttl) for i in missing if values[i] is not None]
-            riding = self._riding()
-            if riding is not None:
-                riding.fills += fills
-            else:
-                await self.set_many(fills)
+            await self._ride_or_store(
+                [(cache_keys[i], values[i], stamps[i], ttl) for i in missing if values[i] is not None], [])
         return values
 
     # --- invalidation ------------------------------------------------------------------------------
