@@ -226,8 +226,7 @@ class ResponseCache:
             return LookUp(None)
         if found[0] != 2:
             _count("stale" if found[0] == 1 else "miss")
-            clock = found[1] if len(found) > 1 and found[1] else None
-            return LookUp(None, found[0] == 1, as_bytes(clock) if clock is not None else None)
+            return LookUp(None, found[0] == 1, as_bytes(found[1]) if len(found) > 1 and found[1] else None)
         self.hits += 1
         _count("hit")
         views = as_bytes(found[3]).decode()

@@ -430,18 +430,11 @@ class Cache:
             return [MISSING] * count, [None] * count
         all_tags = [self._all_tags(t) for t in tags_of]
         distinct = list(dict.fromkeys(tag for group in all_tags for tag in group))
+        value_commands, gen_commands = -(-count // BATCH), -(-len(distinct) // BATCH)
         try:
-            await self.recover_if_needed()
-            reads = -(-count // BATCH) + -(-len(distinct) // BATCH)
-            if len(store) + len(unlocks) + reads > BATCH:  # a large fill goes first, in pipelines of its own
-                await self._set_chunked(store, unlock=unlocks)
-                store, unlocks = (), []
-            async with self.redis.pipeline(transaction=False) as pipe:
-                self._queue_sets(pipe, store)
-                self._queue_unlocks(pipe, unlocks)
-                value_commands = self._queue_mget(pipe, cache_keys)
-                gen_commands = self._queue_mget(pipe, keys.generations(distinct))
-                results = await pipe.execute()
+            results = await self._read_with_fills(
+                store, unlocks, value_commands + gen_commands,
+                lambda pipe: (self._queue_mget(pipe, cache_keys), self._queue_mget(pipe, keys.generations(distinct))))
             rest, raw_gens = self._joined(results, gen_commands)
             _, raw_values = self._joined(rest, value_commands)
             gens = dict(zip(distinct, await self._ensure_generations(distinct, raw_gens), strict=True))
@@ -451,6 +444,21 @@ class Cache:
             return [MISSING] * count, [None] * count
         response_capture.report(gens)
         return self._judged(cache_keys, raw_values, all_tags, gens)
+
+    async def _read_with_fills(self, store: Sequence[Fill], unlocks: Sequence[str], reads: int,
+                               queue_reads: Callable[[Pipeline], object], *, raise_on_error: bool = True) -> list[Any]:
+        """One round trip: `store` and the lock releases `unlocks` (`_with_riders`), then the `reads` commands
+        `queue_reads` queues; every reply. A fill too large to go with them goes first, in pipelines of its
+        own."""
+        await self.recover_if_needed()
+        if len(store) + len(unlocks) + reads > BATCH:
+            await self._set_chunked(store, unlock=unlocks)
+            store, unlocks = (), []
+        async with self.redis.pipeline(transaction=False) as pipe:
+            self._queue_sets(pipe, store)
+            self._queue_unlocks(pipe, unlocks)
+            queue_reads(pipe)
+            return cast("list[Any]", await pipe.execute(raise_on_error=raise_on_error))
 
     def _with_riders(self, store: Sequence[Fill]) -> tuple[Sequence[Fill], list[str]]:
         """`store`, and this request's fills waiting for a round trip, with their locks to release: this one."""
@@ -653,16 +661,11 @@ class Cache:
         store, unlocks = self._with_riders(())
         script_keys = [cache_key, *keys.generations(all_tags)]
         script_args: list[str | int] = [keys.FILL_LOCK_PREFIX, self.fill_lock_ms, *all_tags]
+        lease = self._lease
         try:
-            await self.recover_if_needed()
-            if len(store) + len(unlocks) + 1 > BATCH:  # a large fill goes first, in pipelines of its own
-                await self._set_chunked(store, unlock=unlocks)
-                store, unlocks = (), []
-            async with self.redis.pipeline(transaction=False) as pipe:
-                self._queue_sets(pipe, store)
-                self._queue_unlocks(pipe, unlocks)
-                pipe.evalsha(self._lease.sha, len(script_keys), *script_keys, *script_args)
-                *sent, found = await pipe.execute(raise_on_error=False)
+            *sent, found = await self._read_with_fills(
+                store, unlocks, 1, lambda pipe: pipe.evalsha(lease.sha, len(script_keys), *script_keys, *script_args),
+                raise_on_error=False)
             if isinstance(found, NoScriptError):  # Redis was restarted or its scripts flushed: loaded, then run
                 found = await self._lease(keys=script_keys, args=script_args)
             for reply in (*sent, found):
