@@ -38,7 +38,7 @@ from cache.precache import precache_data
 from cache.pubsub import Hub
 from cache.redis_metrics import RedisMetrics
 from cache.revalidator import CacheRevalidationManager
-from cache.store import Cache
+from cache.store import LOST_WRITE_RECOVERY, Cache
 from cache.views import ViewCounter
 from cache.wal_floor import WalFloor
 from config.settings import Settings, SettingsError, get_settings
@@ -92,7 +92,8 @@ async def open_deps(settings: Settings) -> AsyncIterator[Deps]:
     cache = Cache(redis, state=state, ttl_jitter=settings.cache_ttl_jitter,
                   default_ttl=settings.cache_ttl_default, missing_ttl=settings.cache_ttl_missing,
                   generation_ttl=settings.cache_ttl_generations, kept_decoded=settings.composites_kept_decoded,
-                  lost_write_wait=settings.redis_lost_write_wait)
+                  lost_write_wait=settings.redis_lost_write_wait,
+                  unreachable_write_wait=settings.redis_unreachable_write_wait)
     deps = wire(settings, engine, cache, auth=build_auth(settings, state), replicas=replicas)
     try:
         yield deps
@@ -200,6 +201,8 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
             sweeper.start()
             redis_metrics = RedisMetrics(own.cache, interval=settings.metrics_flush_interval)
             redis_metrics.start()
+            recovery = Periodic("recovery after lost writes", LOST_WRITE_RECOVERY, own.cache.recover_quietly)
+            recovery.start()
             # What start-up made (the schema, models, clients, the warmed caches' structures) lives as long
             # as the process: moved out of the collector's reach, a full collection no longer walks it. Before,
             # those collections stalled every request in flight: a response-cache hit's p99 was about 95 ms
@@ -215,6 +218,7 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
                 await own.delayed.stop(finish_round=settings.shutdown_timeout)
                 await sweeper.stop()
                 await redis_metrics.stop()
+                await recovery.stop()
 
     async def root(_request: Request) -> Response:
         return RedirectResponse("/graphql")

@@ -26,7 +26,7 @@ import time
 import zlib
 from collections import Counter, OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, cast
@@ -192,10 +192,14 @@ BATCH = 100
 DEFAULT_TTL = 7 * 86_400
 MISSING_TTL = 60
 GENERATION_TTL = 30 * 86_400
-# A write whose invalidation was lost waits for the loss to be contained where a server refuses it for now
-# (`Cache.lose_write`): up to this long (REDIS_LOST_WRITE_WAIT), trying every LOST_WRITE_RETRY seconds.
+# A write whose invalidation was lost waits for the loss to be contained before it answers (`Cache.lose_write`),
+# trying every LOST_WRITE_RETRY seconds: up to LOST_WRITE_WAIT (REDIS_LOST_WRITE_WAIT) while a server refuses
+# for now, up to UNREACHABLE_WRITE_WAIT (REDIS_UNREACHABLE_WRITE_WAIT) while none answers at all. A loss left
+# uncontained is tried again every LOST_WRITE_RECOVERY seconds in the background (`Cache.recover_quietly`).
 LOST_WRITE_WAIT = 10.0
+UNREACHABLE_WRITE_WAIT = 1.0
 LOST_WRITE_RETRY = 0.05
+LOST_WRITE_RECOVERY = 0.5
 # A worker waiting for another's fill looks again after FILL_POLL_FIRST seconds, then after twice as long
 # each time, up to FILL_POLL_MOST: a fill is a few milliseconds (a list's statement and its store), and a
 # waiter that looked again only every 20 ms waited several times longer than the fill took.
@@ -260,6 +264,7 @@ class Cache:
         state: Redis | None = None,
         kept_decoded: int = 64,
         lost_write_wait: float = LOST_WRITE_WAIT,
+        unreachable_write_wait: float = UNREACHABLE_WRITE_WAIT,
     ) -> None:
         self.redis = redis
         # What has no generation stamp and must not be evicted: live structures, views, sessions, queues
@@ -282,7 +287,10 @@ class Cache:
             self.guard.breaker_seconds = breaker_seconds
         self.stats = CacheStats()
         self._lost_invalidations = False
+        self._losses = 0  # invalidations lost so far: a containment clears the flag only if none came since
+        self._recovery: asyncio.Task[None] | None = None  # the recovery under way, which callers join
         self.lost_write_wait = lost_write_wait
+        self.unreachable_write_wait = unreachable_write_wait
         self._inflight: dict[str, asyncio.Future[Any]] = {}
         self.fill_lock_ms = fill_lock_ms
         self.fill_wait_ms = fill_wait_ms
@@ -309,39 +317,77 @@ class Cache:
 
     def lose(self, exc: BaseException, what: str) -> None:
         """A write's invalidation or live update did not reach Redis: trust nothing until it is back."""
+        self._losses += 1
         self._lost_invalidations = True
         metrics.LOST_INVALIDATIONS.inc()
         self.trip(exc, what)
 
     async def lose_write(self, exc: BaseException, what: str) -> None:
         """`lose`, and before the write answers, the loss contained: every epoch forgotten wherever a
-        server answers, by a command each. On a Redis Cluster that lost a master the others go on serving
-        every worker, and a write whose pipeline failed on the lost one may have left its updates undone on
-        them too: another worker would read those as current until this one's recovery. An epoch on a
-        server that does not answer is read by nobody meanwhile (a lost master's replica forgets them when
-        promoted, cache/failover.py); one that answers with a refusal (a cluster failing over refuses every
-        command, CLUSTERDOWN, and serves again after) is tried again every `LOST_WRITE_RETRY` seconds, up to
-        `lost_write_wait`, before the write answers. UNLINK, which a full Redis (`noeviction`) still takes.
-        Contained, nothing is left to recover."""
+        server answers, by a command each, tried again every `LOST_WRITE_RETRY` seconds until every one is
+        forgotten. UNLINK, which a full Redis (`noeviction`) still takes. Contained, nothing is left to
+        recover.
+
+        Why wait at all: other workers may be reading a server this one did not reach. On a Redis Cluster
+        that lost a master the others go on serving every worker, and a write whose pipeline failed on the
+        lost one may have left its updates undone on them too; a cluster failing over refuses every command
+        (CLUSTERDOWN) and serves again after: tried up to `lost_write_wait`. Behind Sentinel the workers
+        find the promoted replica at different moments: the first to reach it moves the epochs there
+        (cache/failover.py), which covers every write lost before, but not one this worker loses just
+        after, its attempt still sent to the dead master or told that no master is named yet, while
+        another worker reads the promoted one (a test drill found such reads stale). So a loss where no
+        server answered is tried again too, up to `unreachable_write_wait`, long enough for this worker to
+        find the new master. A server no worker reaches (an outage) costs each write that wait; the loss
+        is then left to the recovery, which tries again in the background (`recover_quietly`) and before
+        this worker reads Redis again."""
         self.lose(exc, what)
-        deadline = time.monotonic() + self.lost_write_wait
-        while failed := await self._forget_epochs():
-            if all(unreachable(error) for error in failed) or time.monotonic() >= deadline:
+        started = time.monotonic()
+        while True:
+            losses = self._losses
+            failed = await self._forget_epochs()
+            if not failed:
+                break
+            waited = time.monotonic() - started
+            if waited >= self.lost_write_wait or (
+                    waited >= self.unreachable_write_wait and all(unreachable(error) for error in failed)):
                 return
             await asyncio.sleep(LOST_WRITE_RETRY)
-        self._lost_invalidations = False
+        self._contained(losses)
         metrics.LOST_WRITES_CONTAINED.inc()
         log.warning("an update lost during %s was contained: the cache and live epochs were forgotten", what)
 
     async def recover_if_needed(self) -> None:
         """After an invalidation or a live update was lost, forget the global epoch and the epochs of the
-        live structures before trusting Redis again: everything computed before is then a miss."""
-        if not self._lost_invalidations:
-            return
-        if failed := await self._forget_epochs():
-            raise failed[0]
-        self._lost_invalidations = False
-        log.warning("redis is back; cache and live epochs forgotten after lost writes")
+        live structures before trusting Redis again: everything computed before is then a miss. Callers
+        at the same moment join one recovery (each would forget the epochs again, and make a miss of
+        what the others stored meanwhile); one that began before a loss this caller knows of does not
+        cover it, and another follows. Raises what failed."""
+        while self._lost_invalidations:
+            if self._recovery is None:
+                self._recovery = asyncio.create_task(self._recover())
+            await asyncio.shield(self._recovery)
+
+    async def recover_quietly(self) -> None:
+        """`recover_if_needed` as a background round (the lifespan's, every LOST_WRITE_RECOVERY seconds): a
+        loss a write left behind is contained as soon as Redis answers this worker, not at its next read.
+        A Redis still away is tried again next round (its failures trip the breaker, and are counted)."""
+        with suppress(RedisError):
+            await self.recover_if_needed()
+
+    async def _recover(self) -> None:
+        try:
+            losses = self._losses
+            if failed := await self._forget_epochs():
+                raise failed[0]
+            self._contained(losses)
+            log.warning("redis is back; cache and live epochs forgotten after lost writes")
+        finally:
+            self._recovery = None
+
+    def _contained(self, losses: int) -> None:
+        """The epochs were forgotten after the first `losses` losses: the flag goes down unless one came since."""
+        if self._losses == losses:
+            self._lost_invalidations = False
 
     async def _forget_epochs(self) -> list[BaseException]:
         """Every live kind's epoch, then the global epoch, unlinked by a command each (sent together); each

@@ -230,6 +230,9 @@ class Settings(DatabaseSettings):
     # over) waits up to this long for the loss to be contained before it answers (cache/store.py
     # `Cache.lose_write`): set it above the cluster's failover time (cluster-node-timeout and a second).
     redis_lost_write_wait: float = Field(default=10.0, ge=0)
+    # ... and up to this long while no Redis answers at all: behind Sentinel the workers find a promoted
+    # replica at different moments, and one that has found it may read there before this worker does.
+    redis_unreachable_write_wait: float = Field(default=1.0, ge=0)
     # Live structures (counters, follow sets, threads): idle ones expire after this many seconds and are
     # rebuilt from SQL when next read; follower sets keep the newest this many members (seed 004: 5,000).
     live_ttl: int = 7 * 86_400

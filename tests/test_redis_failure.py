@@ -117,7 +117,7 @@ async def test_a_lost_write_forgets_every_epoch_before_it_answers_trying_a_refus
     clock are forgotten. A server that refuses (here an ACL that denies UNLINK, as a cluster failing over
     refuses every command) is tried again until it takes them, then the loss counts as contained; one that
     still refuses at `lost_write_wait` is left to the recovery (the flag stays up); one that does not
-    answer at all is not waited for."""
+    answer at all is waited for `unreachable_write_wait` only (the next test)."""
     from telemetry import metrics
 
     admin = make_redis(redis_server.url)
@@ -167,3 +167,90 @@ async def test_a_lost_write_forgets_every_epoch_before_it_answers_trying_a_refus
     await asyncio.wait_for(down.lose_write(RuntimeError("gone"), "invalidation"), 20)  # not 60 s of retries
     assert down.lost_invalidations
     await admin.aclose()
+
+
+async def test_a_lost_write_waits_for_a_server_that_answers_again_and_leaves_a_longer_outage_to_the_recovery(
+        ) -> None:
+    """Behind Sentinel one worker may not reach the promoted replica yet (its attempt goes to the dead
+    master, or no master is named) while another reads there: `lose_write` tries a server that does not
+    answer again, and answers once the epochs are forgotten there. The server here keeps its data across a
+    restart (an append-only file), so the epochs are there to forget when it answers again. The control: a
+    server that stays away past `unreachable_write_wait` lets the write answer with the loss left, which
+    the background round (`recover_quietly`) contains as soon as the server answers."""
+    from telemetry import metrics
+
+    epochs = [keys.generation(keys.GLOBAL_TAG), keys.invalidation_clock(),
+              *(keys.live_epoch(kind) for kind in keys.LIVE_KINDS)]
+
+    async def held(server: RedisServer, mset: bool = False) -> int:
+        """How many of the epochs the server holds (set first with `mset`), by a connection of its own."""
+        admin = Redis.from_url(server.url)
+        try:
+            if mset:
+                await admin.mset(dict.fromkeys(epochs, 1))
+            return int(await admin.exists(*epochs))
+        finally:
+            await admin.aclose()
+
+    async with RedisServer(options=("--appendonly", "yes")) as server:
+        cache = Cache(make_redis(server.url, coalesce=False), unreachable_write_wait=30.0)
+        try:
+            # back within the wait: contained there before the write answers
+            await held(server, mset=True)
+            server.stop()
+            contained = metrics.LOST_WRITES_CONTAINED._value.get()
+            losing = asyncio.create_task(cache.lose_write(RuntimeError("the pipeline failed"), "invalidation"))
+            await asyncio.sleep(0.5)
+            assert not losing.done(), "a write whose containment reached no server answered at once"
+            server.start()
+            await asyncio.wait_for(losing, 20)
+            assert await held(server) == 0 and not cache.lost_invalidations
+            assert metrics.LOST_WRITES_CONTAINED._value.get() - contained == 1
+
+            # away past the wait: the write answers, the loss stays until the background round
+            await held(server, mset=True)
+            cache.unreachable_write_wait = 0.3
+            server.stop()
+            await asyncio.wait_for(cache.lose_write(RuntimeError("the pipeline failed"), "invalidation"), 20)
+            assert cache.lost_invalidations
+            await cache.recover_quietly()  # still away: tried, and left for the next round
+            assert cache.lost_invalidations
+            server.start()
+            await server.ready()
+            assert await held(server) == len(epochs)  # what the server held survived the restart
+            await cache.recover_quietly()
+            assert await held(server) == 0 and not cache.lost_invalidations
+        finally:
+            await cache.redis.aclose()
+
+
+async def test_readers_at_one_moment_join_one_recovery_and_a_loss_during_it_is_recovered_too(
+        redis_server: RedisServer) -> None:
+    """`Cache.recover_if_needed`: readers that find a loss at the same moment join one recovery (each
+    forgetting the epochs again would make a miss of what the others stored meanwhile), and a loss that
+    comes while a recovery is under way is not cleared by it: another recovery follows."""
+    epochs = len(keys.LIVE_KINDS) + 2  # every live epoch, the global epoch and the invalidation clock
+    admin = make_redis(redis_server.url, coalesce=False)
+    cache = Cache(make_redis(redis_server.url, coalesce=False))
+
+    async def unlinks() -> int:
+        return int((await admin.info("commandstats")).get("cmdstat_unlink", {}).get("calls", 0))
+
+    try:
+        cache.lose(RuntimeError("lost"), "invalidation")
+        before = await unlinks()
+        await asyncio.gather(*(cache.recover_if_needed() for _ in range(10)))
+        assert await unlinks() - before == epochs and not cache.lost_invalidations
+
+        cache.lose(RuntimeError("lost"), "invalidation")
+        before = await unlinks()
+        redis_server.pause()  # the recovery's commands wait in the socket
+        recovering = asyncio.create_task(cache.recover_if_needed())
+        await asyncio.sleep(0.2)
+        cache.lose(RuntimeError("lost while recovering"), "live update")
+        redis_server.resume()
+        await asyncio.wait_for(recovering, 10)
+        assert await unlinks() - before == 2 * epochs and not cache.lost_invalidations
+    finally:
+        await admin.aclose()
+        await cache.redis.aclose()
