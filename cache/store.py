@@ -390,14 +390,16 @@ class Cache:
             self._lost_invalidations = False
 
     async def _forget_epochs(self) -> list[BaseException]:
-        """Every live kind's epoch, then the global epoch, unlinked by a command each (sent together); each
-        starts again at random when next read, which nothing stored before can match. Live epochs first:
-        a reader that sees the new global epoch sees the new live epochs too, so it cannot store a value
-        built from the old structures under the new stamp (a live epoch whose server did not answer is
-        read by nobody meanwhile). What failed, having tried all."""
+        """Every live kind's epoch and the WAL floor, then the global epoch, unlinked by a command each (sent
+        together); each epoch starts again at random when next read, which nothing stored before can match,
+        and the floor again from the primary's position, past every commit so far (cache/wal_floor.py).
+        Those first: a reader that sees the new global epoch sees the new live epochs too, so it cannot
+        store a value built from the old structures under the new stamp, nor one read from a replica that
+        lacks the lost write. What failed, having tried all (`lose_write` tries again)."""
         # a command of one key each: a cluster client's `unlink` splits its keys by slot into a pipeline
-        live = await asyncio.gather(*(self.state.execute_command("UNLINK", keys.live_epoch(kind))
-                                      for kind in keys.LIVE_KINDS), return_exceptions=True)
+        live = await asyncio.gather(*(self.state.execute_command("UNLINK", key)
+                                      for key in (*map(keys.live_epoch, keys.LIVE_KINDS), keys.wal_floor())),
+                                    return_exceptions=True)
         stamps = await asyncio.gather(self.redis.execute_command("UNLINK", keys.generation(keys.GLOBAL_TAG)),
                                       return_exceptions=True)
         # then the invalidation clock, or a response found current at its value would skip the check that

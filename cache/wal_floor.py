@@ -11,7 +11,8 @@ own writes raised the floor before its mutation answered, so it reads them at on
 The floor only grows (a Lua max: two commits raising it at once leave the higher), and expires a month
 after the last write. A floor that is missing (never set, expired, lost with its Redis) is set again from
 the primary's position, which is past every commit made so far. When Redis does not answer, the floor is
-unknown and reads go to the primary; a raise that did not reach Redis is sent before the next read.
+unknown and reads go to the primary; a raise that did not reach Redis is a lost write: the floor is forgotten
+with the epochs before the write answers (`Cache.lose_write`), and the raise sent again before the next read.
 """
 
 from __future__ import annotations
@@ -69,18 +70,23 @@ class WalFloor:
             self.cache.trip(exc, "WAL floor")
             return None
 
-    async def raise_after_commit(self) -> None:
+    async def raise_after_commit(self) -> bool:
         """After a commit returned, before its invalidation: the floor at or past that commit. Never
-        raises into the writer; a raise Redis did not take is sent before this worker's next read, and
-        until then every worker that cannot read the floor reads the primary."""
+        raises into the writer. A raise Redis did not take is a lost write (`Cache.lose_write`): before
+        the write answers the floor is forgotten with the epochs, wherever Redis answers (another worker
+        may read the old floor there, and then a replica that lacks this commit), and a reader sets it
+        again from the primary's position. False when that containment failed too: the loss is left to
+        the recovery, and this raise is sent again before this worker's next read."""
         position = await self._position_after_commit()
         if position is None:
-            return
+            return True
         try:
             await self._send(max(position, self._unsent))
         except RedisError as exc:
             self._unsent = max(position, self._unsent)
-            self.cache.lose(exc, "WAL floor")
+            await self.cache.lose_write(exc, "WAL floor")
+            return not self.cache.lost_invalidations
+        return True
 
     async def _position_after_commit(self) -> int | None:
         """The primary answered the commit a moment ago; if it does not answer now (it died, a failover

@@ -229,7 +229,7 @@ async def test_readers_at_one_moment_join_one_recovery_and_a_loss_during_it_is_r
     """`Cache.recover_if_needed`: readers that find a loss at the same moment join one recovery (each
     forgetting the epochs again would make a miss of what the others stored meanwhile), and a loss that
     comes while a recovery is under way is not cleared by it: another recovery follows."""
-    epochs = len(keys.LIVE_KINDS) + 2  # every live epoch, the global epoch and the invalidation clock
+    epochs = len(keys.LIVE_KINDS) + 3  # every live epoch, the WAL floor, the global epoch and the clock
     admin = make_redis(redis_server.url, coalesce=False)
     cache = Cache(make_redis(redis_server.url, coalesce=False))
 

@@ -15,7 +15,7 @@ from cache.client import make_redis
 from cache.live import LiveOps, LiveStore
 from cache.store import Cache
 from cache.wal_floor import WalFloor
-from devtools.services import free_port
+from devtools.services import RedisServer, free_port
 from triggers.changes import Changes
 from triggers.sink import CacheSink
 
@@ -89,3 +89,31 @@ async def test_settled_waits_for_every_invalidation_and_swallows_their_failures(
     sink.withdraw(Changes(live=LiveOps.touching([("shout", 1)])))
     await sink.settled()
     assert sink.running == 0
+
+
+async def test_a_floor_redis_did_not_take_is_forgotten_with_the_epochs_before_the_write_answers(
+        redis_server: RedisServer) -> None:
+    """A raise of the WAL floor that Redis refused (here an ACL that denies scripts) is a lost write: another
+    worker reading the old floor would read a replica that lacks the commit, and store what it read under
+    the generations the commit then moves. Before the write answers the floor is gone (a reader sets it
+    again from the primary's position), with the global epoch; the loss is contained, and the commit's
+    tags move as usual."""
+    admin = make_redis(redis_server.url, coalesce=False)
+    await admin.acl_setuser("writer", enabled=True, passwords=["+secret"], keys=["~*"], channels=["*"],
+                            commands=["+@all", "-evalsha", "-eval"])
+    writer = make_redis(redis_server.url.replace("redis://", "redis://writer:secret@"), coalesce=False)
+    cache = Cache(writer)
+    floor = WalFloor(cache, primary_position=lambda: asyncio.sleep(0, result=0x2A))
+    sink = CacheSink(cache, None, LiveStore(cache), wal_floor=floor)
+    try:
+        await admin.set(keys.wal_floor(), f"{0x29:016x}")
+        _, [before] = await cache.get_many(["k"], [[keys.tag_topic(1)]])
+        assert await admin.exists(keys.generation(keys.GLOBAL_TAG))
+        await sink.apply(_changes(keys.tag_topic(1)), announced=False)
+        assert await admin.exists(keys.wal_floor(), keys.generation(keys.GLOBAL_TAG)) == 0
+        assert not cache.lost_invalidations
+        _, [after] = await cache.get_many(["k"], [[keys.tag_topic(1)]])
+        assert before != after
+    finally:
+        await writer.aclose()
+        await admin.aclose()

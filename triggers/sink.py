@@ -75,8 +75,10 @@ class CacheSink:
         async def live_changes(pipe: Pipeline) -> None:
             await self.live.queue_apply(pipe, changes.live, announced=announced)
 
-        if self.wal_floor is not None:  # first: a reader that sees what follows reads a replica holding it
-            await self.wal_floor.raise_after_commit()
+        # First: a reader that sees what follows reads a replica holding it. A raise whose loss could not be
+        # contained has found no Redis to send the rest to either: it is left to the recovery too.
+        if self.wal_floor is not None and not await self.wal_floor.raise_after_commit():
+            return
         # The marks in no order with the rest: sent beside the invalidation, the two share a round trip (what
         # is sent at the same moment goes out together, cache/coalesce.py).
         steps = [self.revalidator.mark_many(changes.marks)] if self.revalidator is not None and changes.marks else []
