@@ -508,6 +508,12 @@ def rendered(selection_digest: str) -> str:
     return f"rendered:{selection_digest}"
 
 
+def rendered_item(digest: str) -> str:
+    """One item of a page as rendered JSON, for one root field's selection and the item as its list gave it
+    (schema/item_fragments.py); kept as long as rendered answers are."""
+    return f"item:{digest}"
+
+
 def response(request_digest: str) -> str:
     """A whole GraphQL response (the response cache)."""
     return f"response:{request_digest}"

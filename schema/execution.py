@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
+import orjson
 from graphql import (
     GraphQLBoolean,
     GraphQLEnumType,
@@ -39,6 +40,7 @@ from graphql import (
 )
 from graphql.pyutils import Path, Undefined
 
+from schema.item_fragments import OWN_FIELD, PLAIN, kept_when_done
 from schema.rendered import answer_root_field
 from schema.seam import FieldLoop, PlainField, PlannedField, field_definition, graphql_schema
 
@@ -47,9 +49,9 @@ if TYPE_CHECKING:
 
 # Field metadata of a relation resolved directly (`resolve_directly`).
 DIRECT = {"direct": True}
-# The plain fields of an object type, by name, kept under PLAIN in its extensions.
+# The plain fields of an object type, by name, kept under PLAIN in its extensions (schema/item_fragments.py
+# reads them too).
 Plain = dict[str, PlainField]
-PLAIN = "discours-plain-fields"
 _NONE: Plain = {}
 # graphql-core's own scalars return a value of these types as it is (an Int only within 32 bits).
 _RETURNED_AS_IS: dict[GraphQLScalarType | GraphQLEnumType, type] = {
@@ -91,6 +93,15 @@ class PlainFieldsFirst(FieldLoop):
                      for response_name, details in grouped_field_set.items())
         plans[id(grouped_field_set)] = (grouped_field_set, plan)
         return plan
+
+    def execute_fields(self, parent_type: GraphQLObjectType, source_value: Any, path: Path | None,
+                       grouped_field_set: Any, position_context: Any) -> Any:
+        """An item of a page may be placed as its rendered JSON, which is its answer as it is; an item placed
+        to be executed is kept rendered once it is (schema/item_fragments.py)."""
+        if type(source_value) is orjson.Fragment:
+            return source_value
+        results = super().execute_fields(parent_type, source_value, path, grouped_field_set, position_context)
+        return kept_when_done(self, source_value, path, results)
 
     def execute_field(self, parent_type: GraphQLObjectType, source: Any, field_details_list: Any, path: Path,
                       position_context: Any) -> Any:
@@ -172,4 +183,5 @@ def _given_the_object(func: Callable[[Any], Any]) -> Callable[..., Any]:
     def resolve(source: Any, info: Any) -> Any:
         return func(source)
 
+    setattr(resolve, OWN_FIELD, True)  # answers from its object alone (schema/item_fragments.py)
     return resolve

@@ -20,6 +20,7 @@ from graphql import FieldNode, FragmentSpreadNode, InlineFragmentNode, Selection
 from resolvers.reader import author_ids_of, topic_ids_of, unique
 from resolvers.shout_query import Along, ShoutPage
 from schema.context import Info, Loader, Loaders
+from schema.item_fragments import loaded_then_placed
 from schema.node_memo import NodeMemo
 from schema.seam import resolve_info
 from schema.types import Reaction, Shout
@@ -131,8 +132,13 @@ async def shouts_list(info: Info, shouts: Sequence[dict[str, Any] | None]) -> li
     return await shouts_page(info, ShoutPage(shouts))
 
 
+# The relations of a reaction whose entities an item kept rendered is stamped by (schema/item_fragments.py).
+_REACTION_RELATIONS = {"created_by": ("author", "created_by"), "shout": ("shout", "shout")}
+
+
 async def reactions_page(info: Info, items: list[dict[str, Any]]) -> list[Reaction | None]:
-    reactions = [r for r in items if r]
-    if reactions:
+    """A page's reactions: those kept rendered as their JSON, the others with what they read loaded first."""
+    async def load(reactions: list[dict[str, Any]]) -> None:
         await _load(_reaction_loads(info.context.loaders, reactions, selected_paths(info)))
-    return [Reaction.of(r) for r in items]
+
+    return await loaded_then_placed(info, items, _REACTION_RELATIONS, load, Reaction.of)

@@ -43,10 +43,11 @@ from graphql import (
 from graphql.pyutils import Undefined
 
 from cache import keys, response_capture
-from cache.rendered import ToKeep, keep_rendered, read_rendered
+from cache.rendered import ToKeep, keep_all, keep_rendered, read_rendered
 from cache.response import etag_of
 from cache.store import Cache
 from schema.cache_control import hint_of
+from schema.item_fragments import rendering_items
 from schema.limits import LimitChecks
 from schema.node_memo import NodeMemo
 from schema.seam import coerced_variables, field_errors, fragment_definitions, request_validation_rules
@@ -109,11 +110,17 @@ async def answered(executor: Any, answers: RenderedAnswers, key: str, ttl: int, 
         return orjson.Fragment(found.body)
     capture, token = response_capture.begin()
     try:
-        result = execute()
-        if executor.is_awaitable(result):
-            result = await result
+        with rendering_items(key, ttl) as items:  # its page's items answered, and kept, one by one
+            result = execute()
+            if executor.is_awaitable(result):
+                result = await result
     finally:
         response_capture.end(token)
+    if items.computed:
+        if answers.handed is not None:
+            answers.handed.extend(items.computed)
+        else:
+            await keep_all(answers.cache, items.computed)
     if not keep or result is Undefined or any(
             error.path and error.path[0] == response_name for error in field_errors(executor)):
         return result
