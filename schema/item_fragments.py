@@ -91,6 +91,9 @@ Relations = Mapping[str, tuple[str, str]]
 
 @dataclass(slots=True)
 class ItemPage:
+    """One page's items as found kept, and, once the missed ones' relations are loaded, what those loads
+    read (`loading`), which each missed item's stamp is taken from (`placed`)."""
+
     root: RootRendering
     keys: list[str]  # of each item, in the page's order
     found: list[bytes | None]  # each item's rendered JSON, if kept and current
