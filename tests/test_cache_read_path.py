@@ -183,9 +183,14 @@ async def test_ten_thousand_unknown_slugs_leave_no_key_without_a_ttl(client: Any
         response = await client.post("/graphql", json=batch)
         assert response.status_code == 200 and all(r["data"] for r in response.json()), response.text[:300]
     assert lookups == 10_000
+    scanned = [key async for key in redis.scan_iter(count=1000)]
     ttls: dict[str, int] = {}
-    async for key in redis.scan_iter(count=1000):
-        ttls[key.decode()] = await redis.ttl(key)
+    for start in range(0, len(scanned), 1000):  # each key's TTL, a thousand to a pipeline
+        chunk = scanned[start:start + 1000]
+        async with redis.pipeline(transaction=False) as pipe:
+            for key in chunk:
+                pipe.ttl(key)
+            ttls.update(zip((key.decode() for key in chunk), await pipe.execute(), strict=True))
     slugs = {k: t for k, t in ttls.items() if k.startswith(("author:slug:", "topic:slug:", "shout:slug:"))}
     # the misses are remembered (those of the first batches may have expired already, a minute later)
     assert 0 < len(slugs) <= 10_000, len(slugs)
