@@ -20,7 +20,7 @@ trips (the value, then its generations), as for the response cache.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
@@ -37,6 +37,7 @@ from cache.store import (
     KeptDecoded,
     capture_stamp,
     decode,
+    decode_json,
     parse_stamp,
     stamp_is_current,
 )
@@ -44,16 +45,28 @@ from telemetry import metrics
 
 T = TypeVar("T")
 
-# KEYS[1]: the composite; ARGV[1]: the generation key prefix. Returns the stored value when its stamp
-# (what precedes the first '|', cache/store.py `encode`) is current, else false.
+# KEYS: stored values; ARGV[1]: the generation key prefix. Returns each stored value whose stamp (what
+# precedes the first '|', cache/store.py `encode`) is current, and false (nil in the reply) for any other.
 _READ = LUA_STAMP_IS_CURRENT + """
-local raw = redis.call('GET', KEYS[1])
-if not raw then return false end
-local bar = string.find(raw, '|', 1, true)
-if not bar or not stamp_is_current(string.sub(raw, 1, bar - 1), ARGV[1]) then return false end
-return raw
+local found = {}
+for i, key in ipairs(KEYS) do
+  found[i] = false
+  local raw = redis.call('GET', key)
+  if raw then
+    local bar = string.find(raw, '|', 1, true)
+    if bar and stamp_is_current(string.sub(raw, 1, bar - 1), ARGV[1]) then found[i] = raw end
+  end
+end
+return found
 """
 _scripts: WeakKeyDictionary[Redis, AsyncScript] = WeakKeyDictionary()
+
+
+def _read_script(redis: Redis) -> AsyncScript:
+    script = _scripts.get(redis)
+    if script is None:
+        script = _scripts[redis] = redis.register_script(_READ)
+    return script
 
 
 async def read_composite(cache: Cache, key: str) -> Any:
@@ -78,10 +91,7 @@ async def read_stamped(cache: Cache, key: str, kept: KeptDecoded, decoder: Calla
             if raw is not None and not await stamp_is_current(redis, raw.partition(b"|")[0]):
                 raw = None
         else:
-            script = _scripts.get(redis)
-            if script is None:
-                script = _scripts[redis] = redis.register_script(_READ)
-            raw = await script(keys=[key], args=[keys.generation("")])
+            [raw] = await _read_script(redis)(keys=[key], args=[keys.generation("")])
     except RedisError as exc:
         cache.trip(exc, f"{what} read")
         response_capture.report(None)
@@ -94,6 +104,32 @@ async def read_stamped(cache: Cache, key: str, kept: KeptDecoded, decoder: Calla
         response_capture.report(parse_stamp(stamp))
     _count(what, "hit")
     return data
+
+
+async def read_stamped_many(cache: Cache, stored_keys: Sequence[str], what: str) -> list[bytes | None]:
+    """The JSON bytes of each value under `stored_keys` whose stamp is current (reported to the response being
+    computed), in one round trip; None for one absent or outdated, and for all when Redis is unavailable or
+    a Redis Cluster (the generations live in other slots than the values: read one by one there, with
+    `read_stamped`). `what`: the kind of value, for metrics."""
+    if not stored_keys or not cache.available or is_cluster(cache.redis):
+        return [None] * len(stored_keys)
+    try:
+        await cache.recover_if_needed()  # after a lost invalidation, nothing stored before is trusted
+        replies = await _read_script(cache.redis)(keys=list(stored_keys), args=[keys.generation("")])
+    except RedisError as exc:
+        cache.trip(exc, f"{what} read")
+        return [None] * len(stored_keys)
+    found: list[bytes | None] = []
+    for raw in replies:
+        if not raw:
+            _count(what, "miss")
+            found.append(None)
+            continue
+        stamp, body = decode_json(raw)
+        response_capture.report(parse_stamp(stamp))
+        _count(what, "hit")
+        found.append(body)
+    return found
 
 
 async def cached_composite(cache: Cache, key: str, compute: Callable[[], Awaitable[T]], *,

@@ -21,25 +21,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
-from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
-from redis.commands.core import AsyncScript
 from redis.exceptions import RedisError
 
-from cache import keys, response_capture
-from cache.client import is_cluster
-from cache.composite import read_stamped
+from cache import response_capture
+from cache.composite import read_stamped, read_stamped_many
 from cache.store import (
-    LUA_STAMP_IS_CURRENT,
     MISSING,
     Cache,
     KeptDecoded,
     capture_stamp,
     decode_json,
     encode_json,
-    parse_stamp,
 )
-from telemetry import metrics
 
 # A worker keeps the answers it read last as they are sent (decompressed), by key, as many as composites.
 _kept: WeakKeyDictionary[Cache, KeptDecoded] = WeakKeyDictionary()
@@ -60,50 +54,10 @@ def _decoded(raw: bytes) -> tuple[bytes, Rendered]:
     return stamp, Rendered(body)
 
 
-# KEYS: rendered items (schema/item_fragments.py); ARGV[1]: the generation key prefix. Each one's stored bytes
-# when its stamp is current, else false (nil in the reply).
-_READ_ITEMS = LUA_STAMP_IS_CURRENT + """
-local found = {}
-for i, key in ipairs(KEYS) do
-  found[i] = false
-  local raw = redis.call('GET', key)
-  if raw then
-    local bar = string.find(raw, '|', 1, true)
-    if bar and stamp_is_current(string.sub(raw, 1, bar - 1), ARGV[1]) then found[i] = raw end
-  end
-end
-return found
-"""
-_item_scripts: WeakKeyDictionary[Redis, AsyncScript] = WeakKeyDictionary()
-
-
 async def read_rendered_items(cache: Cache, item_keys: Sequence[str]) -> list[bytes | None]:
-    """The JSON of each item kept under `item_keys` whose stamp is current, in one round trip (a hit's stamp
-    reported to the response being computed); None for one absent or outdated, and for all when Redis is
-    unavailable or a Redis Cluster (the generations live in other slots than the items)."""
-    if not item_keys or not cache.available or is_cluster(cache.redis):
-        return [None] * len(item_keys)
-    script = _item_scripts.get(cache.redis)
-    if script is None:
-        script = _item_scripts[cache.redis] = cache.redis.register_script(_READ_ITEMS)
-    try:
-        await cache.recover_if_needed()  # after a lost invalidation, nothing stored before is trusted
-        replies = await script(keys=list(item_keys), args=[keys.generation("")])
-    except RedisError as exc:
-        cache.trip(exc, "rendered item read")
-        return [None] * len(item_keys)
-    found: list[bytes | None] = []
-    for raw in replies:
-        if not raw:
-            found.append(None)
-            continue
-        stamp, body = decode_json(raw)
-        response_capture.report(parse_stamp(stamp))
-        found.append(body)
-    hits = sum(body is not None for body in found)
-    metrics.child(metrics.CACHE_READS, "value", "rendered item", "hit").inc(hits)
-    metrics.child(metrics.CACHE_READS, "value", "rendered item", "miss").inc(len(found) - hits)
-    return found
+    """The JSON of each page item kept under `item_keys` (schema/item_fragments.py) whose stamp is current,
+    in one round trip; None for one absent or outdated (`read_stamped_many`)."""
+    return await read_stamped_many(cache, item_keys, "rendered item")
 
 
 async def read_rendered(cache: Cache, key: str) -> Rendered | None:

@@ -287,8 +287,8 @@ class Cache:
             self.guard.breaker_seconds = breaker_seconds
         self.stats = CacheStats()
         self._lost_invalidations = False
-        self._losses = 0  # invalidations lost so far: a containment clears the flag only if none came since
-        self._recovery: asyncio.Task[None] | None = None  # the recovery under way, which callers join
+        self._losses = 0  # invalidations lost so far: a forgetting clears the flag only if none came since
+        self._forgetting: asyncio.Task[tuple[list[BaseException], int]] | None = None  # joined (`_forget_joined`)
         self.lost_write_wait = lost_write_wait
         self.unreachable_write_wait = unreachable_write_wait
         self._inflight: dict[str, asyncio.Future[Any]] = {}
@@ -341,31 +341,28 @@ class Cache:
         is then left to the recovery, which tries again in the background (`recover_quietly`) and before
         this worker reads Redis again."""
         self.lose(exc, what)
-        started = time.monotonic()
+        mine, started = self._losses, time.monotonic()
         while True:
-            losses = self._losses
-            failed = await self._forget_epochs()
-            if not failed:
+            failed, covered = await self._forget_joined()
+            if not failed and covered >= mine:
                 break
             waited = time.monotonic() - started
-            if waited >= self.lost_write_wait or (
-                    waited >= self.unreachable_write_wait and all(unreachable(error) for error in failed)):
+            if failed and (waited >= self.lost_write_wait or (
+                    waited >= self.unreachable_write_wait and all(unreachable(error) for error in failed))):
                 return
-            await asyncio.sleep(LOST_WRITE_RETRY)
-        self._contained(losses)
+            if failed:
+                await asyncio.sleep(LOST_WRITE_RETRY)
         metrics.LOST_WRITES_CONTAINED.inc()
         log.warning("an update lost during %s was contained: the cache and live epochs were forgotten", what)
 
     async def recover_if_needed(self) -> None:
         """After an invalidation or a live update was lost, forget the global epoch and the epochs of the
-        live structures before trusting Redis again: everything computed before is then a miss. Callers
-        at the same moment join one recovery (each would forget the epochs again, and make a miss of
-        what the others stored meanwhile); one that began before a loss this caller knows of does not
-        cover it, and another follows. Raises what failed."""
+        live structures before trusting Redis again: everything computed before is then a miss. Raises
+        what failed."""
         while self._lost_invalidations:
-            if self._recovery is None:
-                self._recovery = asyncio.create_task(self._recover())
-            await asyncio.shield(self._recovery)
+            failed, _ = await self._forget_joined()
+            if failed:
+                raise failed[0]
 
     async def recover_quietly(self) -> None:
         """`recover_if_needed` as a background round (the lifespan's, every LOST_WRITE_RECOVERY seconds): a
@@ -374,20 +371,26 @@ class Cache:
         with suppress(RedisError):
             await self.recover_if_needed()
 
-    async def _recover(self) -> None:
-        try:
-            losses = self._losses
-            if failed := await self._forget_epochs():
-                raise failed[0]
-            self._contained(losses)
-            log.warning("redis is back; cache and live epochs forgotten after lost writes")
-        finally:
-            self._recovery = None
+    async def _forget_joined(self) -> tuple[list[BaseException], int]:
+        """The epochs forgotten (`_forget_epochs`) once for every caller at this moment: the writes that lost
+        their invalidation and the readers that found a loss join the forgetting under way (each forgetting
+        them again would make a miss of what the others stored meanwhile). What failed, and how many losses
+        it covers: those before it began (a caller whose loss came later starts another). The flag goes
+        down when it covered every loss so far."""
+        if self._forgetting is None:
+            self._forgetting = asyncio.create_task(self._forget_after_losses())
+        return await asyncio.shield(self._forgetting)
 
-    def _contained(self, losses: int) -> None:
-        """The epochs were forgotten after the first `losses` losses: the flag goes down unless one came since."""
-        if self._losses == losses:
-            self._lost_invalidations = False
+    async def _forget_after_losses(self) -> tuple[list[BaseException], int]:
+        try:
+            covered = self._losses
+            failed = await self._forget_epochs()
+            if not failed and self._losses == covered and self._lost_invalidations:
+                self._lost_invalidations = False
+                log.warning("cache and live epochs forgotten after lost writes")
+            return failed, covered
+        finally:
+            self._forgetting = None
 
     async def _forget_epochs(self) -> list[BaseException]:
         """Every live kind's epoch and the WAL floor, then the global epoch, unlinked by a command each (sent
