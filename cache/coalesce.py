@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from cache.seam import Command, execute_pipelined
+from cache.seam import Command, HeldConnections, execute_pipelined
 
 QUIET_TURNS = 2  # turns of the loop with no new command after which the queue is sent
 MAX_TURNS = 8  # turns a queue may wait for more commands after its first
@@ -88,6 +88,7 @@ class Coalescer:
         self._turns = 0  # turns since the queue's first command
         self._quiet = 0  # turns in a row that queued nothing
         self._sending: set[asyncio.Task[None]] = set()
+        self._held = HeldConnections()  # the pool asked for a connection only by round trips that overlap
 
     def submit(self, commands: Sequence[Command]) -> asyncio.Future[list[Any]]:
         """Queue `commands`; the future gives their replies (a ResponseError in the place of a command
@@ -121,7 +122,8 @@ class Coalescer:
             taken, self._queued = self._queued, []
             commands = [command for commands, _ in taken for command in commands]
             # not the client's pipeline: that one would queue them here again
-            await execute_pipelined(self._client, commands, deliver=functools.partial(_answer, taken))
+            await execute_pipelined(self._client, commands, deliver=functools.partial(_answer, taken),
+                                    held=self._held)
         except BaseException as exc:  # the round trip failed (or the loop is closing): every caller in it
             if taken is None:
                 taken, self._queued = self._queued, []

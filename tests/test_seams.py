@@ -363,6 +363,74 @@ async def test_a_round_trip_reads_its_replies_under_one_timer_and_a_stalled_one_
         await client.aclose()
 
 
+async def test_a_held_connection_serves_the_next_round_trips_and_is_connected_again_once_its_server_closed_it(
+        redis_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """cache/seam.py `HeldConnections`: the coalescer's round trips one after another ask the pool for a
+    connection once; one its server closed between round trips (a killed client, a restart, an idle
+    timeout) is connected again before anything is sent on it (`_ready`). Control: without that check (the
+    pool's own is skipped while redis-py's maintenance notifications are "auto"), the round trip fails on
+    the closed connection, which the breaker takes for an outage. A round trip that fails keeps nothing."""
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    import cache.seam
+    from cache.client import RedisGuard, RedisUnavailable, make_redis
+
+    async def kill_other_clients() -> None:
+        admin = Redis.from_url(redis_server.url)
+        try:
+            assert await admin.client_kill_filter(_type="normal", skipme=True) >= 1
+        finally:
+            await admin.aclose()
+        await asyncio.sleep(0.05)  # the end of the stream reaches the held connection's reader
+
+    client = make_redis(redis_server.url, guard=RedisGuard(breaker_seconds=0))  # tried again at once
+    pool = client.connection_pool
+    asked = 0
+    get_connection = pool.get_connection
+
+    async def counted() -> Any:
+        nonlocal asked
+        asked += 1
+        return await get_connection()
+
+    monkeypatch.setattr(pool, "get_connection", counted)
+    try:
+        await client.set("seam:held", b"v")
+        for _ in range(10):
+            assert await client.get("seam:held") == b"v"
+        assert asked == 1
+
+        await kill_other_clients()
+        assert await client.get("seam:held") == b"v"  # connected again, not a failure
+        assert asked == 1
+
+        with monkeypatch.context() as unchecked:  # the control: the held connection used as it is
+            unchecked.setattr(cache.seam, "_ready", _used_as_it_is)
+            await kill_other_clients()
+            with pytest.raises(RedisUnavailable, match="closed by server"):
+                await client.get("seam:held")
+
+        commands = [(("GET", "seam:held"), {})]
+        held = cache.seam.HeldConnections()
+        assert await execute_pipelined(client, commands, held=held) == [b"v"]
+        connection = held.take()
+        assert connection is not None
+        held.keep(connection)
+        redis_server.pause()
+        try:
+            with pytest.raises(RedisTimeoutError):
+                await execute_pipelined(client, commands, held=held)
+        finally:
+            redis_server.resume()
+        assert held.take() is None and connection in pool._available_connections  # given back, not kept
+    finally:
+        await client.aclose()
+
+
+async def _used_as_it_is(_pool: Any, _connection: Any) -> None:
+    return None
+
+
 def test_a_cluster_client_keeps_its_startup_nodes() -> None:
     cluster = RedisCluster(host="127.0.0.1", port=7)  # no connection is made until the first command
     nodes = startup_nodes(cluster)
