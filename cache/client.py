@@ -26,8 +26,6 @@ from typing import Any
 from redis.asyncio import BlockingConnectionPool, ConnectionPool, Redis
 from redis.asyncio.client import Pipeline, PubSub
 from redis.asyncio.cluster import ClusterPipeline, RedisCluster
-from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisClusterException, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -40,6 +38,7 @@ from cache.seam import (
     lost_connection,
     queued_commands,
     raise_first_error,
+    ready_on_lend,
     runs_on_its_own,
     startup_nodes,
 )
@@ -299,7 +298,7 @@ def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard 
     # A burst of more concurrent commands than connections waits for one (up to POOL_WAIT) instead of
     # failing at once: a plain pool raises "Too many connections", which the breaker would take for an
     # outage and send every read to the database.
-    pool = BlockingConnectionPool.from_url(
+    pool = ready_on_lend(BlockingConnectionPool).from_url(
         url,
         max_connections=max_connections,
         timeout=POOL_WAIT,
@@ -308,8 +307,11 @@ def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard 
         health_check_interval=30,
     )
     pool.connection_class = _connection_class(pool.connection_class, on_connect)
-    retry = Retry(ExponentialBackoff(cap=0.5, base=0.05), retries=2)
-    client = GuardedRedis(connection_pool=pool, retry=retry, retry_on_error=[RedisConnectionError, RedisTimeoutError])
+    # No retries: a command that fails trips the breaker (cache/client.py RedisGuard), and a connection
+    # its server closed while it was idle is connected again before it is used (cache/seam.py
+    # `make_ready`). A client given its pool takes the pool's connections' retry policy (none), not the
+    # `retry` it is given, which this once was.
+    client = GuardedRedis(connection_pool=pool)
     client.guard = guard
     client.coalescer = Coalescer(client) if coalesce else None
     return client
@@ -324,11 +326,12 @@ def _sentinel_master(url: str, *, max_connections: int, guard: RedisGuard,
                      on_connect: Callable[[Any], Awaitable[Any]] | None) -> Redis:
     """A client of the master the Sentinels name for the service; after a failover its connections go to
     the new master (redis-py's SentinelConnectionPool asks the Sentinels again)."""
-    from redis.asyncio.sentinel import Sentinel
+    from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
 
     sentinels, service, db, password = parse_sentinel_url(url)
     sentinel = Sentinel(sentinels, socket_timeout=2.0, sentinel_kwargs={"socket_timeout": 2.0})
     client = sentinel.master_for(service, redis_class=GuardedRedis, db=db, password=password,
+                                 connection_pool_class=ready_on_lend(SentinelConnectionPool),
                                  socket_timeout=2.0, socket_connect_timeout=2.0, max_connections=max_connections)
     client.connection_pool.connection_class = _connection_class(client.connection_pool.connection_class,
                                                                 on_connect)

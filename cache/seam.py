@@ -16,6 +16,7 @@ The redis-py versions these were written against are the bounds in `pyproject.to
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -58,9 +59,9 @@ class HeldConnections:
     condition, a timer, a readiness check of the socket, its observability counters, and a shielded task
     to release) were about 40% of the CPU of a round trip to a Redis on loopback, paid by every hit and
     several times by every miss. Only a connection whose round trip read every reply is kept, and it is
-    made ready again before each use (`_ready`); one whose round trip failed or was cancelled goes back to
-    the pool. To the pool they are in use: its `disconnect` (the client's close) closes
-    them too, and a connection closed so connects again at its next round trip."""
+    made ready again before each use, as the pool makes those it lends (`make_ready`); one whose round trip
+    failed or was cancelled goes back to the pool. To the pool they are in use: its `disconnect` (the
+    client's close) closes them too, and a connection closed so connects again at its next round trip."""
 
     def __init__(self, cap: int = 2) -> None:
         self.cap = cap
@@ -78,20 +79,38 @@ class HeldConnections:
         return True
 
 
-async def _ready(pool: Any, connection: Any) -> None:
+async def make_ready(connection: Any) -> None:
     """A connection made fit for a round trip: connected, and connected again if its server closed it
     meanwhile (a Redis restarted, a server's idle timeout, a killed client) or left something unread on it.
-    The pool's own `ensure_connection` means to do this, but skips its check whenever maintenance
-    notifications may be on, which redis-py's default ("auto") says they are: a closed connection was then
-    found only by the round trip that failed on it, and the breaker took that for an outage. A connection
-    that cannot be made ready goes back to the pool, as `get_connection` gives back one it could not check.
+    redis-py's pool means to do this when it lends a connection (`ensure_connection`), but skips its check
+    whenever maintenance notifications may be on, which its default ("auto") says they are: a closed
+    connection was found only by the round trip that failed on it, and the breaker took that for an outage.
     Uses a connection's `can_read` (something to read, or the end of the stream)."""
+    if not connection.is_connected:
+        await connection.connect()
+    elif await connection.can_read():
+        await connection.disconnect()
+        await connection.connect()
+
+
+@functools.cache
+def ready_on_lend(pool_class: type[Any]) -> type[Any]:
+    """`pool_class` that makes each connection it lends ready (`make_ready`, in place of its own
+    `ensure_connection`, which its `get_connection` calls); one class per pool class."""
+
+    class ReadyOnLend(pool_class):  # type: ignore[misc, valid-type]
+        async def ensure_connection(self, connection: Any) -> None:
+            await make_ready(connection)
+
+    ReadyOnLend.__name__ = ReadyOnLend.__qualname__ = f"ReadyOnLend{pool_class.__name__}"
+    return ReadyOnLend
+
+
+async def _ready(pool: Any, connection: Any) -> None:
+    """A held connection made ready as the pool makes those it lends; if it cannot be, it goes back to the
+    pool, as `get_connection` gives back one it could not make ready."""
     try:
-        if not connection.is_connected:
-            await connection.connect()
-        elif await connection.can_read():
-            await connection.disconnect()
-            await connection.connect()
+        await make_ready(connection)
     except BaseException:
         await asyncio.shield(pool.release(connection))
         raise
@@ -121,12 +140,13 @@ async def execute_pipelined(client: Any, commands: Sequence[Command], *,
     (`HeldConnections`), the pool asked only when it has none.
 
     Uses a connection's `read_response(timeout=math.inf)` (redis-py's way to read without its own timer),
-    its `retry`, and the pool's `get_connection` / `release`; the connection is made ready first (`_ready`)."""
+    its `retry`, and the pool's `get_connection` / `release`."""
     pool = client.connection_pool
     connection = held.take() if held is not None else None
     if connection is None:
         connection = await pool.get_connection()
-    await _ready(pool, connection)
+    else:
+        await _ready(pool, connection)
     kept = False
     try:
         replies: list[Any] = await connection.retry.call_with_retry(

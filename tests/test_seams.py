@@ -367,21 +367,13 @@ async def test_a_held_connection_serves_the_next_round_trips_and_is_connected_ag
         redis_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """cache/seam.py `HeldConnections`: the coalescer's round trips one after another ask the pool for a
     connection once; one its server closed between round trips (a killed client, a restart, an idle
-    timeout) is connected again before anything is sent on it (`_ready`). Control: without that check (the
-    pool's own is skipped while redis-py's maintenance notifications are "auto"), the round trip fails on
-    the closed connection, which the breaker takes for an outage. A round trip that fails keeps nothing."""
+    timeout) is connected again before anything is sent on it (`make_ready`). Control: used as it is, the
+    round trip fails on the closed connection, which the breaker takes for an outage. A round trip that
+    fails keeps nothing."""
     from redis.exceptions import TimeoutError as RedisTimeoutError
 
     import cache.seam
     from cache.client import RedisGuard, RedisUnavailable, make_redis
-
-    async def kill_other_clients() -> None:
-        admin = Redis.from_url(redis_server.url)
-        try:
-            assert await admin.client_kill_filter(_type="normal", skipme=True) >= 1
-        finally:
-            await admin.aclose()
-        await asyncio.sleep(0.05)  # the end of the stream reaches the held connection's reader
 
     client = make_redis(redis_server.url, guard=RedisGuard(breaker_seconds=0))  # tried again at once
     pool = client.connection_pool
@@ -400,13 +392,13 @@ async def test_a_held_connection_serves_the_next_round_trips_and_is_connected_ag
             assert await client.get("seam:held") == b"v"
         assert asked == 1
 
-        await kill_other_clients()
+        await _kill_other_clients(redis_server)
         assert await client.get("seam:held") == b"v"  # connected again, not a failure
         assert asked == 1
 
         with monkeypatch.context() as unchecked:  # the control: the held connection used as it is
-            unchecked.setattr(cache.seam, "_ready", _used_as_it_is)
-            await kill_other_clients()
+            unchecked.setattr(cache.seam, "make_ready", _used_as_it_is)
+            await _kill_other_clients(redis_server)
             with pytest.raises(RedisUnavailable, match="closed by server"):
                 await client.get("seam:held")
 
@@ -427,7 +419,48 @@ async def test_a_held_connection_serves_the_next_round_trips_and_is_connected_ag
         await client.aclose()
 
 
-async def _used_as_it_is(_pool: Any, _connection: Any) -> None:
+async def test_a_pool_connects_again_a_connection_its_server_closed_before_lending_it(redis_server: Any) -> None:
+    """cache/seam.py `ready_on_lend`: the project's pools (cache/client.py) make every connection they lend
+    ready, so that a transaction (which takes a connection of its own from the pool) after a Redis restart
+    or a killed client does not fail on a closed connection. Canary: redis-py's own pool, with its default
+    maintenance notifications ("auto"), lends the closed connection as it is."""
+    from redis.asyncio import BlockingConnectionPool
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    from cache.client import RedisGuard, make_redis
+
+    ours = make_redis(redis_server.url, guard=RedisGuard(breaker_seconds=0), coalesce=False)
+    theirs = Redis(connection_pool=BlockingConnectionPool.from_url(redis_server.url))
+    try:
+        for client in (ours, theirs):
+            await client.set("seam:lent", b"v")
+        await _kill_other_clients(redis_server)
+        async with ours.pipeline(transaction=True) as transaction:
+            assert await transaction.get("seam:lent").incr("seam:count").execute() == [b"v", 1]
+        try:
+            await theirs.get("seam:lent")
+            lent_as_it_was = False
+        except RedisConnectionError:
+            lent_as_it_was = True
+        canary(lent_as_it_was, REDIS_PY, "`ConnectionPool.ensure_connection` skipping its check while "
+               "maintenance notifications are 'auto', and `Connection.can_read`",
+               "Connections made ready when a pool lends them (cache/seam.py `ready_on_lend`, `make_ready`)",
+               "if redis-py's pool now connects a closed connection again itself, `ready_on_lend` may go")
+    finally:
+        await ours.aclose()
+        await theirs.aclose()
+
+
+async def _kill_other_clients(redis_server: Any) -> None:
+    admin = Redis.from_url(redis_server.url)
+    try:
+        assert await admin.client_kill_filter(_type="normal", skipme=True) >= 1
+    finally:
+        await admin.aclose()
+    await asyncio.sleep(0.05)  # the end of the stream reaches the closed connections' readers
+
+
+async def _used_as_it_is(_connection: Any) -> None:
     return None
 
 
