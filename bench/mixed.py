@@ -14,7 +14,9 @@ rounds on the same server:
 Each is reported with reads/s, the share of reads answered from the response cache (X-Cache: HIT, counted
 by wrk), read p50/p99 (wrk), writes/s and write p50/p99, and what the writes cost in invalidations (tags
 moved per write, from /metrics), with one worker and with two. A row is the median of its rounds, with the
-range of reads/s against the read-only round beside it.
+range of reads/s against the read-only round beside it. A second table says where the reads' time went,
+operation by operation: the servers' own `discours_request_seconds` histograms (the documents carry an
+operation name each), split into reads answered from the response cache and reads computed.
 
     python -m bench.mixed [--size bench] [--workers 1,2] [--rounds 3] [--seconds 10] [--share 0.05]
                           [--comments 100] [--write-share 1]
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import math
 import os
 import platform
 import re
@@ -47,6 +50,13 @@ from bench.over_http import RESULTS, Uvicorn, bodies_of, milliseconds, server_en
 from config.settings import load_settings
 
 SCENARIOS = ("read-only", "mixed", "comments")
+# The name each read document carries, so that the servers' metrics tell the operations apart.
+OPERATION_NAMES = {"load_shouts_by(20)": "ShoutsPage", "get_shout": "Shout", "get_author": "Author",
+                   "get_topics_all": "Topics", "load_reactions_by(20)": "ReactionsPage"}
+# (operation, outcome, bucket's upper bound in seconds) -> requests so far, over every worker
+Histograms = dict[tuple[str, str, float], float]
+_BUCKET = re.compile(r'^discours_request_seconds_bucket\{([^}]*)\} (\S+)$', re.MULTILINE)
+_LABEL = re.compile(r'(\w+)="([^"]*)"')
 _HIT_COUNTER = """
 local threads = {}
 function setup(thread) table.insert(threads, thread) end
@@ -81,6 +91,47 @@ class Measured:
     refused: int = 0
     shed: int = 0
     tags_per_write: list[float] = field(default_factory=list)
+    # request seconds by (operation, outcome): the count in each histogram bucket (by upper bound), summed
+    # over the rounds
+    seconds: dict[tuple[str, str], dict[float, float]] = field(default_factory=dict)
+
+    def add_seconds(self, before: Histograms, after: Histograms) -> None:
+        for (operation, outcome, bound), count in after.items():
+            if operation in OPERATION_NAMES.values():
+                buckets = self.seconds.setdefault((operation, outcome), {})
+                buckets[bound] = buckets.get(bound, 0.0) + count - before.get((operation, outcome, bound), 0.0)
+
+
+def named(bodies: dict[str, bytes]) -> dict[str, bytes]:
+    """Each read document with its operation's name (`OPERATION_NAMES`)."""
+    renamed = {}
+    for operation, body in bodies.items():
+        request = orjson.loads(body)
+        name = OPERATION_NAMES[operation]
+        query = request["query"].strip()
+        request["query"] = re.sub(r"^query\b\s*", f"query {name} ", query) if query.startswith("query") \
+            else f"query {name} {query}"
+        request["operationName"] = name
+        renamed[operation] = orjson.dumps(request)
+    return renamed
+
+
+async def histograms(server: str) -> Histograms:
+    """The servers' request-seconds histograms so far (/metrics)."""
+    async with httpx.AsyncClient() as http:
+        text = (await http.get(server + "/metrics")).text
+    found: Histograms = {}
+    for labels, count in _BUCKET.findall(text):
+        named_labels = dict(_LABEL.findall(labels))
+        key = (named_labels["operation"], named_labels["outcome"], float(named_labels["le"]))
+        found[key] = found.get(key, 0.0) + float(count)
+    return found
+
+
+def _at_most_ms(buckets: dict[float, float], share: float) -> float:
+    """The upper bound (ms) of the bucket the `share` quantile falls in (cumulative buckets)."""
+    total = buckets.get(math.inf, 0.0)
+    return next((bound * 1000 for bound, count in sorted(buckets.items()) if count >= share * total), math.inf)
 
 
 @contextlib.contextmanager
@@ -157,7 +208,7 @@ async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> st
             env["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="bench-metrics-")
         async with Uvicorn("app.asgi:app", env, workers=workers) as server:
             url = server.url + "/graphql"
-            bodies = await bodies_of(url)
+            bodies = named(await bodies_of(url))
             shouts, topic_slugs = await written_targets(url, bodies)
             with reader_script(list(bodies.values())) as script:
                 await read_load(url, script, 2, args.connections)  # warm-up
@@ -169,19 +220,22 @@ async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> st
 
 async def _round(workers: int, server: str, url: str, script: str, shouts: list[int], topics: list[str],
                  table: dict[tuple[int, str], Measured], args: argparse.Namespace) -> None:
+    before = await histograms(server)
     reads, hit_ratio, p50, p99 = await read_load(url, script, args.seconds, args.connections)
     row = table.setdefault((workers, "read-only"), Measured())
+    row.add_seconds(before, after := await histograms(server))
     row.reads.append(reads)
     row.hit_ratio.append(hit_ratio)
     row.p50.append(p50)
     row.p99.append(p99)
     share_rate = reads * args.share / (1 - args.share)
     for scenario, rate, mix in (("mixed", share_rate, args.mix), ("comments", args.comments, "comment=1")):
-        before = await tags_moved(server)
+        moved_before, before = await tags_moved(server), after
         (reads, hit_ratio, p50, p99), written = await with_writers(
             server, rate, args.seconds, mix, shouts, topics, read_load(url, script, args.seconds, args.connections))
-        moved = await tags_moved(server) - before
+        moved = await tags_moved(server) - moved_before
         row = table.setdefault((workers, scenario), Measured())
+        row.add_seconds(before, after := await histograms(server))
         row.reads.append(reads)
         row.hit_ratio.append(hit_ratio)
         row.p50.append(p50)
@@ -234,7 +288,44 @@ def render(table: dict[tuple[int, str], Measured], args: argparse.Namespace) -> 
                 f"| {workers} | {scenario} | {med(row.reads):,.0f} | {med(ratios):.2f} ({min(ratios):.2f}-"
                 f"{max(ratios):.2f}) | {med(row.hit_ratio):.2f} | {med(row.p50):.2f} | {med(row.p99):.2f} | "
                 f"{med(row.p99) / med(base.p99):.1f} | {writes} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, "", *_time_by_operation(table, args)]) + "\n"
+
+
+def _time_by_operation(table: dict[tuple[int, str], Measured], args: argparse.Namespace) -> list[str]:
+    """Where the reads' time went (the servers' histograms, all rounds together): the hits of all
+    operations, then each operation that computed reads, its hits (those that waited for a computation
+    among them) and its computed reads: each with its share of all reads and the buckets its p50 and p99
+    fall in."""
+    lines = [
+        "Where the reads' time went (the servers' `discours_request_seconds`, all rounds together; *hit*: "
+        "answered from the response cache, *computed*: executed; *share*: of all reads of the scenario; "
+        "p50 and p99: the upper bound of the histogram bucket each falls in):",
+        "",
+        "| workers | scenario | operation | answered | share of reads | p50 ms | p99 ms |",
+        "|---:|---|---|---|---:|---:|---:|",
+    ]
+
+    def row(workers: int, scenario: str, operation: str, outcome: str, buckets: dict[float, float],
+            reads: float) -> str:
+        return (f"| {workers} | {scenario} | {operation} | {outcome} | {buckets.get(math.inf, 0.0) / reads:.2%} | "
+                f"{_at_most_ms(buckets, 0.5):g} | {_at_most_ms(buckets, 0.99):g} |")
+
+    for workers in (int(w) for w in args.workers.split(",")):
+        for scenario in SCENARIOS:
+            seconds = table[(workers, scenario)].seconds
+            reads = max(sum(buckets.get(math.inf, 0.0) for (_, outcome), buckets in seconds.items()
+                            if outcome in ("hit", "ok")), 1.0)
+            hits: dict[float, float] = {}
+            for (_, outcome), buckets in seconds.items():
+                for bound, count in buckets.items() if outcome == "hit" else ():
+                    hits[bound] = hits.get(bound, 0.0) + count
+            lines.append(row(workers, scenario, "all", "hit", hits, reads))
+            for operation in OPERATION_NAMES.values():
+                computed = seconds.get((operation, "ok"), {})
+                if computed.get(math.inf, 0.0):
+                    lines.append(row(workers, scenario, operation, "hit", seconds.get((operation, "hit"), {}), reads))
+                    lines.append(row(workers, scenario, operation, "computed", computed, reads))
+    return lines
 
 
 async def main() -> None:
