@@ -17,6 +17,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope
 
 from app.graphql_request import GraphQLRequest
+from app.single_flight import now
 from schema.seam import StarletteRequestAdapter
 
 if TYPE_CHECKING:
@@ -27,9 +28,11 @@ if TYPE_CHECKING:
 
 class Exchange(Request):
     def __init__(self, scope: Scope, receive: Receive, graphql: GraphQLRequest, *, looked_up: bool = False,
-                 stale: bool = False, clock: bytes | None = None) -> None:
+                 stale: bool = False, clock: bytes | None = None, began: float | None = None) -> None:
         super().__init__(scope, receive)
         self.graphql = graphql
+        # when the request began, before any look-up of its answer (app/single_flight.py `now`)
+        self.began = now() if began is None else began
         self.looked_up = looked_up  # the front looked the public key up already and found nothing to serve
         self.stale = stale  # what a look-up found under the request's key was a response a write made stale
         self.clock = clock  # the invalidation clock that look-up read (cache/response.py `LookUp`)

@@ -45,7 +45,7 @@ from app.http_caching import marked, with_http_caching
 from app.http_guards import BAD_REQUEST, TIMEOUT, Refused, refuse_state_change_over_get
 from app.negotiation import media_type, stored_body, wants_graphql_response
 from app.response_front import note_hit_reads, responses_of
-from app.single_flight import Computed, Flight, SingleFlight
+from app.single_flight import FLIGHTS_JOINED, Computed, Flight, SingleFlight
 from app.write_gate import Readers, WriteGate
 from cache import response_capture
 from cache.coalesce import at_once
@@ -127,16 +127,18 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         await self.serve(scope, receive, send, request)
 
     async def serve(self, scope: Scope, receive: Receive, send: Send, request: GraphQLRequest | Refused, *,
-                    looked_up: bool = False, stale: bool = False, clock: bytes | None = None) -> None:
+                    looked_up: bool = False, stale: bool = False, clock: bytes | None = None,
+                    began: float | None = None) -> None:
         """Answer a request read already (or refused while being read). `looked_up`: its public key was
-        looked up already, and held no answer for it (`stale`: an answer a write made stale; `clock`: the
-        invalidation clock the look-up read). A computed answer is kept after it has gone out."""
+        looked up already (the request began at `began`, before it), and held no answer for it (`stale`: an
+        answer a write made stale; `clock`: the invalidation clock the look-up read). A computed answer is
+        kept after it has gone out."""
         if isinstance(request, Refused):
             _count("refused", None, time.perf_counter())
             accept = dict(scope["headers"]).get(b"accept", b"").decode("latin-1")
             await request.response(media_type(accept))(scope, receive, send)
             return
-        exchange = Exchange(scope, receive, request, looked_up=looked_up, stale=stale, clock=clock)
+        exchange = Exchange(scope, receive, request, looked_up=looked_up, stale=stale, clock=clock, began=began)
         try:
             try:
                 response = await self.run(exchange)
@@ -205,8 +207,10 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         if not (exchange.looked_up and key == exchange.graphql.public_key):
             looked = await responses.look_up(key)
             hit, exchange.stale, exchange.clock = looked.hit, looked.stale, looked.clock
-        if hit is None and (flight := self.single_flight.joined(key)) is not None:
-            hit = await self._waited_for(flight, exchange.clock, responses, key)
+        for _ in range(FLIGHTS_JOINED):
+            if hit is not None or (flight := self.single_flight.joined(key)) is None:
+                break
+            hit = await self._waited_for(flight, exchange, responses, key)
         if hit is not None:
             return self._answer_hit(exchange, hit, responses)
         # The identical requests arriving meanwhile wait for this computation: its Redis commands go out at the
@@ -218,12 +222,13 @@ class DiscoursGraphQL(GraphQL[Context, None]):
                 key, lambda flight: self._compute(exchange, root_value, key, responses, flight))
 
     @staticmethod
-    async def _waited_for(flight: Flight[Hit, Kept], clock: bytes | None, responses: ResponseCache,
+    async def _waited_for(flight: Flight[Hit, Kept], exchange: Exchange, responses: ResponseCache,
                           key: str) -> Hit | None:
         """The answer of an identical computation under way, once computed, when this request may have it
-        (app/single_flight.py): as computed, when no invalidation came between the two look-ups; else as
-        the store kept it, current then (after this request began), or as a look-up finds it."""
-        hit = await flight.answer_for(clock)
+        (app/single_flight.py): as computed, when the computation began after this request or no
+        invalidation came between the two look-ups; else as the store kept it, current then (after this
+        request began), or as a look-up finds it. None: the next computation is joined, or this one leads."""
+        hit = await flight.answer_for(exchange.clock, exchange.began)
         if hit is None and (kept := await flight.kept_meanwhile()) is not None:
             hit = kept.hit if kept.hit is not None else await responses.get(key)
         return hit

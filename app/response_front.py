@@ -37,6 +37,7 @@ from app.hit_reads import HitRead, hit_reads_of
 from app.http_caching import cache_control, is_current
 from app.http_guards import Refused
 from app.negotiation import media_type, stored_body
+from app.single_flight import now
 from app.write_gate import Readers
 from cache.response import Hit, ResponseCache
 from schema.context import guest_of
@@ -56,7 +57,8 @@ class View(Protocol):
     readers: Readers  # the reads being answered, a hit among them (app/write_gate.py)
 
     async def serve(self, scope: Scope, receive: Receive, send: Send, request: GraphQLRequest | Refused, *,
-                    looked_up: bool = False, stale: bool = False, clock: bytes | None = None) -> None: ...
+                    looked_up: bool = False, stale: bool = False, clock: bytes | None = None,
+                    began: float | None = None) -> None: ...
 
 
 def responses_of(app: Any, view: View) -> ResponseCache:
@@ -108,6 +110,7 @@ class ResponseCacheFront:
         responses = responses_of(scope["app"], self.view)
         readers = self.view.readers
         readers.count += 1
+        began = now()  # before the look-up: a computation begun after it answers this request too
         try:
             looked = await responses.look_up(request.public_key or "")
             hit = looked.hit
@@ -118,7 +121,8 @@ class ResponseCacheFront:
         finally:
             readers.count -= 1
         if hit is None:
-            await self.view.serve(scope, receive, send, request, looked_up=True, stale=looked.stale, clock=looked.clock)
+            await self.view.serve(scope, receive, send, request, looked_up=True, stale=looked.stale, clock=looked.clock,
+                                  began=began)
             return
         operation = metrics.operation_label(request.operation_name)
         metrics.child(metrics.REQUESTS, operation, "hit").inc()

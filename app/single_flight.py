@@ -5,11 +5,17 @@ of computing the answer again, each (stampede protection).
 A computation under way (a `Flight`) gives those waiting two things, each as soon as it exists:
 
 - the answer as it is computed, with the invalidation clock the computing request read before it began
-  (`Computed`); a waiter whose own look-up read the same clock is given it at once: no invalidation came
-  between the two look-ups, so every write acknowledged before the waiter began had moved its generations
-  before the computation read anything;
+  (`Computed`). A waiter is given it at once when the computation began after the waiter did (it read
+  everything acknowledged before the waiter began), or when the waiter's own look-up read the same clock
+  (no invalidation came between the two look-ups, so every write acknowledged before the waiter began had
+  moved its generations before the computation read anything);
 - what was kept of it, once the store has answered (cache/response.py `Kept`), for the others: current when
   it was kept, after they began, or to be looked up.
+
+A waiter given neither (a write came while the computation ran, so nothing was kept) waits for the next
+computation, begun after it, rather than starting one of its own: under a comment every few milliseconds
+on a hot page, every such waiter computed the page at once, each computation was outdated by the next
+comment before it was kept, and the page's readers computed it a third of the time (bench/mixed.py).
 
 The answer is published before it is kept, and the computing request goes on without waiting for the store:
 the store is sent after its answer (`Flight.keep`), and the flight stays open until the store has answered,
@@ -18,9 +24,15 @@ so that identical requests arriving meanwhile still join it rather than compute 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
+
+# Computations a request waits for, one after another (each outdated by a write before this request began
+# could take it), before it computes its own: a bound on a waiter's wait, which a run of answers that may
+# not be shared (errors) would otherwise chain.
+FLIGHTS_JOINED = 3
 
 T = TypeVar("T")
 A = TypeVar("A")  # an answer as computed (cache/response.py `Hit`)
@@ -33,11 +45,17 @@ class Computed(Generic[A]):
     clock: bytes  # the invalidation clock the computing request's look-up read, before it read anything
 
 
+def now() -> float:
+    """When a request or a computation began, on the clock `Flight.answer_for` compares them by."""
+    return time.perf_counter()
+
+
 class Flight(Generic[A, K]):
-    """One computation under way."""
+    """One computation under way, begun at `began` (`now`)."""
 
     def __init__(self, key: str) -> None:
         self.key = key
+        self.began = now()
         loop = asyncio.get_running_loop()
         self.computed: asyncio.Future[Computed[A] | None] = loop.create_future()
         self.kept: asyncio.Future[K | None] = loop.create_future()
@@ -46,10 +64,13 @@ class Flight(Generic[A, K]):
         if not self.computed.done():
             self.computed.set_result(computed)
 
-    async def answer_for(self, clock: bytes | None) -> A | None:
-        """The answer, for a request whose look-up read `clock`, if it may have it as computed."""
+    async def answer_for(self, clock: bytes | None, began: float) -> A | None:
+        """The answer, for a request begun at `began` whose look-up read `clock`, if it may have it as
+        computed: the computation began after the request did, or read the same clock."""
         computed = await asyncio.shield(self.computed)
-        if computed is not None and clock is not None and computed.clock == clock:
+        if computed is None:
+            return None
+        if self.began > began or (clock is not None and computed.clock == clock):
             return computed.answer
         return None
 

@@ -454,6 +454,63 @@ async def test_a_reader_who_waited_for_an_answer_computed_before_a_write_gets_th
     assert new.json()["data"]["get_author"]["name"] == "Renamed", new.headers.get("x-cache")
 
 
+@pytest.mark.parametrize("flights_joined", [3, 1], ids=["next-flight-joined", "control-each-computes"])
+async def test_readers_whose_computation_a_write_outdated_wait_for_one_next_computation(
+        api: Api, client: Any, app: Any, monkeypatch: pytest.MonkeyPatch, flights_joined: int) -> None:
+    """Readers who began after a write, waiting for a computation that began before it (so neither given
+    its answer as computed nor as kept: the write outdated it), wait for the next computation, begun after
+    them, instead of each computing the answer: two computations for the six requests, each waiter given
+    the write. Control: waiting for one computation only, each waiter computes its own (six computations;
+    the answers are just as current)."""
+    import asyncio
+
+    import app.graphql_view
+    from app.graphql_view import DiscoursGraphQL
+    from app.single_flight import Flight
+
+    monkeypatch.setattr(app.graphql_view, "FLIGHTS_JOINED", flights_joined)
+    user = await api.user()
+    read = {"query": 'query($s: String) { get_author(slug: $s) { name } }', "variables": {"s": user.slug}}
+    first_stores, release, waiting = asyncio.Event(), asyncio.Event(), []
+    keep, kept_meanwhile, compute = ResponseCache.keep, Flight.kept_meanwhile, DiscoursGraphQL._compute
+    computations = 0
+
+    async def held(self: ResponseCache, *args: Any, **kwargs: Any) -> Any:
+        if not first_stores.is_set():  # the first computation is held once it has read, before it stores
+            first_stores.set()
+            await release.wait()
+        return await keep(self, *args, **kwargs)
+
+    async def waited(self: Flight[Any, Any]) -> Any:
+        waiting.append(self)
+        return await kept_meanwhile(self)
+
+    async def counted(self: DiscoursGraphQL, *args: Any, **kwargs: Any) -> Any:
+        nonlocal computations
+        computations += 1
+        return await compute(self, *args, **kwargs)
+
+    monkeypatch.setattr(ResponseCache, "keep", held)
+    monkeypatch.setattr(Flight, "kept_meanwhile", waited)
+    monkeypatch.setattr(DiscoursGraphQL, "_compute", counted)
+    client.cookies.clear()
+    first = asyncio.create_task(client.post("/graphql", json=read))
+    await asyncio.wait_for(first_stores.wait(), 10)  # it read the old name
+    await api('mutation { update_author(profile: {name: "Renamed"}) { error } }', user=user)
+    client.cookies.clear()
+    waiters = [asyncio.create_task(client.post("/graphql", json=read)) for _ in range(5)]
+    for _ in range(200):  # each waiter reaches the first computation's store
+        if len(waiting) == 5:
+            break
+        await asyncio.sleep(0.01)
+    assert len(waiting) == 5
+    release.set()
+    old, *new = await asyncio.gather(first, *waiters)
+    assert old.json()["data"]["get_author"]["name"] != "Renamed"
+    assert [answer.json()["data"]["get_author"]["name"] for answer in new] == ["Renamed"] * 5
+    assert computations == (2 if flights_joined > 1 else 6)
+
+
 async def test_a_response_key_that_holds_something_else_is_a_miss(cache: Cache, redis: Redis) -> None:
     """Whatever else a response's key holds (an older layout, an operator's SET), a reader computes the
     answer instead of failing: inside the hit script on one server, and from WRONGTYPE on a cluster, which
