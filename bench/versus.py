@@ -8,9 +8,10 @@ earlier first; a row is the median of its rounds, with the range of the per-roun
 machine moved). Cases:
 
 - warm: the response cache off (RESPONSE_CACHE_TTL=0), every value cached, driven by wrk;
-- cold: every cached value a miss (the global epoch bumped before each request), one request at a time.
+- cold: every cached value a miss (the global epoch bumped before each request), one request at a time;
+- hit: the response cache on (a second worker of each checkout), every answer stored, driven by wrk.
 
-    python -m bench.versus --against 84ef5bb [--size bench] [--cases warm,cold]
+    python -m bench.versus --against 84ef5bb [--size bench] [--cases warm,cold,hit]
                            [--operations get_topics_all,load_reactions_by(20)] [--rounds 3] [--seconds 3]
 
 Needs wrk (Debian: apt-get install wrk). The table is printed and written to bench/RESULTS.md.
@@ -48,7 +49,7 @@ from cache import keys
 from config.settings import Settings, load_settings
 
 ROOT = Path(__file__).resolve().parent.parent
-CASES = ("warm", "cold")
+CASES = ("warm", "cold", "hit")
 
 
 @contextlib.contextmanager
@@ -73,27 +74,37 @@ async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> st
 
 
 async def _measure(place: Path, commit: str, settings: Settings, args: argparse.Namespace) -> str:
-    env = server_env(settings, RESPONSE_CACHE_TTL="0")
     names = args.operations.split(",") if args.operations else list(OPERATIONS)
     cases = args.cases.split(",")
     measured: dict[tuple[str, str, str], list[float]] = {}
-    async with Uvicorn("app.asgi:app", {**env, "PYTHONPATH": str(place)}, cwd=place) as earlier, \
-            Uvicorn("app.asgi:app", {**env, "PYTHONPATH": str(ROOT)}) as this:
-        bodies = {name: body for name, body in (await bodies_of(this.url + "/graphql")).items() if name in names}
+    async with contextlib.AsyncExitStack() as servers:
+        async def both(**env: str) -> tuple[Uvicorn, Uvicorn]:
+            """A worker of the earlier checkout and one of this, with these settings."""
+            common = server_env(settings, **env)
+            return (await servers.enter_async_context(Uvicorn("app.asgi:app", {**common, "PYTHONPATH": str(place)},
+                                                              cwd=place)),
+                    await servers.enter_async_context(Uvicorn("app.asgi:app", {**common, "PYTHONPATH": str(ROOT)})))
+
+        uncached = await both(RESPONSE_CACHE_TTL="0")
+        cached = await both() if "hit" in cases else None
+        bodies = {name: body for name, body in (await bodies_of(uncached[1].url + "/graphql")).items()
+                  if name in names}
         async with open_deps(settings) as deps:
             async def bump() -> None:
                 await deps.cache.invalidate_tags([keys.GLOBAL_TAG])
 
             for body in bodies.values():  # a second of each first: nothing measured pays for warming
-                for server in (earlier, this):
+                for server in (*uncached, *(cached or ())):
                     await wrk(server.url + "/graphql", body, {}, 1, args.connections)
             for round_number in range(args.rounds):
                 for name, body in bodies.items():
-                    for server, side in ((earlier, "earlier"), (this, "this")):
-                        if "warm" in cases:
-                            rps = (await wrk(server.url + "/graphql", body, {}, args.seconds, args.connections))[0]
-                            measured.setdefault((name, "warm", side), []).append(rps)
-                    for server, side in ((earlier, "earlier"), (this, "this")):
+                    for case, pair in (("warm", uncached), ("hit", cached)):
+                        for server, side in zip(pair or (), ("earlier", "this"), strict=False):
+                            if case in cases:
+                                rps = (await wrk(server.url + "/graphql", body, {}, args.seconds,
+                                                 args.connections))[0]
+                                measured.setdefault((name, case, side), []).append(rps)
+                    for server, side in zip(uncached, ("earlier", "this"), strict=True):
                         if "cold" in cases:
                             rps = (await sequential_cold(server.url + "/graphql", body, bump, args.cold_requests))[0]
                             measured.setdefault((name, "cold", side), []).append(rps)
@@ -111,8 +122,9 @@ def render(measured: dict[tuple[str, str, str], list[float]], names: list[str], 
         f"({platform.machine()}, Python {platform.python_version()}), PostgreSQL and Redis on loopback: one "
         f"uvicorn worker of each checkout, the response cache off, on the same database and Redis. *warm*: wrk, "
         f"{args.connections} connections, {args.seconds} s per round; *cold*: {args.cold_requests} requests "
-        "one at a time per round, each after an epoch bump. Requests/s are the median of the rounds; *rounds* "
-        "is the range of the per-round ratio.",
+        "one at a time per round, each after an epoch bump; *hit*: as warm, on a second worker of each "
+        "checkout with the response cache on. Requests/s are the median of the rounds; *rounds* is the range "
+        "of the per-round ratio.",
         "",
         f"| operation | case | {commit} req/s | this req/s | this / {commit} | rounds |",
         "|---|---|---:|---:|---:|---:|",
