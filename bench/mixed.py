@@ -119,16 +119,19 @@ def named(bodies: dict[str, bytes]) -> dict[str, bytes]:
     return renamed
 
 
-async def histograms(server: str) -> Histograms:
-    """The servers' request-seconds histograms so far (/metrics)."""
+async def scraped(server: str) -> tuple[float, Histograms]:
+    """From one read of the servers' /metrics (every worker's): the cache tags invalidated so far, and the
+    request-seconds histograms."""
     async with httpx.AsyncClient() as http:
         text = (await http.get(server + "/metrics")).text
+    tags = sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith("discours_cache_invalidations_total"))
     found: Histograms = {}
     for labels, count in _BUCKET.findall(text):
         named_labels = dict(_LABEL.findall(labels))
         key = (named_labels["operation"], named_labels["outcome"], float(named_labels["le"]))
         found[key] = found.get(key, 0.0) + float(count)
-    return found
+    return tags, found
 
 
 def _at_most_ms(buckets: dict[float, float], share: float) -> float:
@@ -173,14 +176,6 @@ async def written_targets(url: str, bodies: dict[str, bytes]) -> tuple[list[int]
             [t["slug"] for t in topics["data"]["get_topics_all"][:20]])
 
 
-async def tags_moved(url: str) -> float:
-    """Cache tags invalidated so far, over every worker (/metrics)."""
-    async with httpx.AsyncClient() as http:
-        text = (await http.get(url + "/metrics")).text
-    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-               if line.startswith("discours_cache_invalidations_total"))
-
-
 async def with_writers(url: str, rate: float, seconds: float, mix: str, shouts: list[int], topics: list[str],
                        reading: Any) -> tuple[Any, dict[str, Any]]:
     """`reading` (an awaitable) while bench/writers.py writes at `rate` for as long: both results."""
@@ -223,22 +218,24 @@ async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> st
 
 async def _round(workers: int, server: str, url: str, script: str, shouts: list[int], topics: list[str],
                  table: dict[tuple[int, str], Measured], args: argparse.Namespace) -> None:
-    before = await histograms(server)
+    _, before = await scraped(server)
     reads, hit_ratio, p50, p99 = await read_load(url, script, args.seconds, args.connections)
+    tags, after = await scraped(server)
     row = table.setdefault((workers, "read-only"), Measured())
-    row.add_seconds(before, after := await histograms(server))
+    row.add_seconds(before, after)
     row.reads.append(reads)
     row.hit_ratio.append(hit_ratio)
     row.p50.append(p50)
     row.p99.append(p99)
     share_rate = reads * args.share / (1 - args.share)
     for scenario, rate, mix in (("mixed", share_rate, args.mix), ("comments", args.comments, "comment=1")):
-        moved_before, before = await tags_moved(server), after
+        tags_before, before = tags, after
         (reads, hit_ratio, p50, p99), written = await with_writers(
             server, rate, args.seconds, mix, shouts, topics, read_load(url, script, args.seconds, args.connections))
-        moved = await tags_moved(server) - moved_before
+        tags, after = await scraped(server)
+        moved = tags - tags_before
         row = table.setdefault((workers, scenario), Measured())
-        row.add_seconds(before, after := await histograms(server))
+        row.add_seconds(before, after)
         row.reads.append(reads)
         row.hit_ratio.append(hit_ratio)
         row.p50.append(p50)

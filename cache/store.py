@@ -344,14 +344,15 @@ class Cache:
         mine, started = self._losses, time.monotonic()
         while True:
             failed, covered = await self._forget_joined()
-            if not failed and covered >= mine:
-                break
+            if not failed:
+                if covered >= mine:
+                    break
+                continue  # the forgetting joined began before this loss: the next one covers it
             waited = time.monotonic() - started
-            if failed and (waited >= self.lost_write_wait or (
-                    waited >= self.unreachable_write_wait and all(unreachable(error) for error in failed))):
+            if waited >= self.lost_write_wait or (
+                    waited >= self.unreachable_write_wait and all(unreachable(error) for error in failed)):
                 return
-            if failed:
-                await asyncio.sleep(LOST_WRITE_RETRY)
+            await asyncio.sleep(LOST_WRITE_RETRY)
         metrics.LOST_WRITES_CONTAINED.inc()
         log.warning("an update lost during %s was contained: the cache and live epochs were forgotten", what)
 
