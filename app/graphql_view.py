@@ -45,7 +45,7 @@ from app.http_caching import marked, with_http_caching
 from app.http_guards import BAD_REQUEST, TIMEOUT, Refused, refuse_state_change_over_get
 from app.negotiation import media_type, stored_body, wants_graphql_response
 from app.response_front import note_hit_reads, responses_of
-from app.single_flight import FLIGHTS_JOINED, Computed, Flight, SingleFlight
+from app.single_flight import FLIGHTS_JOINED, Computed, Flight, SingleFlight, now
 from app.write_gate import Readers, WriteGate
 from cache import response_capture
 from cache.coalesce import at_once
@@ -261,17 +261,29 @@ class DiscoursGraphQL(GraphQL[Context, None]):
 
     async def _compute(self, exchange: Exchange, root_value: Any, key: str, responses: ResponseCache,
                        flight: Flight[Hit, Kept]) -> Any:
-        """Execute; if its policy and its reads allow, give the answer to the identical requests waiting
+        """Execute, unless another worker computes the same answer (`ResponseCache.claim`): then its answer,
+        once kept. If its policy and its reads allow, give the answer to the identical requests waiting
         meanwhile (`flight`) and keep it once it has gone out (`Exchange.after_answer`)."""
+        claim = await responses.claim(key, clock=now)
+        if claim.hit is not None:
+            flight.found(claim.hit, claim.looked)
+            self.single_flight.end(flight, None)
+            return self._answer_hit(exchange, claim.hit, responses)
         capture, token = response_capture.begin()
         handed: list[ToKeep] = []  # a rendered answer computed is kept with the response, in its round trip
         exchange.handed = handed
         try:
             response = await self._execute(exchange, root_value)
+        except BaseException:
+            if claim.ours:
+                await responses.abandon(key)
+            raise
         finally:
             response_capture.end(token)
         if not hasattr(response, "body"):  # a stream (a subscription over SSE): nothing to store
             self.single_flight.end(flight, None)
+            if claim.ours:
+                await responses.unshared(key)
             return response
         answer = response.body
         policy = self._policy(exchange)
@@ -283,6 +295,8 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         storable = response.status_code == 200 and isinstance(answer, bytes) and not exchange.errors and shared
         if not storable:
             self.single_flight.end(flight, None)
+            if claim.ours:
+                await responses.unshared(key)
             if handed:
                 await keep_all(responses.cache, handed)
             return marked(response, "BYPASS")
@@ -292,8 +306,12 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         clock = exchange.clock
         flight.publish(Computed(to_keep.hit, clock) if to_keep is not None and clock is not None else None)
         # The rendered answers go out with the response's store, whatever becomes of it.
-        exchange.after_answer = lambda: self.single_flight.keep(flight, lambda: responses.keep(
-            to_keep, also=lambda pipe: queue_kept(pipe, responses.cache, handed)))
+        def also(pipe: Any) -> None:
+            queue_kept(pipe, responses.cache, handed)
+            if claim.ours:
+                responses.release(pipe, key)
+
+        exchange.after_answer = lambda: self.single_flight.keep(flight, lambda: responses.keep(to_keep, also=also))
         return marked(response, "MISS")
 
     async def _response_key(self, exchange: Exchange) -> str | None:

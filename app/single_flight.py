@@ -43,7 +43,7 @@ K = TypeVar("K")  # what the store kept of it (cache/response.py `Kept`)
 @dataclass(frozen=True, slots=True)
 class Computed(Generic[A]):
     answer: A
-    clock: bytes  # the invalidation clock the computing request's look-up read, before it read anything
+    clock: bytes | None  # the invalidation clock the computing request's look-up read, before it read anything
 
 
 def now() -> float:
@@ -74,6 +74,12 @@ class Flight(Generic[A, K]):
         if self.began > began or (clock is not None and computed.clock == clock):
             return computed.answer
         return None
+
+    def found(self, answer: A, looked: float) -> None:
+        """Publish an answer a look-up begun at `looked` found (another worker computed it, cache/response.py
+        `ResponseCache.claim`): given to those who began before the look-up, as a computation's would be."""
+        self.began = looked
+        self.publish(Computed(answer, None))
 
     async def kept_meanwhile(self) -> K | None:
         """What the store kept, once it has answered; None when nothing was kept."""

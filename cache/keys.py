@@ -519,6 +519,13 @@ def response(request_digest: str) -> str:
     return f"response:{request_digest}"
 
 
+def response_claim(response_key: str) -> str:
+    """Held (with a TTL) by the worker computing the response under `response_key`, so that the other
+    workers' readers of it wait for that answer instead of each computing it (cache/response.py
+    `ResponseCache.claim`)."""
+    return f"lock:{response_key}"
+
+
 def metric(name: str, period: str) -> str:
     """Seed 000 section 8: a metric's value for one period (`daily:2026-11-23`, `hourly:2026-11-23T14`)."""
     return f"metrics:{name}:{period}"

@@ -31,8 +31,10 @@ is kept unchecked, in a MULTI/EXEC, and looked up by those who waited for it.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import random
+import time
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable
@@ -47,7 +49,15 @@ from cache import keys
 from cache.client import is_cluster
 from cache.coalesce import at_once
 from cache.response_capture import Capture
-from cache.store import COMPRESS_OVER, LUA_STAMP_IS_CURRENT, Cache, capture_stamp, stamp_is_current
+from cache.store import (
+    COMPRESS_OVER,
+    FILL_POLL_FIRST,
+    FILL_POLL_MOST,
+    LUA_STAMP_IS_CURRENT,
+    Cache,
+    capture_stamp,
+    stamp_is_current,
+)
 from telemetry import metrics
 
 RESPONSE_TTL = 60  # bounds the lag of what is not tagged (view counters); counters may lag more anyway
@@ -64,10 +74,10 @@ _FIELDS = ("s", "b", "z", "v", "e", "a", "p")
 # the clock is forgotten with the epochs; one that is not there starts at the random value given. A page's
 # stamp names some eighty generations, whose check was most of a hit's cost in Redis; a clock read is one
 # GET. Noting `c` may be refused (a full Redis): the hit is served all the same, checked in full next time.
-_HIT = LUA_STAMP_IS_CURRENT + """
+_LOOK_UP = """
 local clock = redis.call('GET', KEYS[2])
 if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return {0, clock} end
-local stored = redis.call('HMGET', KEYS[1], unpack(ARGV, 4))
+local stored = redis.call('HMGET', KEYS[1], unpack(ARGV, 4, FIELDS_END))
 if not stored[1] or not stored[2] then return {0, clock} end
 if not clock or clock ~= stored[8] then
   if not stamp_is_current(stored[1], ARGV[1]) then return {1, clock} end
@@ -78,6 +88,18 @@ if not clock or clock ~= stored[8] then
   redis.pcall('HSET', KEYS[1], 'c', clock)
 end
 return {2, stored[2], stored[3] or '', stored[4] or '', stored[5] or '', stored[6] or '', stored[7] or ''}
+""".replace("FIELDS_END", str(3 + len(_FIELDS) + 1))  # the fields asked end there: `c` is the last
+_HIT = LUA_STAMP_IS_CURRENT + _LOOK_UP
+# `_HIT`, and when it finds nothing current, the response's claim tried (`ResponseCache.claim`) in the same
+# step, so that no answer can be kept, and its claim released, between the two. KEYS[3]: the claim; after
+# `_HIT`'s arguments, ARGV: the claim's TTL (ms), then the value it is taken with. A miss or a stale answer
+# gets a third element: '' when the claim was taken, else what holds it (CLAIMED or UNSHARED).
+_HIT_OR_CLAIM = LUA_STAMP_IS_CURRENT + "local function look_up()" + _LOOK_UP + """end
+local found = look_up()
+if found[1] == 2 then return found end
+local held = redis.call('GET', KEYS[3])
+if not held then redis.call('SET', KEYS[3], ARGV[#ARGV], 'PX', ARGV[#ARGV - 1]) end
+return {found[1], found[2], held or ''}
 """
 # KEYS[1]: the response, KEYS[2]: the invalidation clock; ARGV[1]: the generation key prefix, ARGV[2] the TTL,
 # then the hash's fields and values, its stamp `s` first. Keeps the response, with the clock it was found
@@ -92,6 +114,8 @@ redis.call('EXPIRE', KEYS[1], ARGV[2])
 return 1
 """
 _GZIP = 31  # zlib's wbits for the gzip container
+CLAIMED = b"1"  # a worker computes the response
+UNSHARED = b"0"  # the last computation's answer was not to be kept (an error, the viewer's): no one waits
 
 
 def as_bytes(value: bytes | str) -> bytes:
@@ -151,6 +175,17 @@ class Kept:
     hit: Hit | None
 
 
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """Who computes a response that was not found (`ResponseCache.claim`): this worker, under its claim
+    (`ours`: released with the answer's store), or without one; or nobody, as another worker's answer was
+    kept meanwhile (`hit`, current as any hit)."""
+
+    ours: bool
+    hit: Hit | None = None
+    looked: float = 0.0  # when the look-up that found `hit` was sent, on the clock `claim` was given
+
+
 def gunzip(body: bytes) -> bytes:
     return zlib.decompress(body, _GZIP)
 
@@ -206,6 +241,7 @@ class ResponseCache:
         self.stores = 0
         self._hit = cache.redis.register_script(_HIT)
         self._store = cache.redis.register_script(_STORE)
+        self._hit_or_claim = cache.redis.register_script(_HIT_OR_CLAIM)
         self._cluster = is_cluster(cache.redis)
 
     async def get(self, key: str) -> Hit | None:
@@ -224,14 +260,11 @@ class ResponseCache:
         except RedisError as exc:
             self.cache.trip(exc, "response cache read")
             return LookUp(None)
-        if found[0] != 2:
-            _count("stale" if found[0] == 1 else "miss")
-            return LookUp(None, found[0] == 1, as_bytes(found[1]) if len(found) > 1 and found[1] else None)
-        self.hits += 1
-        _count("hit")
-        views = as_bytes(found[3]).decode()
-        return LookUp(Hit(as_bytes(found[1]), found[2] in (b"1", "1"), [int(v) for v in views.split(",") if v],
-                          as_bytes(found[4]).decode(), int(found[5] or 0), found[6] in (b"1", "1"), key))
+        looked = _looked(found, key)
+        _count("hit" if looked.hit is not None else "stale" if looked.stale else "miss")
+        if looked.hit is not None:
+            self.hits += 1
+        return looked
 
     async def _check_here(self, key: str) -> list[Any]:
         """What a stored response is now, by the hit script: [0] (none), [1] (stale) or [2, its fields...]."""
@@ -252,6 +285,92 @@ class ResponseCache:
         if not await stamp_is_current(self.cache.redis, stamp):
             return [1]
         return [2, body, gzipped or b"", views or b"", etag or b"", max_age or b"", private or b""]
+
+    async def claim(self, key: str, clock: Callable[[], float] = time.perf_counter) -> Claim:
+        """Whether this worker is to compute the response under `key`, which a look-up did not find: the
+        cache's fill lock (cache/store.py `Cache._fill`) for whole answers. Each worker has its own single
+        flight (app/single_flight.py); without a claim, a write to a hot page had every worker compute it
+        again. The first to claim it computes; the others look again, after FILL_POLL_FIRST seconds and then
+        twice as long each time, and are answered by what it kept (current, as any hit: a write since it was
+        computed makes it a miss). Each look takes the claim if it finds no answer and nobody holds it, in
+        one step (`_HIT_OR_CLAIM`): the claim is released after the answer is kept (`release`), so a worker
+        that finds it free finds what was kept too. Nothing is waited for past the cache's fill wait, nor
+        once the claim is gone without a current answer kept (the next to claim it computes), nor while it
+        says that the answers are not shared (`unshared`). `clock`: what `Claim.looked` is read from."""
+        deadline = time.monotonic() + self.cache.fill_wait_ms / 1000
+        poll = FILL_POLL_FIRST
+        while True:
+            looked = clock()
+            hit, held = await self._hit_or_claim_of(key)
+            if hit is not None:
+                _count_claim("elsewhere")
+                return Claim(ours=False, hit=hit, looked=looked)
+            if held != CLAIMED or time.monotonic() >= deadline:
+                break
+            await asyncio.sleep(poll)
+            poll = min(poll * 2, FILL_POLL_MOST)
+        _count_claim("claimed" if held is None else "unclaimed")
+        return Claim(ours=held is None)
+
+    async def _hit_or_claim_of(self, key: str) -> tuple[Hit | None, bytes | None]:
+        """The current answer under `key`, if there is one; else None and the claim of it tried: None when
+        it is now this worker's, else what holds it (CLAIMED, UNSHARED, or b"" when Redis could not be
+        asked: computed unclaimed). On a Redis Cluster the claim and the answer are in different slots: the
+        claim is tried first, then the answer looked up, and a claim taken beside a current answer is
+        released."""
+        if not self.cache.available:
+            return None, b""
+        claim_key = keys.response_claim(key)
+        try:
+            await self.cache.recover_if_needed()
+            if self._cluster:
+                held = await self._claim_apart(claim_key)
+                looked = _looked(await self._check_apart(key), key)
+                if looked.hit is not None and held is None:
+                    await self.cache.redis.delete(claim_key)
+                return looked.hit, held
+            with at_once():
+                found = await self._hit_or_claim(
+                    keys=[key, keys.invalidation_clock(), claim_key],
+                    args=[keys.generation(""), random.getrandbits(62) + 1, self.cache.generation_ttl, *_FIELDS, "c",
+                          self.cache.fill_lock_ms, CLAIMED])
+        except RedisError as exc:
+            self.cache.trip(exc, "response claim")
+            return None, b""
+        looked = _looked(found, key)
+        if looked.hit is not None:
+            return looked.hit, b""
+        return None, as_bytes(found[2]) or None
+
+    async def _claim_apart(self, claim_key: str) -> bytes | None:
+        """The claim tried on its own (a cluster): None when taken, else what holds it."""
+        if await self.cache.redis.set(claim_key, CLAIMED, nx=True, px=self.cache.fill_lock_ms):
+            return None
+        held = await self.cache.redis.get(claim_key)
+        return CLAIMED if held is None else as_bytes(held)  # released meanwhile: looked at again next time
+
+    @staticmethod
+    def release(pipe: Pipeline, key: str) -> None:
+        """Queue the release of this worker's claim of `key`, sent with the answer's store and after it: the
+        others' next look-up finds what was kept, or the claim free to take."""
+        pipe.delete(keys.response_claim(key))
+
+    async def abandon(self, key: str) -> None:
+        """Release this worker's claim of `key` now: its computation failed or was cancelled, and the next
+        to claim it computes."""
+        try:
+            await self.cache.redis.delete(keys.response_claim(key))
+        except RedisError as exc:
+            self.cache.trip(exc, "response claim")
+
+    async def unshared(self, key: str) -> None:
+        """This worker's claim of `key` ends with an answer that is not kept (an error, or it read the
+        viewer): for as long as a claim lasts, the other workers compute the answer at once instead of
+        waiting for one that would not be kept."""
+        try:
+            await self.cache.redis.set(keys.response_claim(key), UNSHARED, xx=True, px=self.cache.fill_lock_ms)
+        except RedisError as exc:
+            self.cache.trip(exc, "response claim")
 
     async def store(self, key: str, body: bytes, capture: Capture, etag: str, *, max_age: int,
                     private: bool = False, also: Callable[[Pipeline], object] | None = None) -> Kept | None:
@@ -348,5 +467,18 @@ def _gzip(body: bytes) -> bytes:
     return compressor.compress(body) + compressor.flush()
 
 
+def _looked(found: list[Any], key: str) -> LookUp:
+    """What `_HIT` (or `_check_apart`) answered, as a LookUp."""
+    if found[0] != 2:
+        return LookUp(None, found[0] == 1, as_bytes(found[1]) if len(found) > 1 and found[1] else None)
+    views = as_bytes(found[3]).decode()
+    return LookUp(Hit(as_bytes(found[1]), found[2] in (b"1", "1"), [int(v) for v in views.split(",") if v],
+                      as_bytes(found[4]).decode(), int(found[5] or 0), found[6] in (b"1", "1"), key))
+
+
 def _count(result: str) -> None:
     metrics.child(metrics.CACHE_READS, "response", "response", result).inc()
+
+
+def _count_claim(outcome: str) -> None:
+    metrics.child(metrics.RESPONSE_CLAIMS, outcome).inc()

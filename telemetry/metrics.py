@@ -37,6 +37,10 @@ REQUEST_SECONDS = Histogram("discours_request_seconds", "Time to answer a GraphQ
 CACHE_READS = Counter("discours_cache_reads", "Cache lookups by layer (response: whole responses; value: "
                       "entities and lists) and key family; result hit, miss or stale (a stored value whose "
                       "stamp an invalidation made old)", ["layer", "family", "result"])
+RESPONSE_CLAIMS = Counter("discours_response_claims", "Responses a worker was to compute, by how they were "
+                          "answered: claimed (computed under its claim), elsewhere (the answer another worker "
+                          "computed meanwhile under its claim), unclaimed (computed without a claim: Redis "
+                          "unavailable, answers not shared, the wait for another worker's ran out)", ["outcome"])
 INVALIDATIONS = Counter("discours_cache_invalidations", "Cache tags invalidated (generation moves), by tag family",
                         ["family"])
 LOST_INVALIDATIONS = Counter("discours_cache_invalidations_lost",

@@ -332,11 +332,11 @@ async def test_a_cold_read_by_slug_shares_one_connection(gql: Any, sql_counter: 
     round_trips = [[str(command[0]) for command in pipeline] for pipeline in sent]
     assert result["data"]["get_author"]["slug"] == "author-3"
     assert sql_counter.count == 2 and len(checkouts) == 1, (sql_counter.statements, checkouts)
-    # the response cache's lookup and the slug's composite (a script each, sent as pipelines of one by
-    # the coalescer), the resolver's three, the composite kept, then the response cache storing the answer
-    # (its script)
-    assert round_trips == [["EVALSHA"], ["EVALSHA"], ["MGET", "MGET"], ["SET", "MGET", "MGET"], ["SET"], ["SET"],
-                           ["EVALSHA"]], round_trips
+    # the response cache's lookup, the response's claim (cache/response.py `ResponseCache.claim`) and the
+    # slug's composite (a script each, sent as pipelines of one by the coalescer), the resolver's three, the
+    # composite kept, then the response cache storing the answer (its script) and releasing the claim
+    assert round_trips == [["EVALSHA"], ["EVALSHA"], ["EVALSHA"], ["MGET", "MGET"], ["SET", "MGET", "MGET"],
+                           ["SET"], ["SET"], ["EVALSHA", "DEL"]], round_trips
     sql_counter.reset()
     assert await gql(query) == result
     assert sql_counter.count == 0
