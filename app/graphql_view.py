@@ -305,13 +305,10 @@ class DiscoursGraphQL(GraphQL[Context, None]):
                                     private=exchange.private)
         clock = exchange.clock
         flight.publish(Computed(to_keep.hit, clock) if to_keep is not None and clock is not None else None)
-        # The rendered answers go out with the response's store, whatever becomes of it.
-        def also(pipe: Any) -> None:
-            queue_kept(pipe, responses.cache, handed)
-            if claim.ours:
-                responses.release(pipe, key)
-
-        exchange.after_answer = lambda: self.single_flight.keep(flight, lambda: responses.keep(to_keep, also=also))
+        # The rendered answers go out with the response's store, whatever becomes of it; the claim is released
+        # after it.
+        exchange.after_answer = lambda: self.single_flight.keep(flight, lambda: responses.keep(
+            to_keep, also=lambda pipe: queue_kept(pipe, responses.cache, handed), claimed=key if claim.ours else None))
         return marked(response, "MISS")
 
     async def _response_key(self, exchange: Exchange) -> str | None:

@@ -49,15 +49,7 @@ from cache import keys
 from cache.client import is_cluster
 from cache.coalesce import at_once
 from cache.response_capture import Capture
-from cache.store import (
-    COMPRESS_OVER,
-    FILL_POLL_FIRST,
-    FILL_POLL_MOST,
-    LUA_STAMP_IS_CURRENT,
-    Cache,
-    capture_stamp,
-    stamp_is_current,
-)
+from cache.store import COMPRESS_OVER, LUA_STAMP_IS_CURRENT, Cache, capture_stamp, stamp_is_current
 from telemetry import metrics
 
 RESPONSE_TTL = 60  # bounds the lag of what is not tagged (view counters); counters may lag more anyway
@@ -90,32 +82,50 @@ end
 return {2, stored[2], stored[3] or '', stored[4] or '', stored[5] or '', stored[6] or '', stored[7] or ''}
 """.replace("FIELDS_END", str(3 + len(_FIELDS) + 1))  # the fields asked end there: `c` is the last
 _HIT = LUA_STAMP_IS_CURRENT + _LOOK_UP
-# `_HIT`, and when it finds nothing current, the response's claim tried (`ResponseCache.claim`) in the same
-# step, so that no answer can be kept, and its claim released, between the two. KEYS[3]: the claim; after
-# `_HIT`'s arguments, ARGV: the claim's TTL (ms), then the value it is taken with. A miss or a stale answer
-# gets a third element: '' when the claim was taken, else what holds it (CLAIMED or UNSHARED).
+# `_HIT`, and when it finds nothing current, the response's claim (`ResponseCache.claim`) in the same step, so
+# that no answer can be kept, and its claim released, between the two. KEYS[3]: the claim; after `_HIT`'s
+# arguments, ARGV: the claim's TTL (ms). A claim holds the invalidation clock its worker's look read ('c' and
+# the clock): while the clock is where it was, the answer being computed will be current, and it is waited
+# for; once the clock has moved, it may not be, and the claim is taken over by whoever finds it so. A miss
+# or a stale answer gets a third element: '' when the claim is now the caller's, CLAIMED ('1') when another
+# holds it under the current clock, UNSHARED ('0') when its last answer was not kept.
 _HIT_OR_CLAIM = LUA_STAMP_IS_CURRENT + "local function look_up()" + _LOOK_UP + """end
 local found = look_up()
 if found[1] == 2 then return found end
+local now = 'c' .. (found[2] or '')
 local held = redis.call('GET', KEYS[3])
-if not held then redis.call('SET', KEYS[3], ARGV[#ARGV], 'PX', ARGV[#ARGV - 1]) end
-return {found[1], found[2], held or ''}
+if held == now then return {found[1], found[2], '1'} end
+if held == '0' then return {found[1], found[2], '0'} end
+redis.call('SET', KEYS[3], now, 'PX', ARGV[#ARGV])
+return {found[1], found[2], ''}
 """
-# KEYS[1]: the response, KEYS[2]: the invalidation clock; ARGV[1]: the generation key prefix, ARGV[2] the TTL,
-# then the hash's fields and values, its stamp `s` first. Keeps the response, with the clock it was found
+# KEYS[1]: the response, KEYS[2]: the invalidation clock, KEYS[3] (when given) the response's claim, released
+# after the store, whatever it kept (`ResponseCache.claim`); ARGV[1]: the generation key prefix, ARGV[2] the
+# TTL, then the hash's fields and values, its stamp `s` first. Keeps the response, with the clock it was found
 # current at, only if its stamp is current; returns 1 if it was kept, 0 if not.
 _STORE = LUA_STAMP_IS_CURRENT + """
-if not stamp_is_current(ARGV[4], ARGV[1]) then return 0 end
-redis.call('UNLINK', KEYS[1])
-redis.call('HSET', KEYS[1], unpack(ARGV, 3))
-local clock = redis.call('GET', KEYS[2])
-if clock then redis.call('HSET', KEYS[1], 'c', clock) end
-redis.call('EXPIRE', KEYS[1], ARGV[2])
-return 1
+local kept = 0
+if stamp_is_current(ARGV[4], ARGV[1]) then
+  redis.call('UNLINK', KEYS[1])
+  redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+  local clock = redis.call('GET', KEYS[2])
+  if clock then redis.call('HSET', KEYS[1], 'c', clock) end
+  redis.call('EXPIRE', KEYS[1], ARGV[2])
+  kept = 1
+end
+if KEYS[3] then redis.call('DEL', KEYS[3]) end
+return kept
 """
-_GZIP = 31  # zlib's wbits for the gzip container
-CLAIMED = b"1"  # a worker computes the response
+CLAIMED = b"1"  # another worker computes the response, and its answer will be current
 UNSHARED = b"0"  # the last computation's answer was not to be kept (an error, the viewer's): no one waits
+# A worker waiting for another's answer looks again after CLAIM_POLL_FIRST seconds, then twice as long each
+# time up to CLAIM_POLL_MOST: a hot page is computed in a few milliseconds, and every millisecond a reader
+# waits past the store is added to the read's latency (bench/RESULTS.md: looking again after 2, 6, 14 and
+# 30 ms, as values' fills do, doubled the read p99 under writes).
+CLAIM_POLL_FIRST = 0.001
+CLAIM_POLL_MOST = 0.004
+
+_GZIP = 31  # zlib's wbits for the gzip container
 
 
 def as_bytes(value: bytes | str) -> bytes:
@@ -290,15 +300,18 @@ class ResponseCache:
         """Whether this worker is to compute the response under `key`, which a look-up did not find: the
         cache's fill lock (cache/store.py `Cache._fill`) for whole answers. Each worker has its own single
         flight (app/single_flight.py); without a claim, a write to a hot page had every worker compute it
-        again. The first to claim it computes; the others look again, after FILL_POLL_FIRST seconds and then
-        twice as long each time, and are answered by what it kept (current, as any hit: a write since it was
-        computed makes it a miss). Each look takes the claim if it finds no answer and nobody holds it, in
-        one step (`_HIT_OR_CLAIM`): the claim is released after the answer is kept (`release`), so a worker
-        that finds it free finds what was kept too. Nothing is waited for past the cache's fill wait, nor
-        once the claim is gone without a current answer kept (the next to claim it computes), nor while it
-        says that the answers are not shared (`unshared`). `clock`: what `Claim.looked` is read from."""
+        again. The first to claim it computes; the others look again, after CLAIM_POLL_FIRST seconds and then
+        more slowly, and are answered by what it kept (current, as any hit). Each look finds the answer, or
+        else tries the claim, in one step (`_HIT_OR_CLAIM`); the claim is released after the answer is kept
+        (`release`), so a worker that finds it free finds what was kept too. A claim is waited for only while
+        no invalidation has come since it was taken: one may have made the answer under way old, and those
+        who waited for such an answer computed theirs after it, one after the other (bench/RESULTS.md); the
+        first to look after one takes the claim over and computes. Nothing is waited for past the cache's
+        fill wait either, nor while the claim says that the answers are not shared (`unshared`). On a Redis
+        Cluster, which reads no invalidation clock, nothing is claimed. `clock`: what `Claim.looked` is read
+        from."""
         deadline = time.monotonic() + self.cache.fill_wait_ms / 1000
-        poll = FILL_POLL_FIRST
+        poll = CLAIM_POLL_FIRST
         while True:
             looked = clock()
             hit, held = await self._hit_or_claim_of(key)
@@ -308,32 +321,23 @@ class ResponseCache:
             if held != CLAIMED or time.monotonic() >= deadline:
                 break
             await asyncio.sleep(poll)
-            poll = min(poll * 2, FILL_POLL_MOST)
+            poll = min(poll * 2, CLAIM_POLL_MOST)
         _count_claim("claimed" if held is None else "unclaimed")
         return Claim(ours=held is None)
 
     async def _hit_or_claim_of(self, key: str) -> tuple[Hit | None, bytes | None]:
         """The current answer under `key`, if there is one; else None and the claim of it tried: None when
-        it is now this worker's, else what holds it (CLAIMED, UNSHARED, or b"" when Redis could not be
-        asked: computed unclaimed). On a Redis Cluster the claim and the answer are in different slots: the
-        claim is tried first, then the answer looked up, and a claim taken beside a current answer is
-        released."""
-        if not self.cache.available:
+        it is now this worker's, else what holds it (CLAIMED, UNSHARED, or b"" when nothing was claimed: a
+        Redis Cluster, or Redis could not be asked)."""
+        if not self.cache.available or self._cluster:
             return None, b""
-        claim_key = keys.response_claim(key)
         try:
             await self.cache.recover_if_needed()
-            if self._cluster:
-                held = await self._claim_apart(claim_key)
-                looked = _looked(await self._check_apart(key), key)
-                if looked.hit is not None and held is None:
-                    await self.cache.redis.delete(claim_key)
-                return looked.hit, held
             with at_once():
                 found = await self._hit_or_claim(
-                    keys=[key, keys.invalidation_clock(), claim_key],
+                    keys=[key, keys.invalidation_clock(), keys.response_claim(key)],
                     args=[keys.generation(""), random.getrandbits(62) + 1, self.cache.generation_ttl, *_FIELDS, "c",
-                          self.cache.fill_lock_ms, CLAIMED])
+                          self.cache.fill_lock_ms])
         except RedisError as exc:
             self.cache.trip(exc, "response claim")
             return None, b""
@@ -341,19 +345,6 @@ class ResponseCache:
         if looked.hit is not None:
             return looked.hit, b""
         return None, as_bytes(found[2]) or None
-
-    async def _claim_apart(self, claim_key: str) -> bytes | None:
-        """The claim tried on its own (a cluster): None when taken, else what holds it."""
-        if await self.cache.redis.set(claim_key, CLAIMED, nx=True, px=self.cache.fill_lock_ms):
-            return None
-        held = await self.cache.redis.get(claim_key)
-        return CLAIMED if held is None else as_bytes(held)  # released meanwhile: looked at again next time
-
-    @staticmethod
-    def release(pipe: Pipeline, key: str) -> None:
-        """Queue the release of this worker's claim of `key`, sent with the answer's store and after it: the
-        others' next look-up finds what was kept, or the claim free to take."""
-        pipe.delete(keys.response_claim(key))
 
     async def abandon(self, key: str) -> None:
         """Release this worker's claim of `key` now: its computation failed or was cancelled, and the next
@@ -398,10 +389,14 @@ class ResponseCache:
         lifetime = min(self.ttl, max_age)
         return Storable(hit, stored, self.cache.jittered(lifetime) or lifetime)
 
-    async def keep(self, storable: Storable | None, *, also: Callable[[Pipeline], object] | None = None) -> Kept | None:
-        """`store`'s second half: keep what `prepare` made of a response, if anything."""
+    async def keep(self, storable: Storable | None, *, also: Callable[[Pipeline], object] | None = None,
+                   claimed: str | None = None) -> Kept | None:
+        """`store`'s second half: keep what `prepare` made of a response, if anything. `claimed`: the key whose
+        claim this worker holds (`claim`), released once the store is done, in its step: the others' next
+        look finds what was kept, or the claim free to take."""
+        sent_apart = also if claimed is None else _releasing(also, claimed)  # what goes without the script
         if storable is None:
-            await self._send_apart(also)
+            await self._send_apart(sent_apart)
             return None
         key, stored, ttl = storable.hit.key, storable.stored, storable.ttl
         kept: Kept | None = Kept(None)
@@ -409,22 +404,23 @@ class ResponseCache:
             if self._cluster:
                 await self._keep_apart(key, stored, ttl)
             else:
-                kept = Kept(storable.hit) if await self._keep_if_current(key, stored, ttl, also) else None
-                also = None  # sent with it
+                kept = Kept(storable.hit) if await self._keep_if_current(key, stored, ttl, also, claimed) else None
+                sent_apart = None  # sent with it, and the claim released by the script
         except RedisError as exc:
             self.cache.trip(exc, "response cache store")
             kept = None
-        await self._send_apart(also)
+        await self._send_apart(sent_apart)
         if kept is not None:
             self.stores += 1
         return kept
 
     async def _keep_if_current(self, key: str, stored: dict[Any, Any], ttl: int,
-                               also: Callable[[Pipeline], object] | None) -> bool:
+                               also: Callable[[Pipeline], object] | None, claimed: str | None = None) -> bool:
         """By the store script, with `also` in the same round trip (a pipeline of the script's hash, which
         the coalescer sends with the other commands of the moment, where a Script object would first
-        ask whether Redis has it)."""
-        script_keys = [key, keys.invalidation_clock()]
+        ask whether Redis has it); the script releases the claim of `claimed`, after the store, even when
+        it is run again because Redis did not have it."""
+        script_keys = [key, keys.invalidation_clock(), *([keys.response_claim(claimed)] if claimed else [])]
         script_args = [keys.generation(""), ttl, *(part for field in stored.items() for part in field)]
         async with self.cache.redis.pipeline(transaction=False) as pipe:
             pipe.evalsha(self._store.sha, len(script_keys), *script_keys, *script_args)
@@ -460,6 +456,16 @@ class ResponseCache:
                 await pipe.execute()
         except RedisError as exc:
             self.cache.trip(exc, "response cache store")
+
+
+def _releasing(also: Callable[[Pipeline], object] | None, claimed: str) -> Callable[[Pipeline], object]:
+    """`also`, then the release of the claim of `claimed`: for a pipeline sent without the store script."""
+    def queued(pipe: Pipeline) -> None:
+        if also is not None:
+            also(pipe)
+        pipe.delete(keys.response_claim(claimed))
+
+    return queued
 
 
 def _gzip(body: bytes) -> bytes:

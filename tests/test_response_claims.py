@@ -125,37 +125,37 @@ async def test_the_second_worker_is_answered_with_what_the_first_computed(
         assert tried[0] is None and tried[-1] == FOUND and set(tried[1:-1]) == {CLAIMED}
 
 
-async def test_a_waiting_worker_is_not_given_an_answer_a_write_made_old(
-        api: Api, client: Any, second_worker: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The first worker's answer was read before a rename committed, so its store keeps nothing; the second
-    worker's reader, who began after the rename and waited for that claim, computes the answer itself once
-    the claim is released, and is given the new name."""
+@pytest.mark.parametrize("write", ["before-the-look", "while-waiting"])
+async def test_a_claim_is_not_waited_for_once_a_write_came(
+        api: Api, client: Any, second_worker: Any, monkeypatch: pytest.MonkeyPatch, write: str) -> None:
+    """The first worker computes under its claim (held before it reads anything); a rename commits, before
+    the second worker's reader looks or while it waits. The answer under way may be old now, so the second
+    worker does not wait for it: it takes the claim over and computes, given the new name while the first
+    computation is still held."""
     other, _ = second_worker
     user = await api.user()
     read = {"query": READ, "variables": {"s": user.slug}}
     tried = _claims_tried(monkeypatch)
-    keeping, release = asyncio.Event(), asyncio.Event()
-    keep = ResponseCache.keep
-
-    async def held(self: ResponseCache, *args: Any, **kwargs: Any) -> Any:
-        if not keeping.is_set():  # the first computation, which has read the old name, stores later
-            keeping.set()
-            await release.wait()
-        return await keep(self, *args, **kwargs)
-
-    monkeypatch.setattr(ResponseCache, "keep", held)
+    executed, holding, release = _executions(monkeypatch)
     client.cookies.clear()
     first = asyncio.create_task(client.post("/graphql", json=read))
-    await asyncio.wait_for(keeping.wait(), 10)  # computed; its store (with the claim's release) held
-    await api('mutation { update_author(profile: {name: "Renamed"}) { error } }', user=user)
+    await asyncio.wait_for(holding.wait(), 10)
+    rename = 'mutation { update_author(profile: {name: "Renamed"}) { error } }'
+    if write == "before-the-look":
+        await api(rename, user=user)
     second = asyncio.create_task(other.post("/graphql", json=read))
-    await _until(lambda: CLAIMED in tried)  # it waits for the first worker's claim
-    release.set()
-    assert (await first).json()["data"]["get_author"]["name"] != "Renamed"
-    answer = await second
+    if write == "while-waiting":
+        await _until(lambda: CLAIMED in tried)  # it waits for the first worker's claim
+        await api(rename, user=user)
+    answer = await asyncio.wait_for(second, 10)  # the first computation is still held
+    assert not first.done()
     assert answer.json()["data"]["get_author"]["name"] == "Renamed"
-    assert answer.headers["x-cache"] == "MISS"  # computed by the second worker, under a claim of its own
-    assert tried[-1] is None
+    assert answer.headers["x-cache"] == "MISS"
+    assert tried[-1] is None  # took the claim over...
+    assert len([view for view in executed if view is not executed[0]]) == 1  # ...and computed (the rename too)
+    assert tried[1:-1] == ([] if write == "before-the-look" else [CLAIMED] * (len(tried) - 2))
+    release.set()
+    await first
 
 
 @pytest.mark.parametrize("kept", [False, True], ids=["not-kept", "control-kept"])
@@ -193,7 +193,8 @@ async def test_a_claim_whose_worker_is_gone_is_waited_for_a_bounded_time(
     await client.post("/graphql", json=query)
     (claim_key,) = tried.claims
     await deps_cache(app).invalidate_tags([keys.GLOBAL_TAG])  # what was kept is a miss now
-    await redis.set(claim_key, CLAIMED, px=60_000)  # and a worker that died holds its claim
+    clock = await redis.get(keys.invalidation_clock())
+    await redis.set(claim_key, b"c" + clock, px=60_000)  # and a worker that died holds its claim, taken since
     deps_cache(app).fill_wait_ms = 50
     tried.clear()
     answer = await client.post("/graphql", json=query)
@@ -205,7 +206,7 @@ async def test_a_claim_whose_worker_is_gone_is_waited_for_a_bounded_time(
     _, holding, _ = _executions(monkeypatch)
     request = asyncio.create_task(client.post("/graphql", json=query))
     await asyncio.wait_for(holding.wait(), 10)
-    assert await redis.get(claim_key) == CLAIMED
+    assert (await redis.get(claim_key)).startswith(b"c")
     request.cancel()
     with pytest.raises(asyncio.CancelledError):
         await request
