@@ -302,11 +302,14 @@ class ResponseCache:
         flight (app/single_flight.py); without a claim, a write to a hot page had every worker compute it
         again. The first to claim it computes; the others look again, after CLAIM_POLL_FIRST seconds and then
         more slowly, and are answered by what it kept (current, as any hit). Each look finds the answer, or
-        else tries the claim, in one step (`_HIT_OR_CLAIM`); the claim is released after the answer is kept
-        (`release`), so a worker that finds it free finds what was kept too. A claim is waited for only while
-        no invalidation has come since it was taken: one may have made the answer under way old, and those
-        who waited for such an answer computed theirs after it, one after the other (bench/RESULTS.md); the
-        first to look after one takes the claim over and computes. Nothing is waited for past the cache's
+        else tries the claim, in one step (`_HIT_OR_CLAIM`); the claim is released by the store of the answer,
+        after it (`keep`), so a worker that finds it free finds what was kept too. A claim is waited for only
+        while no invalidation has come since it was taken: one may have made the answer under way old, and
+        those who waited for such an answer computed theirs after it, one after the other (bench/RESULTS.md);
+        the first to look after one takes the claim over and computes. (The worker it was taken from still
+        releases it when it stores: one more worker may then compute the answer, as all did without claims;
+        a claim only spares work, and no answer is given for it that a look-up would not give.) Nothing is
+        waited for past the cache's
         fill wait either, nor while the claim says that the answers are not shared (`unshared`). On a Redis
         Cluster, which reads no invalidation clock, nothing is claimed. `clock`: what `Claim.looked` is read
         from."""
