@@ -522,8 +522,8 @@ def response(request_digest: str) -> str:
 def response_claim(response_key: str) -> str:
     """Held (with a TTL) by the worker computing the response under `response_key`, so that the other
     workers' readers of it wait for that answer instead of each computing it (cache/response.py
-    `ResponseCache.claim`)."""
-    return f"lock:{response_key}"
+    `ResponseCache.claim`). Named by a hash of the response's key, as a fill lock is."""
+    return f"lock:{_part(response_key)}"
 
 
 def metric(name: str, period: str) -> str:
