@@ -52,6 +52,7 @@ from cache.coalesce import at_once
 from cache.persisted import PersistedQueries
 from cache.rendered import ToKeep, keep_all, queue_kept
 from cache.response import PLAIN_KEPT_BYTES, Hit, Kept, ResponseCache, etag_of
+from cache.store import LeftFills
 from resolvers.deps import Deps
 from resolvers.errors import Busy
 from schema.cache_control import Policy, PolicyCache
@@ -233,17 +234,18 @@ class DiscoursGraphQL(GraphQL[Context, None]):
             hit = kept.hit if kept.hit is not None else await responses.get(key)
         return hit
 
-    async def _execute(self, exchange: Exchange, root_value: Any) -> Any:
+    async def _execute(self, exchange: Exchange, root_value: Any, left: LeftFills | None = None) -> Any:
         """Strawberry's run: parse (cached), validate with the limits, execute; the answer in the media type
         the client asked for. A query of one rendered field whose answer is current is sent as it is, with
-        nothing executed (schema/rendered.py `answer_without_executing`)."""
+        nothing executed (schema/rendered.py `answer_without_executing`). `left`: takes the values computed
+        that are still to be stored when execution ends (cache/store.py `LeftFills`), for the caller to send."""
         rendered = await self._rendered_whole(exchange)
         if rendered is not None:
             return Response(rendered.body, media_type=media_type(exchange.graphql.accept),
                             headers={"etag": rendered.etag})
         # The values computed on the way are stored with the request's next read, not each on its own
-        # (cache/store.py `RidingFills`); what is left, as execution ends.
-        async with exchange.app.state.deps.cache.fills_ride_along():
+        # (cache/store.py `RidingFills`); what is left, as execution ends, or handed to `left`.
+        async with exchange.app.state.deps.cache.fills_ride_along(left):
             response = await super().run(exchange, root_value=root_value)
         if wants_graphql_response(exchange.graphql.accept) and isinstance(response, Response) \
                 and hasattr(response, "body"):
@@ -272,8 +274,10 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         capture, token = response_capture.begin()
         handed: list[ToKeep] = []  # a rendered answer computed is kept with the response, in its round trip
         exchange.handed = handed
+        cache = responses.cache
+        left = LeftFills()  # and the values computed still to be stored: after the answer, not before it
         try:
-            response = await self._execute(exchange, root_value)
+            response = await self._execute(exchange, root_value, left)
         except BaseException:
             if claim.ours:
                 await responses.abandon(key)
@@ -282,6 +286,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
             response_capture.end(token)
         if not hasattr(response, "body"):  # a stream (a subscription over SSE): nothing to store
             self.single_flight.end(flight, None)
+            await cache.store_left(left)
             if claim.ours:
                 await responses.unshared(key)
             return response
@@ -295,20 +300,25 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         storable = response.status_code == 200 and isinstance(answer, bytes) and not exchange.errors and shared
         if not storable:
             self.single_flight.end(flight, None)
+            await cache.store_left(left)
             if claim.ours:
                 await responses.unshared(key)
             if handed:
-                await keep_all(responses.cache, handed)
+                await keep_all(cache, handed)
             return marked(response, "BYPASS")
         response.headers["etag"] = response.headers.get("etag") or etag_of(answer)  # a rendered one has it
         to_keep = responses.prepare(key, answer, capture, response.headers["etag"], max_age=policy.max_age,
                                     private=exchange.private)
         clock = exchange.clock
         flight.publish(Computed(to_keep.hit, clock) if to_keep is not None and clock is not None else None)
-        # The rendered answers go out with the response's store, whatever becomes of it; the claim is released
-        # after it.
+        # The rendered answers and the values left to store go out with the response's store, whatever becomes
+        # of it; the claim is released after it.
+        def also(pipe: Any) -> None:
+            queue_kept(pipe, cache, handed)
+            cache.queue_left(pipe, left)
+
         exchange.after_answer = lambda: self.single_flight.keep(flight, lambda: responses.keep(
-            to_keep, also=lambda pipe: queue_kept(pipe, responses.cache, handed), claimed=key if claim.ours else None))
+            to_keep, also=also, claimed=key if claim.ours else None))
         return marked(response, "MISS")
 
     async def _response_key(self, exchange: Exchange) -> str | None:

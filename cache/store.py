@@ -28,7 +28,7 @@ from collections import Counter, OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import orjson
@@ -228,6 +228,16 @@ class RidingFills:
 
 
 _RIDING: ContextVar[RidingFills | None] = ContextVar("riding_fills", default=None)
+
+
+@dataclass(slots=True)
+class LeftFills:
+    """The fills a request had left when its execution ended, handed to the caller of `fills_ride_along`
+    to go out with a round trip of its own after the answer (a response's store): a computed answer no
+    longer waits a round trip for them before it is sent."""
+
+    fills: list[Fill] = field(default_factory=list)
+    unlocks: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -745,20 +755,38 @@ class Cache:
         return riding if riding is not None and riding.cache is self and riding.open else None
 
     @asynccontextmanager
-    async def fills_ride_along(self) -> AsyncIterator[None]:
+    async def fills_ride_along(self, left: LeftFills | None = None) -> AsyncIterator[None]:
         """Within, the values `cached_query` computes are stored with the next read of the same request
         (a task started within, or by one of them) instead of on their own (`RidingFills`); what is left
-        is stored as the block ends, in one round trip."""
+        is stored as the block ends, in one round trip, or handed to `left` when the block ended without
+        an error (and it fits in one pipeline): the caller then sends it (`queue_left`, `store_left`)."""
         riding = RidingFills(self)
         token = _RIDING.set(riding)
+        handed = False
         try:
             yield
+            handed = left is not None
         finally:
             _RIDING.reset(token)
             riding.open = False
             fills, unlocks = riding.take()
-            if fills or unlocks:
+            if handed and left is not None and len(left.fills) + len(fills) + len(left.unlocks) + len(unlocks) < BATCH:
+                left.fills += fills
+                left.unlocks += unlocks
+            elif fills or unlocks:
                 await self.set_many(fills, unlock=unlocks)
+
+    def queue_left(self, pipe: Pipeline, left: LeftFills) -> None:
+        """Queue what `fills_ride_along` handed to `left` (and empty it), in a pipeline the caller sends."""
+        if self.available:
+            self._queue_sets(pipe, left.fills)
+            self._queue_unlocks(pipe, left.unlocks)
+        left.fills, left.unlocks = [], []
+
+    async def store_left(self, left: LeftFills) -> None:
+        """Send what `fills_ride_along` handed to `left` (and empty it), in a round trip of its own."""
+        fills, unlocks, left.fills, left.unlocks = left.fills, left.unlocks, [], []
+        await self.set_many(fills, unlock=unlocks)
 
     async def take_fill_lock(self, cache_key: str, stamp: bytes = b"") -> bool | None:
         """True: ours; False: another worker computes; None: Redis unavailable (just compute). `stamp`:

@@ -334,12 +334,51 @@ async def test_a_cold_read_by_slug_shares_one_connection(gql: Any, sql_counter: 
     assert sql_counter.count == 2 and len(checkouts) == 1, (sql_counter.statements, checkouts)
     # the response cache's lookup, the response's claim (cache/response.py `ResponseCache.claim`) and the
     # slug's composite (a script each, sent as pipelines of one by the coalescer), the resolver's three, the
-    # composite kept, then the response cache storing the answer and releasing the claim (its script)
+    # composite kept, then, after the answer, the response cache storing it and releasing the claim (its
+    # script) with the author's value, left to store when execution ended
     assert round_trips == [["EVALSHA"], ["EVALSHA"], ["EVALSHA"], ["MGET", "MGET"], ["SET", "MGET", "MGET"],
-                           ["SET"], ["SET"], ["EVALSHA"]], round_trips
+                           ["SET"], ["EVALSHA", "SET"]], round_trips
     sql_counter.reset()
     assert await gql(query) == result
     assert sql_counter.count == 0
+
+
+@single_redis
+@pytest.mark.parametrize("response_cache", [True, False], ids=["after-the-answer", "control-uncached"])
+async def test_values_left_to_store_go_out_after_a_computed_answer(deps: Deps, settings: Any,
+                                                                   response_cache: bool) -> None:
+    """A computed answer the response cache keeps is sent before the values its execution left to store
+    (the reactions' list, recomputed after their tag moved): they go out with the response's store, in its
+    round trip, and no round trip is spent on them before the answer. Control: with the response cache off
+    nothing is stored after the answer, and the list goes out before it, in a round trip of its own."""
+    app = create_app(settings if response_cache else settings.model_copy(update={"response_cache_ttl": 0}),
+                     deps=deps)
+    query = {"query": "{ load_reactions_by(by: {}, limit: 5) { id body } }"}
+    answered = ("ANSWER",)
+
+    async def recording(scope: Any, receive: Any, send: Any) -> None:
+        async def sending(message: Any) -> None:
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                sent.append([answered])
+            await send(message)
+
+        await app(scope, receive, sending)
+
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=recording), base_url="http://test") as http:
+        with pipelines_sent() as sent:
+            assert (await http.post("/graphql", json=query)).status_code == 200
+        await deps.cache.invalidate_tags([keys.TAG_REACTIONS])
+        with pipelines_sent() as sent:
+            response = await http.post("/graphql", json=query)
+    assert "errors" not in response.json() and response.headers["x-cache"] == ("MISS" if response_cache else "BYPASS")
+    answer = sent.index([answered])
+    (list_stored,) = [n for n, pipeline in enumerate(sent)
+                      if any(command[0] == "SET" and str(command[1]).startswith(keys.reactions_by(""))
+                             for command in pipeline)]
+    if response_cache:
+        assert list_stored > answer and sent[list_stored][0][0] == "EVALSHA"  # the response's store
+    else:
+        assert list_stored < answer and all(command[0] in ("SET", "DEL") for command in sent[list_stored])
 
 
 def test_ttl_jitter_stays_within_its_bounds_and_uses_them(redis: Redis) -> None:
