@@ -169,9 +169,9 @@ async def test_hits_and_answered_queries_are_counted_as_readers_and_writes_are_n
     seen: list[tuple[str, int]] = []
     execute, look_up = view._execute, ResponseCache.look_up
 
-    async def counting_execute(exchange: Any, root_value: Any) -> Any:
+    async def counting_execute(exchange: Any, root_value: Any, *left: Any) -> Any:
         seen.append(("execute", view.readers.count))
-        return await execute(exchange, root_value)
+        return await execute(exchange, root_value, *left)
 
     async def counting_look_up(self: ResponseCache, key: str) -> Any:
         seen.append(("lookup", view.readers.count))
