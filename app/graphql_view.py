@@ -50,7 +50,7 @@ from app.write_gate import Readers, WriteGate
 from cache import response_capture
 from cache.coalesce import at_once
 from cache.persisted import PersistedQueries
-from cache.rendered import ToKeep, keep_all, queue_kept
+from cache.rendered import ToKeep, queue_kept
 from cache.response import PLAIN_KEPT_BYTES, Hit, Kept, ResponseCache, etag_of
 from cache.store import LeftFills
 from resolvers.deps import Deps
@@ -284,11 +284,15 @@ class DiscoursGraphQL(GraphQL[Context, None]):
             raise
         finally:
             response_capture.end(token)
+        claimed = key if claim.ours else None
+
+        def also(pipe: Any) -> None:  # the rendered answers computed and the values left to store
+            queue_kept(pipe, cache, handed)
+            cache.queue_left(pipe, left)
+
         if not hasattr(response, "body"):  # a stream (a subscription over SSE): nothing to store
             self.single_flight.end(flight, None)
-            await cache.store_left(left)
-            if claim.ours:
-                await responses.unshared(key)
+            await responses.not_kept(also=lambda pipe: cache.queue_left(pipe, left), unshared=claimed)
             return response
         answer = response.body
         policy = self._policy(exchange)
@@ -298,13 +302,9 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         # Cache-Control says the same: an answer shaped by the viewer (a guest's too) is private.
         exchange.max_age, exchange.private = policy.max_age, policy.private or capture.read_viewer
         storable = response.status_code == 200 and isinstance(answer, bytes) and not exchange.errors and shared
-        if not storable:
+        if not storable:  # what is to be kept goes out after the answer, as for one that is kept
             self.single_flight.end(flight, None)
-            await cache.store_left(left)
-            if claim.ours:
-                await responses.unshared(key)
-            if handed:
-                await keep_all(cache, handed)
+            exchange.after_answer = lambda: responses.not_kept(also=also, unshared=claimed)
             return marked(response, "BYPASS")
         response.headers["etag"] = response.headers.get("etag") or etag_of(answer)  # a rendered one has it
         to_keep = responses.prepare(key, answer, capture, response.headers["etag"], max_age=policy.max_age,
@@ -313,12 +313,8 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         flight.publish(Computed(to_keep.hit, clock) if to_keep is not None and clock is not None else None)
         # The rendered answers and the values left to store go out with the response's store, whatever becomes
         # of it; the claim is released after it.
-        def also(pipe: Any) -> None:
-            queue_kept(pipe, cache, handed)
-            cache.queue_left(pipe, left)
-
         exchange.after_answer = lambda: self.single_flight.keep(flight, lambda: responses.keep(
-            to_keep, also=also, claimed=key if claim.ours else None))
+            to_keep, also=also, claimed=claimed))
         return marked(response, "MISS")
 
     async def _response_key(self, exchange: Exchange) -> str | None:

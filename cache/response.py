@@ -310,7 +310,7 @@ class ResponseCache:
         releases it when it stores: one more worker may then compute the answer, as all did without claims;
         a claim only spares work, and no answer is given for it that a look-up would not give.) Nothing is
         waited for past the cache's
-        fill wait either, nor while the claim says that the answers are not shared (`unshared`). On a Redis
+        fill wait either, nor while the claim says that the answers are not shared (`not_kept`). On a Redis
         Cluster, which reads no invalidation clock, nothing is claimed. `clock`: what `Claim.looked` is read
         from."""
         deadline = time.monotonic() + self.cache.fill_wait_ms / 1000
@@ -357,14 +357,17 @@ class ResponseCache:
         except RedisError as exc:
             self.cache.trip(exc, "response claim")
 
-    async def unshared(self, key: str) -> None:
-        """This worker's claim of `key` ends with an answer that is not kept (an error, or it read the
-        viewer): for as long as a claim lasts, the other workers compute the answer at once instead of
-        waiting for one that would not be kept."""
-        try:
-            await self.cache.redis.set(keys.response_claim(key), UNSHARED, xx=True, px=self.cache.fill_lock_ms)
-        except RedisError as exc:
-            self.cache.trip(exc, "response claim")
+    async def not_kept(self, *, also: Callable[[Pipeline], object], unshared: str | None = None) -> None:
+        """An answer computed that is not kept (an error, or it read the viewer): `also`'s commands and, when
+        this worker held the claim of `unshared`, the claim marked so, in one round trip. For as long as a
+        claim lasts, the other workers then compute that answer at once instead of waiting for one that
+        would not be kept."""
+        def queued(pipe: Pipeline) -> None:
+            also(pipe)
+            if unshared is not None:
+                pipe.set(keys.response_claim(unshared), UNSHARED, xx=True, px=self.cache.fill_lock_ms)
+
+        await self._send_apart(queued)
 
     async def store(self, key: str, body: bytes, capture: Capture, etag: str, *, max_age: int,
                     private: bool = False, also: Callable[[Pipeline], object] | None = None) -> Kept | None:

@@ -189,6 +189,9 @@ _UNTRIED = -1  # `_READ_OR_LEASE` did not try the fill lock
 
 # Seed 004: at most this many keys in one command and commands in one pipeline.
 BATCH = 100
+# At most this many commands are left to a caller to send with its own (`LeftFills`: a response's store and
+# its rendered items go in the same pipeline); more go out on their own.
+LEFT_MOST = BATCH // 2
 DEFAULT_TTL = 7 * 86_400
 MISSING_TTL = 60
 GENERATION_TTL = 30 * 86_400
@@ -759,20 +762,21 @@ class Cache:
         """Within, the values `cached_query` computes are stored with the next read of the same request
         (a task started within, or by one of them) instead of on their own (`RidingFills`); what is left
         is stored as the block ends, in one round trip, or handed to `left` when the block ended without
-        an error (and it fits in one pipeline): the caller then sends it (`queue_left`, `store_left`)."""
+        an error (and it is at most LEFT_MOST commands): the caller then sends it (`queue_left`)."""
         riding = RidingFills(self)
         token = _RIDING.set(riding)
-        handed = False
+        handed_to = None
         try:
             yield
-            handed = left is not None
+            handed_to = left
         finally:
             _RIDING.reset(token)
             riding.open = False
             fills, unlocks = riding.take()
-            if handed and left is not None and len(left.fills) + len(fills) + len(left.unlocks) + len(unlocks) < BATCH:
-                left.fills += fills
-                left.unlocks += unlocks
+            if handed_to is not None and len(handed_to.fills) + len(fills) + len(handed_to.unlocks) + len(unlocks) \
+                    <= LEFT_MOST:
+                handed_to.fills += fills
+                handed_to.unlocks += unlocks
             elif fills or unlocks:
                 await self.set_many(fills, unlock=unlocks)
 
@@ -782,11 +786,6 @@ class Cache:
             self._queue_sets(pipe, left.fills)
             self._queue_unlocks(pipe, left.unlocks)
         left.fills, left.unlocks = [], []
-
-    async def store_left(self, left: LeftFills) -> None:
-        """Send what `fills_ride_along` handed to `left` (and empty it), in a round trip of its own."""
-        fills, unlocks, left.fills, left.unlocks = left.fills, left.unlocks, [], []
-        await self.set_many(fills, unlock=unlocks)
 
     async def take_fill_lock(self, cache_key: str, stamp: bytes = b"") -> bool | None:
         """True: ours; False: another worker computes; None: Redis unavailable (just compute). `stamp`:
