@@ -24,9 +24,13 @@ is never kept, and one that is kept was current when it was, at the invalidation
 its first hit skips the check. Readers that waited for the computation (app/single_flight.py) are given it
 as it is, with no look-up.
 
+A response missing or stale is computed by one worker at a time while no write comes (`ResponseCache.claim`):
+the one computing it holds its claim, and the others' readers of it wait for what it keeps instead of each
+computing it too.
+
 On a Redis Cluster the generations live in other slots than the response, where a script cannot read
 them: a hit there is two round trips, the hash, then its generations (MGETs split by slot), and a response
-is kept unchecked, in a MULTI/EXEC, and looked up by those who waited for it.
+is kept unchecked, in a MULTI/EXEC, and looked up by those who waited for it; nothing is claimed.
 """
 
 from __future__ import annotations
@@ -309,10 +313,9 @@ class ResponseCache:
         the first to look after one takes the claim over and computes. (The worker it was taken from still
         releases it when it stores: one more worker may then compute the answer, as all did without claims;
         a claim only spares work, and no answer is given for it that a look-up would not give.) Nothing is
-        waited for past the cache's
-        fill wait either, nor while the claim says that the answers are not shared (`not_kept`). On a Redis
-        Cluster, which reads no invalidation clock, nothing is claimed. `clock`: what `Claim.looked` is read
-        from."""
+        waited for past the cache's fill wait either, nor while the claim says that the answers are not
+        shared (`not_kept`). On a Redis Cluster, which reads no invalidation clock, nothing is claimed.
+        `clock`: what `Claim.looked` is read from."""
         deadline = time.monotonic() + self.cache.fill_wait_ms / 1000
         poll = CLAIM_POLL_FIRST
         while True:
