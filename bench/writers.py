@@ -156,6 +156,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             await asyncio.to_thread(sys.stdin.readline)
         latencies: list[float] = []
         outcomes: Counter[str] = Counter()
+        failures: Counter[str] = Counter()  # what each failed write got: a status and codes, or an exception
         following: dict[int, bool] = {}
 
         async def one(n: int) -> None:
@@ -163,7 +164,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             kind = rng.choices(list(mix), weights=list(mix.values()))[0]
             query, variables = _write(kind, n, shouts, topics, following, writer, rng)
             started = time.perf_counter()
-            outcome = "failed"
+            outcome, cause = "failed", ""
             try:
                 status, raw = await asyncio.wait_for(connections.post(
                     "/graphql", orjson.dumps({"query": query, "variables": variables}),
@@ -176,11 +177,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     outcome = "refused"
                 elif status == 503 and codes == {"SERVICE_UNAVAILABLE"}:
                     outcome = "shed"  # no turn for it (app/write_gate.py): nothing done, told to retry
+                cause = f"{status} {','.join(sorted(str(code) for code in codes))}".strip()
             except (OSError, TimeoutError, asyncio.IncompleteReadError, ValueError, TypeError, KeyError,
-                    StopIteration):
-                pass
+                    StopIteration) as exc:
+                cause = type(exc).__name__
             latencies.append((time.perf_counter() - started) * 1000)
             outcomes[outcome] += 1
+            if outcome == "failed":
+                failures[cause] += 1
 
         tasks = []
         outstanding: set[asyncio.Future[None]] = set()  # awaiting an answer: each leaves it when answered
@@ -204,11 +208,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             task.cancel()
         await asyncio.gather(*late, return_exceptions=True)
         outcomes["failed"] += len(late)
+        if late:
+            failures["no answer in the grace"] += len(late)
         elapsed = time.perf_counter() - started
     connections.close()
     latencies.sort()
     p99 = latencies[max(0, int(len(latencies) * 0.99) - 1)] if latencies else float("nan")
-    return {"writes": total, "failed": outcomes["failed"], "refused": outcomes["refused"], "shed": outcomes["shed"],
+    return {"writes": total, "failed": outcomes["failed"], "failed_by": dict(failures),
+            "refused": outcomes["refused"], "shed": outcomes["shed"],
             "unsent": outcomes["unsent"], "per_second": (outcomes["done"] + outcomes["refused"]) / elapsed,
             "p50": statistics.median(latencies) if latencies else float("nan"), "p99": p99}
 
