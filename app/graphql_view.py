@@ -52,7 +52,7 @@ from cache.coalesce import at_once
 from cache.persisted import PersistedQueries
 from cache.rendered import ToKeep, queue_kept
 from cache.response import PLAIN_KEPT_BYTES, Hit, Kept, ResponseCache, etag_of
-from cache.store import LeftFills
+from cache.store import RidingFills
 from resolvers.deps import Deps
 from resolvers.errors import Busy
 from schema.cache_control import Policy, PolicyCache
@@ -234,11 +234,11 @@ class DiscoursGraphQL(GraphQL[Context, None]):
             hit = kept.hit if kept.hit is not None else await responses.get(key)
         return hit
 
-    async def _execute(self, exchange: Exchange, root_value: Any, left: LeftFills | None = None) -> Any:
+    async def _execute(self, exchange: Exchange, root_value: Any, left: RidingFills | None = None) -> Any:
         """Strawberry's run: parse (cached), validate with the limits, execute; the answer in the media type
         the client asked for. A query of one rendered field whose answer is current is sent as it is, with
-        nothing executed (schema/rendered.py `answer_without_executing`). `left`: takes the values computed
-        that are still to be stored when execution ends (cache/store.py `LeftFills`), for the caller to send."""
+        nothing executed (schema/rendered.py `answer_without_executing`). `left`: keeps the values computed
+        that are still to be stored when execution ends, for the caller to send (cache/store.py `queue_left`)."""
         rendered = await self._rendered_whole(exchange)
         if rendered is not None:
             return Response(rendered.body, media_type=media_type(exchange.graphql.accept),
@@ -275,7 +275,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         handed: list[ToKeep] = []  # a rendered answer computed is kept with the response, in its round trip
         exchange.handed = handed
         cache = responses.cache
-        left = LeftFills()  # and the values computed still to be stored: after the answer, not before it
+        left = RidingFills(cache)  # and the values computed still to be stored: after the answer, not before it
         try:
             response = await self._execute(exchange, root_value, left)
         except BaseException:
@@ -292,7 +292,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
 
         if not hasattr(response, "body"):  # a stream (a subscription over SSE): nothing to store
             self.single_flight.end(flight, None)
-            await responses.not_kept(also=lambda pipe: cache.queue_left(pipe, left), unshared=claimed)
+            await responses.not_kept(also=also, unshared=claimed)
             return response
         answer = response.body
         policy = self._policy(exchange)

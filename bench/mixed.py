@@ -318,8 +318,9 @@ def _time_by_operation(table: dict[tuple[int, str], Measured], args: argparse.Na
                             if outcome in ("hit", "ok")), 1.0)
             hits: dict[float, float] = {}
             for (_, outcome), buckets in seconds.items():
-                for bound, count in buckets.items() if outcome == "hit" else ():
-                    hits[bound] = hits.get(bound, 0.0) + count
+                if outcome == "hit":
+                    for bound, count in buckets.items():
+                        hits[bound] = hits.get(bound, 0.0) + count
             lines.append(row(workers, scenario, "all", "hit", hits, reads))
             for operation in OPERATION_NAMES.values():
                 computed = seconds.get((operation, "ok"), {})

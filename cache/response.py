@@ -365,12 +365,10 @@ class ResponseCache:
         this worker held the claim of `unshared`, the claim marked so, in one round trip. For as long as a
         claim lasts, the other workers then compute that answer at once instead of waiting for one that
         would not be kept."""
-        def queued(pipe: Pipeline) -> None:
-            also(pipe)
-            if unshared is not None:
-                pipe.set(keys.response_claim(unshared), UNSHARED, xx=True, px=self.cache.fill_lock_ms)
-
-        await self._send_apart(queued)
+        if unshared is not None:
+            also = _followed(also, lambda pipe: pipe.set(keys.response_claim(unshared), UNSHARED, xx=True,
+                                                         px=self.cache.fill_lock_ms))
+        await self._send_apart(also)
 
     async def store(self, key: str, body: bytes, capture: Capture, etag: str, *, max_age: int,
                     private: bool = False, also: Callable[[Pipeline], object] | None = None) -> Kept | None:
@@ -403,7 +401,8 @@ class ResponseCache:
         """`store`'s second half: keep what `prepare` made of a response, if anything. `claimed`: the key whose
         claim this worker holds (`claim`), released once the store is done, in its step: the others' next
         look finds what was kept, or the claim free to take."""
-        sent_apart = also if claimed is None else _releasing(also, claimed)  # what goes without the script
+        sent_apart = also if claimed is None else _followed(  # what goes without the script releases the claim
+            also, lambda pipe: pipe.delete(keys.response_claim(claimed)))
         if storable is None:
             await self._send_apart(sent_apart)
             return None
@@ -467,12 +466,13 @@ class ResponseCache:
             self.cache.trip(exc, "response cache store")
 
 
-def _releasing(also: Callable[[Pipeline], object] | None, claimed: str) -> Callable[[Pipeline], object]:
-    """`also`, then the release of the claim of `claimed`: for a pipeline sent without the store script."""
+def _followed(also: Callable[[Pipeline], object] | None,
+              then: Callable[[Pipeline], object]) -> Callable[[Pipeline], object]:
+    """`also`'s commands (if any), then `then`'s, queued in one pipeline."""
     def queued(pipe: Pipeline) -> None:
         if also is not None:
             also(pipe)
-        pipe.delete(keys.response_claim(claimed))
+        then(pipe)
 
     return queued
 

@@ -28,7 +28,7 @@ from collections import Counter, OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, cast
 
 import orjson
@@ -189,8 +189,8 @@ _UNTRIED = -1  # `_READ_OR_LEASE` did not try the fill lock
 
 # Seed 004: at most this many keys in one command and commands in one pipeline.
 BATCH = 100
-# At most this many commands are left to a caller to send with its own (`LeftFills`: a response's store and
-# its rendered items go in the same pipeline); more go out on their own.
+# At most this many commands are left to a caller to send with its own (`Cache.queue_left`: a response's store
+# and its rendered items go in the same pipeline); more go out on their own.
 LEFT_MOST = BATCH // 2
 DEFAULT_TTL = 7 * 86_400
 MISSING_TTL = 60
@@ -213,8 +213,9 @@ FILL_POLL_MOST = 0.02
 class RidingFills:
     """The fills a request's reads computed (`cached_query`'s values, `cached_many`'s entities) that wait to
     ride along with its next read (`Cache.get_many`) instead of taking a round trip of their own, with the
-    fill locks released with them; what is left when the request ends is sent then
-    (`Cache.fills_ride_along`). A value recomputed after a write is stored
+    fill locks released with them; what is left when the request ends is sent then (`Cache.fills_ride_along`),
+    or kept here for the caller who gave them to send after its answer (`Cache.queue_left`: a computed
+    answer no longer waits a round trip for them before it is sent). A value recomputed after a write is stored
     in the round trip that reads what it refers to (a page's authors and shouts), and its reader goes on
     at once instead of waiting a round trip (four turns of the loop, under load the other requests' work
     in each) for the store."""
@@ -231,16 +232,6 @@ class RidingFills:
 
 
 _RIDING: ContextVar[RidingFills | None] = ContextVar("riding_fills", default=None)
-
-
-@dataclass(slots=True)
-class LeftFills:
-    """The fills a request had left when its execution ended, handed to the caller of `fills_ride_along`
-    to go out with a round trip of its own after the answer (a response's store): a computed answer no
-    longer waits a round trip for them before it is sent."""
-
-    fills: list[Fill] = field(default_factory=list)
-    unlocks: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -758,34 +749,32 @@ class Cache:
         return riding if riding is not None and riding.cache is self and riding.open else None
 
     @asynccontextmanager
-    async def fills_ride_along(self, left: LeftFills | None = None) -> AsyncIterator[None]:
+    async def fills_ride_along(self, left: RidingFills | None = None) -> AsyncIterator[None]:
         """Within, the values `cached_query` computes are stored with the next read of the same request
         (a task started within, or by one of them) instead of on their own (`RidingFills`); what is left
-        is stored as the block ends, in one round trip, or handed to `left` when the block ended without
-        an error (and it is at most LEFT_MOST commands): the caller then sends it (`queue_left`)."""
-        riding = RidingFills(self)
+        is stored as the block ends, in one round trip. Given `left` (the caller's), what is left stays in
+        it when the block ended without an error (and it is at most LEFT_MOST commands), for the caller to
+        send (`queue_left`)."""
+        riding = left if left is not None else RidingFills(self)
         token = _RIDING.set(riding)
-        handed_to = None
+        handed = False
         try:
             yield
-            handed_to = left
+            handed = left is not None
         finally:
             _RIDING.reset(token)
             riding.open = False
-            fills, unlocks = riding.take()
-            if handed_to is not None and len(handed_to.fills) + len(fills) + len(handed_to.unlocks) + len(unlocks) \
-                    <= LEFT_MOST:
-                handed_to.fills += fills
-                handed_to.unlocks += unlocks
-            elif fills or unlocks:
-                await self.set_many(fills, unlock=unlocks)
+            if not handed or len(riding.fills) + len(riding.unlocks) > LEFT_MOST:
+                fills, unlocks = riding.take()
+                if fills or unlocks:
+                    await self.set_many(fills, unlock=unlocks)
 
-    def queue_left(self, pipe: Pipeline, left: LeftFills) -> None:
-        """Queue what `fills_ride_along` handed to `left` (and empty it), in a pipeline the caller sends."""
+    def queue_left(self, pipe: Pipeline, left: RidingFills) -> None:
+        """Queue what `fills_ride_along` left in `left` (and empty it), in a pipeline the caller sends."""
+        fills, unlocks = left.take()
         if self.available:
-            self._queue_sets(pipe, left.fills)
-            self._queue_unlocks(pipe, left.unlocks)
-        left.fills, left.unlocks = [], []
+            self._queue_sets(pipe, fills)
+            self._queue_unlocks(pipe, unlocks)
 
     async def take_fill_lock(self, cache_key: str, stamp: bytes = b"") -> bool | None:
         """True: ours; False: another worker computes; None: Redis unavailable (just compute). `stamp`:
