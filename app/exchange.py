@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 
 class Exchange(Request):
     def __init__(self, scope: Scope, receive: Receive, graphql: GraphQLRequest, *, looked_up: bool = False,
-                 stale: bool = False, clock: bytes | None = None, began: float | None = None) -> None:
+                 stale: bool = False, clock: bytes | None = None, moved: tuple[str, ...] = (),
+                 began: float | None = None, refreshing: bool = False) -> None:
         super().__init__(scope, receive)
         self.graphql = graphql
         # when the request began, before any look-up of its answer (app/single_flight.py `now`)
@@ -36,6 +37,9 @@ class Exchange(Request):
         self.looked_up = looked_up  # the front looked the public key up already and found nothing to serve
         self.stale = stale  # what a look-up found under the request's key was a response a write made stale
         self.clock = clock  # the invalidation clock that look-up read (cache/response.py `LookUp`)
+        self.moved = moved  # when stale: the tags whose moves made it so (noted for writes to refresh it)
+        # A write computes this answer again before it is answered (cache/refresh.py): nothing is looked up.
+        self.refreshing = refreshing
         # Work left for after the answer has gone out (the computed answer's store: app/single_flight.py).
         self.after_answer: Callable[[], Awaitable[None]] | None = None
         self.context: Context | None = None  # made once, by the first step that needs it

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -40,18 +40,19 @@ from strawberry.types import ExecutionResult
 from app import persisted_queries
 from app.exchange import Exchange, ExchangeAdapter
 from app.graphiql import offline_page
-from app.graphql_request import GraphQLRequest, ReadingRules, read
+from app.graphql_request import GraphQLRequest, Operation, ReadingRules, read
 from app.http_caching import marked, with_http_caching
 from app.http_guards import BAD_REQUEST, TIMEOUT, Refused, refuse_state_change_over_get
 from app.negotiation import media_type, stored_body, wants_graphql_response
 from app.response_front import note_hit_reads, responses_of
 from app.single_flight import FLIGHTS_JOINED, Computed, Flight, SingleFlight, now
 from app.write_gate import Readers, WriteGate
-from cache import response_capture
+from cache import keys, response_capture
 from cache.coalesce import at_once
 from cache.persisted import PersistedQueries
+from cache.refresh import REFRESHING, Refresh, Refreshing, queue_noted, request_record
 from cache.rendered import ToKeep, queue_kept
-from cache.response import PLAIN_KEPT_BYTES, Hit, Kept, ResponseCache, etag_of
+from cache.response import PLAIN_KEPT_BYTES, Claim, Hit, Kept, ResponseCache, etag_of
 from cache.store import RidingFills
 from resolvers.deps import Deps
 from resolvers.errors import Busy
@@ -64,6 +65,9 @@ from schema.seam import ASGIWebSocketAdapter, HTTPException, WebSocketDisconnect
 from telemetry import metrics
 
 log = logging.getLogger(__name__)
+
+# A computed answer stale by the moves of more tags than this is not noted for writes to refresh (a bulk change).
+MOVES_NOTED_MOST = 4
 
 
 class TextFrames(ASGIWebSocketAdapter):
@@ -90,11 +94,16 @@ class DiscoursGraphQL(GraphQL[Context, None]):
                  plain_kept_bytes: int = PLAIN_KEPT_BYTES,
                  request_timeout: float = 15.0, max_json_depth: int = 32, persisted_query_ttl: int = 86_400,
                  session_cookie: str = "session_token", writes_in_flight: int = 0, write_wait: float = 10.0,
-                 writes_waiting: int = 64, write_share: float = 1.0, **kwargs: Any) -> None:
+                 writes_waiting: int = 64, write_share: float = 1.0, refreshed_per_write: int = 0,
+                 refresh_grace_ms: int = 1000, **kwargs: Any) -> None:
         super().__init__(schema, *args, **kwargs)
         # The reads being answered now, counted here and by the response front: a write's share yields to them.
         self.readers = Readers()
         self.writes = WriteGate(writes_in_flight, write_wait, writes_waiting, write_share, self.readers)
+        # Hot responses a write computes again before its answer, their readers served under a grace meanwhile
+        # (cache/refresh.py): at most `refreshed_per_write` a write (0: none), graces of `refresh_grace_ms`.
+        self.refreshed_per_write = refreshed_per_write
+        self.refresh_grace_ms = refresh_grace_ms
         self.response_cache_ttl = response_cache_ttl
         self.rendered_answer_ttl = rendered_answer_ttl
         self.plain_kept_bytes = plain_kept_bytes
@@ -129,17 +138,19 @@ class DiscoursGraphQL(GraphQL[Context, None]):
 
     async def serve(self, scope: Scope, receive: Receive, send: Send, request: GraphQLRequest | Refused, *,
                     looked_up: bool = False, stale: bool = False, clock: bytes | None = None,
-                    began: float | None = None) -> None:
+                    moved: tuple[str, ...] = (), began: float | None = None, refreshing: bool = False) -> None:
         """Answer a request read already (or refused while being read). `looked_up`: its public key was
         looked up already (the request began at `began`, before it), and held no answer for it (`stale`: an
-        answer a write made stale; `clock`: the invalidation clock the look-up read). A computed answer is
-        kept after it has gone out."""
+        answer a write made stale, by the moves of `moved`; `clock`: the invalidation clock the look-up read).
+        `refreshing`: a write computes the answer again (`_refresh`). A computed answer is kept after it has
+        gone out."""
         if isinstance(request, Refused):
             _count("refused", None, time.perf_counter())
             accept = dict(scope["headers"]).get(b"accept", b"").decode("latin-1")
             await request.response(media_type(accept))(scope, receive, send)
             return
-        exchange = Exchange(scope, receive, request, looked_up=looked_up, stale=stale, clock=clock, began=began)
+        exchange = Exchange(scope, receive, request, looked_up=looked_up, stale=stale, clock=clock, moved=moved,
+                            began=began, refreshing=refreshing)
         try:
             try:
                 response = await self.run(exchange)
@@ -175,7 +186,8 @@ class DiscoursGraphQL(GraphQL[Context, None]):
                               "stopped; try again, or ask for less", {"Retry-After": "1"})
             return timeout.response(media_type(request.graphql.accept))
         finally:
-            _count(outcome, request.graphql.operation_name, started)
+            if not request.refreshing:  # a write's work, not a read (`_refresh` counts it)
+                _count(outcome, request.graphql.operation_name, started)
 
     async def _prepare(self, exchange: Exchange) -> None:
         """The document a persisted query's hash names; a state change over GET refused."""
@@ -191,8 +203,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
     async def _answer(self, exchange: Exchange, root_value: Any) -> Any:
         key = await self._response_key(exchange)
         if key is None and self._changes_state(exchange):
-            async with self.writes.turn():
-                return marked(await self._execute(exchange, root_value), "BYPASS")
+            return await self._write(exchange, root_value)
         self.readers.count += 1
         try:
             return await self._read(exchange, root_value, key)
@@ -205,10 +216,10 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         responses = responses_of(exchange.app, self)
         # The front (app/response_front.py) looked the public key up already and found nothing it could serve.
         hit = None
-        if not (exchange.looked_up and key == exchange.graphql.public_key):
+        if not (exchange.looked_up and key == exchange.graphql.public_key) and not exchange.refreshing:
             looked = await responses.look_up(key)
-            hit, exchange.stale, exchange.clock = looked.hit, looked.stale, looked.clock
-        for _ in range(FLIGHTS_JOINED):
+            hit, exchange.stale, exchange.clock, exchange.moved = looked.hit, looked.stale, looked.clock, looked.moved
+        for _ in range(0 if exchange.refreshing else FLIGHTS_JOINED):
             if hit is not None or (flight := self.single_flight.joined(key)) is None:
                 break
             hit = await self._waited_for(flight, exchange, responses, key)
@@ -266,7 +277,8 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         """Execute, unless another worker computes the same answer (`ResponseCache.claim`): then its answer,
         once kept. If its policy and its reads allow, give the answer to the identical requests waiting
         meanwhile (`flight`) and keep it once it has gone out (`Exchange.after_answer`)."""
-        claim = await responses.claim(key, clock=now)
+        # A write's refresh computes whatever the others do: a look-up would find the answer it replaces.
+        claim = Claim(ours=False) if exchange.refreshing else await responses.claim(key, clock=now)
         if claim.hit is not None:
             flight.found(claim.hit, claim.looked)
             self.single_flight.end(flight, None)
@@ -311,11 +323,83 @@ class DiscoursGraphQL(GraphQL[Context, None]):
                                     private=exchange.private)
         clock = exchange.clock
         flight.publish(Computed(to_keep.hit, clock) if to_keep is not None and clock is not None else None)
+        noted = self._noted_for_refresh(exchange, key)
         # The rendered answers and the values left to store go out with the response's store, whatever becomes
         # of it; the claim is released after it.
         exchange.after_answer = lambda: self.single_flight.keep(flight, lambda: responses.keep(
-            to_keep, also=also, claimed=claimed))
+            to_keep, also=also if noted is None else _followed_by(also, noted), claimed=claimed))
         return marked(response, "MISS")
+
+    def _noted_for_refresh(self, exchange: Exchange, key: str) -> Callable[[Any], None] | None:
+        """A public answer computed because writes made it stale is read under writes: noted in the refresh
+        index of the tags whose moves did (cache/refresh.py), with its request, for the next write that moves
+        one of them to compute it again before it is answered. Not one stale by more than a few moves, or by the
+        epoch's (a bulk change, a recovery: no write over HTTP makes those), nor one a write is computing again."""
+        single = exchange.graphql.single
+        if (not exchange.stale or not exchange.moved or len(exchange.moved) > MOVES_NOTED_MOST
+                or keys.GLOBAL_TAG in exchange.moved or exchange.refreshing
+                or self.refreshed_per_write <= 0 or exchange.private or key != exchange.graphql.public_key
+                or single is None or not single.document):
+            return None
+        record = request_record(key, single.document, single.operation_name, single.variables)
+        moved, ttl = exchange.moved, self.response_cache_ttl
+        return lambda pipe: queue_noted(pipe, key, record, moved, ttl)
+
+    # --- writes -------------------------------------------------------------------------------------------
+
+    async def _write(self, exchange: Exchange, root_value: Any) -> Any:
+        """A state-changing request, in its turn (app/write_gate.py). Its invalidations leave graces, and the hot
+        responses they made stale are computed again before it is answered (cache/refresh.py); its graces are
+        gone before its answer, whatever happened, or else waited out."""
+        refreshing = Refreshing(self.refreshed_per_write, self.refresh_grace_ms) if self.refreshed_per_write else None
+        token = REFRESHING.set(refreshing)
+        try:
+            try:
+                async with self.writes.turn():
+                    response = marked(await self._execute(exchange, root_value), "BYPASS")
+            finally:
+                REFRESHING.reset(token)
+            if refreshing is not None and refreshing.requests:
+                await self._refresh(exchange, refreshing)
+            return response
+        finally:
+            if refreshing is not None:
+                if refreshing.graces:
+                    await exchange.app.state.deps.cache.end_graces(refreshing)
+                for then in refreshing.then:
+                    await then()
+
+    async def _refresh(self, exchange: Exchange, refreshing: Refreshing) -> None:
+        """Compute again, side by side, the responses the write's invalidations found to refresh, each kept as any
+        computed answer is; given up past half the graces' time (their readers then compute them as ever)."""
+        try:
+            async with asyncio.timeout(refreshing.grace_ms / 2000):
+                await asyncio.gather(*(self._refresh_one(exchange, request) for request in refreshing.requests))
+        except TimeoutError:
+            metrics.child(metrics.RESPONSE_REFRESHES, "late").inc()
+
+    async def _refresh_one(self, exchange: Exchange, refresh: Refresh) -> None:
+        request = GraphQLRequest("POST", (Operation(refresh.document, refresh.operation, refresh.variables),),
+                                 accept="application/json", accept_encoding="gzip", public_key=refresh.key)
+        if request.response_key() != refresh.key:  # not a request of this server's: nothing to compute
+            return
+        scope = {"type": "http", "method": "POST", "path": "/graphql", "headers": [], "query_string": b"",
+                 "app": exchange.scope["app"], "client": None, "scheme": "http", "root_path": ""}
+        sent: list[int] = []
+
+        async def nothing_to_receive() -> Any:
+            return {"type": "http.disconnect"}
+
+        async def sent_to_no_one(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                sent.append(message["status"])
+
+        try:
+            await self.serve(scope, nothing_to_receive, sent_to_no_one, request, stale=True, refreshing=True)
+        except Exception:  # a read's failure never fails the write that asked for it
+            log.exception("refreshing a response after a write failed")
+            sent.append(0)
+        metrics.child(metrics.RESPONSE_REFRESHES, "computed" if sent == [200] else "failed").inc()
 
     async def _response_key(self, exchange: Exchange) -> str | None:
         """Where this request's answer is kept: a guest's under the public key (looked up before anything
@@ -447,6 +531,14 @@ class DiscoursGraphQL(GraphQL[Context, None]):
             return None
         return RenderedAnswers(deps.cache, self.rendered_answer_ttl, missed=exchange.rendered_missed,
                                handed=exchange.handed)
+
+
+def _followed_by(first: Callable[[Any], None], then: Callable[[Any], None]) -> Callable[[Any], None]:
+    def queued(pipe: Any) -> None:
+        first(pipe)
+        then(pipe)
+
+    return queued
 
 
 def _count(outcome: str, operation: str | None, started: float) -> None:

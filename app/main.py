@@ -172,6 +172,7 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
         persisted_query_ttl=settings.persisted_query_ttl, session_cookie=settings.session_cookie,
         writes_in_flight=settings.writes_in_flight, write_wait=settings.write_wait_seconds,
         writes_waiting=settings.writes_waiting, write_share=settings.write_share,
+        refreshed_per_write=settings.responses_refreshed_per_write, refresh_grace_ms=settings.refresh_grace_ms,
         subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL, GRAPHQL_SSE_PROTOCOL),
         max_subscriptions_per_connection=settings.subscriptions_per_connection,
         connection_init_wait_timeout=timedelta(seconds=settings.subscription_init_timeout))

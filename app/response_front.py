@@ -58,7 +58,7 @@ class View(Protocol):
 
     async def serve(self, scope: Scope, receive: Receive, send: Send, request: GraphQLRequest | Refused, *,
                     looked_up: bool = False, stale: bool = False, clock: bytes | None = None,
-                    began: float | None = None) -> None: ...
+                    moved: tuple[str, ...] = (), began: float | None = None) -> None: ...
 
 
 def responses_of(app: Any, view: View) -> ResponseCache:
@@ -122,7 +122,7 @@ class ResponseCacheFront:
             readers.count -= 1
         if hit is None:
             await self.view.serve(scope, receive, send, request, looked_up=True, stale=looked.stale, clock=looked.clock,
-                                  began=began)
+                                  moved=looked.moved, began=began)
             return
         operation = metrics.operation_label(request.operation_name)
         metrics.child(metrics.REQUESTS, operation, "hit").inc()

@@ -526,6 +526,27 @@ def response_claim(response_key: str) -> str:
     return f"lock:{_part(response_key)}"
 
 
+def grace(tag: str) -> str:
+    """The moves of `tag` made by writes not yet answered, as a chain of generations (`g0>g1>g2`, the current one
+    last), with a TTL of a second or so: a stored response stale by those moves alone may still be served while
+    the writes refresh it (cache/refresh.py); each write cuts its move off before it is answered. Spelt as a
+    generation key is (the hit script names it from the tag, by this prefix)."""
+    return f"grace:{tag}"
+
+
+def refresh_index(tag: str) -> str:
+    """The responses read again after `tag` made them stale, most recent first (a sorted set of at most a few
+    response keys, with the response cache's TTL): a write that moves `tag` computes them again before it is
+    answered (cache/refresh.py)."""
+    return _fit(f"refresh:tag:{tag}")
+
+
+def refresh_request(response_key: str) -> str:
+    """The request whose answer is kept under `response_key` (its document, operation and variables), for
+    a write that computes it again (cache/refresh.py); with the response cache's TTL."""
+    return f"refresh:req:{_part(response_key)}"
+
+
 def metric(name: str, period: str) -> str:
     """Seed 000 section 8: a metric's value for one period (`daily:2026-11-23`, `hourly:2026-11-23T14`)."""
     return f"metrics:{name}:{period}"

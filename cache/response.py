@@ -61,31 +61,78 @@ PLAIN_KEPT_BYTES = 16 * 1024 * 1024  # plain forms of gzip bodies a worker keeps
 
 # The fields of a stored response, in the order a hit returns them after its first element.
 _FIELDS = ("s", "b", "z", "v", "e", "a", "p")
+# What moved of a stamp's generations: {tag, the generation the stamp names, the current one (false when there
+# is none)} for each that differs; and whether every such move is one that writes not yet answered made
+# (cache/refresh.py: `grace:{tag}` holds their chain of generations, the current one last, and the stamp's
+# generation is one of the others).
+_LUA_MOVES = """
+local function stamp_moves(stamp, prefix)
+  local tags, names, wanted, n = {}, {}, {}, 0
+  for tag, generation in string.gmatch(stamp, '([^,=]+)=([^,]*)') do
+    n = n + 1
+    tags[n] = tag
+    names[n] = prefix .. tag
+    wanted[n] = generation
+  end
+  local moves = {}
+  for first = 1, n, 100 do
+    local last = math.min(first + 99, n)
+    local current = redis.call('MGET', unpack(names, first, last))
+    for i = first, last do
+      local now = current[i - first + 1]
+      if now ~= wanted[i] then moves[#moves + 1] = {tags[i], wanted[i], now} end
+    end
+  end
+  return moves
+end
+local function all_graced(moves)
+  for _, move in ipairs(moves) do
+    if not move[3] then return false end
+    local chain = redis.call('GET', GRACE_PREFIX .. move[1])
+    if not chain or string.sub(chain, -#move[3] - 1) ~= '>' .. move[3]
+        or not string.find('>' .. chain, '>' .. move[2] .. '>', 1, true) then return false end
+  end
+  return true
+end
+local function tags_of(moves)
+  local tags = {}
+  for i, move in ipairs(moves) do tags[i] = move[1] end
+  return table.concat(tags, ',')
+end
+""".replace("GRACE_PREFIX", "'" + keys.grace("") + "'")
 # KEYS[1]: the response, KEYS[2]: the invalidation clock; ARGV[1]: the generation key prefix, ARGV[2]: a
 # random value and ARGV[3] a TTL for a clock that is not there, then _FIELDS and `c`. Returns {0, clock}
-# (miss), {1, clock} (stale), the clock as it was read (false when there is none), or {2, body, gzip flag,
-# views, etag, max age, private flag}.
+# (miss), {1, clock, '', the tags whose moves made it stale} (stale), the clock as it was read (false when
+# there is none), or {2, body, gzip flag, views, etag, max age, private flag, graced flag}.
 # The stamp is checked only when the clock moved since the response was last found current (its `c`):
 # every generation moves with the clock, in the same pipeline (cache/store.py `invalidate_tags`), and
 # the clock is forgotten with the epochs; one that is not there starts at the random value given. A page's
 # stamp names some eighty generations, whose check was most of a hit's cost in Redis; a clock read is one
 # GET. Noting `c` may be refused (a full Redis): the hit is served all the same, checked in full next time.
+# A response stale by moves that graces cover alone is served, *graced* (cache/refresh.py), and never noted
+# current at the clock: once the graces are gone, the next look finds it stale.
 _LOOK_UP = """
 local clock = redis.call('GET', KEYS[2])
 if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return {0, clock} end
 local stored = redis.call('HMGET', KEYS[1], unpack(ARGV, 4, FIELDS_END))
 if not stored[1] or not stored[2] then return {0, clock} end
+local graced = ''
 if not clock or clock ~= stored[8] then
-  if not stamp_is_current(stored[1], ARGV[1]) then return {1, clock} end
-  if not clock then
-    clock = ARGV[2]
-    redis.pcall('SET', KEYS[2], clock, 'NX', 'EX', ARGV[3])
+  local moves = stamp_moves(stored[1], ARGV[1])
+  if #moves > 0 then
+    if not all_graced(moves) then return {1, clock, '', tags_of(moves)} end
+    graced = '1'
+  else
+    if not clock then
+      clock = ARGV[2]
+      redis.pcall('SET', KEYS[2], clock, 'NX', 'EX', ARGV[3])
+    end
+    redis.pcall('HSET', KEYS[1], 'c', clock)
   end
-  redis.pcall('HSET', KEYS[1], 'c', clock)
 end
-return {2, stored[2], stored[3] or '', stored[4] or '', stored[5] or '', stored[6] or '', stored[7] or ''}
+return {2, stored[2], stored[3] or '', stored[4] or '', stored[5] or '', stored[6] or '', stored[7] or '', graced}
 """.replace("FIELDS_END", str(3 + len(_FIELDS) + 1))  # the fields asked end there: `c` is the last
-_HIT = LUA_STAMP_IS_CURRENT + _LOOK_UP
+_HIT = _LUA_MOVES + _LOOK_UP
 # `_HIT`, and when it finds nothing current, the response's claim (`ResponseCache.claim`) in the same step, so
 # that no answer can be kept, and its claim released, between the two. KEYS[3]: the claim; after `_HIT`'s
 # arguments, ARGV: the claim's TTL (ms). A claim holds the invalidation clock its worker's look read ('c' and
@@ -93,15 +140,15 @@ _HIT = LUA_STAMP_IS_CURRENT + _LOOK_UP
 # for; once the clock has moved, it may not be, and the claim is taken over by whoever finds it so. A miss
 # or a stale answer gets a third element: '' when the claim is now the caller's, CLAIMED ('1') when another
 # holds it under the current clock, UNSHARED ('0') when its last answer was not kept.
-_HIT_OR_CLAIM = LUA_STAMP_IS_CURRENT + "local function look_up()" + _LOOK_UP + """end
+_HIT_OR_CLAIM = _LUA_MOVES + "local function look_up()" + _LOOK_UP + """end
 local found = look_up()
 if found[1] == 2 then return found end
 local now = 'c' .. (found[2] or '')
 local held = redis.call('GET', KEYS[3])
-if held == now then return {found[1], found[2], '1'} end
-if held == '0' then return {found[1], found[2], '0'} end
+if held == now then return {found[1], found[2], '1', found[4]} end
+if held == '0' then return {found[1], found[2], '0', found[4]} end
 redis.call('SET', KEYS[3], now, 'PX', ARGV[#ARGV])
-return {found[1], found[2], ''}
+return {found[1], found[2], '', found[4]}
 """
 # KEYS[1]: the response, KEYS[2]: the invalidation clock, KEYS[3] (when given) the response's claim, released
 # after the store, whatever it kept (`ResponseCache.claim`); ARGV[1]: the generation key prefix, ARGV[2] the
@@ -154,6 +201,7 @@ class Hit:
     max_age: int  # seconds a client may keep it (Cache-Control)
     private: bool  # kept for one viewer only
     key: str  # the response's key in Redis
+    graced: bool = False  # stale, served under a write's grace until it is answered (cache/refresh.py)
 
     def plain(self) -> bytes:
         return gunzip(self.body) if self.gzipped else self.body
@@ -169,6 +217,7 @@ class LookUp:
     hit: Hit | None
     stale: bool = False
     clock: bytes | None = None
+    moved: tuple[str, ...] = ()  # when stale: the tags whose moves made it so (one Redis server)
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,7 +324,8 @@ class ResponseCache:
             self.cache.trip(exc, "response cache read")
             return LookUp(None)
         looked = _looked(found, key)
-        _count("hit" if looked.hit is not None else "stale" if looked.stale else "miss")
+        _count(("graced" if looked.hit.graced else "hit") if looked.hit is not None
+               else "stale" if looked.stale else "miss")
         if looked.hit is not None:
             self.hits += 1
         return looked
@@ -288,7 +338,8 @@ class ResponseCache:
                                          *_FIELDS, "c"])
 
     async def _check_apart(self, key: str) -> list[Any]:
-        """What `_HIT` answers, in two round trips: the hash, then the current generations."""
+        """What `_HIT` answers, in two round trips: the hash, then the current generations. No grace is set
+        on a cluster (cache/refresh.py), so none is read, and a stale answer does not say what moved."""
         try:
             stored: list[Any] = await self.cache.redis.hmget(key, list(_FIELDS))
         except ResponseError:  # WRONGTYPE: the key holds something else than a stored response
@@ -298,7 +349,7 @@ class ResponseCache:
             return [0]
         if not await stamp_is_current(self.cache.redis, stamp):
             return [1]
-        return [2, body, gzipped or b"", views or b"", etag or b"", max_age or b"", private or b""]
+        return [2, body, gzipped or b"", views or b"", etag or b"", max_age or b"", private or b"", b""]
 
     async def claim(self, key: str, clock: Callable[[], float] = time.perf_counter) -> Claim:
         """Whether this worker is to compute the response under `key`, which a look-up did not find: the
@@ -485,10 +536,12 @@ def _gzip(body: bytes) -> bytes:
 def _looked(found: list[Any], key: str) -> LookUp:
     """What `_HIT` (or `_check_apart`) answered, as a LookUp."""
     if found[0] != 2:
-        return LookUp(None, found[0] == 1, as_bytes(found[1]) if len(found) > 1 and found[1] else None)
+        moved = as_bytes(found[3]).decode().split(",") if len(found) > 3 and found[3] else ()
+        return LookUp(None, found[0] == 1, as_bytes(found[1]) if len(found) > 1 and found[1] else None, tuple(moved))
     views = as_bytes(found[3]).decode()
     return LookUp(Hit(as_bytes(found[1]), found[2] in (b"1", "1"), [int(v) for v in views.split(",") if v],
-                      as_bytes(found[4]).decode(), int(found[5] or 0), found[6] in (b"1", "1"), key))
+                      as_bytes(found[4]).decode(), int(found[5] or 0), found[6] in (b"1", "1"), key,
+                      len(found) > 7 and found[7] in (b"1", "1")))
 
 
 def _count(result: str) -> None:

@@ -38,6 +38,7 @@ from redis.exceptions import NoScriptError, RedisError
 
 from cache import keys, response_capture
 from cache.client import guard_of, is_cluster, unreachable
+from cache.refresh import END_GRACES, GRACE_BUMP, GRACED_TAGS_MOST, REFRESHING, Refreshing
 from telemetry import metrics
 
 log = logging.getLogger(__name__)
@@ -302,6 +303,9 @@ class Cache:
         # One server: a value's fill lock is taken in the round trip that finds it missing (`_read_leasing`).
         # A cluster keeps the generations and the lock in other slots than the value, out of a script's reach.
         self._lease = None if is_cluster(redis) else redis.register_script(_READ_OR_LEASE)
+        # A write's generations moved with graces (cache/refresh.py): one server only, as the hit script reads them.
+        self._grace_bump = None if is_cluster(redis) else redis.register_script(GRACE_BUMP)
+        self._end_graces = None if is_cluster(redis) else redis.register_script(END_GRACES)
 
     # --- availability -----------------------------------------------------------------------------
 
@@ -592,6 +596,57 @@ class Cache:
         for lock in unlocks:
             pipe.delete(lock)
 
+    async def _move(self, tags: list[str], also: Callable[[Pipeline], Awaitable[None]] | None) -> None:
+        """`also`'s commands, then the generations of `tags` moved and the clock after them: at most BATCH
+        commands a pipeline (seed 004), `also`'s, then as many moves as leave room for the clock's."""
+        remaining = tags
+        while True:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                if also is not None:
+                    await also(pipe)
+                    also = None
+                room = max(BATCH - 1 - len(pipe), 0)  # what the pipeline holds already is `also`'s
+                for tag in remaining[:room]:
+                    self._queue_bump(pipe, tag)
+                self._queue_clock(pipe)
+                await pipe.execute()
+            remaining = remaining[room:]
+            if not remaining:
+                break
+
+    async def _move_graced(self, tags: list[str], also: Callable[[Pipeline], Awaitable[None]] | None,
+                           refreshing: Refreshing) -> None:
+        """`_move`, for a write answered over HTTP (cache/refresh.py): `also`'s commands, then one script that
+        moves the generations, each with its grace, and the clock after them, and finds the responses the write
+        is to compute again; noted in `refreshing`."""
+        assert self._grace_bump is not None
+        moved_to = [random.getrandbits(62) + 1 for _ in tags]
+        graces = dict(zip(map(keys.grace, tags), moved_to, strict=True))
+        script_keys = [*keys.generations(tags), *graces, *map(keys.refresh_index, tags), keys.invalidation_clock()]
+        script_args = [self.generation_ttl, refreshing.grace_ms, random.getrandbits(62) + 1, refreshing.most,
+                       *moved_to]
+        async with self.redis.pipeline(transaction=False) as pipe:
+            if also is not None:
+                await also(pipe)
+            pipe.evalsha(self._grace_bump.sha, len(script_keys), *script_keys, *script_args)
+            *replies, found = await pipe.execute(raise_on_error=False)
+        if isinstance(found, NoScriptError):  # Redis restarted or its scripts flushed: loaded, then run
+            found = await self._grace_bump(keys=script_keys, args=script_args)
+        failed = next((reply for reply in (*replies, found) if isinstance(reply, Exception)), None)
+        if failed is not None:
+            raise failed
+        refreshing.noted(graces, found)
+
+    async def end_graces(self, refreshing: Refreshing) -> None:
+        """End a write's graces (cache/refresh.py) before it is answered; when Redis cannot be told, wait until
+        they have expired on their own: no reader is served under them once the write is answered."""
+        assert self._end_graces is not None  # graces are set on one server only
+        try:
+            await self._end_graces(keys=list(refreshing.graces), args=list(refreshing.graces.values()))
+        except RedisError as exc:
+            self.trip(exc, "write graces")
+            await asyncio.sleep(refreshing.grace_left())
+
     def _queue_bump(self, pipe: Pipeline, tag: str) -> None:
         """Move a generation to a random value, never one the key held before (2^62 of them; an INCR
         restarts at 1 after an expiry, a value a stamp stored in an earlier life of the key may carry), and
@@ -851,22 +906,12 @@ class Cache:
                 also = None
             # Live structures change before the generations move: a reader that sees a new generation
             # then also sees the new structures, so it cannot cache a page built from the old ones under
-            # the new stamp. At most BATCH commands a pipeline (seed 004): `also`'s, then as many moves
-            # as leave room for the clock's.
-            remaining = tag_list
-            while True:
-                async with self.redis.pipeline(transaction=False) as pipe:
-                    if also is not None:
-                        await also(pipe)
-                        also = None
-                    room = max(BATCH - 1 - len(pipe), 0)  # what the pipeline holds already is `also`'s
-                    for tag in remaining[:room]:
-                        self._queue_bump(pipe, tag)
-                    self._queue_clock(pipe)
-                    await pipe.execute()
-                remaining = remaining[room:]
-                if not remaining:
-                    break
+            # the new stamp.
+            refreshing = REFRESHING.get()
+            if refreshing is not None and self._grace_bump is not None and 0 < len(tag_list) <= GRACED_TAGS_MOST:
+                await self._move_graced(tag_list, also, refreshing)
+            else:
+                await self._move(tag_list, also)
         except RedisError as exc:
             await self.lose_write(exc, "invalidation")
             return

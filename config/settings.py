@@ -301,6 +301,12 @@ class Settings(DatabaseSettings):
     # writes, readers keep at least the rest of the worker (bench/RESULTS.md, reads under writes); at 1,
     # every write the waits allow goes through and the readers get what the writes leave.
     write_share: float = Field(default=0.5, gt=0, le=1)
+    # Hot responses a write answered over HTTP computes again before its answer, while their readers are served
+    # what was there under a grace (cache/refresh.py): at most this many a write; 0: none, and no grace.
+    responses_refreshed_per_write: int = Field(default=4, ge=0, le=32)
+    # How long a write's grace lasts at most (ms): deleted when the write is answered, before it; a write's
+    # refreshes that take longer than half of it are given up (their readers compute them as ever).
+    refresh_grace_ms: int = Field(default=1000, ge=10, le=10_000)
     # Parsed documents kept per worker, by their text.
     parsed_documents_cache: int = 512
 

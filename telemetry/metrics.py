@@ -36,11 +36,16 @@ REQUEST_SECONDS = Histogram("discours_request_seconds", "Time to answer a GraphQ
                                      1, 2.5, 5, 15))
 CACHE_READS = Counter("discours_cache_reads", "Cache lookups by layer (response: whole responses; value: "
                       "entities and lists) and key family; result hit, miss or stale (a stored value whose "
-                      "stamp an invalidation made old)", ["layer", "family", "result"])
+                      "stamp an invalidation made old), or graced (a stored response stale by a write not yet "
+                      "answered, served while it refreshes it: cache/refresh.py)", ["layer", "family", "result"])
 RESPONSE_CLAIMS = Counter("discours_response_claims", "Responses a worker was to compute, by how they were "
                           "answered: claimed (computed under its claim), elsewhere (the answer another worker "
                           "computed meanwhile under its claim), unclaimed (computed without a claim: Redis "
                           "unavailable, answers not shared, the wait for another worker's ran out)", ["outcome"])
+RESPONSE_REFRESHES = Counter("discours_response_refreshes", "Hot responses a write computed again before its answer "
+                             "(cache/refresh.py), by outcome: computed (answered 200; kept if still current), "
+                             "failed (an error, or an answer not 200), late (given up past half the grace)",
+                             ["outcome"])
 INVALIDATIONS = Counter("discours_cache_invalidations", "Cache tags invalidated (generation moves), by tag family",
                         ["family"])
 LOST_INVALIDATIONS = Counter("discours_cache_invalidations_lost",

@@ -587,7 +587,8 @@ async def test_reading_apart_answers_what_the_hit_script_answers(cache: Cache, r
         script = await responses._check_here(key)
         apart = await responses._check_apart(key)
         if script[0] != 2:  # the script also says the invalidation clock it read (app/single_flight.py)
-            assert script[1:] == [await redis.get(keys.invalidation_clock())]
+            assert script[1] == await redis.get(keys.invalidation_clock())
+            assert script[2:] == ([b"", tag.encode()] if script[0] == 1 else [])  # what moved (cache/refresh.py)
             script = script[:1]
         assert apart == script, (apart, script)
         return apart
@@ -596,16 +597,16 @@ async def test_reading_apart_answers_what_the_hit_script_answers(cache: Cache, r
     assert await responses.store(small, b'{"data": 1}', capture, 'W/"s"', max_age=60)
     assert await responses.store(large, b"[" + b"1," * COMPRESS_OVER + b"1]", capture, 'W/"l"', max_age=30,
                                  private=True)
-    assert await answers(small) == [2, b'{"data": 1}', b"", b"7,8", b'W/"s"', b"60", b""]
+    assert await answers(small) == [2, b'{"data": 1}', b"", b"7,8", b'W/"s"', b"60", b"", b""]  # last: not graced
     assert await responses.get(small) == Hit(b'{"data": 1}', False, [7, 8], 'W/"s"', 60, False, small)
     found = await answers(large)
-    assert found[0] == 2 and found[2:] == [b"1", b"7,8", b'W/"l"', b"30", b"1"]
+    assert found[0] == 2 and found[2:] == [b"1", b"7,8", b'W/"l"', b"30", b"1", b""]
     unviewed, bare, other = (request_key(str(n) * 64, None, {}) for n in (3, 4, 5))
     assert await responses.store(unviewed, b"{}", Capture(generations=capture.generations, views=[]), 'W/"u"',
                                  max_age=60)
-    assert await answers(unviewed) == [2, b"{}", b"", b"", b'W/"u"', b"60", b""]
+    assert await answers(unviewed) == [2, b"{}", b"", b"", b'W/"u"', b"60", b"", b""]
     await redis.hset(bare, mapping={"s": await redis.hget(small, "s"), "b": b"{}"})  # no views, ETag or age
-    assert await answers(bare) == [2, b"{}", b"", b"", b"", b"", b""]
+    assert await answers(bare) == [2, b"{}", b"", b"", b"", b"", b"", b""]
     assert await responses.get(bare) == Hit(b"{}", False, [], "", 0, False, bare)  # no age: not kept by clients
     await redis.set(other, b"not a stored response")
     assert await answers(other) == [0]

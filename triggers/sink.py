@@ -14,6 +14,7 @@ from redis.exceptions import RedisError
 
 from cache.live import LiveOps, LiveStore
 from cache.pubsub import publish
+from cache.refresh import REFRESHING
 from cache.revalidator import CacheRevalidationManager
 from cache.store import Cache
 from cache.wal_floor import WalFloor
@@ -86,7 +87,14 @@ class CacheSink:
             steps.append(self.cache.invalidate_tags(changes.tags, also=live_changes if changes.live else None))
         await asyncio.gather(*steps)
         if changes.messages:
-            try:
-                await publish(self.cache.redis, changes.messages)
-            except RedisError as exc:  # live messages are at most once; the rows are the record
-                log.warning("%d live messages not published: %s", len(changes.messages), exc)
+            refreshing = REFRESHING.get()
+            if refreshing is not None:  # a write answered over HTTP: once its graces are gone (cache/refresh.py)
+                refreshing.then.append(lambda: self._publish(changes.messages))
+            else:
+                await self._publish(changes.messages)
+
+    async def _publish(self, messages: list[tuple[str, bytes]]) -> None:
+        try:
+            await publish(self.cache.redis, messages)
+        except RedisError as exc:  # live messages are at most once; the rows are the record
+            log.warning("%d live messages not published: %s", len(messages), exc)

@@ -1,0 +1,185 @@
+"""Hot responses computed again by the write that made them stale, before it is answered, while their readers
+are served what was there (a *grace*).
+
+Why: under writes, a hot page (the latest comments) was made stale by every comment, and each time its readers
+waited for one of them to compute it again: a few milliseconds of CPU, but a dozen turns of a loaded event loop,
+so the page's readers were the read p99 (bench/RESULTS.md, reads under writes). Yet DESIGN.md asks only that
+*once a mutation's response is sent* no reader gets what it made wrong: until then, a reader may be given the
+answer from before it, as it would have been had it come a moment earlier.
+
+So a write answered over HTTP (app/graphql_view.py) invalidates in three steps:
+
+1. Its invalidation moves each generation as ever, and notes the move in the tag's grace: `grace:{tag}` holds
+   the chain of moves made by writes not yet answered (`g0>g1>g2`, the current generation last), with a TTL of
+   about a second (`GRACE_BUMP`, one script with the clock's move). In the same step it reads which responses
+   were read again after a move of one of its tags (the *refresh index*) and the requests they answer.
+2. A stored response whose stamp is stale by such moves alone (each generation it names that moved is in its
+   tag's chain, the chain ends at the current one) is still served (cache/response.py `_LOOK_UP`): its readers
+   wait for no computation. Such a hit is never noted as checked at the clock, so once the grace is gone it is
+   checked again, and stale.
+3. The write computes those responses again (at most a few), keeps them as any computation does (the store
+   checks their stamps: no grace there), ends its graces and only then is answered (and its live messages are
+   published: whoever they tell of the write reads what it wrote). Ending a grace cuts the chain at the
+   generation the write moved to (`END_GRACES`): nothing stale by its move is served any more, while what is
+   stale only by later writes' moves still is, until they are answered. A grace that could not be ended
+   (Redis lost) is waited out before the answer.
+
+Writes other than a request's (the revalidator, the CLI, a drill) move generations with no grace, and a chain
+that does not end at the generation a move starts from is started again: a stamp is never served past a move
+that no grace covers.
+
+What gets refreshed: a response that a look-up found stale and that was then computed and kept (read again after
+a write) is noted in the refresh index of each tag whose move made it stale, with its request: a few per tag,
+most recent first, with the response cache's TTL. A response no one reads again drops out of the index with its
+TTL, so writes do not keep computing answers no one reads.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from cache import keys
+
+# Responses noted per tag in its refresh index.
+INDEXED_PER_TAG = 4
+# A write that moves more tags than this moves them without graces (a bulk change: nothing is refreshed).
+GRACED_TAGS_MOST = 32
+
+# A grace is a chain of generations, `g0>g1>g2`: each move made by a write not yet answered, in order. A stamp
+# naming any generation of the chain but its last, while the last is current, is stale only by those writes'
+# moves, and may be served (cache/response.py `_LUA_MOVES`). At most GRACE_CHAIN_MOST generations: the oldest
+# drop out (what names them is stale as ever).
+GRACE_CHAIN_MOST = 16
+
+# Moves the generations of a write's tags, each grace's chain with it, then the invalidation clock, and returns
+# the requests of the responses noted in the tags' refresh indexes (`Refreshing`). KEYS: the generation keys,
+# then the grace keys, then the refresh index keys (n of each), then the clock. ARGV[1]: the generations' TTL
+# (s), ARGV[2]: the grace TTL (ms), ARGV[3]: the clock's new value, ARGV[4]: the most requests returned, then
+# the new generations. A generation with no value yet (expired, forgotten) starts no chain: no stamp names its
+# old one. A chain whose last generation is not the one moved from (a move without a grace came between) starts
+# again from it.
+GRACE_BUMP = """
+local n = (#KEYS - 1) / 3
+for i = 1, n do
+  local old, new = redis.call('GET', KEYS[i]), ARGV[4 + i]
+  redis.call('SET', KEYS[i], new, 'EX', ARGV[1])
+  if old then
+    local chain = redis.call('GET', KEYS[n + i])
+    if chain and string.sub(chain, -#old - 1) == '>' .. old then
+      local _, links = string.gsub(chain, '>', '')
+      if links + 1 >= CHAIN_MOST then chain = string.sub(chain, string.find(chain, '>', 1, true) + 1) end
+      chain = chain .. '>' .. new
+    else
+      chain = old .. '>' .. new
+    end
+    redis.call('SET', KEYS[n + i], chain, 'PX', ARGV[2])
+  end
+end
+redis.call('SET', KEYS[#KEYS], ARGV[3], 'EX', ARGV[1])
+local most, seen, requests = tonumber(ARGV[4]), {}, {}
+for i = 1, n do
+  for _, member in ipairs(redis.call('ZREVRANGE', KEYS[2 * n + i], 0, most - 1)) do
+    if not seen[member] and #requests < most then
+      seen[member] = true
+      local request = redis.call('GET', member)
+      if request then requests[#requests + 1] = request end
+    end
+  end
+end
+return requests
+""".replace("CHAIN_MOST", str(GRACE_CHAIN_MOST))
+# A write answered: each of its graces' chains loses what comes before the generation the write moved to (ARGV,
+# in the order of KEYS), so that nothing stale by its move is served any more; a chain left with one generation
+# is deleted. A chain that no longer holds it (a later write answered first, or it expired) is left as it is.
+END_GRACES = """
+for i, key in ipairs(KEYS) do
+  local chain = redis.call('GET', key)
+  if chain then
+    local at = string.find('>' .. chain .. '>', '>' .. ARGV[i] .. '>', 1, true)
+    if at then
+      local rest = string.sub(chain, at)
+      if string.find(rest, '>', 1, true) then redis.call('SET', key, rest, 'KEEPTTL')
+      else redis.call('DEL', key) end
+    end
+  end
+end
+return 0
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Refresh:
+    """A response to compute again: its key, and the request it answers."""
+
+    key: str
+    document: str
+    operation: str | None
+    variables: Any
+
+
+@dataclass(slots=True)
+class Refreshing:
+    """What a write's invalidation left to the write (app/graphql_view.py): the graces it set (their keys), the
+    responses to compute again (at most `most`: the most recently read again of each tag moved, first), and
+    when the graces were set (`time.monotonic`), to wait them out when they cannot be deleted."""
+
+    most: int  # RESPONSES_REFRESHED_PER_WRITE
+    grace_ms: int  # REFRESH_GRACE_MS
+    graces: dict[str, int] = field(default_factory=dict)  # grace key: the generation this write moved to
+    requests: list[Refresh] = field(default_factory=list)
+    graced_at: float = 0.0
+    # What waits for the graces' end: the write's live messages (triggers/sink.py), whose readers would be
+    # served under the graces what they announce is changed.
+    then: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+
+    def noted(self, graces: dict[str, int], found: Sequence[bytes | str]) -> None:
+        """The graces a bump set (each key, with the generation it moved to) and the requests it found."""
+        self.graces.update(graces)
+        self.graced_at = time.monotonic()
+        known = {request.key for request in self.requests}
+        for raw in found:
+            request = _request_of(raw)
+            if request is not None and request.key not in known and len(self.requests) < self.most:
+                known.add(request.key)
+                self.requests.append(request)
+
+    def grace_left(self) -> float:
+        """Seconds until the graces set last have expired on their own."""
+        return max(self.graced_at + self.grace_ms / 1000 - time.monotonic(), 0.0) if self.graces else 0.0
+
+
+# Set while a write answered over HTTP runs (app/graphql_view.py): its invalidations set graces, and note there
+# what to refresh. Unset (None), an invalidation moves generations with no grace.
+REFRESHING: ContextVar[Refreshing | None] = ContextVar("refreshing", default=None)
+
+
+def request_record(key: str, document: str, operation: str | None, variables: Any) -> bytes:
+    """A request as its refresh index's member names it (keys.refresh_request)."""
+    return orjson.dumps({"k": key, "d": document, "o": operation, "v": variables})
+
+
+def _request_of(raw: bytes | str) -> Refresh | None:
+    try:
+        record = orjson.loads(raw)
+        return Refresh(str(record["k"]), str(record["d"]), record.get("o"), record.get("v"))
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return None  # not ours: nothing to refresh
+
+
+def queue_noted(pipe: Any, key: str, record: bytes, tags: Sequence[str], ttl: int) -> None:
+    """Note the response under `key` (answering `record`) in the refresh index of each of `tags`, the tags whose
+    moves made it stale before it was computed again: the most recent INDEXED_PER_TAG of each are kept."""
+    member = keys.refresh_request(key)
+    pipe.set(member, record, ex=ttl)
+    now = time.time()
+    for tag in tags:
+        index = keys.refresh_index(tag)
+        pipe.zadd(index, {member: now})
+        pipe.zremrangebyrank(index, 0, -INDEXED_PER_TAG - 1)
+        pipe.expire(index, ttl)

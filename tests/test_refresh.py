@@ -1,0 +1,229 @@
+"""Hot responses computed again by the write that made them stale, their readers served what was there under a
+grace until the write is answered, never after (cache/refresh.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from app.graphql_view import DiscoursGraphQL
+from app.main import create_app
+from cache import keys
+from cache.refresh import GRACE_CHAIN_MOST, INDEXED_PER_TAG, REFRESHING, Refreshing
+from cache.response import ResponseCache, request_key
+from cache.response_capture import Capture
+from cache.store import Cache
+from resolvers.deps import Deps
+from tests.conftest import single_redis
+from tests.helpers import Api, User
+
+pytestmark = single_redis  # graces and refresh indexes live beside the generations: one Redis server
+
+PAGE = "query { load_reactions_by(by: {}, limit: 5) { id body created_by { slug } } }"
+COMMENT = "mutation($s: Int!, $b: String) { create_reaction(reaction: {kind: COMMENT, shout: $s, body: $b}) { error } }"
+
+
+@pytest.fixture
+async def api_of(deps: Deps, settings: Any) -> AsyncIterator[Any]:
+    """An Api on an app whose writes refresh at most `refreshed` responses each (0: none, the control)."""
+    clients: list[httpx.AsyncClient] = []
+
+    def made(refreshed: int) -> Api:
+        app = create_app(settings.model_copy(update={"responses_refreshed_per_write": refreshed}), deps=deps)
+        client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
+        clients.append(client)
+        return Api(client, deps)
+
+    yield made
+    for client in clients:
+        await client.aclose()
+
+
+async def _read(api: Api) -> httpx.Response:
+    response = await api.client.post("/graphql", json={"query": PAGE})
+    assert response.status_code == 200 and "errors" not in response.json(), response.text
+    return response
+
+
+async def _page_read_under_writes(api: Api) -> tuple[User, int]:
+    """A page read, made stale by a comment and read again (so noted for writes to refresh): its writer and shout."""
+    writer, author = await api.user(), await api.user()
+    shout = await api.published(author)
+    await api(COMMENT, {"s": shout, "b": "first"}, writer)
+    for _ in range(2):
+        await _read(api)
+    await api(COMMENT, {"s": shout, "b": "second"}, writer)
+    assert (await _read(api)).headers["x-cache"] == "MISS"  # stale, computed again: noted
+    return writer, shout
+
+
+@pytest.mark.parametrize("refreshed", [4, 0], ids=["refreshed", "control-off"])
+async def test_a_write_computes_again_the_hot_answers_it_makes_stale_before_it_is_answered(
+        api_of: Any, sql_counter: Any, refreshed: int) -> None:
+    """A page read again after a comment made it stale is computed again by the next comment, before that
+    comment is answered: the next read is a hit holding the new comment, with no SQL. Control: with no refresh
+    the next read computes the page."""
+    api = api_of(refreshed)
+    writer, shout = await _page_read_under_writes(api)
+    await api(COMMENT, {"s": shout, "b": "third"}, writer)
+    sql_counter.reset()
+    response = await _read(api)
+    assert "third" in response.text
+    if refreshed:
+        assert response.headers["x-cache"] == "HIT" and sql_counter.count == 0
+    else:
+        assert response.headers["x-cache"] == "MISS" and sql_counter.count > 0
+
+
+async def test_readers_get_the_answer_from_before_a_write_until_it_is_answered_and_never_after(
+        api_of: Any, redis: Redis, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While a write refreshes the page its comment made stale, a reader is served the page as it was, from the
+    response cache (the write is not answered yet: it may be read as before it); once the write is answered,
+    every read holds its comment, and its grace is gone. Its live message goes out after its grace ends."""
+    api = api_of(4)
+    writer, shout = await _page_read_under_writes(api)
+    before = (await _read(api)).json()
+    refreshing, release = asyncio.Event(), asyncio.Event()
+    refresh = DiscoursGraphQL._refresh
+
+    async def held(self: DiscoursGraphQL, *args: Any) -> None:
+        refreshing.set()
+        await release.wait()
+        await refresh(self, *args)
+
+    monkeypatch.setattr(DiscoursGraphQL, "_refresh", held)
+    pubsub = redis.pubsub()
+    await pubsub.subscribe(keys.channel_shout(shout))
+    assert (await pubsub.get_message(timeout=2))["type"] == "subscribe"
+    write = asyncio.create_task(api(COMMENT, {"s": shout, "b": "held"}, writer))
+    await asyncio.wait_for(refreshing.wait(), 10)
+    assert await redis.exists(keys.grace(keys.TAG_REACTIONS))
+    during = await _read(api)
+    assert during.headers["x-cache"] == "HIT" and during.json() == before  # served under the grace
+    assert await pubsub.get_message(timeout=0.2) is None  # no one told of the write yet
+    release.set()
+    await write
+    after = await _read(api)
+    assert after.headers["x-cache"] == "HIT" and "held" in after.text  # refreshed before the write's answer
+    assert not await redis.exists(keys.grace(keys.TAG_REACTIONS))
+    message = await pubsub.get_message(timeout=2)
+    assert message is not None, "the write's live message goes out once its grace has ended"
+    await pubsub.aclose()
+
+
+async def test_a_grace_covers_the_moves_of_writes_not_yet_answered_only(cache: Cache, redis: Redis) -> None:
+    """A response stale by graced moves alone is served, marked graced; by a move no grace covers (a write that
+    is not a request's), it is stale. Two writes not yet answered chain their moves: what was stamped before
+    both is served until the first is answered, what was stamped between them until the second is; a write
+    answered first cuts off what only it covers."""
+    responses = ResponseCache(cache)
+    tag = f"author:{uuid.uuid4().int % 10**9}"
+    await cache.invalidate_tags([tag])
+
+    async def stored(name: str) -> str:
+        key = request_key(name * 64, None, {})
+        capture = Capture(generations={tag: await redis.get(keys.generation(tag))}, views=[])
+        assert await responses.store(key, b"{}", capture, 'W/"x"', max_age=60)
+        return key
+
+    async def state(key: str) -> str:
+        looked = await responses.look_up(key)
+        return "stale" if looked.hit is None else "graced" if looked.hit.graced else "current"
+
+    async def moved(refreshing: Refreshing | None) -> None:
+        token = REFRESHING.set(refreshing)
+        try:
+            await cache.invalidate_tags([tag])
+        finally:
+            REFRESHING.reset(token)
+
+    before = await stored("1")
+    first, second = Refreshing(4, 5000), Refreshing(4, 5000)
+    await moved(first)
+    assert await state(before) == "graced"
+    between = await stored("2")
+    await moved(second)
+    assert [await state(before), await state(between)] == ["graced", "graced"]
+    await cache.end_graces(first)
+    assert [await state(before), await state(between)] == ["stale", "graced"]
+    await cache.end_graces(second)
+    assert await state(between) == "stale" and not await redis.exists(keys.grace(tag))
+
+    # answered in the other order: the second write's end cuts off the first's move too
+    before = await stored("3")
+    first, second = Refreshing(4, 5000), Refreshing(4, 5000)
+    await moved(first)
+    await moved(second)
+    await cache.end_graces(second)
+    assert await state(before) == "stale"
+    await cache.end_graces(first)
+
+    # a move with no grace between: nothing stamped before it is served
+    before = await stored("4")
+    third = Refreshing(4, 5000)
+    await moved(third)
+    await moved(None)
+    assert await state(before) == "stale"
+    await moved(Refreshing(4, 5000))
+    assert await state(before) == "stale"  # the chain started again after the move no grace covered
+
+
+async def test_a_grace_chain_keeps_its_latest_moves(cache: Cache, redis: Redis) -> None:
+    """A chain holds at most GRACE_CHAIN_MOST generations: the oldest drop out."""
+    tag = f"author:{uuid.uuid4().int % 10**9}"
+    await cache.invalidate_tags([tag])
+    token = REFRESHING.set(Refreshing(4, 5000))
+    try:
+        for _ in range(GRACE_CHAIN_MOST + 5):
+            await cache.invalidate_tags([tag])
+    finally:
+        REFRESHING.reset(token)
+    chain = (await redis.get(keys.grace(tag))).split(b">")
+    assert len(chain) == GRACE_CHAIN_MOST and chain[-1] == await redis.get(keys.generation(tag))
+    assert 0 < await redis.pttl(keys.grace(tag)) <= 5000
+
+
+async def test_graces_that_cannot_be_ended_are_waited_out(cache: Cache, redis: Redis,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """When Redis cannot be told to end a write's graces, the write waits until they have expired: none is left
+    when it is answered."""
+    tag = f"author:{uuid.uuid4().int % 10**9}"
+    await cache.invalidate_tags([tag])
+    refreshing = Refreshing(4, 300)
+    token = REFRESHING.set(refreshing)
+    try:
+        await cache.invalidate_tags([tag])
+    finally:
+        REFRESHING.reset(token)
+    assert await redis.exists(keys.grace(tag))
+
+    async def lost(*args: Any, **kwargs: Any) -> None:
+        raise RedisConnectionError("lost")
+
+    monkeypatch.setattr(cache, "_end_graces", lost)
+    await cache.end_graces(refreshing)
+    assert not await redis.exists(keys.grace(tag))
+
+
+async def test_refresh_indexes_are_bounded_and_expire(api_of: Any, redis: Redis) -> None:
+    """A tag's refresh index keeps its INDEXED_PER_TAG most recent responses, and every key of the family
+    expires."""
+    api = api_of(4)
+    writer, shout = await _page_read_under_writes(api)
+    for limit in range(1, INDEXED_PER_TAG + 3):  # more pages of the same list, each read again after a comment
+        page = {"query": f"query {{ load_reactions_by(by: {{}}, limit: {limit}) {{ id body }} }}"}
+        await api.client.post("/graphql", json=page)
+        await api(COMMENT, {"s": shout, "b": f"c{limit}"}, writer)
+        await api.client.post("/graphql", json=page)
+    index = keys.refresh_index(keys.TAG_REACTIONS)
+    assert await redis.zcard(index) == INDEXED_PER_TAG
+    assert await redis.ttl(index) > 0
+    for member in await redis.zrange(index, 0, -1):
+        assert await redis.ttl(member) > 0
