@@ -518,7 +518,8 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         if exchange.context is None:
             deps: Deps = exchange.app.state.deps
             exchange.context = Context(deps=deps, loaders=Loaders.create(deps), request=exchange,
-                                       rendered=self._rendered_answers(exchange, deps))
+                                       rendered=self._rendered_answers(exchange, deps),
+                                       counts_reads=not exchange.refreshing)
         return exchange.context
 
     def _rendered_answers(self, exchange: Exchange, deps: Deps) -> RenderedAnswers | None:

@@ -19,10 +19,11 @@ from resolvers.shout_query import ShoutsQuery
 MAX_REMEMBERED_TEXT = 100
 
 
-async def count_read(deps: Deps, viewer: Viewer | None, client: str, shout_id: int) -> bool:
+async def count_read(deps: Deps, viewer: Viewer | None, client: str, shout_id: int, *, counted: bool = True) -> bool:
     """A shout was read: its view counted, and the reader's history told. Whether its counter had to be
-    started (cache/views.py `count`)."""
-    started = await count_views(deps, viewer.author_id if viewer else None, client, [shout_id])
+    started (cache/views.py `count`). Not `counted`: no one read it (a write computes the answer again for
+    its readers, cache/refresh.py); a response-cache hit on the answer still counts a view."""
+    started = await count_views(deps, viewer.author_id if viewer else None, client, [shout_id]) if counted else False
     response_capture.viewed(shout_id)  # a response-cache hit on this answer counts the view again
     return started
 

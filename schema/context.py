@@ -262,6 +262,9 @@ class Context:
     connection_params: dict[str, Any] | None = None
     # Set by the view when root fields may be answered from rendered JSON (schema/rendered.py).
     rendered: RenderedAnswers | None = None
+    # Whether the request is someone's read, whose shouts count a view: not a write's computing a response again
+    # (cache/refresh.py), whose readers count theirs when it is served to them.
+    counts_reads: bool = True
     _session: Any = field(default=_UNSET, repr=False)
     _viewer: Any = field(default=_UNSET, repr=False)
 

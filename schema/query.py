@@ -190,7 +190,8 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
         # count first, so the page reads it. A counter that had to be started from the database meanwhile
         # may have been read before it held this view: read again.
         started, (loaded,) = await asyncio.gather(
-            reading.count_read(ctx.deps, viewer, await ctx.client(), shout["id"]), shouts_list(info, [shout]))
+            reading.count_read(ctx.deps, viewer, await ctx.client(), shout["id"], counted=ctx.counts_reads),
+            shouts_list(info, [shout]))
         if started:
             ctx.loaders.views.clear(shout["id"])
         return loaded

@@ -227,3 +227,26 @@ async def test_refresh_indexes_are_bounded_and_expire(api_of: Any, redis: Redis)
     assert await redis.ttl(index) > 0
     for member in await redis.zrange(index, 0, -1):
         assert await redis.ttl(member) > 0
+
+
+@pytest.mark.parametrize("user_agent", ["reader", "another reader"], ids=["refresh", "control-a-second-reader"])
+async def test_a_write_computing_a_shout_again_counts_no_view(api_of: Any, deps: Deps, user_agent: str) -> None:
+    """A shout's page computed again by a write is no one's read: its views are those of its readers (one a
+    client an hour). Control: a second reader's read of the refreshed page counts its view."""
+    api = api_of(4)
+    author = await api.user()
+    shout = await api.published(author)
+    query = {"query": "query($s: Int) { get_shout(shout_id: $s) { id authors { name } } }", "variables": {"s": shout}}
+    rename = "mutation($n: String) { update_author(profile: {name: $n}) { error } }"
+
+    async def read(agent: str) -> httpx.Response:
+        return await api.client.post("/graphql", json=query, headers={"user-agent": agent})
+
+    await read("reader")
+    await api(rename, {"n": "Первое имя"}, author)
+    assert (await read("reader")).headers["x-cache"] == "MISS"  # stale, computed again: noted
+    await api(rename, {"n": "Второе имя"}, author)  # computes it again
+    again = await read(user_agent)
+    assert again.headers["x-cache"] == "HIT" and "Второе имя" in again.json()["data"]["get_shout"]["authors"][0]["name"]
+    await api.count_hit_reads()
+    assert await deps.views.get_many([shout]) == [1 if user_agent == "reader" else 2]
