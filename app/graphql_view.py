@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -40,19 +40,20 @@ from strawberry.types import ExecutionResult
 from app import persisted_queries
 from app.exchange import Exchange, ExchangeAdapter
 from app.graphiql import offline_page
-from app.graphql_request import GraphQLRequest, Operation, ReadingRules, read
+from app.graphql_request import GraphQLRequest, ReadingRules, read
 from app.http_caching import marked, with_http_caching
 from app.http_guards import BAD_REQUEST, TIMEOUT, Refused, refuse_state_change_over_get
 from app.negotiation import media_type, stored_body, wants_graphql_response
 from app.response_front import note_hit_reads, responses_of
 from app.single_flight import FLIGHTS_JOINED, Computed, Flight, SingleFlight, now
 from app.write_gate import Readers, WriteGate
-from cache import keys, response_capture
+from app.write_refresh import noted_for_refresh, refresh
+from cache import response_capture
 from cache.coalesce import at_once
 from cache.persisted import PersistedQueries
-from cache.refresh import REFRESHING, Refresh, Refreshing, queue_noted, request_record
+from cache.refresh import REFRESHING, Refreshing
 from cache.rendered import ToKeep, queue_kept
-from cache.response import PLAIN_KEPT_BYTES, Claim, Hit, Kept, ResponseCache, etag_of
+from cache.response import PLAIN_KEPT_BYTES, Claim, Hit, Kept, ResponseCache, etag_of, followed
 from cache.store import RidingFills
 from resolvers.deps import Deps
 from resolvers.errors import Busy
@@ -65,9 +66,6 @@ from schema.seam import ASGIWebSocketAdapter, HTTPException, WebSocketDisconnect
 from telemetry import metrics
 
 log = logging.getLogger(__name__)
-
-# A computed answer stale by the moves of more tags than this is not noted for writes to refresh (a bulk change).
-MOVES_NOTED_MOST = 4
 
 
 class TextFrames(ASGIWebSocketAdapter):
@@ -323,27 +321,12 @@ class DiscoursGraphQL(GraphQL[Context, None]):
                                     private=exchange.private)
         clock = exchange.clock
         flight.publish(Computed(to_keep.hit, clock) if to_keep is not None and clock is not None else None)
-        noted = self._noted_for_refresh(exchange, key)
+        noted = noted_for_refresh(exchange, key, ttl=self.response_cache_ttl) if self.refreshed_per_write else None
         # The rendered answers and the values left to store go out with the response's store, whatever becomes
-        # of it; the claim is released after it.
+        # of it, and the answer's note for writes to refresh it; the claim is released after it.
         exchange.after_answer = lambda: self.single_flight.keep(flight, lambda: responses.keep(
-            to_keep, also=also if noted is None else _followed_by(also, noted), claimed=claimed))
+            to_keep, also=also if noted is None else followed(also, noted), claimed=claimed))
         return marked(response, "MISS")
-
-    def _noted_for_refresh(self, exchange: Exchange, key: str) -> Callable[[Any], None] | None:
-        """A public answer computed because writes made it stale is read under writes: noted in the refresh
-        index of the tags whose moves did (cache/refresh.py), with its request, for the next write that moves
-        one of them to compute it again before it is answered. Not one stale by more than a few moves, or by the
-        epoch's (a bulk change, a recovery: no write over HTTP makes those), nor one a write is computing again."""
-        single = exchange.graphql.single
-        if (not exchange.stale or not exchange.moved or len(exchange.moved) > MOVES_NOTED_MOST
-                or keys.GLOBAL_TAG in exchange.moved or exchange.refreshing
-                or self.refreshed_per_write <= 0 or exchange.private or key != exchange.graphql.public_key
-                or single is None or not single.document):
-            return None
-        record = request_record(key, single.document, single.operation_name, single.variables)
-        moved, ttl = exchange.moved, self.response_cache_ttl
-        return lambda pipe: queue_noted(pipe, key, record, moved, ttl)
 
     # --- writes -------------------------------------------------------------------------------------------
 
@@ -360,7 +343,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
             finally:
                 REFRESHING.reset(token)
             if refreshing is not None and refreshing.requests:
-                await self._refresh(exchange, refreshing)
+                await refresh(self.serve, exchange.scope["app"], refreshing)
             return response
         finally:
             if refreshing is not None:
@@ -368,38 +351,6 @@ class DiscoursGraphQL(GraphQL[Context, None]):
                     await exchange.app.state.deps.cache.end_graces(refreshing)
                 for then in refreshing.then:
                     await then()
-
-    async def _refresh(self, exchange: Exchange, refreshing: Refreshing) -> None:
-        """Compute again, side by side, the responses the write's invalidations found to refresh, each kept as any
-        computed answer is; given up past half the graces' time (their readers then compute them as ever)."""
-        try:
-            async with asyncio.timeout(refreshing.grace_ms / 2000):
-                await asyncio.gather(*(self._refresh_one(exchange, request) for request in refreshing.requests))
-        except TimeoutError:
-            metrics.child(metrics.RESPONSE_REFRESHES, "late").inc()
-
-    async def _refresh_one(self, exchange: Exchange, refresh: Refresh) -> None:
-        request = GraphQLRequest("POST", (Operation(refresh.document, refresh.operation, refresh.variables),),
-                                 accept="application/json", accept_encoding="gzip", public_key=refresh.key)
-        if request.response_key() != refresh.key:  # not a request of this server's: nothing to compute
-            return
-        scope = {"type": "http", "method": "POST", "path": "/graphql", "headers": [], "query_string": b"",
-                 "app": exchange.scope["app"], "client": None, "scheme": "http", "root_path": ""}
-        sent: list[int] = []
-
-        async def nothing_to_receive() -> Any:
-            return {"type": "http.disconnect"}
-
-        async def sent_to_no_one(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                sent.append(message["status"])
-
-        try:
-            await self.serve(scope, nothing_to_receive, sent_to_no_one, request, stale=True, refreshing=True)
-        except Exception:  # a read's failure never fails the write that asked for it
-            log.exception("refreshing a response after a write failed")
-            sent.append(0)
-        metrics.child(metrics.RESPONSE_REFRESHES, "computed" if sent == [200] else "failed").inc()
 
     async def _response_key(self, exchange: Exchange) -> str | None:
         """Where this request's answer is kept: a guest's under the public key (looked up before anything
@@ -532,14 +483,6 @@ class DiscoursGraphQL(GraphQL[Context, None]):
             return None
         return RenderedAnswers(deps.cache, self.rendered_answer_ttl, missed=exchange.rendered_missed,
                                handed=exchange.handed)
-
-
-def _followed_by(first: Callable[[Any], None], then: Callable[[Any], None]) -> Callable[[Any], None]:
-    def queued(pipe: Any) -> None:
-        first(pipe)
-        then(pipe)
-
-    return queued
 
 
 def _count(outcome: str, operation: str | None, started: float) -> None:

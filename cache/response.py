@@ -417,7 +417,7 @@ class ResponseCache:
         claim lasts, the other workers then compute that answer at once instead of waiting for one that
         would not be kept."""
         if unshared is not None:
-            also = _followed(also, lambda pipe: pipe.set(keys.response_claim(unshared), UNSHARED, xx=True,
+            also = followed(also, lambda pipe: pipe.set(keys.response_claim(unshared), UNSHARED, xx=True,
                                                          px=self.cache.fill_lock_ms))
         await self._send_apart(also)
 
@@ -452,7 +452,7 @@ class ResponseCache:
         """`store`'s second half: keep what `prepare` made of a response, if anything. `claimed`: the key whose
         claim this worker holds (`claim`), released once the store is done, in its step: the others' next
         look finds what was kept, or the claim free to take."""
-        sent_apart = also if claimed is None else _followed(  # what goes without the script releases the claim
+        sent_apart = also if claimed is None else followed(  # what goes without the script releases the claim
             also, lambda pipe: pipe.delete(keys.response_claim(claimed)))
         if storable is None:
             await self._send_apart(sent_apart)
@@ -517,7 +517,7 @@ class ResponseCache:
             self.cache.trip(exc, "response cache store")
 
 
-def _followed(also: Callable[[Pipeline], object] | None,
+def followed(also: Callable[[Pipeline], object] | None,
               then: Callable[[Pipeline], object]) -> Callable[[Pipeline], object]:
     """`also`'s commands (if any), then `then`'s, queued in one pipeline."""
     def queued(pipe: Pipeline) -> None:

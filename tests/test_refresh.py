@@ -13,7 +13,7 @@ import pytest
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from app.graphql_view import DiscoursGraphQL
+from app import graphql_view
 from app.main import create_app
 from cache import keys
 from cache.refresh import GRACE_CHAIN_MOST, INDEXED_PER_TAG, REFRESHING, Refreshing
@@ -91,14 +91,14 @@ async def test_readers_get_the_answer_from_before_a_write_until_it_is_answered_a
     writer, shout = await _page_read_under_writes(api)
     before = (await _read(api)).json()
     refreshing, release = asyncio.Event(), asyncio.Event()
-    refresh = DiscoursGraphQL._refresh
+    refresh = graphql_view.refresh
 
-    async def held(self: DiscoursGraphQL, *args: Any) -> None:
+    async def held(*args: Any) -> None:
         refreshing.set()
         await release.wait()
-        await refresh(self, *args)
+        await refresh(*args)
 
-    monkeypatch.setattr(DiscoursGraphQL, "_refresh", held)
+    monkeypatch.setattr(graphql_view, "refresh", held)
     pubsub = redis.pubsub()
     await pubsub.subscribe(keys.channel_shout(shout))
     assert (await pubsub.get_message(timeout=2))["type"] == "subscribe"
