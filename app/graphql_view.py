@@ -347,6 +347,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
             return response
         finally:
             if refreshing is not None:
+                refreshing.open = False  # what the write started and invalidates later sets no grace
                 if refreshing.graces:
                     await exchange.app.state.deps.cache.end_graces(refreshing)
                 for then in refreshing.then:

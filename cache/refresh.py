@@ -137,6 +137,9 @@ class Refreshing:
     # What waits for the graces' end: the write's live messages (triggers/sink.py), whose readers would be
     # served under the graces what they announce is changed.
     then: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    # Until the write is done: an invalidation made later by a task it started (which inherits REFRESHING) would
+    # set graces no one ends, so from then on invalidations move generations with none, and messages go out.
+    open: bool = True
 
     def noted(self, graces: dict[str, int], found: Sequence[bytes | str]) -> None:
         """The graces a bump set (each key, with the generation it moved to) and the requests it found."""
@@ -155,8 +158,14 @@ class Refreshing:
 
 
 # Set while a write answered over HTTP runs (app/graphql_view.py): its invalidations set graces, and note there
-# what to refresh. Unset (None), an invalidation moves generations with no grace.
+# what to refresh. Unset (None) or no longer open, an invalidation moves generations with no grace.
 REFRESHING: ContextVar[Refreshing | None] = ContextVar("refreshing", default=None)
+
+
+def refreshing_now() -> Refreshing | None:
+    """The write whose invalidations set graces now, if any (`REFRESHING`, while it is open)."""
+    refreshing = REFRESHING.get()
+    return refreshing if refreshing is not None and refreshing.open else None
 
 
 def request_record(key: str, document: str, operation: str | None, variables: Any) -> bytes:

@@ -38,7 +38,7 @@ from redis.exceptions import NoScriptError, RedisError
 
 from cache import keys, response_capture
 from cache.client import guard_of, is_cluster, unreachable
-from cache.refresh import END_GRACES, GRACE_BUMP, GRACED_TAGS_MOST, REFRESHING, Refreshing
+from cache.refresh import END_GRACES, GRACE_BUMP, GRACED_TAGS_MOST, Refreshing, refreshing_now
 from telemetry import metrics
 
 log = logging.getLogger(__name__)
@@ -907,7 +907,7 @@ class Cache:
             # Live structures change before the generations move: a reader that sees a new generation
             # then also sees the new structures, so it cannot cache a page built from the old ones under
             # the new stamp.
-            refreshing = REFRESHING.get()
+            refreshing = refreshing_now()
             if refreshing is not None and self._grace_bump is not None and 0 < len(tag_list) <= GRACED_TAGS_MOST:
                 await self._move_graced(tag_list, also, refreshing)
             else:

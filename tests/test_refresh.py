@@ -250,3 +250,20 @@ async def test_a_write_computing_a_shout_again_counts_no_view(api_of: Any, deps:
     assert again.headers["x-cache"] == "HIT" and "Второе имя" in again.json()["data"]["get_shout"]["authors"][0]["name"]
     await api.count_hit_reads()
     assert await deps.views.get_many([shout]) == [1 if user_agent == "reader" else 2]
+
+
+@pytest.mark.parametrize("done", [True, False], ids=["after-the-write", "control-during-it"])
+async def test_an_invalidation_after_its_write_is_done_sets_no_grace(cache: Cache, redis: Redis, done: bool) -> None:
+    """A task a write started inherits its REFRESHING; once the write is done (its graces ended, its answer
+    sent), what such a task invalidates moves generations with no grace, which no one would end. Control: while
+    the write runs, its invalidations set graces."""
+    tag = f"author:{uuid.uuid4().int % 10**9}"
+    await cache.invalidate_tags([tag])
+    refreshing = Refreshing(4, 5000)
+    refreshing.open = not done
+    token = REFRESHING.set(refreshing)
+    try:
+        await cache.invalidate_tags([tag])
+    finally:
+        REFRESHING.reset(token)
+    assert bool(await redis.exists(keys.grace(tag))) is not done

@@ -14,7 +14,7 @@ from redis.exceptions import RedisError
 
 from cache.live import LiveOps, LiveStore
 from cache.pubsub import publish
-from cache.refresh import REFRESHING
+from cache.refresh import refreshing_now
 from cache.revalidator import CacheRevalidationManager
 from cache.store import Cache
 from cache.wal_floor import WalFloor
@@ -87,7 +87,7 @@ class CacheSink:
             steps.append(self.cache.invalidate_tags(changes.tags, also=live_changes if changes.live else None))
         await asyncio.gather(*steps)
         if changes.messages:
-            refreshing = REFRESHING.get()
+            refreshing = refreshing_now()
             if refreshing is not None:  # a write answered over HTTP: once its graces are gone (cache/refresh.py)
                 refreshing.then.append(lambda: self._publish(changes.messages))
             else:
