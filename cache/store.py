@@ -632,10 +632,12 @@ class Cache:
             *replies, found = await pipe.execute(raise_on_error=False)
         if isinstance(found, NoScriptError):  # Redis restarted or its scripts flushed: loaded, then run
             found = await self._grace_bump(keys=script_keys, args=script_args)
-        failed = next((reply for reply in (*replies, found) if isinstance(reply, Exception)), None)
+        if isinstance(found, Exception):
+            raise found
+        refreshing.noted(graces, found)  # whatever became of `also`'s: its graces are to be ended
+        failed = next((reply for reply in replies if isinstance(reply, Exception)), None)
         if failed is not None:
             raise failed
-        refreshing.noted(graces, found)
 
     async def end_graces(self, refreshing: Refreshing) -> None:
         """End a write's graces (cache/refresh.py) before it is answered; when Redis cannot be told, wait until
