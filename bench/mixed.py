@@ -37,7 +37,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -91,6 +92,7 @@ class Measured:
     write_p50: list[float] = field(default_factory=list)
     write_p99: list[float] = field(default_factory=list)
     failed: int = 0
+    failed_by: Counter[str] = field(default_factory=Counter)  # what the failed writes got (bench/writers.py)
     refused: int = 0
     shed: int = 0
     tags_per_write: list[float] = field(default_factory=list)
@@ -244,9 +246,15 @@ async def _round(workers: int, server: str, url: str, script: str, shouts: list[
         row.write_p50.append(written["p50"])
         row.write_p99.append(written["p99"])
         row.failed += written["failed"]
+        row.failed_by.update(written.get("failed_by") or {})
         row.refused += written["refused"]
         row.shed += written["shed"]
         row.tags_per_write.append(moved / max(written["writes"], 1))
+
+
+def failures_said(causes: Mapping[str, int] | None) -> str:
+    """What the failed writes got (bench/writers.py), when any failed: ` (504: 1, TimeoutError: 2)`."""
+    return f" ({', '.join(f'{cause}: {n}' for cause, n in sorted(causes.items()))})" if causes else ""
 
 
 def render(table: dict[tuple[int, str], Measured], args: argparse.Namespace) -> str:
@@ -282,7 +290,8 @@ def render(table: dict[tuple[int, str], Measured], args: argparse.Namespace) -> 
             ratios = [r / b for r, b in zip(row.reads, base.reads, strict=True)]
             med = statistics.median
             writes = (f"{med(row.writes):,.0f} | {med(row.write_p50):.1f} | {med(row.write_p99):.1f} | "
-                      f"{row.failed} | {row.refused} | {row.shed} | {med(row.tags_per_write):.1f}"
+                      f"{row.failed}{failures_said(row.failed_by)} | {row.refused} | {row.shed} | "
+                      f"{med(row.tags_per_write):.1f}"
                       ) if row.writes else "| | | | | |"
             lines.append(
                 f"| {workers} | {scenario} | {med(row.reads):,.0f} | {med(ratios):.2f} ({min(ratios):.2f}-"

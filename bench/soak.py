@@ -37,7 +37,7 @@ from sqlalchemy import text
 
 from app.main import open_deps
 from bench import services
-from bench.mixed import read_load, reader_script, written_targets
+from bench.mixed import failures_said, read_load, reader_script, written_targets
 from bench.over_http import RESULTS, Uvicorn, bodies_of, server_env, write_section
 from cache.inventory import family_stats
 from config.settings import load_settings
@@ -128,7 +128,7 @@ def render(samples: list[tuple[float, Sample]], written: dict[str, Any], rate: f
         f"{args.workers} --minutes {args.minutes:g} --every {args.every:g} --share {args.share}` on "
         f"{os.cpu_count()} cores ({platform.machine()}, Python {platform.python_version()}): wrk readers on the "
         f"bench's five operations, writers at {rate:.0f} writes/s ({written['writes']} due, {written['failed']} "
-        f"failed{_by(written.get('failed_by'))}, {written.get('shed', 0)} shed, {written.get('unsent', 0)} "
+        f"failed{failures_said(written.get('failed_by'))}, {written.get('shed', 0)} shed, {written.get('unsent', 0)} "
         "unsent: the writer's bound). Sampled "
         f"every {args.every:g} s, the revalidation manager running every {args.revalidation_interval} s; "
         f"*growth*: the highest sample of the second half after {args.warm_up:g} s of warm-up against the "
@@ -172,7 +172,3 @@ async def main() -> None:
 if __name__ == "__main__":
     asyncio.run(main())
 
-
-def _by(causes: dict[str, int] | None) -> str:
-    """What the failed writes got (bench/writers.py), when any failed: ` (504: 1, TimeoutError: 2)`."""
-    return f" ({', '.join(f'{cause}: {n}' for cause, n in sorted(causes.items()))})" if causes else ""
