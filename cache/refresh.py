@@ -28,9 +28,9 @@ Writes other than a request's (the revalidator, the CLI, a drill) move generatio
 that does not end at the generation a move starts from is started again: a stamp is never served past a move
 that no grace covers.
 
-What gets refreshed: a response that a look-up found stale and that was then computed and kept (read again after
-a write) is noted in the refresh index of each tag whose move made it stale, with its request: a few per tag,
-most recent first, with the response cache's TTL. A response no one reads again drops out of the index with its
+What gets refreshed: a public response that a look-up found stale and that was then computed again (read again
+after a write) is noted, with its store, in the refresh index of each tag whose move made it stale, with its
+request: a few per tag, most recent first, with the response cache's TTL. A response no one reads again drops out of the index with its
 TTL, so writes do not keep computing answers no one reads.
 """
 
