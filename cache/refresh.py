@@ -30,8 +30,8 @@ that no grace covers.
 
 What gets refreshed: a public response that a look-up found stale and that was then computed again (read again
 after a write) is noted, with its store, in the refresh index of each tag whose move made it stale, with its
-request: a few per tag, most recent first, with the response cache's TTL. A response no one reads again drops out of the index with its
-TTL, so writes do not keep computing answers no one reads.
+request: a few per tag, most recent first, with the response cache's TTL. A response no one reads again drops
+out of the index with its TTL, so writes do not keep computing answers no one reads.
 """
 
 from __future__ import annotations
