@@ -53,7 +53,14 @@ from cache import keys
 from cache.client import is_cluster
 from cache.coalesce import at_once
 from cache.response_capture import Capture
-from cache.store import COMPRESS_OVER, LUA_STAMP_IS_CURRENT, Cache, capture_stamp, stamp_is_current
+from cache.store import (
+    COMPRESS_OVER,
+    LUA_STAMP_IS_CURRENT,
+    LUA_STAMP_MOVES,
+    Cache,
+    capture_stamp,
+    stamp_is_current,
+)
 from telemetry import metrics
 
 RESPONSE_TTL = 60  # bounds the lag of what is not tagged (view counters); counters may lag more anyway
@@ -65,26 +72,7 @@ _FIELDS = ("s", "b", "z", "v", "e", "a", "p")
 # is none)} for each that differs; and whether every such move is one that writes not yet answered made
 # (cache/refresh.py: `grace:{tag}` holds their chain of generations, the current one last, and the stamp's
 # generation is one of the others).
-_LUA_MOVES = """
-local function stamp_moves(stamp, prefix)
-  local tags, names, wanted, n = {}, {}, {}, 0
-  for tag, generation in string.gmatch(stamp, '([^,=]+)=([^,]*)') do
-    n = n + 1
-    tags[n] = tag
-    names[n] = prefix .. tag
-    wanted[n] = generation
-  end
-  local moves = {}
-  for first = 1, n, 100 do
-    local last = math.min(first + 99, n)
-    local current = redis.call('MGET', unpack(names, first, last))
-    for i = first, last do
-      local now = current[i - first + 1]
-      if now ~= wanted[i] then moves[#moves + 1] = {tags[i], wanted[i], now} end
-    end
-  end
-  return moves
-end
+_LUA_MOVES = LUA_STAMP_MOVES + """
 local function all_graced(moves)
   for _, move in ipairs(moves) do
     if not move[3] then return false end

@@ -140,22 +140,32 @@ def capture_stamp(capture: response_capture.Capture) -> bytes | None:
 # A Lua function for scripts that check a stamp inside Redis (cache/response.py, cache/composite.py):
 # whether every generation `stamp` names is still the current one (`prefix`: the generation keys' prefix).
 # Generations are read in MGETs of at most 100 keys (seed 004).
-LUA_STAMP_IS_CURRENT = """
-local function stamp_is_current(stamp, prefix)
-  local names, wanted, n = {}, {}, 0
+# What moved of a stamp's generations: {tag, the generation the stamp names, the current one (false when there
+# is none)} for each that differs, read in MGETs of at most 100; a stamp is current when nothing moved.
+LUA_STAMP_MOVES = """
+local function stamp_moves(stamp, prefix)
+  local tags, names, wanted, n = {}, {}, {}, 0
   for tag, generation in string.gmatch(stamp, '([^,=]+)=([^,]*)') do
     n = n + 1
+    tags[n] = tag
     names[n] = prefix .. tag
     wanted[n] = generation
   end
+  local moves = {}
   for first = 1, n, 100 do
     local last = math.min(first + 99, n)
     local current = redis.call('MGET', unpack(names, first, last))
     for i = first, last do
-      if current[i - first + 1] ~= wanted[i] then return false end
+      local now = current[i - first + 1]
+      if now ~= wanted[i] then moves[#moves + 1] = {tags[i], wanted[i], now} end
     end
   end
-  return true
+  return moves
+end
+"""
+LUA_STAMP_IS_CURRENT = LUA_STAMP_MOVES + """
+local function stamp_is_current(stamp, prefix)
+  return #stamp_moves(stamp, prefix) == 0
 end
 """
 
