@@ -344,16 +344,27 @@ async def test_a_cold_read_by_slug_shares_one_connection(gql: Any, sql_counter: 
 
 
 @single_redis
-@pytest.mark.parametrize("response_cache", [True, False], ids=["after-the-answer", "control-uncached"])
-async def test_values_left_to_store_go_out_after_a_computed_answer(deps: Deps, settings: Any,
-                                                                   response_cache: bool) -> None:
-    """A computed answer the response cache keeps is sent before the values its execution left to store
-    (the reactions' list, recomputed after their tag moved): they go out with the response's store, in its
-    round trip, and no round trip is spent on them before the answer. Control: with the response cache off
-    nothing is stored after the answer, and the list goes out before it, in a round trip of its own."""
-    app = create_app(settings if response_cache else settings.model_copy(update={"response_cache_ttl": 0}),
+@pytest.mark.parametrize("case", ["kept", "not-kept", "control-write"])
+async def test_values_left_to_store_go_out_after_a_computed_answer(deps: Deps, settings: Any, api: Any,
+                                                                   case: str) -> None:
+    """A computed answer is sent before the values its execution left to store (a list recomputed after its
+    tag moved, the entities it shows): no round trip is spent on them before the answer. One the response
+    cache keeps carries them in the response's store (its script first, in one round trip); one it does not
+    keep (the response cache off) sends them in a pipeline of their own, after it. Control: a write's values
+    are stored before its answer (what it computed is current for the readers that follow it), in the round
+    trip the detection here finds before the answer."""
+    app = create_app(settings if case == "kept" else settings.model_copy(update={"response_cache_ttl": 0}),
                      deps=deps)
-    query = {"query": "{ load_reactions_by(by: {}, limit: 5) { id body } }"}
+    user = await api.user()
+    shout = (await api("{ load_shouts_by(options: {limit: 1}) { id } }"))[0]["id"]
+    if case == "control-write":
+        query = {"query": "mutation($r: ReactionInput!) { create_reaction(reaction: $r) { reaction { id "
+                          "created_by { slug } } } }",
+                 "variables": {"r": {"kind": "COMMENT", "shout": shout, "body": "a comment"}}}
+        stored_first, moved = keys.author_id(user.id), keys.tag_entities("author")
+    else:
+        query = {"query": "{ load_reactions_by(by: {}, limit: 5) { id body created_by { slug } } }"}
+        stored_first, moved = keys.reactions_by(""), keys.TAG_REACTIONS
     answered = ("ANSWER",)
 
     async def recording(scope: Any, receive: Any, send: Any) -> None:
@@ -364,21 +375,25 @@ async def test_values_left_to_store_go_out_after_a_computed_answer(deps: Deps, s
 
         await app(scope, receive, sending)
 
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=recording), base_url="http://test") as http:
-        with pipelines_sent() as sent:
-            assert (await http.post("/graphql", json=query)).status_code == 200
-        await deps.cache.invalidate_tags([keys.TAG_REACTIONS])
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=recording), base_url="http://test",
+                                 headers={"authorization": f"Bearer {user.token}"}) as http:
+        if case != "control-write":
+            with pipelines_sent() as sent:
+                assert (await http.post("/graphql", json=query)).status_code == 200
+        await deps.cache.invalidate_tags([moved])
         with pipelines_sent() as sent:
             response = await http.post("/graphql", json=query)
-    assert "errors" not in response.json() and response.headers["x-cache"] == ("MISS" if response_cache else "BYPASS")
+    assert "errors" not in response.json(), response.json()
+    assert response.headers["x-cache"] == ("MISS" if case == "kept" else "BYPASS")
     answer = sent.index([answered])
-    (list_stored,) = [n for n, pipeline in enumerate(sent)
-                      if any(command[0] == "SET" and str(command[1]).startswith(keys.reactions_by(""))
-                             for command in pipeline)]
-    if response_cache:
-        assert list_stored > answer and sent[list_stored][0][0] == "EVALSHA"  # the response's store
+    (stored,) = [n for n, pipeline in enumerate(sent)
+                 if any(command[0] == "SET" and str(command[1]).startswith(stored_first) for command in pipeline)]
+    if case == "kept":
+        assert stored > answer and sent[stored][0][0] == "EVALSHA"  # the response's store
+    elif case == "not-kept":
+        assert stored > answer and all(command[0] in ("SET", "DEL") for command in sent[stored])
     else:
-        assert list_stored < answer and all(command[0] in ("SET", "DEL") for command in sent[list_stored])
+        assert stored < answer
 
 
 def test_ttl_jitter_stays_within_its_bounds_and_uses_them(redis: Redis) -> None:
