@@ -12,13 +12,15 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
-from sqlalchemy import event
+from sqlalchemy import event, select
 
 from app.main import create_app
-from cache import keys, store
+from cache import entities, keys, store
 from cache.client import make_redis
 from cache.store import BATCH, MISSING, Cache, CacheStats, KeptDecoded, capture_stamp, parse_stamp, stamp_parts
 from devtools.services import RedisServer
+from orm import ShoutAuthor, ShoutTopic, Topic
+from orm.engine import read_session
 from resolvers.deps import Deps
 from telemetry import metrics
 from tests.conftest import TEST_REDIS_CLUSTER, single_redis
@@ -86,8 +88,8 @@ async def test_a_cold_page_reads_only_its_own_rows(gql: Any, sql_counter: Any, c
 async def test_a_cold_page_of_reactions_reads_them_and_their_stats_in_one_statement(
         gql: Any, sql_counter: Any, cache: Cache) -> None:
     """The newest reactions with their stats, authors and shouts, everything cold (the global epoch bumped):
-    the reactions and their stats in one statement, then the authors and the shouts (rows, then their
-    authors and topics): four statements, whatever the page's size."""
+    the reactions and their stats in one statement, then the authors and the shouts (on PostgreSQL with their
+    authors and topics): three statements, whatever the page's size."""
     query = ("query($n: Int) { load_reactions_by(by: {}, limit: $n) { id stat { rating comments_count } "
              "created_by { id name } shout { id slug } } }")
     for limit in (5, 40):
@@ -95,8 +97,31 @@ async def test_a_cold_page_of_reactions_reads_them_and_their_stats_in_one_statem
         sql_counter.reset()
         result = await gql(query, {"n": limit})
         assert "errors" not in result and len(result["data"]["load_reactions_by"]) == limit
-        assert sql_counter.count == 4, sql_counter.statements
+        assert sql_counter.count == 3, sql_counter.statements
         assert sum("FROM reaction" in s for s in sql_counter.statements) == 1, sql_counter.statements
+
+
+async def test_shouts_with_their_authors_and_topics_in_one_statement_read_what_two_do(
+        deps: Deps, api: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On PostgreSQL a shout's authors and topics come with its row (arrays, cache/entities.py); elsewhere in a
+    statement of their own. Both read the same entities, listed or not: several authors, several topics (the
+    main one first, then by id), an id that is not there."""
+    author, coauthor = await api.user(), await api.user()
+    shout = await api.published(author)
+    async with deps.db() as session, session.begin():
+        topics = list(await session.scalars(select(Topic.id).order_by(Topic.id).limit(2)))
+        session.add_all([ShoutAuthor(shout=shout, author=coauthor.id), ShoutTopic(shout=shout, topic=topics[0]),
+                         ShoutTopic(shout=shout, topic=topics[1], main=True)])
+    ids = [shout, *range(1, 30), 10**9]
+    async with read_session(deps.db) as session:
+        for listed_only in (True, False):
+            one = await entities.fetch_shouts(session, ids, listed_only=listed_only)
+            with monkeypatch.context() as patched:
+                patched.setattr(entities, "is_postgres", lambda _session: False)
+                two = await entities.fetch_shouts(session, ids, listed_only=listed_only)
+            assert one == two and len(one) > 20
+    assert sorted(one[shout]["author_ids"]) == sorted([author.id, coauthor.id])
+    assert one[shout]["topic_ids"] == [topics[1], topics[0]] and one[shout]["main_topic_id"] == topics[1]
 
 
 async def test_cold_reads_open_no_transaction_and_writes_do(gql: Any, api: Any, cache: Cache,
