@@ -20,14 +20,15 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from redis.asyncio import BlockingConnectionPool, ConnectionPool, Redis
 from redis.asyncio.client import Pipeline, PubSub
 from redis.asyncio.cluster import ClusterPipeline, RedisCluster
+from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisClusterException, RedisError, ResponseError
+from redis.exceptions import NoScriptError, RedisClusterException, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from cache.coalesce import Coalescer, batchable
@@ -350,3 +351,22 @@ def guard_of(redis: Redis) -> RedisGuard:
         guard = RedisGuard()
         redis.guard = guard  # type: ignore[attr-defined]
     return guard  # type: ignore[no-any-return]
+
+
+# A script run in a pipeline with other commands, by its hash (`queue_script`): the coalescer sends it with the
+# other commands of the moment, where a Script object would first ask whether Redis has it. Its reply, read
+# with `raise_on_error=False`, goes through `script_reply`, which runs it again, loaded, when Redis did not
+# have it (restarted, or its scripts flushed).
+
+def queue_script(pipe: Pipeline, script: AsyncScript, script_keys: Sequence[Any], args: Sequence[Any]) -> None:
+    pipe.evalsha(script.sha, len(script_keys), *script_keys, *args)
+
+
+async def script_reply(reply: Any, script: AsyncScript, script_keys: Sequence[Any], args: Sequence[Any]) -> Any:
+    """What the script `queue_script` queued answered: run again (loaded first) if Redis did not have it; an
+    error raised."""
+    if isinstance(reply, NoScriptError):
+        return await script(keys=script_keys, args=args)
+    if isinstance(reply, Exception):
+        raise reply
+    return reply

@@ -47,10 +47,10 @@ from typing import Any
 
 import orjson
 from redis.asyncio.client import Pipeline
-from redis.exceptions import NoScriptError, RedisError, ResponseError
+from redis.exceptions import RedisError, ResponseError
 
 from cache import keys
-from cache.client import is_cluster
+from cache.client import is_cluster, queue_script, script_reply
 from cache.coalesce import at_once
 from cache.response_capture import Capture
 from cache.store import (
@@ -463,22 +463,17 @@ class ResponseCache:
 
     async def _keep_if_current(self, key: str, stored: dict[Any, Any], ttl: int,
                                also: Callable[[Pipeline], object] | None, claimed: str | None = None) -> bool:
-        """By the store script, with `also` in the same round trip (a pipeline of the script's hash, which
-        the coalescer sends with the other commands of the moment, where a Script object would first
-        ask whether Redis has it); the script releases the claim of `claimed`, after the store, even when
-        it is run again because Redis did not have it."""
+        """By the store script, with `also` in the same round trip (cache/client.py `queue_script`); the script
+        releases the claim of `claimed`, after the store, even when it is run again because Redis did not have
+        it."""
         script_keys = [key, keys.invalidation_clock(), *([keys.response_claim(claimed)] if claimed else [])]
         script_args = [keys.generation(""), ttl, *(part for field in stored.items() for part in field)]
         async with self.cache.redis.pipeline(transaction=False) as pipe:
-            pipe.evalsha(self._store.sha, len(script_keys), *script_keys, *script_args)
+            queue_script(pipe, self._store, script_keys, script_args)
             if also is not None:
                 also(pipe)
-            replies = await pipe.execute(raise_on_error=False)
-        kept, *others = replies
-        if isinstance(kept, NoScriptError):  # Redis was restarted or its scripts flushed: loaded, then run
-            kept = await self._store(keys=script_keys, args=script_args)
-        elif isinstance(kept, Exception):
-            raise kept
+            kept, *others = await pipe.execute(raise_on_error=False)
+        kept = await script_reply(kept, self._store, script_keys, script_args)
         failed = next((reply for reply in others if isinstance(reply, Exception)), None)
         if failed is not None:  # the response is kept whatever became of the rest
             self.cache.trip(failed, "response cache store")

@@ -34,10 +34,10 @@ from typing import Any, cast
 import orjson
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
-from redis.exceptions import NoScriptError, RedisError
+from redis.exceptions import RedisError
 
 from cache import keys, response_capture
-from cache.client import guard_of, is_cluster, unreachable
+from cache.client import guard_of, is_cluster, queue_script, script_reply, unreachable
 from cache.refresh import END_GRACES, GRACE_BUMP, GRACED_TAGS_MOST, Refreshing, refreshing_now
 from telemetry import metrics
 
@@ -638,12 +638,9 @@ class Cache:
         async with self.redis.pipeline(transaction=False) as pipe:
             if also is not None:
                 await also(pipe)
-            pipe.evalsha(self._grace_bump.sha, len(script_keys), *script_keys, *script_args)
+            queue_script(pipe, self._grace_bump, script_keys, script_args)
             *replies, found = await pipe.execute(raise_on_error=False)
-        if isinstance(found, NoScriptError):  # Redis restarted or its scripts flushed: loaded, then run
-            found = await self._grace_bump(keys=script_keys, args=script_args)
-        if isinstance(found, Exception):
-            raise found
+        found = await script_reply(found, self._grace_bump, script_keys, script_args)
         refreshing.noted(graces, found)  # whatever became of `also`'s: its graces are to be ended
         failed = next((reply for reply in replies if isinstance(reply, Exception)), None)
         if failed is not None:
@@ -787,11 +784,10 @@ class Cache:
         lease = self._lease
         try:
             *sent, found = await self._read_with_fills(
-                store, unlocks, 1, lambda pipe: pipe.evalsha(lease.sha, len(script_keys), *script_keys, *script_args),
+                store, unlocks, 1, lambda pipe: queue_script(pipe, lease, script_keys, script_args),
                 raise_on_error=False)
-            if isinstance(found, NoScriptError):  # Redis was restarted or its scripts flushed: loaded, then run
-                found = await self._lease(keys=script_keys, args=script_args)
-            for reply in (*sent, found):
+            found = await script_reply(found, lease, script_keys, script_args)
+            for reply in sent:
                 if isinstance(reply, Exception):
                     raise reply
             raw, raw_gens, taken, leased_under = found

@@ -82,6 +82,25 @@ async def test_a_write_computes_again_the_hot_answers_it_makes_stale_before_it_i
         assert response.headers["x-cache"] == "MISS" and sql_counter.count > 0
 
 
+async def test_scripts_redis_forgot_are_loaded_and_run_again(api_of: Any, redis: Redis, sql_counter: Any) -> None:
+    """Redis forgetting its scripts (a restart, SCRIPT FLUSH) costs nothing but a round trip: each script sent
+    by its hash in a pipeline (cache/client.py `queue_script`) is loaded and run again: the read's fill lock
+    with its read, the response's store, the write's move with its graces. The page is refreshed by the write
+    all the same (a hit with its comment, no SQL) and the write's grace is gone."""
+    api = api_of(4)
+    writer, shout = await _page_read_under_writes(api)
+    await redis.script_flush()
+    await api(COMMENT, {"s": shout, "b": "after a flush"}, writer)
+    sql_counter.reset()
+    response = await _read(api)
+    assert response.headers["x-cache"] == "HIT" and "after a flush" in response.text and sql_counter.count == 0
+    assert not await redis.exists(keys.grace(keys.TAG_REACTIONS))
+    await redis.script_flush()
+    await api.deps.cache.invalidate_tags([keys.TAG_REACTIONS])  # a move no request made: computed, leased, kept
+    assert (await _read(api)).headers["x-cache"] == "MISS"
+    assert (await _read(api)).headers["x-cache"] == "HIT"
+
+
 async def test_readers_get_the_answer_from_before_a_write_until_it_is_answered_and_never_after(
         api_of: Any, redis: Redis, monkeypatch: pytest.MonkeyPatch) -> None:
     """While a write refreshes the page its comment made stale, a reader is served the page as it was, from the
