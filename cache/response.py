@@ -55,7 +55,6 @@ from cache.coalesce import at_once
 from cache.response_capture import Capture
 from cache.store import (
     COMPRESS_OVER,
-    LUA_STAMP_IS_CURRENT,
     LUA_STAMP_MOVES,
     Cache,
     capture_stamp,
@@ -140,21 +139,51 @@ return {found[1], found[2], '', found[4]}
 """
 # KEYS[1]: the response, KEYS[2]: the invalidation clock, KEYS[3] (when given) the response's claim, released
 # after the store, whatever it kept (`ResponseCache.claim`); ARGV[1]: the generation key prefix, ARGV[2] the
-# TTL, then the hash's fields and values, its stamp `s` first. Keeps the response, with the clock it was found
-# current at, only if its stamp is current; returns 1 if it was kept, 0 if not.
-_STORE = LUA_STAMP_IS_CURRENT + """
+# TTL, then the hash's fields and values, its stamp `s` first. Keeps the response if its stamp is current, with
+# the clock it was found current at, and returns KEPT; else, if it is stale by graced moves alone (the moves of
+# writes not yet answered, cache/refresh.py) and no older than what is stored, keeps it without the clock (it
+# is served graced until those writes are answered, then found stale) and returns KEPT_GRACED; else keeps
+# nothing and returns 0.
+# Why the graced keep: two workers' writes on one tag, each refreshing the page it made stale. The first's
+# refresh read the generation its write moved to; the second moved it on before that refresh was kept, so a
+# store of current stamps only kept nothing, and once the first write was answered the page left stored (from
+# before both) was stale, and computed by its readers, until the second's refresh was kept.
+# No older: for each tag whose move makes the new answer graced, the generation it names is no earlier in the
+# tag's chain than the one the stored answer names; a stored answer that is current, or stale past the graces,
+# is never replaced by, resp. always replaced by, a graced one.
+_STORE = _LUA_MOVES + """
+local function at(tag, generation)
+  local chain = redis.call('GET', GRACE_PREFIX .. tag)
+  return chain and string.find('>' .. chain .. '>', '>' .. generation .. '>', 1, true) or 0
+end
+local function no_older(moves)
+  local stamp = redis.call('TYPE', KEYS[1]).ok == 'hash' and redis.call('HGET', KEYS[1], 's')
+  if not stamp then return true end
+  local theirs = stamp_moves(stamp, ARGV[1])
+  if #theirs == 0 then return false end
+  if not all_graced(theirs) then return true end
+  local theirs_at = {}
+  for _, move in ipairs(theirs) do theirs_at[move[1]] = at(move[1], move[2]) end
+  for _, move in ipairs(moves) do
+    local other = theirs_at[move[1]]
+    if not other or at(move[1], move[2]) < other then return false end
+  end
+  return true
+end
 local kept = 0
-if stamp_is_current(ARGV[4], ARGV[1]) then
+local moves = stamp_moves(ARGV[4], ARGV[1])
+if #moves == 0 then kept = KEPT elseif all_graced(moves) and no_older(moves) then kept = KEPT_GRACED end
+if kept ~= 0 then
   redis.call('UNLINK', KEYS[1])
   redis.call('HSET', KEYS[1], unpack(ARGV, 3))
-  local clock = redis.call('GET', KEYS[2])
+  local clock = kept == KEPT and redis.call('GET', KEYS[2])
   if clock then redis.call('HSET', KEYS[1], 'c', clock) end
   redis.call('EXPIRE', KEYS[1], ARGV[2])
-  kept = 1
 end
 if KEYS[3] then redis.call('DEL', KEYS[3]) end
 return kept
-"""
+""".replace("GRACE_PREFIX", "'" + keys.grace("") + "'").replace("KEPT_GRACED", "2").replace("KEPT", "1")
+KEPT, KEPT_GRACED = 1, 2  # what `_STORE` returns when it kept the response current, or graced
 CLAIMED = b"1"  # another worker computes the response, and its answer will be current
 UNSHARED = b"0"  # the last computation's answer was not to be kept (an error, the viewer's): no one waits
 # A worker waiting for another's answer looks again after CLAIM_POLL_FIRST seconds, then twice as long each
@@ -221,7 +250,7 @@ class Storable:
 class Kept:
     """A response `ResponseCache.store` kept. `hit`: what a look-up would give, when the store found its
     stamp current as it kept it (one Redis server: in the same script); None when it could not check (a
-    Redis Cluster), and whoever would take it looks it up."""
+    Redis Cluster) or kept it graced (`_STORE`), and whoever would take it looks it up."""
 
     hit: Hit | None
 
@@ -451,7 +480,9 @@ class ResponseCache:
             if self._cluster:
                 await self._keep_apart(key, stored, ttl)
             else:
-                kept = Kept(storable.hit) if await self._keep_if_current(key, stored, ttl, also, claimed) else None
+                how = await self._keep_if_current(key, stored, ttl, also, claimed)
+                # graced, it is looked up by whoever would take it (served as long as the graces last)
+                kept = Kept(storable.hit) if how == KEPT else Kept(None) if how == KEPT_GRACED else None
                 sent_apart = None  # sent with it, and the claim released by the script
         except RedisError as exc:
             self.cache.trip(exc, "response cache store")
@@ -462,10 +493,10 @@ class ResponseCache:
         return kept
 
     async def _keep_if_current(self, key: str, stored: dict[Any, Any], ttl: int,
-                               also: Callable[[Pipeline], object] | None, claimed: str | None = None) -> bool:
-        """By the store script, with `also` in the same round trip (cache/client.py `queue_script`); the script
-        releases the claim of `claimed`, after the store, even when it is run again because Redis did not have
-        it."""
+                               also: Callable[[Pipeline], object] | None, claimed: str | None = None) -> int:
+        """By the store script (KEPT, KEPT_GRACED or 0), with `also` in the same round trip (cache/client.py
+        `queue_script`); the script releases the claim of `claimed`, after the store, even when it is run again
+        because Redis did not have it."""
         script_keys = [key, keys.invalidation_clock(), *([keys.response_claim(claimed)] if claimed else [])]
         script_args = [keys.generation(""), ttl, *(part for field in stored.items() for part in field)]
         async with self.cache.redis.pipeline(transaction=False) as pipe:
@@ -477,7 +508,7 @@ class ResponseCache:
         failed = next((reply for reply in others if isinstance(reply, Exception)), None)
         if failed is not None:  # the response is kept whatever became of the rest
             self.cache.trip(failed, "response cache store")
-        return bool(kept)
+        return int(kept)
 
     async def _keep_apart(self, key: str, stored: dict[Any, Any], ttl: int) -> None:
         """On a Redis Cluster, unchecked (the generations are in other slots): a MULTI/EXEC, so that the entry

@@ -194,6 +194,61 @@ async def test_a_grace_covers_the_moves_of_writes_not_yet_answered_only(cache: C
     assert await state(before) == "stale"  # the chain started again after the move no grace covered
 
 
+async def test_an_answer_stale_by_graced_moves_alone_is_kept_graced_unless_what_is_there_is_newer(
+        cache: Cache, redis: Redis) -> None:
+    """Two writes on a tag, neither answered: an answer computed between their moves (a refresh of the first,
+    kept after the second moved on) is kept, served graced, and not found current at the clock; once the first
+    is answered it is still served (only the second's move makes it stale), once the second is, it is stale. It
+    replaces an answer from before both (older in the chain), never a current one nor a later graced one. Control:
+    stale by a move no grace covers, nothing is kept."""
+    responses = ResponseCache(cache)
+    tag = f"author:{uuid.uuid4().int % 10**9}"
+    await cache.invalidate_tags([tag])
+    key = request_key(uuid.uuid4().hex * 2, None, {})
+
+    async def stamped_now() -> Capture:
+        return Capture(generations={tag: await redis.get(keys.generation(tag))}, views=[])
+
+    async def store(body: bytes, capture: Capture) -> Any:
+        return await responses.keep(responses.prepare(key, body, capture, 'W/"x"', max_age=60))
+
+    async def served() -> tuple[bytes | None, bool]:
+        looked = await responses.look_up(key)
+        return (None, False) if looked.hit is None else (looked.hit.body, looked.hit.graced)
+
+    async def moved(refreshing: Refreshing | None) -> None:
+        token = REFRESHING.set(refreshing)
+        try:
+            await cache.invalidate_tags([tag])
+        finally:
+            REFRESHING.reset(token)
+
+    before = await stamped_now()
+    assert (await store(b'{"v":0}', before)).hit is not None  # current: kept as a hit
+    first, second = Refreshing(4, 5000), Refreshing(4, 5000)
+    await moved(first)
+    between = await stamped_now()  # the first write's refresh reads here
+    await moved(second)
+    kept = await store(b'{"v":1}', between)
+    assert kept is not None and kept.hit is None  # kept graced: whoever takes it looks it up
+    assert await served() == (b'{"v":1}', True) and not await redis.hexists(key, "c")
+    assert await store(b'{"v":0}', before) is None  # older than what is there: not kept
+    assert await served() == (b'{"v":1}', True)
+    await cache.end_graces(first)
+    assert await served() == (b'{"v":1}', True)
+    after = await stamped_now()
+    assert (await store(b'{"v":2}', after)).hit is not None  # current: kept, found current
+    assert await store(b'{"v":1}', between) is None  # a current one is never replaced by a graced one
+    assert await served() == (b'{"v":2}', False)
+    await cache.end_graces(second)
+
+    # control: stale by a move no grace covers, nothing is kept
+    before = await stamped_now()
+    await moved(Refreshing(4, 5000))
+    await moved(None)
+    assert await store(b'{"v":3}', before) is None and await served() == (None, False)
+
+
 async def test_a_grace_chain_keeps_its_latest_moves(cache: Cache, redis: Redis) -> None:
     """A chain holds at most GRACE_CHAIN_MOST generations: the oldest drop out."""
     tag = f"author:{uuid.uuid4().int % 10**9}"
