@@ -268,7 +268,8 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         a sixth of its wall time."""
         left, also = self._stored_after(exchange)
         response = await self._execute(exchange, root_value, left)
-        exchange.after_answer = lambda: responses_of(exchange.app, self).not_kept(also=also)
+        if exchange.handed or left.fills or left.unlocks:  # a warm read computed nothing: no pipeline after it
+            exchange.after_answer = lambda: responses_of(exchange.app, self).not_kept(also=also)
         return response
 
     @staticmethod
