@@ -149,8 +149,9 @@ return {found[1], found[2], '', found[4]}
 # store of current stamps only kept nothing, and once the first write was answered the page left stored (from
 # before both) was stale, and computed by its readers, until the second's refresh was kept.
 # No older: for each tag whose move makes the new answer graced, the generation it names is no earlier in the
-# tag's chain than the one the stored answer names; a stored answer that is current, or stale past the graces,
-# is never replaced by, resp. always replaced by, a graced one.
+# tag's chain than the one the stored answer names. A graced answer never replaces a current one, and always
+# replaces one stale past the graces.
+KEPT, KEPT_GRACED = 1, 2  # what `_STORE` returns when it kept the response current, or graced
 _STORE = _LUA_MOVES + """
 local function at(tag, generation)
   local chain = redis.call('GET', GRACE_PREFIX .. tag)
@@ -182,8 +183,8 @@ if kept ~= 0 then
 end
 if KEYS[3] then redis.call('DEL', KEYS[3]) end
 return kept
-""".replace("GRACE_PREFIX", "'" + keys.grace("") + "'").replace("KEPT_GRACED", "2").replace("KEPT", "1")
-KEPT, KEPT_GRACED = 1, 2  # what `_STORE` returns when it kept the response current, or graced
+""".replace("GRACE_PREFIX", "'" + keys.grace("") + "'").replace("KEPT_GRACED", str(KEPT_GRACED)).replace(
+    "KEPT", str(KEPT))
 CLAIMED = b"1"  # another worker computes the response, and its answer will be current
 UNSHARED = b"0"  # the last computation's answer was not to be kept (an error, the viewer's): no one waits
 # A worker waiting for another's answer looks again after CLAIM_POLL_FIRST seconds, then twice as long each

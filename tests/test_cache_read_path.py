@@ -368,6 +368,23 @@ async def test_a_cold_read_by_slug_shares_one_connection(gql: Any, sql_counter: 
     assert sql_counter.count == 0
 
 
+ANSWERED = ("ANSWER",)  # where a response's body went out, among the pipelines recorded (`marking_answers`)
+
+
+def marking_answers(app: Any, sent: Any) -> Any:
+    """`app`, marking in the pipelines being recorded (`sent()`, of `pipelines_sent`) where each response's last
+    body part went out."""
+    async def recording(scope: Any, receive: Any, send: Any) -> None:
+        async def sending(message: Any) -> None:
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                sent().append([ANSWERED])
+            await send(message)
+
+        await app(scope, receive, sending)
+
+    return recording
+
+
 @single_redis
 @pytest.mark.parametrize("case", ["kept", "not-kept", "control-write"])
 async def test_values_left_to_store_go_out_after_a_computed_answer(deps: Deps, settings: Any, api: Any,
@@ -390,17 +407,8 @@ async def test_values_left_to_store_go_out_after_a_computed_answer(deps: Deps, s
     else:
         query = {"query": "{ load_reactions_by(by: {}, limit: 5) { id body created_by { slug } } }"}
         stored_first, moved = keys.reactions_by(""), keys.TAG_REACTIONS
-    answered = ("ANSWER",)
-
-    async def recording(scope: Any, receive: Any, send: Any) -> None:
-        async def sending(message: Any) -> None:
-            if message["type"] == "http.response.body" and not message.get("more_body"):
-                sent.append([answered])
-            await send(message)
-
-        await app(scope, receive, sending)
-
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=recording), base_url="http://test",
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=marking_answers(app, lambda: sent)),
+                                 base_url="http://test",
                                  headers={"authorization": f"Bearer {user.token}"}) as http:
         if case != "control-write":
             with pipelines_sent() as sent:
@@ -410,7 +418,7 @@ async def test_values_left_to_store_go_out_after_a_computed_answer(deps: Deps, s
             response = await http.post("/graphql", json=query)
     assert "errors" not in response.json(), response.json()
     assert response.headers["x-cache"] == ("MISS" if case == "kept" else "BYPASS")
-    answer = sent.index([answered])
+    answer = sent.index([ANSWERED])
     (stored,) = [n for n, pipeline in enumerate(sent)
                  if any(command[0] == "SET" and str(command[1]).startswith(stored_first) for command in pipeline)]
     if case == "kept":
@@ -419,6 +427,26 @@ async def test_values_left_to_store_go_out_after_a_computed_answer(deps: Deps, s
         assert stored > answer and all(command[0] in ("SET", "DEL") for command in sent[stored])
     else:
         assert stored < answer
+
+
+@single_redis
+async def test_a_read_that_computed_nothing_sends_nothing_after_its_answer(deps: Deps, settings: Any) -> None:
+    """With the response cache off, a read whose every value was warm has nothing to store: no round trip follows
+    its answer. Control: the same read after its list's tag moved stores the list after its answer."""
+    app = create_app(settings.model_copy(update={"response_cache_ttl": 0}), deps=deps)
+    query = {"query": "{ load_reactions_by(by: {}, limit: 5) { id body created_by { slug } } }"}
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=marking_answers(app, lambda: sent)),
+                                 base_url="http://test") as http:
+        with pipelines_sent() as sent:
+            await http.post("/graphql", json=query)  # every value stored
+        for moved in ([], [keys.TAG_REACTIONS]):
+            if moved:
+                await deps.cache.invalidate_tags(moved)
+            with pipelines_sent() as sent:
+                response = await http.post("/graphql", json=query)
+            assert response.status_code == 200 and response.headers["x-cache"] == "BYPASS"
+            after = sent[sent.index([ANSWERED]) + 1:]
+            assert (after == []) if not moved else (len(after) == 1), (moved, after)
 
 
 def test_ttl_jitter_stays_within_its_bounds_and_uses_them(redis: Redis) -> None:
