@@ -68,16 +68,24 @@ PLAIN_KEPT_BYTES = 16 * 1024 * 1024  # plain forms of gzip bodies a worker keeps
 # The fields of a stored response, in the order a hit returns them after its first element.
 _FIELDS = ("s", "b", "z", "v", "e", "a", "p")
 # What moved of a stamp's generations: {tag, the generation the stamp names, the current one (false when there
-# is none)} for each that differs; and whether every such move is one that writes not yet answered made
-# (cache/refresh.py: `grace:{tag}` holds their chain of generations, the current one last, and the stamp's
-# generation is one of the others).
+# is none)} for each that differs; where a generation is in its tag's grace chain (cache/refresh.py: `grace:{tag}`
+# holds the generations of writes not yet answered, the current one last), a position to compare, or false; and
+# whether every move is one that such writes made (the chain ends at the current generation and holds the
+# stamp's).
 _LUA_MOVES = LUA_STAMP_MOVES + """
+local function grace_chain(tag)
+  return redis.call('GET', GRACE_PREFIX .. tag)
+end
+local function in_chain(chain, generation)
+  return chain and string.find('>' .. chain .. '>', '>' .. generation .. '>', 1, true)
+end
 local function all_graced(moves)
   for _, move in ipairs(moves) do
     if not move[3] then return false end
-    local chain = redis.call('GET', GRACE_PREFIX .. move[1])
-    if not chain or string.sub(chain, -#move[3] - 1) ~= '>' .. move[3]
-        or not string.find('>' .. chain, '>' .. move[2] .. '>', 1, true) then return false end
+    local chain = grace_chain(move[1])
+    if not chain or string.sub(chain, -#move[3] - 1) ~= '>' .. move[3] or not in_chain(chain, move[2]) then
+      return false
+    end
   end
   return true
 end
@@ -154,8 +162,7 @@ return {found[1], found[2], '', found[4]}
 KEPT, KEPT_GRACED = 1, 2  # what `_STORE` returns when it kept the response current, or graced
 _STORE = _LUA_MOVES + """
 local function at(tag, generation)
-  local chain = redis.call('GET', GRACE_PREFIX .. tag)
-  return chain and string.find('>' .. chain .. '>', '>' .. generation .. '>', 1, true) or 0
+  return in_chain(grace_chain(tag), generation) or 0
 end
 local function no_older(moves)
   local stamp = redis.call('TYPE', KEYS[1]).ok == 'hash' and redis.call('HGET', KEYS[1], 's')
@@ -183,8 +190,7 @@ if kept ~= 0 then
 end
 if KEYS[3] then redis.call('DEL', KEYS[3]) end
 return kept
-""".replace("GRACE_PREFIX", "'" + keys.grace("") + "'").replace("KEPT_GRACED", str(KEPT_GRACED)).replace(
-    "KEPT", str(KEPT))
+""".replace("KEPT_GRACED", str(KEPT_GRACED)).replace("KEPT", str(KEPT))
 CLAIMED = b"1"  # another worker computes the response, and its answer will be current
 UNSHARED = b"0"  # the last computation's answer was not to be kept (an error, the viewer's): no one waits
 # A worker waiting for another's answer looks again after CLAIM_POLL_FIRST seconds, then twice as long each

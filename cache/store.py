@@ -137,11 +137,10 @@ def capture_stamp(capture: response_capture.Capture) -> bytes | None:
     return b",".join(stamp_parts(generations).values())
 
 
-# A Lua function for scripts that check a stamp inside Redis (cache/response.py, cache/composite.py):
-# whether every generation `stamp` names is still the current one (`prefix`: the generation keys' prefix).
-# Generations are read in MGETs of at most 100 keys (seed 004).
-# What moved of a stamp's generations: {tag, the generation the stamp names, the current one (false when there
-# is none)} for each that differs, read in MGETs of at most 100; a stamp is current when nothing moved.
+# Lua functions for scripts that check a stamp inside Redis (cache/response.py, cache/composite.py); `prefix`
+# is the generation keys' prefix, and generations are read in MGETs of at most 100 keys (seed 004).
+# `stamp_moves`: what moved of a stamp's generations, {tag, the generation the stamp names, the current one
+# (false when there is none)} for each that differs. `stamp_is_current`: nothing moved.
 LUA_STAMP_MOVES = """
 local function stamp_moves(stamp, prefix)
   local tags, names, wanted, n = {}, {}, {}, 0

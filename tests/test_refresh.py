@@ -137,6 +137,15 @@ async def test_readers_get_the_answer_from_before_a_write_until_it_is_answered_a
     await pubsub.aclose()
 
 
+async def moved(cache: Cache, tag: str, refreshing: Refreshing | None) -> None:
+    """`tag` moved as a write over HTTP moves it, with its grace (`refreshing`), or with none (None)."""
+    token = REFRESHING.set(refreshing)
+    try:
+        await cache.invalidate_tags([tag])
+    finally:
+        REFRESHING.reset(token)
+
+
 async def test_a_grace_covers_the_moves_of_writes_not_yet_answered_only(cache: Cache, redis: Redis) -> None:
     """A response stale by graced moves alone is served, marked graced; by a move no grace covers (a write that
     is not a request's), it is stale. Two writes not yet answered chain their moves: what was stamped before
@@ -156,19 +165,12 @@ async def test_a_grace_covers_the_moves_of_writes_not_yet_answered_only(cache: C
         looked = await responses.look_up(key)
         return "stale" if looked.hit is None else "graced" if looked.hit.graced else "current"
 
-    async def moved(refreshing: Refreshing | None) -> None:
-        token = REFRESHING.set(refreshing)
-        try:
-            await cache.invalidate_tags([tag])
-        finally:
-            REFRESHING.reset(token)
-
     before = await stored("1")
     first, second = Refreshing(4, 5000), Refreshing(4, 5000)
-    await moved(first)
+    await moved(cache, tag, first)
     assert await state(before) == "graced"
     between = await stored("2")
-    await moved(second)
+    await moved(cache, tag, second)
     assert [await state(before), await state(between)] == ["graced", "graced"]
     await cache.end_graces(first)
     assert [await state(before), await state(between)] == ["stale", "graced"]
@@ -178,8 +180,8 @@ async def test_a_grace_covers_the_moves_of_writes_not_yet_answered_only(cache: C
     # answered in the other order: the second write's end cuts off the first's move too
     before = await stored("3")
     first, second = Refreshing(4, 5000), Refreshing(4, 5000)
-    await moved(first)
-    await moved(second)
+    await moved(cache, tag, first)
+    await moved(cache, tag, second)
     await cache.end_graces(second)
     assert await state(before) == "stale"
     await cache.end_graces(first)
@@ -187,10 +189,10 @@ async def test_a_grace_covers_the_moves_of_writes_not_yet_answered_only(cache: C
     # a move with no grace between: nothing stamped before it is served
     before = await stored("4")
     third = Refreshing(4, 5000)
-    await moved(third)
-    await moved(None)
+    await moved(cache, tag, third)
+    await moved(cache, tag, None)
     assert await state(before) == "stale"
-    await moved(Refreshing(4, 5000))
+    await moved(cache, tag, Refreshing(4, 5000))
     assert await state(before) == "stale"  # the chain started again after the move no grace covered
 
 
@@ -216,19 +218,12 @@ async def test_an_answer_stale_by_graced_moves_alone_is_kept_graced_unless_what_
         looked = await responses.look_up(key)
         return (None, False) if looked.hit is None else (looked.hit.body, looked.hit.graced)
 
-    async def moved(refreshing: Refreshing | None) -> None:
-        token = REFRESHING.set(refreshing)
-        try:
-            await cache.invalidate_tags([tag])
-        finally:
-            REFRESHING.reset(token)
-
     before = await stamped_now()
     assert (await store(b'{"v":0}', before)).hit is not None  # current: kept as a hit
     first, second = Refreshing(4, 5000), Refreshing(4, 5000)
-    await moved(first)
+    await moved(cache, tag, first)
     between = await stamped_now()  # the first write's refresh reads here
-    await moved(second)
+    await moved(cache, tag, second)
     kept = await store(b'{"v":1}', between)
     assert kept is not None and kept.hit is None  # kept graced: whoever takes it looks it up
     assert await served() == (b'{"v":1}', True) and not await redis.hexists(key, "c")
@@ -244,8 +239,8 @@ async def test_an_answer_stale_by_graced_moves_alone_is_kept_graced_unless_what_
 
     # control: stale by a move no grace covers, nothing is kept
     before = await stamped_now()
-    await moved(Refreshing(4, 5000))
-    await moved(None)
+    await moved(cache, tag, Refreshing(4, 5000))
+    await moved(cache, tag, None)
     assert await store(b'{"v":3}', before) is None and await served() == (None, False)
 
 
@@ -253,12 +248,9 @@ async def test_a_grace_chain_keeps_its_latest_moves(cache: Cache, redis: Redis) 
     """A chain holds at most GRACE_CHAIN_MOST generations: the oldest drop out."""
     tag = f"author:{uuid.uuid4().int % 10**9}"
     await cache.invalidate_tags([tag])
-    token = REFRESHING.set(Refreshing(4, 5000))
-    try:
-        for _ in range(GRACE_CHAIN_MOST + 5):
-            await cache.invalidate_tags([tag])
-    finally:
-        REFRESHING.reset(token)
+    refreshing = Refreshing(4, 5000)
+    for _ in range(GRACE_CHAIN_MOST + 5):
+        await moved(cache, tag, refreshing)
     chain = (await redis.get(keys.grace(tag))).split(b">")
     assert len(chain) == GRACE_CHAIN_MOST and chain[-1] == await redis.get(keys.generation(tag))
     assert 0 < await redis.pttl(keys.grace(tag)) <= 5000
@@ -271,11 +263,7 @@ async def test_graces_that_cannot_be_ended_are_waited_out(cache: Cache, redis: R
     tag = f"author:{uuid.uuid4().int % 10**9}"
     await cache.invalidate_tags([tag])
     refreshing = Refreshing(4, 300)
-    token = REFRESHING.set(refreshing)
-    try:
-        await cache.invalidate_tags([tag])
-    finally:
-        REFRESHING.reset(token)
+    await moved(cache, tag, refreshing)
     assert await redis.exists(keys.grace(tag))
 
     async def lost(*args: Any, **kwargs: Any) -> None:
@@ -335,9 +323,5 @@ async def test_an_invalidation_after_its_write_is_done_sets_no_grace(cache: Cach
     await cache.invalidate_tags([tag])
     refreshing = Refreshing(4, 5000)
     refreshing.open = not done
-    token = REFRESHING.set(refreshing)
-    try:
-        await cache.invalidate_tags([tag])
-    finally:
-        REFRESHING.reset(token)
+    await moved(cache, tag, refreshing)
     assert bool(await redis.exists(keys.grace(tag))) is not done
