@@ -21,8 +21,8 @@ from cache import keys
 from cache.composite import cached_composite
 from cache.store import MISSING, Cache, Fill
 from orm import Author, Community, Shout, ShoutAuthor, ShoutTopic, Topic
+from orm.driver import Reads, reads
 from orm.engine import SessionFactory, read_session, reads_only
-from orm.search import is_postgres
 from orm.stats import IDS, is_listed
 
 AUTHOR_PUBLIC_FIELDS = (
@@ -66,41 +66,41 @@ _LISTED_SHOUTS_RELATED = _LISTED_SHOUTS.add_columns(
 _SHOUTS_RELATED = _SHOUTS.add_columns(*_LISTED_SHOUTS_RELATED.selected_columns[-2:])
 
 
-async def _rows(session: AsyncSession, statement: Select[Any], ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+async def _rows(reads: Reads, statement: Select[Any], ids: Sequence[int]) -> dict[int, dict[str, Any]]:
     """Plain rows by id, not ORM objects: their columns are all a cached entity holds, and a row costs a
     fraction of an instance to load."""
-    return {row["id"]: dict(row) for row in (await session.execute(statement, {"ids": list(ids)})).mappings()}
+    return {row["id"]: row for row in await reads.rows(statement, {"ids": list(ids)})}
 
 
-async def fetch_authors(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-    return await _rows(session, _AUTHORS, ids)
+async def fetch_authors(reads: Reads, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    return await _rows(reads, _AUTHORS, ids)
 
 
-async def fetch_topics(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-    return await _rows(session, _TOPICS, ids)
+async def fetch_topics(reads: Reads, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    return await _rows(reads, _TOPICS, ids)
 
 
-async def fetch_communities(session: AsyncSession, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-    return await _rows(session, _COMMUNITIES, ids)
+async def fetch_communities(reads: Reads, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    return await _rows(reads, _COMMUNITIES, ids)
 
 
-async def fetch_shouts(session: AsyncSession, ids: Sequence[int], *, listed_only: bool = True
-                       ) -> dict[int, dict[str, Any]]:
+async def fetch_shouts(reads: Reads, ids: Sequence[int], *, listed_only: bool = True) -> dict[int, dict[str, Any]]:
     """Listed shouts only, unless asked otherwise: an unpublished or deleted shout is not public data
     (the cache only ever holds listed ones; authors read their own unpublished shouts uncached)."""
-    if is_postgres(session):
-        rows = await _rows(session, _LISTED_SHOUTS_RELATED if listed_only else _SHOUTS_RELATED, ids)
+    if reads.postgres:
+        rows = await _rows(reads, _LISTED_SHOUTS_RELATED if listed_only else _SHOUTS_RELATED, ids)
         for data in rows.values():
             data["author_ids"], data["topic_ids"] = data["author_ids"] or [], data["topic_ids"] or []
             data["main_topic_id"] = data["topic_ids"][0] if data["topic_ids"] else None  # main-first
         return rows
-    rows = await _rows(session, _LISTED_SHOUTS if listed_only else _SHOUTS, ids)
+    rows = await _rows(reads, _LISTED_SHOUTS if listed_only else _SHOUTS, ids)
     found = list(rows)
     authors: dict[int, list[int]] = {i: [] for i in found}
     topics: dict[int, list[int]] = {i: [] for i in found}
     main_topic: dict[int, int | None] = dict.fromkeys(found)
     if found:
-        for shout, rel, other in await session.execute(_SHOUT_RELATED, {"ids": found}):
+        for row in await reads.rows(_SHOUT_RELATED, {"ids": found}):
+            shout, rel, other = row["shout"], row["rel"], row["other"]
             if rel == "a":
                 authors[shout].append(other)
             else:
@@ -114,7 +114,7 @@ async def fetch_shouts(session: AsyncSession, ids: Sequence[int], *, listed_only
     return rows
 
 
-Fetcher = Callable[[AsyncSession, Sequence[int]], Awaitable[dict[int, dict[str, Any]]]]
+Fetcher = Callable[[Reads, Sequence[int]], Awaitable[dict[int, dict[str, Any]]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,8 +146,8 @@ async def get_cached_entities(kind: str, ids: Sequence[int], *, cache: Cache, db
 
     async def fetch_missing(indexes: list[int]) -> list[Any]:
         wanted = [ids[i] for i in indexes]
-        async with read_session(db) as session:
-            found = await entity.fetch(session, wanted)
+        async with reads(db) as reading:
+            found = await entity.fetch(reading, wanted)
         return [found.get(i) for i in wanted]
 
     return await cache.cached_many([entity.key_of(i) for i in ids], [entity.tags(i) for i in ids],

@@ -77,6 +77,11 @@ def _measure(engine: AsyncEngine) -> None:
 _BEHIND_POOLER: weakref.WeakSet[Engine] = weakref.WeakSet()
 
 
+def behind_pooler(engine: AsyncEngine) -> bool:
+    """Whether `engine`'s URL names a transaction pooler."""
+    return engine.sync_engine in _BEHIND_POOLER
+
+
 def make_engine(url: str, *, pool_size: int = 10, echo: bool = False, ping_after_idle: float = 5.0,
                 transaction_pooler: bool = False, replica: bool = False) -> AsyncEngine:
     """`transaction_pooler`: `url` names PgBouncer in transaction pooling (DB_TRANSACTION_POOLER).

@@ -171,6 +171,12 @@ class ReadRouting:
 
         event.listen(replica.engine.sync_engine, "handle_error", failed)
 
+    def lost(self, engine: AsyncEngine, error: BaseException) -> None:
+        """Pass over the replica of `engine`: a read there failed as a lost replica fails."""
+        for replica in self.replicas:
+            if replica.engine is engine:
+                self._lost(replica, error)
+
     def _lost(self, replica: Replica, error: BaseException) -> None:
         if replica.usable:
             log.warning("replica %s passed over: %s", replica.name, error)

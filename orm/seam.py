@@ -7,15 +7,23 @@ read and maybe a replica's answer, both awaited. SQLAlchemy's own drivers do exa
 `sqlalchemy.util.await_` (`await_only` before 2.1), which its documentation describes but does not list
 as public. Whether a SELECT locks rows (FOR UPDATE: the primary's business) is its `_for_update_arg`.
 
+Reads sent straight to asyncpg (orm/driver.py) need a statement's SQL as asyncpg takes it. SQLAlchemy
+compiles an expanding IN (a list bound at execution) to a `__[POSTCOMPILE_name]` placeholder it fills in
+per call; `driver_sql` turns each into one array parameter instead. And the engine's
+`before_cursor_execute` listeners (statement counters in tests and benches) are called through the
+connection's `dispatch`, as SQLAlchemy calls them before it sends a statement.
+
 The SQLAlchemy versions these were written against are the bounds in `pyproject.toml`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 from sqlalchemy import Select
+from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.util import await_
 
 T = TypeVar("T")
@@ -29,3 +37,36 @@ def await_in_session(awaitable: Awaitable[T]) -> T:
 def locks_rows(select: Select[Any]) -> bool:
     """Whether `select` is a SELECT ... FOR UPDATE / FOR SHARE."""
     return select._for_update_arg is not None
+
+
+_EXPANDING = re.compile(r"(NOT )?IN \(__\[POSTCOMPILE_(\w+)\]\)")
+
+
+def driver_sql(select: Select[Any], dialect: Dialect) -> tuple[str, list[str], dict[str, Any]]:
+    """`select` compiled for asyncpg: its SQL with `$n` parameters, each parameter's name in `$n` order,
+    and the values the statement holds itself (constants, and lists given to `in_`). An expanding IN is
+    `= ANY($n)` (NOT IN: `<> ALL($n)`), one array parameter, so that the text is the same whatever the
+    list's length (asyncpg prepares it once per connection) and an empty list selects nothing (or, NOT IN,
+    everything) as SQLAlchemy's empty IN does."""
+    compiled = select.compile(dialect=dialect)
+    names = [name for name in compiled.positiontup or () if not compiled.binds[name].expanding]
+    numbers: dict[str, int] = {}
+
+    def one_array(match: re.Match[str]) -> str:
+        name = match.group(2)
+        if name not in numbers:
+            names.append(name)
+            numbers[name] = len(names)
+        return f"{'<> ALL' if match.group(1) else '= ANY'}(${numbers[name]})"
+
+    sql = _EXPANDING.sub(one_array, compiled.string)
+    if "__[POSTCOMPILE_" in sql:
+        raise ValueError(f"a parameter rendered at execution that is not an IN list: {sql}")
+    return sql, names, dict(compiled.params)
+
+
+def before_cursor_execute(connection: Connection, sql: str, parameters: Any) -> None:
+    """Call the `before_cursor_execute` listeners of `connection` (and its engine) for a statement sent
+    without SQLAlchemy: they see it as they see any other (no cursor or execution context)."""
+    if connection._has_events or connection.engine._has_events:
+        connection.dispatch.before_cursor_execute(connection, None, sql, parameters, None, False)

@@ -16,6 +16,7 @@ from auth.permissions import Viewer
 from cache import keys
 from cache.entities import fetch_shouts
 from orm import Draft, DraftAuthor, DraftTopic, Shout, ShoutAuthor, ShoutTopic, Topic
+from orm.driver import SessionReads, reads
 from resolvers.access import require, require_viewer
 from resolvers.deps import Deps
 from resolvers.errors import BadInput, Conflict, Forbidden, NotFound
@@ -293,8 +294,8 @@ async def get_draft(deps: Deps, draft_id: int) -> dict[str, Any] | None:
 
 
 async def own_shout(deps: Deps, shout_id: int) -> dict[str, Any] | None:
-    async with deps.db() as session:
-        return (await fetch_shouts(session, [shout_id], listed_only=False)).get(shout_id)
+    async with reads(deps.db) as reading:
+        return (await fetch_shouts(reading, [shout_id], listed_only=False)).get(shout_id)
 
 
 async def load_drafts(deps: Deps, viewer: Viewer | None) -> dict[str, Any]:
@@ -322,7 +323,7 @@ async def get_shouts_drafts(deps: Deps, viewer: Viewer | None) -> dict[str, Any]
             select(Shout.id).join(ShoutAuthor, ShoutAuthor.shout == Shout.id)
             .where(ShoutAuthor.author == signed_in.author_id, Shout.published_at.is_(None),
                    Shout.deleted_at.is_(None)).order_by(Shout.updated_at.desc().nulls_last(), Shout.id.desc()))).all())
-        shouts = await fetch_shouts(session, ids, listed_only=False)
+        shouts = await fetch_shouts(SessionReads(session), ids, listed_only=False)
     return {"shouts": [shouts[i] for i in ids if i in shouts]}
 
 

@@ -11,12 +11,12 @@ import functools
 from typing import Any
 
 from sqlalchemy import Integer, Select, bindparam, func, select
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from cache import keys
 from cache.entities import id_by_slug
 from cache.threads import ORDERS, set_name
 from orm import Author, Reaction, Shout, ShoutTopic, Topic
+from orm.driver import Reads, SessionReads, reads
 from orm.engine import read_session
 from orm.reaction import COMMENT_KINDS, RATING_KINDS
 from orm.stats import is_listed, reaction_stat_columns, vote_value
@@ -28,7 +28,13 @@ from resolvers.search import comment_condition, count_cold, search_text
 DEFAULT_CHILDREN = 3
 
 
-_COLUMN_KEYS = [column.key for column in Reaction.__table__.c]
+# The labels of a reaction's stat columns in the statements that read them (`_with_stats`).
+_VOTES_COLUMN, _REPLIES_COLUMN = "stat_rating", "stat_comments_count"
+
+
+def _with_stat_columns(statement: Select[Any]) -> Select[Any]:
+    votes, replies = reaction_stat_columns()
+    return statement.add_columns(votes.label(_VOTES_COLUMN), replies.label(_REPLIES_COLUMN))
 
 
 # Reactions that are not deleted, on shouts that are public (plain rows of their columns): built once, as
@@ -61,25 +67,27 @@ def _sorted(query: Select[Any], sort: str | None) -> Select[Any]:
     return query.order_by(*_ORDERS[sort])
 
 
-async def _with_stats(session: AsyncSession, stmt: Select[Any], params: dict[str, Any]) -> list[dict[str, Any]]:
+async def _with_stats(reading: Reads, stmt: Select[Any], params: dict[str, Any]) -> list[dict[str, Any]]:
     """The reactions `stmt` selects, each with its stat (`reaction_stat_columns`, the statement's last two
-    columns): one statement."""
+    columns, labelled `_VOTES_COLUMN` and `_REPLIES_COLUMN`): one statement."""
     found = []
-    for row in await session.execute(stmt, params):
-        *columns, votes, answers = row
-        found.append({**dict(zip(_COLUMN_KEYS, columns, strict=True)),
-                      "stat": {"rating": int(votes), "comments_count": int(answers)}})
+    for row in await reading.rows(stmt, params):
+        votes, answers = row.pop(_VOTES_COLUMN), row.pop(_REPLIES_COLUMN)
+        row["stat"] = {"rating": int(votes), "comments_count": int(answers)}
+        found.append(row)
     return found
 
 
 async def _cached_reactions(deps: Deps, key: str, tags: list[str], stmt: Select[Any], *, params: dict[str, Any],
                             search: str | None = None, client: str | None = None) -> list[dict[str, Any]]:
     async def query() -> list[dict[str, Any]]:
-        if search is not None:
-            await count_cold(deps, client)
-        async with read_session(deps.db) as session:
-            where = stmt if search is None else stmt.where(comment_condition(session, search))
-            return await _with_stats(session, where, params)
+        if search is None:  # a statement built once: on the driver where it can be (orm/driver.py)
+            async with reads(deps.db) as reading:
+                return await _with_stats(reading, stmt, params)
+        await count_cold(deps, client)
+        async with read_session(deps.db) as session:  # a statement of its own: through the session
+            return await _with_stats(SessionReads(session), stmt.where(comment_condition(session, search)),
+                                     params)
 
     return list(await deps.cache.cached_query(key, query, ttl=deps.ttl_shouts, tags=tags))
 
@@ -107,8 +115,8 @@ _GIVEN_IF_SET = frozenset({"reply_to", "created_by", "after"})
 def _list_statement(filters: tuple[str, ...], sort: str) -> Select[Any]:
     """The page of reactions with their stats for these filters (names of `_FILTERS`) in this order, with
     bound parameters for the filters' values, `limit` and `offset`."""
-    return (_sorted(_LIVE_ON_LISTED_SHOUTS.where(*(_FILTERS[name] for name in filters)), sort)
-            .limit(_PAGE["limit"]).offset(_PAGE["offset"]).add_columns(*reaction_stat_columns()))
+    return _with_stat_columns(_sorted(_LIVE_ON_LISTED_SHOUTS.where(*(_FILTERS[name] for name in filters)), sort)
+                              .limit(_PAGE["limit"]).offset(_PAGE["offset"]))
 
 
 async def load_reactions_by(deps: Deps, query: ReactionsQuery, *, client: str | None = None) -> list[dict[str, Any]]:
@@ -178,16 +186,14 @@ async def load_shout_comments(deps: Deps, shout: int, limit: int | None, offset:
 
 # The votes on a shout and on a comment, newest first, and reactions by id: built once, like the lists above.
 _NEWEST = (Reaction.created_at.desc(), Reaction.id.desc())
-_SHOUT_RATINGS = (_LIVE_ON_LISTED_SHOUTS.where(Reaction.shout == bindparam("shout"), Reaction.kind.in_(RATING_KINDS),
-                                              Reaction.reply_to.is_(None))
-                  .order_by(*_NEWEST).limit(_PAGE["limit"]).offset(_PAGE["offset"])
-                  .add_columns(*reaction_stat_columns()))
-_COMMENT_RATINGS = (_LIVE_ON_LISTED_SHOUTS.where(Reaction.reply_to == bindparam("comment"),
-                                                Reaction.kind.in_(RATING_KINDS))
-                    .order_by(*_NEWEST).limit(_PAGE["limit"]).offset(_PAGE["offset"])
-                    .add_columns(*reaction_stat_columns()))
-_BY_IDS = _LIVE_ON_LISTED_SHOUTS.where(Reaction.id.in_(bindparam("ids", expanding=True))).add_columns(
-    *reaction_stat_columns())
+_SHOUT_RATINGS = _with_stat_columns(
+    _LIVE_ON_LISTED_SHOUTS.where(Reaction.shout == bindparam("shout"), Reaction.kind.in_(RATING_KINDS),
+                                 Reaction.reply_to.is_(None))
+    .order_by(*_NEWEST).limit(_PAGE["limit"]).offset(_PAGE["offset"]))
+_COMMENT_RATINGS = _with_stat_columns(
+    _LIVE_ON_LISTED_SHOUTS.where(Reaction.reply_to == bindparam("comment"), Reaction.kind.in_(RATING_KINDS))
+    .order_by(*_NEWEST).limit(_PAGE["limit"]).offset(_PAGE["offset"]))
+_BY_IDS = _with_stat_columns(_LIVE_ON_LISTED_SHOUTS.where(Reaction.id.in_(bindparam("ids", expanding=True))))
 
 
 async def load_shout_ratings(deps: Deps, shout: int, limit: int | None, offset: int | None) -> list[Any]:
@@ -231,6 +237,6 @@ async def load_comments_branch(
 
 async def reactions_by_ids(deps: Deps, ids: list[int]) -> list[dict[str, Any] | None]:
     """Live reactions by id, in the order asked (a batch for DataLoaders; notifications use it)."""
-    async with read_session(deps.db) as session:
-        found = {r["id"]: r for r in await _with_stats(session, _BY_IDS, {"ids": list(ids)})}
+    async with reads(deps.db) as reading:
+        found = {r["id"]: r for r in await _with_stats(reading, _BY_IDS, {"ids": list(ids)})}
     return [found.get(i) for i in ids]

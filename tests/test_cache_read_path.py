@@ -20,6 +20,7 @@ from cache.client import make_redis
 from cache.store import BATCH, MISSING, Cache, CacheStats, KeptDecoded, capture_stamp, parse_stamp, stamp_parts
 from devtools.services import RedisServer
 from orm import ShoutAuthor, ShoutTopic, Topic
+from orm.driver import DriverReads, SessionReads, reads
 from orm.engine import read_session
 from resolvers.deps import Deps
 from telemetry import metrics
@@ -101,11 +102,10 @@ async def test_a_cold_page_of_reactions_reads_them_and_their_stats_in_one_statem
         assert sum("FROM reaction" in s for s in sql_counter.statements) == 1, sql_counter.statements
 
 
-async def test_shouts_with_their_authors_and_topics_in_one_statement_read_what_two_do(
-        deps: Deps, api: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_shouts_with_their_authors_and_topics_in_one_statement_read_what_two_do(deps: Deps, api: Any) -> None:
     """On PostgreSQL a shout's authors and topics come with its row (arrays, cache/entities.py); elsewhere in a
-    statement of their own. Both read the same entities, listed or not: several authors, several topics (the
-    main one first, then by id), an id that is not there."""
+    statement of their own. Both read the same entities, listed or not, on the driver or through a session:
+    several authors, several topics (the main one first, then by id), an id that is not there."""
     author, coauthor = await api.user(), await api.user()
     shout = await api.published(author)
     async with deps.db() as session, session.begin():
@@ -113,13 +113,15 @@ async def test_shouts_with_their_authors_and_topics_in_one_statement_read_what_t
         session.add_all([ShoutAuthor(shout=shout, author=coauthor.id), ShoutTopic(shout=shout, topic=topics[0]),
                          ShoutTopic(shout=shout, topic=topics[1], main=True)])
     ids = [shout, *range(1, 30), 10**9]
-    async with read_session(deps.db) as session:
+    async with read_session(deps.db) as session, reads(deps.db) as reading:
+        assert isinstance(reading, DriverReads)
+        elsewhere = SessionReads(session)
+        elsewhere.postgres = False  # as on SQLite: the union of both relations
         for listed_only in (True, False):
-            one = await entities.fetch_shouts(session, ids, listed_only=listed_only)
-            with monkeypatch.context() as patched:
-                patched.setattr(entities, "is_postgres", lambda _session: False)
-                two = await entities.fetch_shouts(session, ids, listed_only=listed_only)
-            assert one == two and len(one) > 20
+            one = await entities.fetch_shouts(reading, ids, listed_only=listed_only)
+            assert await entities.fetch_shouts(SessionReads(session), ids, listed_only=listed_only) == one
+            assert await entities.fetch_shouts(elsewhere, ids, listed_only=listed_only) == one
+            assert len(one) > 20
     assert sorted(one[shout]["author_ids"]) == sorted([author.id, coauthor.id])
     assert one[shout]["topic_ids"] == [topics[1], topics[0]] and one[shout]["main_topic_id"] == topics[1]
 

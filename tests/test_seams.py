@@ -725,3 +725,40 @@ async def test_a_connection_runs_a_check_when_it_connects(redis_server: Any) -> 
         await client.aclose()
     canary(seen == [b"checked"], REDIS_PY, "`AbstractConnection.on_connect_check_health`, called by `connect`",
            "The failover check of every new connection (cache/failover.py)", "change cache/seam.py `checked_on_connect`")
+
+
+def test_an_expanding_in_compiles_to_the_placeholder_driver_reads_replace() -> None:
+    from sqlalchemy import bindparam, column, select, table
+    from sqlalchemy.dialects.postgresql.asyncpg import dialect
+
+    from orm.seam import driver_sql
+
+    rows = table("rows", column("a"), column("b"))
+    sql, names, constants = driver_sql(
+        select(rows.c.a).where(rows.c.b == bindparam("x"), rows.c.a.in_(bindparam("ids", expanding=True)),
+                               rows.c.b.not_in([1, 2])), dialect())
+    canary(sql.endswith("WHERE rows.b = $1 AND rows.a = ANY($2) AND (rows.b <> ALL($3))")
+           and names == ["x", "ids", "b_1"] and constants["b_1"] == [1, 2], SQLALCHEMY,
+           "an expanding IN compiled as `IN (__[POSTCOMPILE_name])`, numbered after the other parameters",
+           "Reads on the driver (orm/driver.py)", "change orm/seam.py `driver_sql`")
+
+
+async def test_statement_listeners_are_called_through_a_connections_dispatch(engine: Any) -> None:
+    from sqlalchemy import event
+
+    from orm.seam import before_cursor_execute
+
+    seen: list[str] = []
+
+    def listener(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        seen.append(statement)
+
+    event.listen(engine.sync_engine, "before_cursor_execute", listener)
+    try:
+        async with engine.connect() as connection:
+            before_cursor_execute(connection.sync_connection, "SELECT 1", [])
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", listener)
+    canary(seen == ["SELECT 1"], SQLALCHEMY, "`Connection.dispatch.before_cursor_execute`",
+           "Reads on the driver (orm/driver.py: statement counters see their statements)",
+           "change orm/seam.py `before_cursor_execute`")

@@ -1,0 +1,135 @@
+"""Reads straight on the driver: the statements every cold page runs (entities by id, a page of reactions)
+sent to asyncpg as they are, without SQLAlchemy's session, ORM and result layers.
+
+For such a read those layers cost several times the driver's own work: 20 authors by id were 1.3 ms of
+CPU through a read session and 0.35-0.5 ms here (measured side by side on this project's bench data), and
+a cold page of reactions runs three such statements. A statement is compiled once (`orm.seam.driver_sql`:
+an IN list is one array parameter) and asyncpg prepares it once per connection.
+
+What SQLAlchemy did for these reads is done here too: the connection comes from the engine's pool (its
+checkout events: the idle ping, /metrics), a read goes where orm/replicas.py routes it and is read again
+on the primary if a replica fails it, a connection the error leaves closed is invalidated, and the
+engine's `before_cursor_execute` listeners see the statement (tests and benches count statements).
+Without asyncpg (SQLite), behind a transaction pooler (a statement's prepare and execute may reach two
+server connections outside a transaction) or in a shared session, a read goes through a session as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import weakref
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Protocol
+
+from sqlalchemy import Select
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from orm.engine import SessionFactory, behind_pooler, read_session
+from orm.errors import is_recovery_conflict, is_unavailable
+from orm.replicas import ReadRouting
+from orm.seam import before_cursor_execute, driver_sql
+from orm.search import is_postgres
+from telemetry import metrics
+
+log = logging.getLogger(__name__)
+
+
+class Reads(Protocol):
+    """Where a read's statements go: a session (`SessionReads`) or the driver (`DriverReads`)."""
+
+    postgres: bool
+
+    async def rows(self, statement: Select[Any], params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The rows `statement` selects, each a dict of its columns by name, in order."""
+        ...
+
+
+class SessionReads:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+        self.postgres = is_postgres(session)
+
+    async def rows(self, statement: Select[Any], params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        return [dict(row) for row in (await self.session.execute(statement, dict(params))).mappings()]
+
+
+class DriverReads:
+    postgres = True
+
+    def __init__(self, engine: AsyncEngine, routing: ReadRouting | None) -> None:
+        self.engine = engine
+        self.routing = routing
+        # Statements are built once per process (module constants, bounded caches), so this holds few.
+        self._compiled: weakref.WeakKeyDictionary[Select[Any], tuple[str, list[str], dict[str, Any]]] = (
+            weakref.WeakKeyDictionary())
+
+    async def rows(self, statement: Select[Any], params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        compiled = self._compiled.get(statement)
+        if compiled is None:
+            compiled = self._compiled[statement] = driver_sql(statement, self.engine.dialect)
+        sql, names, constants = compiled
+        arguments = [params[name] if name in params else constants[name] for name in names]
+        engine = self.engine if self.routing is None else await self.routing.engine_for_read()
+        try:
+            return await _fetch(engine, sql, arguments)
+        except Exception as error:
+            if engine is self.engine or not (is_recovery_conflict(error) or is_unavailable(error)):
+                raise
+            assert self.routing is not None
+            if not is_recovery_conflict(error):  # it cancelled the read to replay on: it is well, not lost
+                self.routing.lost(engine, error)
+            log.info("a read on a replica failed (%s); reading it on the primary", error)
+            metrics.REPLICA_READS_RETRIED.inc()
+            return await _fetch(self.engine, sql, arguments)
+
+
+async def _fetch(engine: AsyncEngine, sql: str, arguments: list[Any]) -> list[dict[str, Any]]:
+    # Closed here, not by `async with`: SQLAlchemy's exit closes in a task of its own (orm.engine.read_session
+    # says what that costs), and closing a connection with no transaction sends nothing.
+    connection = await engine.connect()
+    try:
+        driver = (await connection.get_raw_connection()).driver_connection
+        before_cursor_execute(connection.sync_connection, sql, arguments)  # type: ignore[arg-type]
+        try:
+            records = await driver.fetch(sql, *arguments)  # type: ignore[union-attr]
+        except asyncio.CancelledError:
+            await connection.invalidate()  # cut off mid-statement: what state it is in is not known
+            raise
+        except Exception as error:
+            metrics.DATABASE_ERRORS.labels(type(error).__name__).inc()
+            if driver.is_closed():  # type: ignore[union-attr]  # lost: not back to the pool
+                await connection.invalidate()
+                if not is_unavailable(error):
+                    raise ConnectionError(f"the database connection was lost: {error}") from error
+            raise
+    finally:
+        await connection.close()
+    return [dict(record) for record in records]
+
+
+_DRIVERS: weakref.WeakKeyDictionary[async_sessionmaker[AsyncSession], DriverReads | None] = (
+    weakref.WeakKeyDictionary())
+
+
+def _driver_reads(db: SessionFactory) -> DriverReads | None:
+    """`db`'s reads on the driver, if they can go there (asyncpg, no transaction pooler, not a shared session)."""
+    if not isinstance(db, async_sessionmaker):
+        return None
+    if db not in _DRIVERS:
+        engine: AsyncEngine = db.kw["bind"]
+        usable = engine.dialect.driver == "asyncpg" and not behind_pooler(engine)
+        _DRIVERS[db] = DriverReads(engine, db.kw.get("routing")) if usable else None
+    return _DRIVERS[db]
+
+
+@contextlib.asynccontextmanager
+async def reads(db: SessionFactory) -> AsyncIterator[Reads]:
+    """Reads of `db`: on the driver where they can be, else in a read session (orm.engine.read_session)."""
+    driver = _driver_reads(db)
+    if driver is not None:
+        yield driver
+        return
+    async with read_session(db) as session:
+        yield SessionReads(session)

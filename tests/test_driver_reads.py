@@ -1,0 +1,96 @@
+"""Reads straight on the driver (orm/driver.py): every statement sent there reads what a session reads, is
+seen by the engine's statement listeners, gives its connection back, and a connection lost under it is not
+pooled again. Reads on a replica, and one read again on the primary, are in tests/test_replicas.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sqlalchemy import Select, func, literal, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from cache import entities
+from orm.driver import DriverReads, SessionReads, reads
+from orm.engine import make_engine, make_session_factory, read_session
+from orm.errors import is_unavailable
+from resolvers import reaction
+from resolvers.deps import Deps
+from telemetry import metrics
+from tests.conftest import TEST_DATABASE_URL, Counter
+
+IDS = {"ids": [*range(1, 40), 10**9]}
+PAGE = {"limit": 15, "offset": 3}
+
+
+def _statements() -> list[tuple[str, Select[Any], dict[str, Any]]]:
+    """Each statement the driver reads, with parameters that select rows (an empty list too)."""
+    lists = [(f"reactions {filters} {sort}", reaction._list_statement(filters, sort), {**params, **PAGE})
+             for filters, params in (((), {}), (("kinds",), {"kinds": ["COMMENT", "LIKE"]}),
+                                     (("shout", "kinds"), {"shout": 2, "kinds": ["COMMENT"]}),
+                                     (("shouts", "created_by"), {"shouts": ["no-such-slug"], "created_by": 3}),
+                                     (("kinds",), {"kinds": []}))
+             for sort in ("newest", "oldest", "like", "dislike")]
+    return [
+        ("authors", entities._AUTHORS, IDS), ("topics", entities._TOPICS, IDS),
+        ("communities", entities._COMMUNITIES, IDS), ("no ids", entities._AUTHORS, {"ids": []}),
+        ("shouts", entities._SHOUTS_RELATED, IDS), ("listed shouts", entities._LISTED_SHOUTS_RELATED, IDS),
+        ("shout ratings", reaction._SHOUT_RATINGS, {"shout": 1, **PAGE}),
+        ("comment ratings", reaction._COMMENT_RATINGS, {"comment": 1, "limit": 50, "offset": 0}),
+        ("reactions by id", reaction._BY_IDS, {"ids": [*range(1, 60)]}), *lists,
+    ]
+
+
+async def test_every_statement_on_the_driver_reads_what_a_session_reads(deps: Deps) -> None:
+    rows_read = 0
+    async with reads(deps.db) as driver, read_session(deps.db) as session:
+        assert isinstance(driver, DriverReads)
+        for name, statement, params in _statements():
+            on_the_driver = await driver.rows(statement, params)
+            assert on_the_driver == await SessionReads(session).rows(statement, params), name
+            rows_read += len(on_the_driver)
+    assert rows_read > 200  # the control: the statements did select rows, of every kind of column
+
+
+async def test_a_driver_read_is_seen_by_the_statement_listeners_and_gives_its_connection_back(
+        deps: Deps, sql_counter: Counter) -> None:
+    in_use = metrics.DB_POOL_IN_USE._value.get()
+    async with reads(deps.db) as driver:
+        rows = await driver.rows(entities._AUTHORS, {"ids": [1, 2]})
+    assert [row["id"] for row in rows] == [1, 2]
+    assert sql_counter.statements == ["SELECT author.id, author.\"user\", author.slug, author.name, author.pic, "
+                                      "author.bio, author.about, author.links, author.seo, author.created_at, "
+                                      "author.last_seen, author.updated_at, author.deleted_at \nFROM author \n"
+                                      "WHERE author.id = ANY($1)"]
+    assert metrics.DB_POOL_IN_USE._value.get() == in_use
+
+
+async def test_a_connection_lost_under_a_driver_read_is_not_pooled_again(engine: AsyncEngine) -> None:
+    """A read whose connection dies under it fails as the database being unavailable (the API's
+    SERVICE_UNAVAILABLE), and the next read gets a connection of its own, though the pool holds one and
+    would not ping it (it was checked in moments ago)."""
+    own = make_engine(TEST_DATABASE_URL, pool_size=1)
+    try:
+        async with reads(make_session_factory(own)) as driver:
+            backend = select(func.pg_backend_pid().label("pid"))
+            first = (await driver.rows(backend, {}))[0]["pid"]
+            with pytest.raises(Exception) as lost:
+                await driver.rows(select(func.pg_terminate_backend(func.pg_backend_pid()), literal(1)), {})
+            assert is_unavailable(lost.value), repr(lost.value)
+            after = (await driver.rows(backend, {}))[0]["pid"]
+        assert after != first
+    finally:
+        await own.dispose()
+
+
+async def test_reads_go_through_a_session_where_the_driver_cannot_take_them(deps: Deps) -> None:
+    """A shared session's reads stay in it (cache/entities.py shared_session); so do SQLite's."""
+    async with entities.shared_session(deps.db) as shared, reads(shared) as reading:
+        assert isinstance(reading, SessionReads)
+    lite = make_engine("sqlite+aiosqlite://")
+    try:
+        async with reads(make_session_factory(lite)) as reading:
+            assert isinstance(reading, SessionReads) and not reading.postgres
+            assert await reading.rows(select(literal(7).label("seven")), {}) == [{"seven": 7}]
+    finally:
+        await lite.dispose()
