@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Select, func, literal, select, union_all
+from sqlalchemy import Select, bindparam, func, literal, select, union_all
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -21,8 +21,8 @@ from cache import keys
 from cache.composite import cached_composite
 from cache.store import MISSING, Cache, Fill
 from orm import Author, Community, Shout, ShoutAuthor, ShoutTopic, Topic
-from orm.driver import Reads, reads
-from orm.engine import SessionFactory, read_session, reads_only
+from orm.driver import Reads, on_the_driver, reads
+from orm.engine import SessionFactory, reads_only
 from orm.stats import IDS, is_listed
 
 AUTHOR_PUBLIC_FIELDS = (
@@ -198,12 +198,18 @@ _LOOKUPS: dict[str, tuple[Any, Any, Callable[[str], str]]] = {
 }
 
 
-def _slug_lookup(lookup: str, slug: str) -> tuple[str, list[str], Callable[[AsyncSession], Awaitable[int | None]]]:
-    """The cache key and tags of a slug -> id lookup, and its query."""
-    id_column, slug_column, key_of = _LOOKUPS[lookup]
+# Each lookup's statement, built once (orm/driver.py keeps what it compiled by statement).
+_ID_OF_SLUG = {lookup: select(id_column.label("id")).where(slug_column == bindparam("slug"))
+               for lookup, (id_column, slug_column, _key) in _LOOKUPS.items()}
 
-    async def query(session: AsyncSession) -> int | None:
-        return await session.scalar(select(id_column).where(slug_column == slug))
+
+def _slug_lookup(lookup: str, slug: str) -> tuple[str, list[str], Callable[[Reads], Awaitable[int | None]]]:
+    """The cache key and tags of a slug -> id lookup, and its query."""
+    key_of = _LOOKUPS[lookup][2]
+
+    async def query(reading: Reads) -> int | None:
+        rows = await reading.rows(_ID_OF_SLUG[lookup], {"slug": slug})
+        return rows[0]["id"] if rows else None
 
     return key_of(slug), [keys.tag_slug(lookup, slug)], query
 
@@ -214,8 +220,8 @@ async def id_by_slug(kind: str, slug: str, *, cache: Cache, db: SessionFactory) 
     key, tags, query = _slug_lookup(kind, slug)
 
     async def run() -> int | None:
-        async with read_session(db) as session:
-            return await query(session)
+        async with reads(db) as reading:
+            return await query(reading)
 
     # A point lookup on a unique column costs less than taking and releasing a fill lock.
     return await cache.cached_query(key, run, tags=tags, lock=False)
@@ -223,22 +229,22 @@ async def id_by_slug(kind: str, slug: str, *, cache: Cache, db: SessionFactory) 
 
 async def get_cached_by_slug(lookup: str, slug: str, *, cache: Cache, db: SessionFactory) -> dict[str, Any] | None:
     """An entity by slug (`lookup` as in `id_by_slug`; an author also by `author_user`): warm, one round
-    trip (a composite of the slug's id and the entity). On a cold cache both reads miss: they share one
-    database connection, and the slug's fill rides along with the entity's read."""
+    trip (a composite of the slug's id and the entity). On a cold cache both reads miss: the slug's fill
+    rides along with the entity's read, and in a session (not on the driver) both share its connection."""
     key, tags, query = _slug_lookup(lookup, slug)
     return await cached_composite(cache, keys.composite(key),
                                   lambda: _by_slug(lookup, key, tags, query, cache=cache, db=db))
 
 
-async def _by_slug(lookup: str, key: str, tags: list[str], query: Callable[[AsyncSession], Awaitable[int | None]],
+async def _by_slug(lookup: str, key: str, tags: list[str], query: Callable[[Reads], Awaitable[int | None]],
                    *, cache: Cache, db: SessionFactory) -> dict[str, Any] | None:
     kind = "author" if lookup == "author_user" else lookup
     async with shared_session(db) as shared:
         (found,), (stamp,) = await cache.get_many([key], [tags])
         fills: list[Fill] = []
         if found is MISSING:
-            async with shared() as session:
-                found = await query(session)
+            async with reads(shared) as reading:
+                found = await query(reading)
             fills.append((key, found, stamp, None))
         if found is None:
             await cache.set_many(fills)
@@ -250,7 +256,12 @@ async def _by_slug(lookup: str, key: str, tags: list[str], query: Callable[[Asyn
 async def shared_session(db: SessionFactory) -> AsyncIterator[SessionFactory]:
     """A session factory for a few reads in a row: every `shared()` yields the same session, opened on
     first use (a warm read opens none) and closed when the block ends. Reads only, in autocommit: under
-    READ COMMITTED each statement sees its own snapshot anyway, so the transaction bought nothing."""
+    READ COMMITTED each statement sees its own snapshot anyway, so the transaction bought nothing. Reads
+    that go on the driver share nothing (a statement takes a pooled connection and gives it back at once):
+    `db` itself."""
+    if on_the_driver(db):
+        yield db
+        return
     session: AsyncSession | None = None
 
     @contextlib.asynccontextmanager

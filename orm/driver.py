@@ -124,6 +124,11 @@ def _driver_reads(db: SessionFactory) -> DriverReads | None:
     return _DRIVERS[db]
 
 
+def on_the_driver(db: SessionFactory) -> bool:
+    """Whether `db`'s reads go on the driver."""
+    return _driver_reads(db) is not None
+
+
 @contextlib.asynccontextmanager
 async def reads(db: SessionFactory) -> AsyncIterator[Reads]:
     """Reads of `db`: on the driver where they can be, else in a read session (orm.engine.read_session)."""

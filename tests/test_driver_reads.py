@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from sqlalchemy import Select, func, literal, select
+from sqlalchemy import Select, event, func, literal, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from cache import entities
@@ -16,7 +16,6 @@ from orm.engine import make_engine, make_session_factory, read_session
 from orm.errors import is_unavailable
 from resolvers import reaction
 from resolvers.deps import Deps
-from telemetry import metrics
 from tests.conftest import TEST_DATABASE_URL, Counter
 
 IDS = {"ids": [*range(1, 40), 10**9]}
@@ -38,6 +37,8 @@ def _statements() -> list[tuple[str, Select[Any], dict[str, Any]]]:
         ("shout ratings", reaction._SHOUT_RATINGS, {"shout": 1, **PAGE}),
         ("comment ratings", reaction._COMMENT_RATINGS, {"comment": 1, "limit": 50, "offset": 0}),
         ("reactions by id", reaction._BY_IDS, {"ids": [*range(1, 60)]}), *lists,
+        *((f"{lookup} by slug", statement, {"slug": slug}) for lookup, statement in entities._ID_OF_SLUG.items()
+          for slug in ("author-2", "no-such-slug")),
     ]
 
 
@@ -53,16 +54,21 @@ async def test_every_statement_on_the_driver_reads_what_a_session_reads(deps: De
 
 
 async def test_a_driver_read_is_seen_by_the_statement_listeners_and_gives_its_connection_back(
-        deps: Deps, sql_counter: Counter) -> None:
-    in_use = metrics.DB_POOL_IN_USE._value.get()
-    async with reads(deps.db) as driver:
-        rows = await driver.rows(entities._AUTHORS, {"ids": [1, 2]})
+        engine: AsyncEngine) -> None:
+    own = make_engine(TEST_DATABASE_URL, pool_size=1)  # an engine of its own: nothing else reads on it
+    counter = Counter()
+    event.listen(own.sync_engine, "before_cursor_execute", counter)
+    try:
+        async with reads(make_session_factory(own)) as driver:
+            rows = await driver.rows(entities._AUTHORS, {"ids": [1, 2]})
+            assert own.pool.checkedout() == 0
+    finally:
+        await own.dispose()
     assert [row["id"] for row in rows] == [1, 2]
-    assert sql_counter.statements == ["SELECT author.id, author.\"user\", author.slug, author.name, author.pic, "
-                                      "author.bio, author.about, author.links, author.seo, author.created_at, "
-                                      "author.last_seen, author.updated_at, author.deleted_at \nFROM author \n"
-                                      "WHERE author.id = ANY($1)"]
-    assert metrics.DB_POOL_IN_USE._value.get() == in_use
+    assert counter.statements == ["SELECT author.id, author.\"user\", author.slug, author.name, author.pic, "
+                                  "author.bio, author.about, author.links, author.seo, author.created_at, "
+                                  "author.last_seen, author.updated_at, author.deleted_at \nFROM author \n"
+                                  "WHERE author.id = ANY($1)"]
 
 
 async def test_a_connection_lost_under_a_driver_read_is_not_pooled_again(engine: AsyncEngine) -> None:
@@ -84,13 +90,16 @@ async def test_a_connection_lost_under_a_driver_read_is_not_pooled_again(engine:
 
 
 async def test_reads_go_through_a_session_where_the_driver_cannot_take_them(deps: Deps) -> None:
-    """A shared session's reads stay in it (cache/entities.py shared_session); so do SQLite's."""
-    async with entities.shared_session(deps.db) as shared, reads(shared) as reading:
-        assert isinstance(reading, SessionReads)
+    """SQLite's reads go through a session, and a shared session's stay in it (cache/entities.py
+    shared_session); on the driver there is nothing to share."""
     lite = make_engine("sqlite+aiosqlite://")
     try:
         async with reads(make_session_factory(lite)) as reading:
             assert isinstance(reading, SessionReads) and not reading.postgres
             assert await reading.rows(select(literal(7).label("seven")), {}) == [{"seven": 7}]
+        async with entities.shared_session(make_session_factory(lite)) as shared, reads(shared) as reading:
+            assert isinstance(reading, SessionReads)
     finally:
         await lite.dispose()
+    async with entities.shared_session(deps.db) as shared:
+        assert shared is deps.db
