@@ -353,6 +353,16 @@ def guard_of(redis: Redis) -> RedisGuard:
     return guard  # type: ignore[no-any-return]
 
 
+def queue_set(pipe: Pipeline, key: str, value: bytes, ex: int | None) -> None:
+    """SET key value [EX ex] queued as the command itself. redis-py's `set` weighs a dozen options and its
+    experimental ones (`experimental_args`) on every call: several times the cost of queueing the command,
+    and a cold page stores some seventy values (its entities, its list, its items rendered)."""
+    if ex is None:
+        pipe.execute_command("SET", key, value)
+    else:
+        pipe.execute_command("SET", key, value, "EX", ex)
+
+
 # A script run in a pipeline with other commands, by its hash (`queue_script`): the coalescer sends it with the
 # other commands of the moment, where a Script object would first ask whether Redis has it. Its reply, read
 # with `raise_on_error=False`, goes through `script_reply`, which runs it again, loaded, when Redis did not

@@ -25,6 +25,7 @@ from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
 from cache import response_capture
+from cache.client import queue_set
 from cache.composite import read_stamped, read_stamped_many
 from cache.store import (
     MISSING,
@@ -89,7 +90,7 @@ def queue_kept(pipe: Pipeline, cache: Cache, answers: Iterable[ToKeep]) -> bool:
         stamp = capture_stamp(answer.capture)
         if stamp is None or answer.capture.read_viewer or answer.capture.views or not cache.available:
             continue
-        pipe.set(answer.key, encode_json(stamp, answer.body), ex=cache.jittered(answer.ttl) or answer.ttl)
+        queue_set(pipe, answer.key, encode_json(stamp, answer.body), cache.jittered(answer.ttl) or answer.ttl)
         queued = True
     return queued
 

@@ -37,7 +37,7 @@ from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
 from cache import keys, response_capture
-from cache.client import guard_of, is_cluster, queue_script, script_reply, unreachable
+from cache.client import guard_of, is_cluster, queue_script, queue_set, script_reply, unreachable
 from cache.refresh import END_GRACES, GRACE_BUMP, GRACED_TAGS_MOST, Refreshing, refreshing_now
 from telemetry import metrics
 
@@ -550,9 +550,10 @@ class Cache:
             stamps.append(stamp)
             if raw is None:
                 result, value = "miss", MISSING
+            elif raw.partition(b"|")[0] != stamp:  # stale: its body is not decoded (nor decompressed) at all
+                result, value = "stale", MISSING
             else:
-                stored_stamp, data = decode(raw)
-                result, value = ("hit", data) if stored_stamp == stamp else ("stale", MISSING)
+                result, value = "hit", decode(raw)[1]
             outcomes[(keys.family(key), result)] += 1
             values.append(value)
         for (family, result), n in outcomes.items():
@@ -671,7 +672,7 @@ class Cache:
         for key, data, stamp, ttl in items:
             if stamp is not None:
                 lifetime = self.missing_ttl if data is None else ttl or self.default_ttl
-                pipe.set(key, encode(stamp, data), ex=self.jittered(lifetime))
+                queue_set(pipe, key, encode(stamp, data), self.jittered(lifetime))
 
     async def get_cached_data(self, key: str, tags: Sequence[str] = ()) -> Any | None:
         values, _ = await self.get_many([key], [tags])

@@ -9,6 +9,7 @@ from typing import Any
 
 import asyncpg
 import httpx
+import orjson
 import pytest
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
@@ -943,3 +944,18 @@ async def test_fills_riding_together_release_their_locks_wherever_they_live(cach
         assert cache.available
         for key, stamp in zip(computed, stamps, strict=True):
             assert await redis.exists(key) == 1 and await redis.exists(keys.fill_lock(key, stamp or b"")) == 0
+
+
+async def test_a_stale_value_is_judged_by_its_stamp_alone(cache: Cache) -> None:
+    """A value whose stamp is not current is a miss without its body being decoded (nor decompressed): after
+    an invalidation every value of a page is such, and parsing each only to throw it away cost the read. A
+    body that would not even parse shows it; the control: under a current stamp it is parsed, and fails."""
+    key, tags = keys.author_id(777_777), [keys.tag_author(777_777)]
+    _, (stamp,) = await cache.get_many([key], [tags])
+    assert stamp is not None
+    await cache.redis.set(key, stamp + b"|j{not json", ex=60)
+    with pytest.raises(orjson.JSONDecodeError):
+        await cache.get_many([key], [tags])
+    await cache.invalidate_tags([keys.tag_author(777_777)])
+    values, _ = await cache.get_many([key], [tags])
+    assert values == [MISSING]
