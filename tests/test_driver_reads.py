@@ -11,11 +11,14 @@ from sqlalchemy import Select, event, func, literal, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from cache import entities
+from orm import Shout
 from orm.driver import DriverReads, SessionReads, reads
 from orm.engine import make_engine, make_session_factory, read_session
 from orm.errors import is_unavailable
 from resolvers import reaction
 from resolvers.deps import Deps
+from resolvers.reader import filtered, ordered
+from resolvers.shout_query import NO_FILTERS, ShoutFilters
 from tests.conftest import TEST_DATABASE_URL, Counter
 
 IDS = {"ids": [*range(1, 40), 10**9]}
@@ -30,6 +33,13 @@ def _statements() -> list[tuple[str, Select[Any], dict[str, Any]]]:
                                      (("shouts", "created_by"), {"shouts": ["no-such-slug"], "created_by": 3}),
                                      (("kinds",), {"kinds": []}))
              for sort in ("newest", "oldest", "like", "dislike")]
+    shout_lists = [(f"shouts {filters} {order} {desc}",
+                    ordered(filtered(select(Shout.id), filters), order, desc).limit(15).offset(2), {})
+                   for filters in (NO_FILTERS, ShoutFilters.of(topic="topic-1"),
+                                   ShoutFilters.of(author="author-2", layouts=["article", "music"]),
+                                   ShoutFilters.of(featured=False, after=0))
+                   for order, desc in ((None, True), ("rating", True), ("comments_count", False),
+                                       ("last_commented_at", True), ("views_count", True))]
     return [
         ("authors", entities._AUTHORS, IDS), ("topics", entities._TOPICS, IDS),
         ("communities", entities._COMMUNITIES, IDS), ("no ids", entities._AUTHORS, {"ids": []}),
@@ -38,7 +48,7 @@ def _statements() -> list[tuple[str, Select[Any], dict[str, Any]]]:
         ("comment ratings", reaction._COMMENT_RATINGS, {"comment": 1, "limit": 50, "offset": 0}),
         ("reactions by id", reaction._BY_IDS, {"ids": [*range(1, 60)]}), *lists,
         *((f"{lookup} by slug", statement, {"slug": slug}) for lookup, statement in entities._ID_OF_SLUG.items()
-          for slug in ("author-2", "no-such-slug")),
+          for slug in ("author-2", "no-such-slug")), *shout_lists,
     ]
 
 
@@ -50,7 +60,7 @@ async def test_every_statement_on_the_driver_reads_what_a_session_reads(deps: De
             on_the_driver = await driver.rows(statement, params)
             assert on_the_driver == await SessionReads(session).rows(statement, params), name
             rows_read += len(on_the_driver)
-    assert rows_read > 200  # the control: the statements did select rows, of every kind of column
+    assert rows_read > 400  # the control: the statements did select rows, of every kind of column
 
 
 async def test_a_driver_read_is_seen_by_the_statement_listeners_and_gives_its_connection_back(
