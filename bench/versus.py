@@ -129,15 +129,24 @@ def render(measured: dict[tuple[str, str, str], list[float]], names: list[str], 
         f"| operation | case | {commit} req/s | this req/s | this / {commit} | rounds |",
         "|---|---|---:|---:|---:|---:|",
     ]
+    failed = 0
     for name in names:
         for case in cases:
-            earlier, this = measured.get((name, case, "earlier")), measured.get((name, case, "this"))
-            if not earlier or not this:
+            pairs = list(zip(measured.get((name, case, "this"), []), measured.get((name, case, "earlier"), []),
+                             strict=True))
+            # A round in which either side answered nothing (wrk got no response: the machine stalled) has no
+            # ratio; it is left out and counted below, not a division by zero that loses the whole run.
+            answered = [(new, old) for new, old in pairs if new > 0 and old > 0]
+            failed += len(pairs) - len(answered)
+            if not answered:
                 continue
-            ratios = [new / old for new, old in zip(this, earlier, strict=True)]
+            this, earlier = [new for new, _ in answered], [old for _, old in answered]
+            ratios = [new / old for new, old in answered]
             lines.append(f"| {name} | {case} | {statistics.median(earlier):,.0f} | {statistics.median(this):,.0f} "
                          f"| {statistics.median(this) / statistics.median(earlier):.2f}x | "
                          f"{min(ratios):.2f}-{max(ratios):.2f} |")
+    if failed:
+        lines += ["", f"{failed} round(s) in which a side answered nothing are left out."]
     return "\n".join(lines) + "\n"
 
 

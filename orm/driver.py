@@ -141,3 +141,10 @@ async def reads(db: SessionFactory) -> AsyncIterator[Reads]:
         return
     async with read_session(db) as session:
         yield SessionReads(session)
+
+
+async def first_column(db: SessionFactory, statement: Select[Any],
+                       params: Mapping[str, Any] | None = None) -> list[Any]:
+    """The first column of each row `statement` selects (a list's ids), read where `reads` reads."""
+    async with reads(db) as reading:
+        return [next(iter(row.values())) for row in await reading.rows(statement, params or {})]

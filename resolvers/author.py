@@ -18,6 +18,7 @@ from cache.entities import (
 )
 from cache.follows import fan_ids, following_ids
 from orm import Author, AuthorFollower, Shout, ShoutAuthor, ShoutTopic, Topic
+from orm.driver import first_column
 from orm.stats import is_listed
 from resolvers.author_query import AuthorsQuery
 from resolvers.deps import Deps, like_pattern
@@ -49,9 +50,7 @@ async def get_author(deps: Deps, slug: str | None = None, author_id: int | None 
 
 async def get_authors_all(deps: Deps) -> list[dict[str, Any]]:
     async def query() -> list[int]:
-        async with deps.db() as session:
-            stmt = select(Author.id).where(Author.deleted_at.is_(None)).order_by(Author.id)
-            return list((await session.scalars(stmt)).all())
+        return await first_column(deps.db, select(Author.id).where(Author.deleted_at.is_(None)).order_by(Author.id))
 
     async def every_author() -> list[dict[str, Any]]:
         return await authors_of_ids(deps, await deps.cache.cached_query(keys.authors_all(), query,
@@ -102,8 +101,7 @@ async def load_authors_by(deps: Deps, query: AuthorsQuery) -> list[Any]:
     stmt = _authors_query(query)
 
     async def ids() -> list[int]:
-        async with deps.db() as session:
-            return list((await session.scalars(stmt.limit(query.limit).offset(query.offset))).all())
+        return await first_column(deps.db, stmt.limit(query.limit).offset(query.offset))
 
     key = keys.authors_stats(query.limit, query.offset, query.order, query.digest())
     found = await deps.cache.cached_query(key, ids, ttl=deps.ttl_shouts, tags=[keys.TAG_AUTHORS])

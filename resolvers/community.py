@@ -13,6 +13,7 @@ from auth.permissions import Viewer
 from cache import keys
 from cache.entities import get_cached_communities
 from orm import COMMUNITY_ROLES, DEFAULT_COMMUNITY_ID, Community, CommunityAuthor, CommunityFollower, Shout
+from orm.driver import first_column
 from resolvers.access import require
 from resolvers.author import resolve_author_id
 from resolvers.deps import Deps
@@ -32,8 +33,7 @@ async def get_community(deps: Deps) -> dict[str, Any] | None:
 
 async def get_communities_all(deps: Deps) -> list[dict[str, Any]]:
     async def query() -> list[int]:
-        async with deps.db() as session:
-            return list((await session.scalars(select(Community.id).order_by(Community.id))).all())
+        return await first_column(deps.db, select(Community.id).order_by(Community.id))
 
     ids = await deps.cache.cached_query(keys.communities_all(), query, tags=[keys.TAG_COMMUNITIES])
     return await communities_of_ids(deps, ids)
@@ -48,8 +48,7 @@ async def get_communities_by_author(deps: Deps, slug: str | None = None, user: s
     async def query() -> list[int]:
         stmt = (select(CommunityAuthor.community).where(CommunityAuthor.author == resolved)
                 .order_by(CommunityAuthor.community))
-        async with deps.db() as session:
-            return list((await session.scalars(stmt)).all())
+        return await first_column(deps.db, stmt)
 
     ids = await deps.cache.cached_query(keys.communities_by_author(resolved), query,
                                         tags=[keys.TAG_COMMUNITIES, keys.tag_author(resolved)])

@@ -19,7 +19,7 @@ from cache.boards import WEEK, week_start
 from cache.composite import cached_composite
 from cache.entities import get_cached_authors, get_cached_by_slug, get_cached_shouts, get_cached_topics
 from orm import Author, Shout, ShoutAuthor, ShoutTopic, ShoutViews, Topic
-from orm.driver import reads
+from orm.driver import first_column
 from orm.reaction import Reaction
 from orm.stats import is_listed, shout_stat_columns
 from resolvers.deps import Deps
@@ -100,7 +100,7 @@ async def load_shouts_by(deps: Deps, query: ShoutsQuery, along: Along = NOTHING_
 
     async def ids() -> list[int]:
         stmt = ordered(filtered(select(Shout.id), query.filters), query.order_by, query.order_by_desc)
-        return await _ids(deps, stmt.limit(query.limit).offset(query.offset))
+        return await first_column(deps.db, stmt.limit(query.limit).offset(query.offset))
 
     key = keys.shouts_by(query.digest())
 
@@ -115,13 +115,6 @@ async def load_shouts_by(deps: Deps, query: ShoutsQuery, along: Along = NOTHING_
     # The page whole (its ids, its shouts' cards and what travels along) in one round trip when warm.
     page = await cached_composite(deps.cache, keys.composite(key, along.shape), stored, ttl=deps.ttl_shouts)
     return ShoutPage(page["cards"], authors=page.get("authors"), topics=page.get("topics"))
-
-
-async def _ids(deps: Deps, stmt: Select[Any]) -> list[int]:
-    """The shout ids a list's statement selects, read on the driver where it can be (orm/driver.py): the
-    statement is built per request, and compiling it there costs less than a session's read."""
-    async with reads(deps.db) as reading:
-        return [row["id"] for row in await reading.rows(stmt, {})]
 
 
 async def _nothing() -> None:
@@ -196,7 +189,8 @@ async def load_shouts_random_top(deps: Deps, query: ShoutsQuery) -> list[dict[st
     pool_size = min(pool_size, MAX_RANDOM_TOP_POOL)
 
     async def ids() -> list[int]:
-        return await _ids(deps, ordered(filtered(select(Shout.id), query.filters), "rating", True).limit(pool_size))
+        return await first_column(deps.db, ordered(filtered(select(Shout.id), query.filters), "rating", True)
+                                  .limit(pool_size))
 
     if query.filters == NO_FILTERS:
         pool = await deps.boards.top(BOARD_ORDERS["rating"], 0, pool_size)

@@ -11,6 +11,7 @@ from cache.composite import cached_composite
 from cache.entities import get_cached_by_slug, get_cached_topics, id_by_slug
 from cache.follows import fan_ids, get_cached_topic_authors
 from orm import Shout, ShoutAuthor, ShoutTopic, Topic
+from orm.driver import first_column
 from orm.stats import is_listed
 from resolvers.author import authors_of_ids, resolve_author_id
 from resolvers.deps import Deps
@@ -32,8 +33,7 @@ async def get_topic(deps: Deps, slug: str) -> dict[str, Any] | None:
 
 async def get_topics_all(deps: Deps) -> list[dict[str, Any]]:
     async def query() -> list[int]:
-        async with deps.db() as session:
-            return list((await session.scalars(select(Topic.id).order_by(Topic.id))).all())
+        return await first_column(deps.db, select(Topic.id).order_by(Topic.id))
 
     async def every_topic() -> list[dict[str, Any]]:
         return await topics_of_ids(deps, await deps.cache.cached_query(keys.topics_all(), query,
@@ -49,8 +49,7 @@ async def get_topics_by_community(deps: Deps, community_id: int, limit: int | No
     async def query() -> list[int]:
         stmt = (select(Topic.id).where(Topic.community == community_id)
                 .order_by(Topic.title, Topic.id).limit(limit).offset(offset))
-        async with deps.db() as session:
-            return list((await session.scalars(stmt)).all())
+        return await first_column(deps.db, stmt)
 
     ids = await deps.cache.cached_query(keys.topics_by_community(community_id, limit, offset), query,
                                         tags=[keys.TAG_TOPICS])
@@ -70,8 +69,7 @@ async def get_topics_by_author(deps: Deps, slug: str | None = None, user: str | 
                 .join(Shout, Shout.id == ShoutTopic.shout)
                 .where(ShoutAuthor.author == resolved, is_listed())
                 .group_by(ShoutTopic.topic).order_by(ShoutTopic.topic))
-        async with deps.db() as session:
-            return list((await session.scalars(stmt)).all())
+        return await first_column(deps.db, stmt)
 
     ids = await deps.cache.cached_query(keys.topics_by_author(resolved), query,
                                         tags=[keys.TAG_SHOUTS, keys.TAG_TOPICS])
