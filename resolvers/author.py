@@ -48,9 +48,13 @@ async def get_author(deps: Deps, slug: str | None = None, author_id: int | None 
     return None if resolved is None else await get_cached_author(resolved, cache=deps.cache, db=deps.db)
 
 
+# Built once: on the driver a statement stays compiled for as long as it lives (orm/driver.py).
+_EVERY_AUTHOR = select(Author.id).where(Author.deleted_at.is_(None)).order_by(Author.id)
+
+
 async def get_authors_all(deps: Deps) -> list[dict[str, Any]]:
     async def query() -> list[int]:
-        return await first_column(deps.db, select(Author.id).where(Author.deleted_at.is_(None)).order_by(Author.id))
+        return await first_column(deps.db, _EVERY_AUTHOR)
 
     async def every_author() -> list[dict[str, Any]]:
         return await authors_of_ids(deps, await deps.cache.cached_query(keys.authors_all(), query,

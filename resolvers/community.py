@@ -31,9 +31,13 @@ async def get_community(deps: Deps) -> dict[str, Any] | None:
     return found[0] if found else None
 
 
+# Built once: on the driver a statement stays compiled for as long as it lives (orm/driver.py).
+_EVERY_COMMUNITY = select(Community.id).order_by(Community.id)
+
+
 async def get_communities_all(deps: Deps) -> list[dict[str, Any]]:
     async def query() -> list[int]:
-        return await first_column(deps.db, select(Community.id).order_by(Community.id))
+        return await first_column(deps.db, _EVERY_COMMUNITY)
 
     ids = await deps.cache.cached_query(keys.communities_all(), query, tags=[keys.TAG_COMMUNITIES])
     return await communities_of_ids(deps, ids)

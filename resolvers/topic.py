@@ -31,9 +31,13 @@ async def get_topic(deps: Deps, slug: str) -> dict[str, Any] | None:
     return await get_cached_by_slug("topic", slug, cache=deps.cache, db=deps.db) if slug else None
 
 
+# Built once: on the driver a statement stays compiled for as long as it lives (orm/driver.py).
+_EVERY_TOPIC = select(Topic.id).order_by(Topic.id)
+
+
 async def get_topics_all(deps: Deps) -> list[dict[str, Any]]:
     async def query() -> list[int]:
-        return await first_column(deps.db, select(Topic.id).order_by(Topic.id))
+        return await first_column(deps.db, _EVERY_TOPIC)
 
     async def every_topic() -> list[dict[str, Any]]:
         return await topics_of_ids(deps, await deps.cache.cached_query(keys.topics_all(), query,
