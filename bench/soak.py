@@ -1,5 +1,7 @@
 """Flat memory: the mixed load of bench/mixed.py held for minutes, with what the server holds sampled every
-`--every` seconds: each worker's RSS and open file descriptors, the connections Redis and PostgreSQL see,
+`--every` seconds: each worker's RSS and open file descriptors (those it holds of its own, and apart the
+connections its clients keep open to it, which the load decides: judged against the load's count, not by
+growth), the connections Redis and PostgreSQL see,
 and Redis's memory in all and per key family (keys and bytes, `discours cache stats`' walk; the families
 of 1 MiB or more one by one, the others together). After the
 warm-up (the first `--warm-up` seconds) no figure may grow by more than `--bound` (5%), each growth
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import platform
 import subprocess
@@ -39,11 +42,14 @@ from app.main import open_deps
 from bench import services
 from bench.mixed import failures_said, read_load, reader_script, written_targets
 from bench.over_http import RESULTS, Uvicorn, bodies_of, server_env, write_section
+from bench.writers import CONNECTIONS as WRITER_CONNECTIONS
 from cache.inventory import family_stats
 from config.settings import load_settings
 from resolvers.deps import Deps
 
 Sample = dict[str, float]
+# A figure the load decides, not the server: reported with its bound (the load's connections), not judged by growth.
+CLIENTS = "clients' connections to worker"
 LARGE_FAMILY = 2**20  # bytes: a key family this large is a figure of its own
 
 
@@ -55,6 +61,33 @@ def _workers(pid: int) -> list[int]:
     return workers or [pid]
 
 
+def _tcp_ports() -> dict[str, tuple[int, int]]:
+    """Every TCP socket of the machine's network namespace, by inode: (local port, remote port)."""
+    ports: dict[str, tuple[int, int]] = {}
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(FileNotFoundError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                local, remote, inode = fields[1], fields[2], fields[9]
+                ports[inode] = (int(local.rsplit(":", 1)[1], 16), int(remote.rsplit(":", 1)[1], 16))
+    return ports
+
+
+def descriptors(pid: int, server_port: int, ports: dict[str, tuple[int, int]]) -> tuple[int, int]:
+    """A worker's open fds: (all of them, the connections its clients opened to it). A client's connection
+    is the client's to keep open or close (the writer opens up to WRITER_CONNECTIONS as its requests wait),
+    so the fds the server holds of its own are the others: its Redis and PostgreSQL connections, files,
+    pipes, its loop."""
+    total = clients = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        total += 1
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if target.startswith("socket:[") and ports.get(target[8:-1], (0, 0))[0] == server_port:
+                clients += 1
+    return total, clients
+
+
 def _rss_kib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -62,11 +95,14 @@ def _rss_kib(pid: int) -> int:
     return 0
 
 
-async def sample(deps: Deps, workers: list[int], families: bool) -> Sample:
+async def sample(deps: Deps, workers: list[int], server_port: int, families: bool) -> Sample:
     figures: Sample = {}
+    ports = _tcp_ports()
     for n, pid in enumerate(workers):
+        total, clients = descriptors(pid, server_port, ports)
         figures[f"worker {n + 1} RSS MiB"] = _rss_kib(pid) / 1024
-        figures[f"worker {n + 1} open fds"] = len(os.listdir(f"/proc/{pid}/fd"))
+        figures[f"worker {n + 1} open fds, its own"] = total - clients
+        figures[f"{CLIENTS} {n + 1}"] = clients
     redis = deps.cache.redis
     info = await redis.info()
     figures["Redis clients"] = info["connected_clients"]
@@ -110,7 +146,7 @@ async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> st
             started = time.monotonic()
             while (elapsed := time.monotonic() - started) < seconds:
                 await read_load(url, script, max(1, round(min(args.every, seconds - elapsed))), args.connections)
-                samples.append((time.monotonic() - started, await sample(deps, workers, args.families)))
+                samples.append((time.monotonic() - started, await sample(deps, workers, server.port, args.families)))
                 print(f"{samples[-1][0]:.0f} s: {orjson.dumps(samples[-1][1]).decode()}", file=sys.stderr)
             written = orjson.loads((await writers.communicate())[0].splitlines()[-1])
     return render(samples, written, rate, args)
@@ -138,10 +174,14 @@ def render(samples: list[tuple[float, Sample]], written: dict[str, Any], rate: f
         "| figure | first half's peak | second half's peak | growth | |",
         "|---|---:|---:|---:|---|",
     ]
+    bound = args.connections + WRITER_CONNECTIONS
     for name in sorted(set(first) | set(last), key=lambda n: (not n.startswith("worker"), n)):
         start, end = first.get(name, 0.0), last.get(name, 0.0)
         growth = (end - start) / start if start else (0.0 if not end else float("inf"))
-        verdict = "ok" if growth <= args.bound else "GREW"
+        if name.startswith(CLIENTS):  # a server that lost track of closed ones would hold more than were opened
+            verdict = f"the load's: at most {bound}" if end <= bound else f"MORE than the load's {bound}"
+        else:
+            verdict = "ok" if growth <= args.bound else "GREW"
         lines.append(f"| {name} | {start:,.1f} | {end:,.1f} | {growth:+.1%} | {verdict} |")
     return "\n".join(lines) + "\n"
 

@@ -44,6 +44,11 @@ import orjson
 PASSWORD = "bench password 1"
 # Answers that refuse a write for what it asks (a vote given twice, an unfollow of what is not followed):
 # the site's rules at work, not a failure of the server.
+# More than the writes a worker holds (WRITES_WAITING, 64, and its turns; two workers twice that): users
+# each come on a connection of their own, so a write the server has no room for is refused by it, at
+# once, rather than queued in the writer for a free connection (which the server never sees, and which
+# made writes time out in the writer while the server refused none).
+CONNECTIONS = 256
 REFUSALS = {"CONFLICT", "BAD_USER_INPUT", "NOT_FOUND", "FORBIDDEN"}
 MUTATIONS = {
     "comment": "mutation($s: Int!, $b: String) { create_reaction(reaction: {kind: COMMENT, shout: $s, body: $b}) "
@@ -229,11 +234,7 @@ def main() -> None:
     parser.add_argument("--topics", required=True, help="comma-separated topic slugs to follow")
     parser.add_argument("--mix", default="comment=0.4,vote=0.3,follow=0.2,edit=0.1")
     parser.add_argument("--users", type=int, default=20)
-    # More than the writes a worker holds (WRITES_WAITING, 64, and its turns; two workers twice that): users
-    # each come on a connection of their own, so a write the server has no room for is refused by it, at
-    # once, rather than queued in the writer for a free connection (which the server never sees, and which
-    # made writes time out in the writer while the server refused none).
-    parser.add_argument("--connections", type=int, default=256)
+    parser.add_argument("--connections", type=int, default=CONNECTIONS)
     parser.add_argument("--wait", action="store_true", help="start writing on a line on stdin")
     parser.add_argument("--grace", type=float, default=15, help="seconds to wait for answers after the last write")
     parser.add_argument("--outstanding", type=int, default=512, help="writes awaiting an answer at most")
