@@ -14,6 +14,13 @@ permission class) whose type is a scalar or an enum; its definition's `python_na
 The loop itself is graphql-core's, copied into the one module that leans on library internals
 (`schema/seam.py` `FieldLoop`).
 
+A relation resolved directly (`resolve_directly`: a reaction's author, shout and stat, an author's stat)
+whose type is an object type is executed the same way, without graphql-core's general path: its resolver
+is called, and when it gives an object at once, the object's selection is executed; `complete_value` would
+get there only after checking the type for non-null, list, leaf, abstract and object, and building a
+resolve info the resolver given its object alone never reads. A null, an awaitable or an error is
+completed the ordinary way (`FieldLoop.execute_relation`).
+
 The loop over an object's fields (`execute_fields`) follows a plan made once per selection of a request
 (the twenty shouts of a page share one): for a plain field, its attribute and serializer, so that it is
 read in the loop itself, without a path, a call of `execute_field` or a look-up of its name; and when the
@@ -42,7 +49,7 @@ from graphql.pyutils import Path, Undefined
 
 from schema.item_fragments import OWN_FIELD, PLAIN, kept_when_done
 from schema.rendered import answer_root_field
-from schema.seam import FieldLoop, PlainField, PlannedField, field_definition, graphql_schema
+from schema.seam import FieldLoop, PlainField, PlannedField, Relation, field_definition, graphql_schema
 
 if TYPE_CHECKING:
     import strawberry
@@ -53,6 +60,8 @@ DIRECT = {"direct": True}
 # reads them too).
 Plain = dict[str, PlainField]
 _NONE: Plain = {}
+# Set on a resolver `resolve_directly` made: what it takes besides the object ("info" or "object").
+_TAKES = "discours_resolver_takes"
 # graphql-core's own scalars return a value of these types as it is (an Int only within 32 bits).
 _RETURNED_AS_IS: dict[GraphQLScalarType | GraphQLEnumType, type] = {
     GraphQLString: str, GraphQLID: str, GraphQLBoolean: bool, GraphQLInt: int}
@@ -89,10 +98,24 @@ class PlainFieldsFirst(FieldLoop):
         if known is not None:
             return known[1]
         plain = parent_type.extensions.get(PLAIN, _NONE)
-        plan = tuple((response_name, details, plain.get(details[0].node.name.value))
+        plan = tuple((response_name, details, plain.get(details[0].node.name.value),
+                      self._relation(parent_type, details[0].node.name.value))
                      for response_name, details in grouped_field_set.items())
         plans[id(grouped_field_set)] = (grouped_field_set, plan)
         return plan
+
+    def _relation(self, parent_type: GraphQLObjectType, name: str) -> Relation | None:
+        """A field resolved directly (`resolve_directly`: no arguments, no permission, no extension) whose
+        type is an object type without `is_type_of`, when no middleware wraps resolvers: executed by
+        `execute_relation`, which takes the common case (an object at once) straight."""
+        field = parent_type.fields.get(name)
+        if field is None or self.middleware_manager is not None:
+            return None
+        takes = getattr(field.resolve, _TAKES, None)
+        object_type = field.type.of_type if isinstance(field.type, GraphQLNonNull) else field.type
+        if takes is None or not isinstance(object_type, GraphQLObjectType) or object_type.is_type_of is not None:
+            return None
+        return field, object_type, takes == "info"
 
     def execute_fields(self, parent_type: GraphQLObjectType, source_value: Any, path: Path | None,
                        grouped_field_set: Any, position_context: Any) -> Any:
@@ -176,6 +199,7 @@ def _calling(func: Callable[[Any, Any], Any]) -> Callable[..., Any]:
     def resolve(source: Any, info: Any) -> Any:
         return func(source, info)
 
+    setattr(resolve, _TAKES, "info")
     return resolve
 
 
@@ -184,4 +208,5 @@ def _given_the_object(func: Callable[[Any], Any]) -> Callable[..., Any]:
         return func(source)
 
     setattr(resolve, OWN_FIELD, True)  # answers from its object alone (schema/item_fragments.py)
+    setattr(resolve, _TAKES, "object")  # the info it is given is not read: none is built (`execute_relation`)
     return resolve

@@ -159,15 +159,19 @@ def field_errors(executor: Any) -> list[GraphQLError]:
 # A plain field's reading (schema/execution.py): its attribute, the Python type its scalar returns unchanged
 # (None: always serialize), and the scalar's serialize.
 PlainField = tuple[str, type | None, Callable[[Any], Any]]
-PlannedField = tuple[str, Any, PlainField | None]
+# A relation resolved given its object (schema/execution.py `resolve_directly`), whose type is an object type
+# with no `is_type_of`: its field, that object type, and whether its resolver takes a resolve info.
+Relation = tuple[GraphQLField, GraphQLObjectType, bool]
+PlannedField = tuple[str, Any, PlainField | None, Relation | None]
 _MISSING = object()
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 
 
 class FieldLoop(StrawberryGraphQLCoreExecutionContext):
-    """graphql-core's `ExecutionContext.execute_fields` (marked private there), copied, with one branch
-    added: a field its plan reads plainly (`plan`, in the subclass) is read in the loop itself. The copy
-    follows graphql-core 3.3 (`tests/test_seams.py` keeps the hash of the source it was copied from)."""
+    """graphql-core's `ExecutionContext.execute_fields` (marked private there), copied, with two branches
+    added: a field its plan reads plainly (`plan`, in the subclass) is read in the loop itself, and a relation
+    its plan names is executed by `execute_relation`. The copies follow graphql-core 3.3 (`tests/test_seams.py`
+    keeps the hash of each source copied from)."""
 
     def plan(self, parent_type: GraphQLObjectType, grouped_field_set: Any) -> tuple[PlannedField, ...]:
         raise NotImplementedError
@@ -184,7 +188,15 @@ class FieldLoop(StrawberryGraphQLCoreExecutionContext):
         execute_field = self.execute_field
         awaitable_fields: list[str] = []
         try:
-            for response_name, field_details_list, plain in self.plan(parent_type, grouped_field_set):
+            for response_name, field_details_list, plain, relation in self.plan(parent_type, grouped_field_set):
+                if relation is not None:
+                    result = self.execute_relation(parent_type, source_value, field_details_list,
+                                                   Path(path, response_name, parent_type.name), relation,
+                                                   position_context)
+                    results[response_name] = result
+                    if is_awaitable(result):
+                        awaitable_fields.append(response_name)
+                    continue
                 if plain is not None:
                     value: Any = getattr(source_value, plain[0], _MISSING)
                     kind = type(value)
@@ -218,3 +230,41 @@ class FieldLoop(StrawberryGraphQLCoreExecutionContext):
             return results
 
         return get_results()
+
+    def execute_relation(self, parent_type: GraphQLObjectType, source: Any, field_details_list: Any, path: Path,
+                         relation: Relation, position_context: Any) -> Any:
+        """graphql-core's `execute_field` for a relation its plan vouches for (no arguments, no middleware, an
+        object type with no `is_type_of`), with the common case taken straight: a resolver that gives an object
+        at once has its selection executed, as `complete_value` would end up doing after its checks of the
+        type (non-null, list, leaf, abstract, object). Anything else (null, an awaitable, an error) is completed
+        the ordinary way, with the same errors in the same places."""
+        field, object_type, wants_info = relation
+        info = self.build_resolve_info(field, [d.node for d in field_details_list], parent_type, path) \
+            if wants_info else None
+        try:
+            result = field.resolve(source, info)  # type: ignore[misc]
+            if result is not None and not isinstance(result, Exception) and not self.is_awaitable(result):
+                grouped_field_set, new_defer_usages, _ = self.collect_subfields(object_type, field_details_list)
+                completed = self.execute_collected_subfields(object_type, result, path, grouped_field_set,
+                                                             new_defer_usages, position_context)
+            else:
+                if info is None:
+                    info = self.build_resolve_info(field, [d.node for d in field_details_list], parent_type, path)
+                if self.is_awaitable(result):
+                    return self.complete_awaitable_value(field.type, field_details_list, info, path, result,
+                                                         position_context)
+                completed = self.complete_value(field.type, field_details_list, info, path, result,
+                                                position_context)
+            if self.is_awaitable(completed):
+                async def await_completed() -> Any:
+                    try:
+                        return await completed
+                    except Exception as raw_error:
+                        self.handle_field_error(raw_error, field.type, field_details_list, path)
+                        return None
+
+                return await_completed()
+        except Exception as raw_error:
+            self.handle_field_error(raw_error, field.type, field_details_list, path)
+            return None
+        return completed

@@ -247,3 +247,106 @@ async def test_a_field_with_a_permission_class_or_an_extension_is_never_read_pla
     assert result.data is None and [e.message for e in result.errors or []] == ["not yours"]
     result = await schema.execute("{ guarded { open loud } }")
     assert result.errors is None and result.data == {"guarded": {"open": "o", "loud": "L"}}
+
+
+# --- relations executed straight (schema/seam.py `FieldLoop.execute_relation`) ----------------------
+
+@strawberry.type
+class Pair:
+    name: str
+    required: str  # None in one pair: an error inside the relation, nulling it or, non-null, its holder
+
+
+async def _pair_later(pair: Pair | None) -> Pair | None:
+    await asyncio.sleep(0)
+    return pair
+
+
+@strawberry.type
+class Holder:
+    key: strawberry.Private[str]
+
+    @strawberry.field(metadata=DIRECT)
+    def needed(self, info: Info) -> Pair:  # non-null: a missing pair nulls the holder
+        return info.context["pairs"].get(self.key)  # type: ignore[no-any-return]
+
+    @strawberry.field(metadata=DIRECT)
+    def maybe(self, info: Info) -> Pair | None:
+        return info.context["pairs"].get(self.key)  # type: ignore[no-any-return]
+
+    @strawberry.field
+    def own(self) -> Pair | None:  # given its object alone
+        return None if self.key == "none" else Pair(name=self.key.upper(), required="r")
+
+    @strawberry.field(metadata=DIRECT, graphql_type=Pair | None)
+    def later(self, info: Info) -> Any:  # an awaitable from a plain function, as a loader's future
+        return _pair_later(info.context["pairs"].get(self.key))
+
+    @strawberry.field(metadata=DIRECT)
+    def failing(self, info: Info) -> Pair | None:
+        raise ValueError(f"no pair for {self.key}")
+
+
+@strawberry.type
+class HolderQuery:
+    @strawberry.field
+    def holders(self, info: Info) -> list[Holder | None]:
+        return [Holder(key=key) for key in info.context["keys"]]
+
+
+PAIRS = {"ok": Pair(name="ok", required="r"), "bad": Pair(name="bad", required=None)}  # type: ignore[arg-type]
+HOLDER_QUERIES = (
+    "{ holders { maybe { name required } own { name } later { name required } failing { name } } }",
+    "{ holders { needed { name required } own { name } } }",
+    "{ holders { needed { name } maybe { __typename name } m: maybe { required } } }",
+)
+
+
+def _holders_schema() -> strawberry.Schema:
+    """As the server runs it: no middleware manager (schema/seam.py `FieldResolversUnwrapped`), which the
+    straight path requires (with one, every resolved field goes through it)."""
+    from schema.schema import DiscoursSchema
+
+    schema = DiscoursSchema(query=HolderQuery, execution_context_class=PlainFieldsFirst)
+    prepare_execution(schema)
+    return schema
+
+
+@pytest.mark.parametrize("query", HOLDER_QUERIES)
+async def test_relations_answer_what_graphql_core_answers(query: str) -> None:
+    """Objects at once, nulls (nullable and not), awaitables, a resolver's error and an error inside the
+    relation's selection: the same data and the same errors at the same paths as graphql-core's own path."""
+    context = {"pairs": PAIRS, "keys": ["ok", "bad", "none", "missing"]}
+    answers = []
+    for schema in (strawberry.Schema(query=HolderQuery), _holders_schema()):
+        result = await schema.execute(query, context_value=context)
+        answers.append((result.data, sorted((e.message, tuple(e.path or ())) for e in result.errors or [])))
+    assert answers[0] == answers[1]
+    assert answers[1][0] is not None and answers[1][0]["holders"][0] is not None  # "ok" answered in each
+    assert answers[1][1]  # and each has its errors
+
+
+async def test_a_relation_given_its_object_at_once_is_executed_straight(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No graphql-core `execute_field` or `complete_value` for a relation whose resolver gives an object at
+    once, and no resolve info for one that takes its object alone; control: a null goes the ordinary way."""
+    calls: list[str] = []
+    for name in ("execute_field", "complete_value", "build_resolve_info"):
+        original = getattr(PlainFieldsFirst, name)
+
+        def counted(self: Any, *args: Any, _name: str = name, _original: Any = original, **kwargs: Any) -> Any:
+            calls.append(_name)
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(PlainFieldsFirst, name, counted)
+    schema = _holders_schema()
+    context = {"pairs": PAIRS, "keys": ["ok", "ok"]}
+    result = await schema.execute("{ holders { needed { name } own { name } } }", context_value=context)
+    assert result.errors is None
+    assert result.data == {"holders": [{"needed": {"name": "ok"}, "own": {"name": "OK"}}] * 2}
+    # the root field and its list only; `needed` builds the info its resolver takes, `own` none
+    assert calls.count("execute_field") == 1 and calls.count("build_resolve_info") == 1 + 2
+    assert calls.count("complete_value") == 2 + 2  # the root's non-null list, and its two items
+    calls.clear()
+    result = await schema.execute("{ holders { own { name } } }", context_value={"pairs": PAIRS, "keys": ["none"]})
+    assert result.errors is None and result.data == {"holders": [{"own": None}]}
+    assert calls.count("complete_value") == 2 + 1 + 1 and calls.count("build_resolve_info") == 1 + 1

@@ -56,6 +56,9 @@ GRAPHQL_CORE = f"graphql-core {version('graphql-core')}"
 REDIS_PY = f"redis-py {version('redis')}"
 # The source of graphql-core's `Executor.execute_fields` that schema/seam.py `FieldLoop` copies (3.3.2).
 EXECUTE_FIELDS_COPIED = "9a241b5415503bfb50d4a8209b20c9743a972919e40aa3b5de956639825cf45a"
+# The sources `FieldLoop.execute_relation` takes a straight path through (3.3.2), in this order.
+RELATION_PATH = ("execute_field", "complete_value", "complete_object_value", "collect_and_execute_subfields")
+RELATION_PATH_COPIED = "2ebbdbc84ac42414ae17018ace3afa9f07f44ec6393a48d91b498c619c70d238"
 
 
 def canary(condition: bool, library: str, internal: str, depends: str, todo: str) -> None:
@@ -199,6 +202,18 @@ def test_the_field_loop_copied_is_graphql_cores_own() -> None:
     params = list(inspect.signature(Executor.execute_fields).parameters)
     canary(params == list(inspect.signature(FieldLoop.execute_fields).parameters), GRAPHQL_CORE,
            "the parameters of `Executor.execute_fields`", "FieldLoop", "follow the new signature")
+
+
+def test_the_path_a_relation_takes_straight_is_graphql_cores_own() -> None:
+    digest = hashlib.sha256()
+    for name in RELATION_PATH:
+        digest.update(textwrap.dedent(inspect.getsource(getattr(Executor, name))).encode())
+    canary(digest.hexdigest() == RELATION_PATH_COPIED, GRAPHQL_CORE,
+           "`Executor.execute_field`, `complete_value`, `complete_object_value` or `collect_and_execute_subfields`",
+           "schema/seam.py `FieldLoop.execute_relation`, which executes a relation given an object at once as "
+           "they do, without their checks of the type",
+           "compare the new sources with `execute_relation`, port what changed, run tests/test_execution.py, "
+           "then put the new sources' sha256 in RELATION_PATH_COPIED")
 
 
 def test_a_field_loop_sees_the_requests_fragments_variables_and_errors() -> None:
