@@ -112,19 +112,29 @@ async def _measure(place: Path, commit: str, settings: Settings, args: argparse.
     return render(measured, names, cases, commit, args)
 
 
+_DEFAULTS = {"cases": ",".join(CASES)}
+
+
+def _chosen(args: argparse.Namespace) -> str:
+    """The operations and cases a run was limited to, as its command line gave them."""
+    return "".join(f" --{name} {value}" for name in ("operations", "cases")
+                   if (value := getattr(args, name)) and value != _DEFAULTS.get(name))
+
+
 def render(measured: dict[tuple[str, str, str], list[float]], names: list[str], cases: list[str], commit: str,
            args: argparse.Namespace) -> str:
     lines = [
         "# This checkout against an earlier commit (`python -m bench.versus`)",
         "",
         f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by `python -m bench.versus --against {commit} --size "
-        f"{args.size} --rounds {args.rounds} --seconds {args.seconds}` on {os.cpu_count()} cores "
+        f"{args.size}{_chosen(args)} --rounds {args.rounds} --seconds {args.seconds}` on {os.cpu_count()} cores "
         f"({platform.machine()}, Python {platform.python_version()}), PostgreSQL and Redis on loopback: one "
         f"uvicorn worker of each checkout, the response cache off, on the same database and Redis. *warm*: wrk, "
         f"{args.connections} connections, {args.seconds} s per round; *cold*: {args.cold_requests} requests "
-        "one at a time per round, each after an epoch bump; *hit*: as warm, on a second worker of each "
-        "checkout with the response cache on. Requests/s are the median of the rounds; *rounds* is the range "
-        "of the per-round ratio.",
+        "one at a time per round, each after an epoch bump"
+        + ("; *hit*: as warm, on a second worker of each checkout with the response cache on" if "hit" in cases
+           else "")
+        + ". Requests/s are the median of the rounds; *rounds* is the range of the per-round ratio.",
         "",
         f"| operation | case | {commit} req/s | this req/s | this / {commit} | rounds |",
         "|---|---|---:|---:|---:|---:|",
@@ -154,7 +164,7 @@ async def main() -> None:
     parser = services.parser()
     parser.add_argument("--against", required=True, help="the earlier commit (any git revision)")
     parser.add_argument("--operations", default="", help=f"comma-separated, of: {', '.join(OPERATIONS)}")
-    parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--cases", default=_DEFAULTS["cases"])
     parser.add_argument("--seconds", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--connections", type=int, default=16)
