@@ -44,12 +44,12 @@ import orjson
 PASSWORD = "bench password 1"
 # Answers that refuse a write for what it asks (a vote given twice, an unfollow of what is not followed):
 # the site's rules at work, not a failure of the server.
+REFUSALS = {"CONFLICT", "BAD_USER_INPUT", "NOT_FOUND", "FORBIDDEN"}
 # More than the writes a worker holds (WRITES_WAITING, 64, and its turns; two workers twice that): users
 # each come on a connection of their own, so a write the server has no room for is refused by it, at
 # once, rather than queued in the writer for a free connection (which the server never sees, and which
 # made writes time out in the writer while the server refused none).
 CONNECTIONS = 256
-REFUSALS = {"CONFLICT", "BAD_USER_INPUT", "NOT_FOUND", "FORBIDDEN"}
 MUTATIONS = {
     "comment": "mutation($s: Int!, $b: String) { create_reaction(reaction: {kind: COMMENT, shout: $s, body: $b}) "
                "{ error } }",
