@@ -42,11 +42,13 @@ _kept: WeakKeyDictionary[Cache, KeptDecoded] = WeakKeyDictionary()
 
 @dataclass(slots=True, eq=False)
 class Rendered:
-    """A rendered answer as the worker keeps it once read: its JSON bytes, and the ETag of a response that
-    is this answer alone (schema/rendered.py `answer_without_executing` works it out the first time it
-    sends it so; a key names one field with one response name, so one ETag)."""
+    """A rendered answer as the worker keeps it once read: its JSON bytes, and the response that is this
+    answer alone with its ETag (schema/rendered.py `answer_without_executing` makes them the first time it
+    sends it so; a key names one field with one response name, so one response). Kept made: putting the
+    88 KB of all topics inside `{"data":{...}}` again on every read took a tenth of such a read's CPU."""
 
     body: bytes
+    whole: bytes | None = None
     whole_etag: str | None = None
 
 

@@ -200,7 +200,8 @@ async def answer_without_executing(schema: GraphQLSchema, checks: LimitChecks, a
     found = await read_rendered(answers.cache, key)
     if found is None:
         return key, None
-    whole = b'{"data":{' + orjson.dumps((node.alias or node.name).value) + b":" + found.body + b"}}"
-    if found.whole_etag is None:
-        found.whole_etag = etag_of(whole)
-    return key, WholeAnswer(whole, found.whole_etag)
+    if found.whole is None or found.whole_etag is None:
+        found.whole = b"".join((b'{"data":{', orjson.dumps((node.alias or node.name).value), b":", found.body,
+                                b"}}"))
+        found.whole_etag = etag_of(found.whole)
+    return key, WholeAnswer(found.whole, found.whole_etag)

@@ -220,6 +220,35 @@ async def test_an_alias_is_sent_under_its_own_name_and_a_stream_is_streamed(
         assert streamed.headers["content-type"].startswith("text/event-stream") and b"event: next" in streamed.content
 
 
+async def test_the_response_made_of_a_rendered_answer_is_made_once_while_the_answer_stays(
+        http: httpx.AsyncClient, deps: Deps, strawberry_runs: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker keeps the whole response (`{"data":{name:answer}}`) with the rendered answer it read: sent
+    again, it is the same bytes, not put together again; an alias is another key, with a response of its
+    own; once the answer moves, the response is made again from the new one."""
+    from app import graphql_view
+
+    sent: list[bytes] = []  # each response's bytes as the view got them (held: no id is reused)
+    answer = graphql_view.answer_without_executing
+
+    async def noted(*args: Any, **kwargs: Any) -> Any:
+        key, whole = await answer(*args, **kwargs)
+        if whole is not None:
+            sent.append(whole.body)
+        return key, whole
+
+    monkeypatch.setattr(graphql_view, "answer_without_executing", noted)
+    aliased = ALL.replace("get_topics_all", "all: get_topics_all")
+    await _post(http, ALL), await _post(http, aliased)  # executed, kept rendered
+    for query in (ALL, aliased, ALL, aliased, ALL):
+        await _post(http, query)
+    assert len(strawberry_runs) == 2 and len(sent) == 5, "the five were sent rendered"
+    assert sent[2] is sent[0] and sent[4] is sent[0] and sent[3] is sent[1], "made once each"
+    assert list(orjson.loads(sent[0])["data"]) == ["get_topics_all"] and list(orjson.loads(sent[1])["data"]) == ["all"]
+    await deps.cache.invalidate_tags([keys.GLOBAL_TAG])  # every answer moves
+    await _post(http, ALL)  # executed again, kept rendered again
+    assert await _post(http, ALL) == sent[-1] and sent[-1] is not sent[0] and len(strawberry_runs) == 3
+
+
 async def test_what_execution_would_refuse_or_cannot_key_is_executed(
         http: httpx.AsyncClient, strawberry_runs: list[str], rendered_reads: list[str]) -> None:
     """Variables that do not coerce, a directive on the field, two operations and no name: each executed
