@@ -112,13 +112,10 @@ async def _measure(place: Path, commit: str, settings: Settings, args: argparse.
     return render(measured, names, cases, commit, args)
 
 
-_DEFAULTS = {"cases": ",".join(CASES)}
-
-
 def _chosen(args: argparse.Namespace) -> str:
     """The operations and cases a run was limited to, as its command line gave them."""
-    return "".join(f" --{name} {value}" for name in ("operations", "cases")
-                   if (value := getattr(args, name)) and value != _DEFAULTS.get(name))
+    chosen = f" --operations {args.operations}" if args.operations else ""
+    return chosen + (f" --cases {args.cases}" if args.cases != ",".join(CASES) else "")
 
 
 def render(measured: dict[tuple[str, str, str], list[float]], names: list[str], cases: list[str], commit: str,
@@ -164,7 +161,7 @@ async def main() -> None:
     parser = services.parser()
     parser.add_argument("--against", required=True, help="the earlier commit (any git revision)")
     parser.add_argument("--operations", default="", help=f"comma-separated, of: {', '.join(OPERATIONS)}")
-    parser.add_argument("--cases", default=_DEFAULTS["cases"])
+    parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--seconds", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--connections", type=int, default=16)

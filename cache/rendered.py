@@ -48,8 +48,7 @@ class Rendered:
     88 KB of all topics inside `{"data":{...}}` again on every read took a tenth of such a read's CPU."""
 
     body: bytes
-    whole: bytes | None = None
-    whole_etag: str | None = None
+    whole: tuple[bytes, str] | None = None  # the response of this answer alone, and its ETag
 
 
 def _decoded(raw: bytes) -> tuple[bytes, Rendered]:

@@ -200,8 +200,7 @@ async def answer_without_executing(schema: GraphQLSchema, checks: LimitChecks, a
     found = await read_rendered(answers.cache, key)
     if found is None:
         return key, None
-    if found.whole is None or found.whole_etag is None:
-        found.whole = b"".join((b'{"data":{', orjson.dumps((node.alias or node.name).value), b":", found.body,
-                                b"}}"))
-        found.whole_etag = etag_of(found.whole)
-    return key, WholeAnswer(found.whole, found.whole_etag)
+    if found.whole is None:
+        whole = b"".join((b'{"data":{', orjson.dumps((node.alias or node.name).value), b":", found.body, b"}}"))
+        found.whole = whole, etag_of(whole)
+    return key, WholeAnswer(*found.whole)

@@ -239,8 +239,12 @@ class FieldLoop(StrawberryGraphQLCoreExecutionContext):
         type (non-null, list, leaf, abstract, object). Anything else (null, an awaitable, an error) is completed
         the ordinary way, with the same errors in the same places."""
         field, object_type, wants_info = relation
-        info = self.build_resolve_info(field, [d.node for d in field_details_list], parent_type, path) \
-            if wants_info else None
+
+        def info_of() -> GraphQLResolveInfo:
+            return self.build_resolve_info(field, [details.node for details in field_details_list], parent_type,
+                                           path)
+
+        info = info_of() if wants_info else None
         try:
             result = field.resolve(source, info)  # type: ignore[misc]
             if result is not None and not isinstance(result, Exception) and not self.is_awaitable(result):
@@ -249,7 +253,7 @@ class FieldLoop(StrawberryGraphQLCoreExecutionContext):
                                                              new_defer_usages, position_context)
             else:
                 if info is None:
-                    info = self.build_resolve_info(field, [d.node for d in field_details_list], parent_type, path)
+                    info = info_of()
                 if self.is_awaitable(result):
                     return self.complete_awaitable_value(field.type, field_details_list, info, path, result,
                                                          position_context)
