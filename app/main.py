@@ -30,6 +30,7 @@ from app.response_front import ResponseCacheFront
 from app.served_by import WorkerHeader
 from auth.services import AuthServices, build_auth
 from cache.client import RedisGuard, make_redis
+from cache.client import open_connections as open_redis_connections
 from cache.delayed import DelayedQueue
 from cache.failover import check_data_owner
 from cache.live import LiveStore
@@ -43,6 +44,7 @@ from cache.views import ViewCounter
 from cache.wal_floor import WalFloor
 from config.settings import Settings, SettingsError, get_settings
 from orm.engine import make_engine, make_session_factory
+from orm.engine import open_connections as open_database_connections
 from orm.replicas import ReadRouting, primary_position
 from resolvers import digests, scheduled
 from resolvers.deps import DEFERRED_QUEUE, Deps, SearchLimits
@@ -75,8 +77,11 @@ async def check_services(settings: Settings, deps: Deps, *, database: bool = Tru
 
 
 @contextlib.asynccontextmanager
-async def open_deps(settings: Settings) -> AsyncIterator[Deps]:
-    """Create the engine, session factory, Redis client and cache; close them on exit."""
+async def open_deps(settings: Settings, *, serving: bool = False) -> AsyncIterator[Deps]:
+    """Create the engine, session factory, Redis client and cache; close them on exit. `serving`: for a
+    server's lifespan, which first checks that each service answers (`check_services`) and then opens
+    the connections each pool keeps, before the first request rather than at the peaks of load that
+    would ask for them (DB_CONNECTIONS_AT_START, REDIS_CONNECTIONS_AT_START)."""
     engine, *replicas = (make_engine(url, pool_size=settings.db_pool_size, ping_after_idle=settings.db_ping_after_idle,
                                      transaction_pooler=settings.db_transaction_pooler, replica=n > 0)
                          for n, url in enumerate((settings.database_url, *settings.database_replica_urls)))
@@ -96,6 +101,11 @@ async def open_deps(settings: Settings) -> AsyncIterator[Deps]:
                   unreachable_write_wait=settings.redis_unreachable_write_wait)
     deps = wire(settings, engine, cache, auth=build_auth(settings, state), replicas=replicas)
     try:
+        if serving:
+            await check_services(settings, deps)
+            await open_database_connections(engine, settings.db_connections_at_start)
+            for client in (redis,) if state is redis else (redis, state):
+                await open_redis_connections(client, settings.redis_connections_at_start)
         yield deps
     finally:
         if deps.revalidator is not None:
@@ -182,8 +192,7 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
         if deps is not None:
             yield
             return
-        async with open_deps(settings) as own:
-            await check_services(settings, own)
+        async with open_deps(settings, serving=True) as own:
             app.state.deps = own
             if settings.precache_on_start:
                 await precache_data(own.cache, own.db)

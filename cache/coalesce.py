@@ -90,6 +90,11 @@ class Coalescer:
         self._sending: set[asyncio.Task[None]] = set()
         self._held = HeldConnections()  # the pool asked for a connection only by round trips that overlap
 
+    @property
+    def holding(self) -> int:
+        """Connections of the pool it keeps between its round trips (in use, to the pool)."""
+        return len(self._held)
+
     def submit(self, commands: Sequence[Command]) -> asyncio.Future[list[Any]]:
         """Queue `commands`; the future gives their replies (a ResponseError in the place of a command
         that failed), or the error that failed the whole round trip."""

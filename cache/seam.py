@@ -67,6 +67,9 @@ class HeldConnections:
         self.cap = cap
         self._idle: list[Any] = []
 
+    def __len__(self) -> int:
+        return len(self._idle)
+
     def take(self) -> Any | None:
         return self._idle.pop() if self._idle else None
 

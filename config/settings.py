@@ -150,6 +150,13 @@ class Settings(DatabaseSettings):
     # How often each replica's replay position and lag are checked (and a lost one tried again).
     replica_check_interval: float = 1.0
     redis_max_connections: int = 64
+    # Connections opened at start and kept: of the database pool (at most DB_POOL_SIZE), and of each Redis
+    # pool (at most REDIS_MAX_CONNECTIONS). A pool that opens them only as concurrency first asks grows at
+    # each new peak of load, minutes into a run (bench/soak.py). A Redis pool opens more beyond these
+    # only in a burst that needs them, and keeps them (redis-py closes none); a worker's pool under the
+    # bench's full load lends fewer than ten at once. Replicas' pools open theirs as needed.
+    db_connections_at_start: int = Field(default=10, ge=0)
+    redis_connections_at_start: int = Field(default=16, ge=0)
 
     # On SIGTERM (app/graceful.py): seconds a worker keeps serving with /readyz at 503, so a load balancer
     # stops sending it requests (above its check interval times its fall count); then seconds the requests

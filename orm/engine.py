@@ -104,6 +104,22 @@ def make_engine(url: str, *, pool_size: int = 10, echo: bool = False, ping_after
     return engine
 
 
+async def open_connections(engine: AsyncEngine, count: int) -> int:
+    """Open `count` connections of `engine`'s pool now (at most its size) and give them back to it, which
+    keeps them: a pool left to open its connections as concurrency first asks for them grows at each new
+    peak of load, at a moment the load decides, and a new connection's handshake is paid by the request
+    that meets that peak. Returns how many it opened (none on SQLite, whose connections are files)."""
+    pool = engine.sync_engine.pool
+    size = getattr(pool, "size", None)
+    if engine.url.get_backend_name() == "sqlite" or size is None:
+        return 0
+    count = min(count, size())
+    async with contextlib.AsyncExitStack() as held:  # held together, so each is a connection of its own
+        for _ in range(count):
+            await held.enter_async_context(engine.connect())
+    return count
+
+
 def _through_pooler() -> dict[str, Any]:
     """asyncpg behind a transaction pooler, as SQLAlchemy documents it: a statement is prepared on whichever
     server connection the pooler lends for its transaction, so it gets a name no other statement has (the
