@@ -51,6 +51,7 @@ Sample = dict[str, float]
 # A figure the load decides, not the server: reported with its bound (the load's connections), not judged by growth.
 CLIENTS = "clients' connections to worker"
 LARGE_FAMILY = 2**20  # bytes: a key family this large is a figure of its own
+FAMILY = "Redis family "  # a sampled key family's figures, before the report folds the small ones
 
 
 def _workers(pid: int) -> list[int]:
@@ -110,18 +111,31 @@ async def sample(deps: Deps, workers: list[int], server_port: int, families: boo
     async with deps.db() as session:
         figures["PostgreSQL connections"] = await session.scalar(
             text("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()")) or 0
-    if families:  # the large families one by one, the others together
-        other_keys = other_bytes = 0
-        for name, family in sorted((await family_stats(deps.cache)).items()):
-            if family.bytes >= LARGE_FAMILY:
-                figures[f"Redis {name} keys"] = family.keys
-                figures[f"Redis {name} MiB"] = family.bytes / 2**20
-            else:
-                other_keys += family.keys
-                other_bytes += family.bytes
-        figures["Redis other families keys"] = other_keys
-        figures["Redis other families MiB"] = other_bytes / 2**20
+    if families:  # every family: the report folds the small ones together (`_families_folded`)
+        for name, family in (await family_stats(deps.cache)).items():
+            figures[f"{FAMILY}{name} keys"] = family.keys
+            figures[f"{FAMILY}{name} MiB"] = family.bytes / 2**20
     return figures
+
+
+def _families_folded(samples: list[Sample]) -> list[Sample]:
+    """The samples with each key family that reached LARGE_FAMILY in any of them as figures of its own and
+    the others summed: decided over the whole run, so that a family near the size does not move between
+    its own figures and the others' from one sample to the next."""
+    large = {name.removeprefix(FAMILY).removesuffix(" MiB") for figures in samples for name, value in figures.items()
+             if name.startswith(FAMILY) and name.endswith(" MiB") and value * 2**20 >= LARGE_FAMILY}
+    folded = []
+    for figures in samples:
+        kept: Sample = {name: value for name, value in figures.items() if not name.startswith(FAMILY)}
+        if any(name.startswith(FAMILY) for name in figures):
+            kept["Redis other families keys"] = kept["Redis other families MiB"] = 0.0
+            for name, value in figures.items():
+                if name.startswith(FAMILY):
+                    family, _, unit = name.removeprefix(FAMILY).rpartition(" ")
+                    into = f"Redis {family} {unit}" if family in large else f"Redis other families {unit}"
+                    kept[into] = kept.get(into, 0.0) + value
+        folded.append(kept)
+    return folded
 
 
 async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> str:
@@ -154,7 +168,7 @@ async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> st
 
 def render(samples: list[tuple[float, Sample]], written: dict[str, Any], rate: float,
            args: argparse.Namespace) -> str:
-    after = [figures for at, figures in samples if at >= args.warm_up] or [samples[-1][1]]
+    after = _families_folded([figures for at, figures in samples if at >= args.warm_up] or [samples[-1][1]])
     half = max(1, len(after) // 2)
     first, last = _peaks(after[:half]), _peaks(after[half:] or after)
     lines = [
@@ -188,7 +202,7 @@ def render(samples: list[tuple[float, Sample]], written: dict[str, Any], rate: f
 
 def _peaks(samples: list[Sample]) -> Sample:
     """Each figure's highest value among `samples`."""
-    return {name: max(figures.get(name, 0.0) for figures in samples) for name in samples[0]}
+    return {name: max(figures.get(name, 0.0) for figures in samples) for name in {n for f in samples for n in f}}
 
 
 async def main() -> None:
