@@ -45,6 +45,7 @@ from typing import Any
 import orjson
 
 from cache import keys
+from cache.client import queue_set
 
 # Responses noted per tag in its refresh index.
 INDEXED_PER_TAG = 4
@@ -185,7 +186,7 @@ def queue_noted(pipe: Any, key: str, record: bytes, tags: Sequence[str], ttl: in
     """Note the response under `key` (answering `record`) in the refresh index of each of `tags`, the tags whose
     moves made it stale before it was computed again: the most recent INDEXED_PER_TAG of each are kept."""
     member = keys.refresh_request(key)
-    pipe.set(member, record, ex=ttl)
+    queue_set(pipe, member, record, ttl)
     now = time.time()
     for tag in tags:
         index = keys.refresh_index(tag)

@@ -75,10 +75,13 @@ def decode(raw: bytes) -> tuple[bytes, Any]:
 def decode_json(raw: bytes) -> tuple[bytes, bytes]:
     """The stamp and the JSON bytes of a stored value, not parsed."""
     stamp, _, rest = raw.partition(b"|")
+    return stamp, _json_of(rest)
+
+
+def _json_of(rest: bytes) -> bytes:
+    """The JSON bytes of what follows a stored value's stamp (its format byte, then its body)."""
     fmt, body = rest[:1], rest[1:]
-    if fmt == _ZLIB:
-        body = zlib.decompress(body)
-    return stamp, body
+    return zlib.decompress(body) if fmt == _ZLIB else body
 
 
 class KeptDecoded:
@@ -550,10 +553,12 @@ class Cache:
             stamps.append(stamp)
             if raw is None:
                 result, value = "miss", MISSING
-            elif raw.partition(b"|")[0] != stamp:  # stale: its body is not decoded (nor decompressed) at all
-                result, value = "stale", MISSING
             else:
-                result, value = "hit", decode(raw)[1]
+                stored, _, rest = raw.partition(b"|")
+                if stored != stamp:  # stale: its body is not decoded (nor decompressed) at all
+                    result, value = "stale", MISSING
+                else:
+                    result, value = "hit", orjson.loads(_json_of(rest))
             outcomes[(keys.family(key), result)] += 1
             values.append(value)
         for (family, result), n in outcomes.items():
@@ -660,13 +665,13 @@ class Cache:
         """Move a generation to a random value, never one the key held before (2^62 of them; an INCR
         restarts at 1 after an expiry, a value a stamp stored in an earlier life of the key may carry), and
         push its expiry out: one command."""
-        pipe.set(keys.generation(tag), random.getrandbits(62) + 1, ex=self.generation_ttl)
+        queue_set(pipe, keys.generation(tag), b"%d" % (random.getrandbits(62) + 1), self.generation_ttl)
 
     def _queue_clock(self, pipe: Pipeline) -> None:
         """Move the invalidation clock after the generations of the same pipeline: a response checked at the
         clock's value before is checked again. To a random value, as a generation moves (`_queue_bump`): it
         only has to differ from every value a response was checked at, and never overflows."""
-        pipe.set(keys.invalidation_clock(), random.getrandbits(62) + 1, ex=self.generation_ttl)
+        queue_set(pipe, keys.invalidation_clock(), b"%d" % (random.getrandbits(62) + 1), self.generation_ttl)
 
     def _queue_sets(self, pipe: Pipeline, items: Sequence[Fill]) -> None:
         for key, data, stamp, ttl in items:
