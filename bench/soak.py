@@ -161,7 +161,8 @@ async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> st
             while (elapsed := time.monotonic() - started) < seconds:
                 await read_load(url, script, max(1, round(min(args.every, seconds - elapsed))), args.connections)
                 samples.append((time.monotonic() - started, await sample(deps, workers, server.port, args.families)))
-                print(f"{samples[-1][0]:.0f} s: {orjson.dumps(samples[-1][1]).decode()}", file=sys.stderr)
+                shown = _families_folded([samples[-1][1]])[0]  # as the report will (but for this sample alone)
+                print(f"{samples[-1][0]:.0f} s: {orjson.dumps(shown).decode()}", file=sys.stderr)
             written = orjson.loads((await writers.communicate())[0].splitlines()[-1])
     return render(samples, written, rate, args)
 

@@ -153,8 +153,9 @@ class Settings(DatabaseSettings):
     # Connections opened at start and kept: of the database pool (at most DB_POOL_SIZE), and of each Redis
     # pool (at most REDIS_MAX_CONNECTIONS). A pool that opens them only as concurrency first asks grows at
     # each new peak of load, minutes into a run (bench/soak.py). A Redis pool opens more beyond these
-    # only in a burst that needs them, and keeps them (redis-py closes none); a worker's pool under the
-    # bench's full load lends fewer than ten at once. Replicas' pools open theirs as needed.
+    # only in a burst that needs them, and keeps them (redis-py closes none): two workers under the soak's
+    # full load, opening theirs as needed, held 17-21 Redis connections in all (their pub/sub and the
+    # sampler's among them). Replicas' pools open theirs as needed.
     db_connections_at_start: int = Field(default=10, ge=0)
     redis_connections_at_start: int = Field(default=16, ge=0)
 
