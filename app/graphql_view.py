@@ -248,7 +248,8 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         the client asked for. A query of one rendered field whose answer is current is sent as it is, with
         nothing executed (schema/rendered.py `answer_without_executing`). `left`: keeps the values computed
         that are still to be stored when execution ends, for the caller to send (cache/store.py `queue_left`)."""
-        rendered = await self._rendered_whole(exchange)
+        with at_once():  # when it answers, the request's only command: sent at the next turn, as a hit's is
+            rendered = await self._rendered_whole(exchange)
         if rendered is not None:
             return Response(rendered.body, media_type=media_type(exchange.graphql.accept),
                             headers={"etag": rendered.etag})

@@ -15,8 +15,9 @@ from prometheus_client import REGISTRY
 from redis.asyncio import Redis
 
 from app.main import create_app
-from cache import keys
+from cache import coalesce, keys
 from cache.client import make_redis
+from cache.coalesce import Coalescer
 from cache.rendered import keep_rendered, read_rendered
 from cache.response import ResponseCache
 from cache.response_capture import Capture
@@ -26,6 +27,7 @@ from resolvers import reaction, reader
 from resolvers import topic as topics
 from resolvers.deps import Deps
 from schema import rendered as rendered_answers
+from tests.conftest import single_redis
 from tests.helpers import Api
 
 ALL = "query { get_topics_all { id slug title stat { shouts followers } } }"
@@ -84,6 +86,31 @@ async def test_an_answer_is_executed_once_then_sent_as_rendered(http: httpx.Asyn
     assert second == first and sql_counter.count == 0
     topics_seen = orjson.loads(second)["data"]["get_topics_all"]
     assert len(topics_seen) >= 10 and all(t["stat"] is not None for t in topics_seen)
+
+
+@single_redis
+async def test_the_look_up_of_an_answer_goes_out_at_once_and_an_execution_after_a_miss_waits_to_share(
+        http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sent as rendered, the answer's look-up is the request's only command: it goes out at the next turn
+    of the loop, as a response-cache hit's does (cache/coalesce.py `at_once`; warm rendered reads did
+    11-27% more a second so, bench/RESULTS.md), not after quiet turns. An execution after a miss sends its
+    commands as before, once the loop is quiet, so that a page's loaders share their round trips."""
+    submitted: list[tuple[bool, bool]] = []  # (a look-up of a rendered answer, sent at once)
+    submit = Coalescer.submit
+
+    def noted(self: Coalescer, commands: Any) -> Any:
+        looks_up = any((arg.decode() if isinstance(arg, bytes) else str(arg)).startswith("rendered:")
+                       for args, _ in commands for arg in args)
+        submitted.append((looks_up, coalesce._AT_ONCE.get()))  # the flag `at_once` sets
+        return submit(self, commands)
+
+    monkeypatch.setattr(Coalescer, "submit", noted)
+    await _post(http, ALL)  # a miss: looked up, executed, kept
+    assert submitted[0] == (True, True) and any(not looks_up and not sent_at_once
+                                                for looks_up, sent_at_once in submitted[1:]), submitted
+    submitted.clear()
+    await _post(http, ALL)
+    assert submitted == [(True, True)]
 
 
 async def test_the_same_field_asked_the_same_way_shares_it_and_any_difference_does_not(
