@@ -42,7 +42,8 @@ async def _name_after_failover(owner_check: bool) -> tuple[str, str]:
                                  registrations_per_address=0, mails_per_address=0, mails_per_recipient=0,
                                  redis_breaker_seconds=0.2, redis_owner_check=owner_check,
                                  environment="development")
-        async with open_deps(settings) as deps, httpx.AsyncClient(
+        # as a server opens them: its pools' connections opened at start, every one to the master that fails
+        async with open_deps(settings, serving=True) as deps, httpx.AsyncClient(
                 transport=httpx.ASGITransport(app=create_app(settings, deps=deps)), base_url="http://test") as client:
             api = Api(client, deps)
             user = await api.user()
