@@ -56,13 +56,24 @@ def _statements() -> list[tuple[str, Select[Any], dict[str, Any]]]:
     ]
 
 
+# Statements by ids with no ORDER BY: their rows come in whatever order the plan reads them, and the driver's
+# array parameter and the session's IN list are planned apart. Once (a fresh clone's run) the fourth author
+# read, one an earlier test had renamed, was author 4 from the driver and author 5 from the session. Compared
+# in id order: the same rows, whatever order each plan read them in.
+UNORDERED = frozenset({"authors", "topics", "communities", "no ids", "shouts", "listed shouts", "reactions by id"})
+
+
 async def test_every_statement_on_the_driver_reads_what_a_session_reads(deps: Deps) -> None:
     rows_read = 0
     async with reads(deps.db) as driver, read_session(deps.db) as session:
         assert isinstance(driver, DriverReads)
         for name, statement, params in _statements():
             on_the_driver = await driver.rows(statement, params)
-            assert on_the_driver == await SessionReads(session).rows(statement, params), name
+            in_a_session = await SessionReads(session).rows(statement, params)
+            if name in UNORDERED:
+                on_the_driver, in_a_session = (sorted(rows, key=lambda row: row["id"])
+                                               for rows in (on_the_driver, in_a_session))
+            assert on_the_driver == in_a_session, name
             rows_read += len(on_the_driver)
     assert rows_read > 400  # the control: the statements did select rows, of every kind of column
 
