@@ -318,15 +318,14 @@ def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard 
     return client
 
 
-async def open_connections(redis: Redis, count: int) -> int:
+async def open_connections(redis: Redis, count: int) -> None:
     """Open `count` connections of `redis`'s pool now (at most its `max_connections`) and give them back to
     it: redis-py opens a pool's connections as concurrency first asks for them and keeps each, so a pool
     left to itself grows at each new peak of load (bench/soak.py saw it step up minutes into a run) and
     the request that meets the peak pays the handshake. Those its coalescer holds between round trips
-    (cache/coalesce.py) are of the count. A cluster's node pools are left to open as needed. Returns how
-    many the pool has opened (at least)."""
+    (cache/coalesce.py) are of the count. A cluster's node pools are left to open as needed."""
     if is_cluster(redis) or count <= 0:
-        return 0
+        return
     pool = redis.connection_pool
     coalescer = getattr(redis, "coalescer", None)
     holding = coalescer.holding if coalescer is not None else 0
@@ -337,7 +336,6 @@ async def open_connections(redis: Redis, count: int) -> int:
     finally:
         for connection in held:
             await pool.release(connection)
-    return holding + len(held)
 
 
 def _connection_class(base: type[Any], on_connect: Callable[[Any], Awaitable[Any]] | None) -> type[Any]:

@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import event, exc
 from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.pool import QueuePool
 
 from orm.replicas import ReadRouting, RoutingSession
 from telemetry import metrics
@@ -104,20 +105,17 @@ def make_engine(url: str, *, pool_size: int = 10, echo: bool = False, ping_after
     return engine
 
 
-async def open_connections(engine: AsyncEngine, count: int) -> int:
+async def open_connections(engine: AsyncEngine, count: int) -> None:
     """Open `count` connections of `engine`'s pool now (at most its size) and give them back to it, which
     keeps them: a pool left to open its connections as concurrency first asks for them grows at each new
     peak of load, at a moment the load decides, and a new connection's handshake is paid by the request
-    that meets that peak. Returns how many it opened (none on SQLite, whose connections are files)."""
+    that meets that peak. None on SQLite, whose connections are files."""
     pool = engine.sync_engine.pool
-    size = getattr(pool, "size", None)
-    if engine.url.get_backend_name() == "sqlite" or size is None:
-        return 0
-    count = min(count, size())
+    if engine.url.get_backend_name() == "sqlite" or not isinstance(pool, QueuePool):
+        return
     async with contextlib.AsyncExitStack() as held:  # held together, so each is a connection of its own
-        for _ in range(count):
+        for _ in range(min(count, pool.size())):
             await held.enter_async_context(engine.connect())
-    return count
 
 
 def _through_pooler() -> dict[str, Any]:

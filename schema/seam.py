@@ -231,6 +231,11 @@ class FieldLoop(StrawberryGraphQLCoreExecutionContext):
 
         return get_results()
 
+    def _info_of(self, field: Any, field_details_list: Any, parent_type: GraphQLObjectType,
+                 path: Path) -> GraphQLResolveInfo:
+        """The resolve info of a relation (a method, not a closure made on every relation executed)."""
+        return self.build_resolve_info(field, [details.node for details in field_details_list], parent_type, path)
+
     def execute_relation(self, parent_type: GraphQLObjectType, source: Any, field_details_list: Any, path: Path,
                          relation: Relation, position_context: Any) -> Any:
         """graphql-core's `execute_field` for a relation its plan vouches for (no arguments, no middleware, an
@@ -239,12 +244,7 @@ class FieldLoop(StrawberryGraphQLCoreExecutionContext):
         type (non-null, list, leaf, abstract, object). Anything else (null, an awaitable, an error) is completed
         the ordinary way, with the same errors in the same places."""
         field, object_type, wants_info = relation
-
-        def info_of() -> GraphQLResolveInfo:
-            return self.build_resolve_info(field, [details.node for details in field_details_list], parent_type,
-                                           path)
-
-        info = info_of() if wants_info else None
+        info = self._info_of(field, field_details_list, parent_type, path) if wants_info else None
         try:
             result = field.resolve(source, info)  # type: ignore[misc]
             if result is not None and not isinstance(result, Exception) and not self.is_awaitable(result):
@@ -253,7 +253,7 @@ class FieldLoop(StrawberryGraphQLCoreExecutionContext):
                                                              new_defer_usages, position_context)
             else:
                 if info is None:
-                    info = info_of()
+                    info = self._info_of(field, field_details_list, parent_type, path)
                 if self.is_awaitable(result):
                     return self.complete_awaitable_value(field.type, field_details_list, info, path, result,
                                                          position_context)
