@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from sqlalchemy import Integer, Select, bindparam, func, select
+from sqlalchemy import Select, bindparam, func, select
 
 from cache import keys
 from cache.entities import id_by_slug
@@ -21,7 +21,7 @@ from orm.engine import read_session
 from orm.reaction import COMMENT_KINDS, RATING_KINDS
 from orm.stats import is_listed, reaction_stat_columns, vote_value
 from resolvers.deps import Deps
-from resolvers.paging import page
+from resolvers.paging import kept_page, page
 from resolvers.reaction_query import DEFAULT_LIMIT, ReactionsQuery, checked_sort
 from resolvers.search import comment_condition, count_cold, search_text
 
@@ -41,10 +41,6 @@ def _with_stat_columns(statement: Select[Any]) -> Select[Any]:
 # every list of reactions starts from it (statements are immutable: each `.where` makes a new one).
 _LIVE_ON_LISTED_SHOUTS = (select(*Reaction.__table__.c).join(Shout, Shout.id == Reaction.shout)
                           .where(Reaction.deleted_at.is_(None), is_listed()))
-
-# A page of a list: its bounds are bound parameters too.
-_PAGE = {"limit": bindparam("limit", type_=Integer), "offset": bindparam("offset", type_=Integer)}
-
 
 # The thread orders of cache/threads.py, built once like the statement they order: ties go by id, and
 # "dislike" is exactly "like" reversed.
@@ -113,10 +109,9 @@ _GIVEN_IF_SET = frozenset({"reply_to", "created_by", "after"})
 
 @functools.cache  # bounded: at most 2^8 sets of filters (in `ReactionsQuery.filters` order), by 4 orders
 def _list_statement(filters: tuple[str, ...], sort: str) -> Select[Any]:
-    """The page of reactions with their stats for these filters (names of `_FILTERS`) in this order, with
-    bound parameters for the filters' values, `limit` and `offset`."""
-    return _with_stat_columns(_sorted(_LIVE_ON_LISTED_SHOUTS.where(*(_FILTERS[name] for name in filters)), sort)
-                              .limit(_PAGE["limit"]).offset(_PAGE["offset"]))
+    """The reactions with their stats for these filters (names of `_FILTERS`) in this order, with bound
+    parameters for the filters' values; a page of it is `kept_page`'s."""
+    return _with_stat_columns(_sorted(_LIVE_ON_LISTED_SHOUTS.where(*(_FILTERS[name] for name in filters)), sort))
 
 
 async def load_reactions_by(deps: Deps, query: ReactionsQuery, *, client: str | None = None) -> list[dict[str, Any]]:
@@ -142,10 +137,9 @@ async def load_reactions_by(deps: Deps, query: ReactionsQuery, *, client: str | 
                if name in _FILTERS and (value or name in _GIVEN_IF_SET)}  # an empty slug or list filters nothing
     if "shout" in filters:
         filters["shout"] = shout_id
-    stmt = _list_statement(tuple(filters), query.sort)
-    return await _cached_reactions(deps, key, tags, stmt, params={**filters, "limit": query.limit,
-                                                                  "offset": query.offset},
-                                   search=search, client=client)
+    stmt, bounds = kept_page(_list_statement(tuple(filters), query.sort), query.limit, query.offset)
+    return await _cached_reactions(deps, key, tags, stmt, params={**filters, **bounds}, search=search,
+                                   client=client)
 
 
 def _thread_of(query: ReactionsQuery) -> tuple[str, str] | None:
@@ -189,24 +183,25 @@ _NEWEST = (Reaction.created_at.desc(), Reaction.id.desc())
 _SHOUT_RATINGS = _with_stat_columns(
     _LIVE_ON_LISTED_SHOUTS.where(Reaction.shout == bindparam("shout"), Reaction.kind.in_(RATING_KINDS),
                                  Reaction.reply_to.is_(None))
-    .order_by(*_NEWEST).limit(_PAGE["limit"]).offset(_PAGE["offset"]))
+    .order_by(*_NEWEST))
 _COMMENT_RATINGS = _with_stat_columns(
     _LIVE_ON_LISTED_SHOUTS.where(Reaction.reply_to == bindparam("comment"), Reaction.kind.in_(RATING_KINDS))
-    .order_by(*_NEWEST).limit(_PAGE["limit"]).offset(_PAGE["offset"]))
+    .order_by(*_NEWEST))
 _BY_IDS = _with_stat_columns(_LIVE_ON_LISTED_SHOUTS.where(Reaction.id.in_(bindparam("ids", expanding=True))))
 
 
 async def load_shout_ratings(deps: Deps, shout: int, limit: int | None, offset: int | None) -> list[Any]:
     limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=deps.max_page_size)
+    stmt, bounds = kept_page(_SHOUT_RATINGS, limit, offset)
     return await _cached_reactions(deps, keys.reactions_shout(shout, limit, offset, "ratings"),
-                                   [keys.tag_shout_reactions(shout)], _SHOUT_RATINGS,
-                                   params={"shout": shout, "limit": limit, "offset": offset})
+                                   [keys.tag_shout_reactions(shout)], stmt, params={"shout": shout, **bounds})
 
 
 async def load_comment_ratings(deps: Deps, comment: int, limit: int | None, offset: int | None) -> list[Any]:
     limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=deps.max_page_size)
+    stmt, bounds = kept_page(_COMMENT_RATINGS, limit, offset)
     return await _cached_reactions(deps, keys.reactions_comment(comment, limit, offset), [keys.TAG_REACTIONS],
-                                   _COMMENT_RATINGS, params={"comment": comment, "limit": limit, "offset": offset})
+                                   stmt, params={"comment": comment, **bounds})
 
 
 async def load_comments_branch(

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from sqlalchemy import Select, event, func, literal, select
+from sqlalchemy import Select, event, func, literal, select, text
+from sqlalchemy.dialects.postgresql.asyncpg import dialect as asyncpg_dialect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from cache import entities
@@ -15,37 +16,45 @@ from orm import Author, Shout
 from orm.driver import DriverReads, SessionReads, reads
 from orm.engine import make_engine, make_session_factory, read_session
 from orm.errors import is_unavailable
+from orm.seam import driver_sql
 from resolvers import reaction, topic
 from resolvers.deps import Deps
+from resolvers.paging import kept_page, limited
 from resolvers.reader import filtered, ordered
 from resolvers.shout_query import NO_FILTERS, ShoutFilters
 from tests.conftest import TEST_DATABASE_URL, Counter
 
 IDS = {"ids": [*range(1, 40), 10**9]}
-PAGE = {"limit": 15, "offset": 3}
+PAGES = ((15, 3), (15, 0))  # a page past the first (bounds as parameters), a first page (its limit in its text)
+
+
+def _page(statement: Select[Any], params: dict[str, Any], limit: int, offset: int) -> tuple[Select[Any], dict[str, Any]]:
+    paged, bounds = kept_page(statement, limit, offset)
+    return paged, {**params, **bounds}
 
 
 def _statements() -> list[tuple[str, Select[Any], dict[str, Any]]]:
     """Each statement the driver reads, with parameters that select rows (an empty list too)."""
-    lists = [(f"reactions {filters} {sort}", reaction._list_statement(filters, sort), {**params, **PAGE})
+    lists = [(f"reactions {filters} {sort} {bounds}", *_page(reaction._list_statement(filters, sort), params, *bounds))
              for filters, params in (((), {}), (("kinds",), {"kinds": ["COMMENT", "LIKE"]}),
                                      (("shout", "kinds"), {"shout": 2, "kinds": ["COMMENT"]}),
                                      (("shouts", "created_by"), {"shouts": ["no-such-slug"], "created_by": 3}),
                                      (("kinds",), {"kinds": []}))
-             for sort in ("newest", "oldest", "like", "dislike")]
-    shout_lists = [(f"shouts {filters} {order} {desc}",
-                    ordered(filtered(select(Shout.id), filters), order, desc).limit(15).offset(2), {})
+             for sort in ("newest", "oldest", "like", "dislike") for bounds in PAGES]
+    shout_lists = [(f"shouts {filters} {order} {desc} {bounds}",
+                    limited(ordered(filtered(select(Shout.id), filters), order, desc), *bounds), {})
                    for filters in (NO_FILTERS, ShoutFilters.of(topic="topic-1"),
                                    ShoutFilters.of(author="author-2", layouts=["article", "music"]),
                                    ShoutFilters.of(featured=False, after=0))
                    for order, desc in ((None, True), ("rating", True), ("comments_count", False),
-                                       ("last_commented_at", True), ("views_count", True))]
+                                       ("last_commented_at", True), ("views_count", True))
+                   for bounds in PAGES]
     return [
         ("authors", entities._AUTHORS, IDS), ("topics", entities._TOPICS, IDS),
         ("communities", entities._COMMUNITIES, IDS), ("no ids", entities._AUTHORS, {"ids": []}),
         ("shouts", entities._SHOUTS_RELATED, IDS), ("listed shouts", entities._LISTED_SHOUTS_RELATED, IDS),
-        ("shout ratings", reaction._SHOUT_RATINGS, {"shout": 1, **PAGE}),
-        ("comment ratings", reaction._COMMENT_RATINGS, {"comment": 1, "limit": 50, "offset": 0}),
+        ("shout ratings", *_page(reaction._SHOUT_RATINGS, {"shout": 1}, 15, 3)),
+        ("comment ratings", *_page(reaction._COMMENT_RATINGS, {"comment": 1}, 50, 0)),
         ("reactions by id", reaction._BY_IDS, {"ids": [*range(1, 60)]}), *lists,
         *((f"{lookup} by slug", statement, {"slug": slug}) for lookup, statement in entities._ID_OF_SLUG.items()
           for slug in ("author-2", "no-such-slug")), *shout_lists,
@@ -128,3 +137,32 @@ async def test_reads_go_through_a_session_where_the_driver_cannot_take_them(deps
         await lite.dispose()
     async with entities.shared_session(deps.db) as shared:
         assert shared is deps.db
+
+
+async def _plans(reading: Any, statement: Select[Any], params: dict[str, Any], times: int) -> dict[str, int]:
+    """What PostgreSQL planned for `statement` read `times` times on this one connection: its prepared
+    statement's generic and custom plans (pg_prepared_statements, PostgreSQL 14 and later)."""
+    for _ in range(times):
+        await reading.rows(statement, params)
+    sql = driver_sql(statement, asyncpg_dialect())[0]
+    found = await reading.rows(select(text("generic_plans, custom_plans")).select_from(text("pg_prepared_statements"))
+                               .where(text("statement = :sql")), {"sql": sql})
+    assert len(found) == 1, found
+    return found[0]
+
+
+async def test_a_first_page_is_planned_once_per_connection_and_a_later_page_at_every_read(
+        engine: AsyncEngine) -> None:
+    """A first page's limit is in its text (resolvers/paging.py): after PostgreSQL's five custom plans the
+    connection keeps one plan. The control, the same statement a page further: its LIMIT is a parameter,
+    and every read of it is planned again."""
+    own = make_engine(TEST_DATABASE_URL, pool_size=1)  # one connection: its prepared statements are read
+    statement = reaction._list_statement((), "newest")
+    try:
+        async with reads(make_session_factory(own)) as driver:
+            first_page = await _plans(driver, *kept_page(statement, 20, 0), times=8)
+            later_page = await _plans(driver, *_page(statement, {}, 20, 20), times=8)
+    finally:
+        await own.dispose()
+    assert first_page["generic_plans"] >= 3 and first_page["custom_plans"] <= 5, first_page
+    assert later_page == {"generic_plans": 0, "custom_plans": 8}, later_page
