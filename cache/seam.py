@@ -3,7 +3,8 @@
 Coalescing (cache/coalesce.py) queues the commands of many callers into one pipeline and splits the replies
 back, which needs a pipeline's queue and flags; packing commands in C needs redis-py's hiredis serializer;
 sending them without a task each needs a connection's stream; reading a round trip's replies under one timer
-needs a connection's read without a timer of its own;
+needs a connection's read without a timer of its own, and taking them straight from hiredis needs its
+parser's reader;
 pub/sub on a cluster needs the nodes a cluster client was started with. None of this is promised by
 redis-py's documentation. Each reliance is a named function or class below, and `tests/test_seams.py` has a
 canary for each that fails naming redis-py, the internal and what to do. The rest of the project uses these
@@ -23,6 +24,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import hiredis
+from redis._parsers.hiredis import NOT_ENOUGH_DATA, _AsyncHiredisParser
+from redis._parsers.socket import SERVER_CLOSED_CONNECTION_ERROR
 from redis.asyncio.client import Pipeline
 from redis.asyncio.cluster import RedisCluster
 from redis.client import EMPTY_RESPONSE, NEVER_DECODE
@@ -171,11 +174,78 @@ async def _round_trip(callbacks: Mapping[Any, Any], connection: Any, commands: S
     replies: list[Any] = []
     try:
         async with asyncio.timeout(connection.socket_timeout):
-            for args, options in commands:
-                replies.append(await _reply(callbacks, connection, args[0], options))
+            reader = _hiredis_reader(connection)
+            if reader is None:
+                for args, options in commands:
+                    replies.append(await _reply(callbacks, connection, args[0], options))
+            else:
+                for (args, options), raw in zip(commands, await _read_all(connection, reader, commands), strict=True):
+                    reply = _answered(callbacks, args[0], options, raw)
+                    replies.append(await reply if inspect.isawaitable(reply) else reply)
     except TimeoutError:  # the read was cancelled by the timer: redis-py has dropped the connection
         raise RedisTimeoutError(f"Timeout reading from {_address(connection)}") from None
     return replies
+
+
+def _hiredis_reader(connection: Any) -> Any:
+    """The hiredis reader of a connection's parser, when it reads with hiredis (redis-py's
+    `_AsyncHiredisParser`, its `_reader`); None for any other parser, read reply by reply."""
+    parser = getattr(connection, "_parser", None)
+    return getattr(parser, "_reader", None) if isinstance(parser, _AsyncHiredisParser) else None
+
+
+async def _read_all(connection: Any, reader: Any, commands: Sequence[Command]) -> list[Any]:
+    """The raw replies to `commands`, taken from the connection's hiredis reader as they are parsed, the
+    socket read only when the reader holds no whole reply. redis-py reads a reply through four coroutines
+    (the connection's `read_response`, its parser's, their checks and timers), 5 us each on this project's
+    machines: a cold page's sixty stores cost 0.3 ms that way. What `read_response` does around a reply is
+    done here too: a connection error in a reply is raised, a push notification goes to the parser's handler
+    and the reply after it is the command's, the health check is moved after the read, and the connection is
+    dropped on any failure (`disconnect_on_error`)."""
+    parser = connection._parser
+    if not parser._connected:
+        raise RedisConnectionError(SERVER_CLOSED_CONNECTION_ERROR)
+    push_type = parser._hiredis_PushNotificationType
+    raws: list[Any] = []
+    try:
+        for _args, options in commands:
+            decode = NEVER_DECODE not in options
+            while True:
+                raw = reader.gets() if decode else reader.gets(False)
+                while raw is NOT_ENOUGH_DATA:
+                    await parser.read_from_socket()
+                    raw = reader.gets() if decode else reader.gets(False)
+                if push_type is not None and isinstance(raw, push_type):
+                    await parser.handle_push_response(raw)
+                    continue
+                break
+            if isinstance(raw, ConnectionError) or (
+                    isinstance(raw, list) and raw and isinstance(raw[0], ConnectionError)):
+                raise raw if isinstance(raw, ConnectionError) else raw[0]
+            raws.append(raw)
+    except OSError as error:
+        await connection.disconnect(nowait=True)
+        raise RedisConnectionError(f"Error while reading from {_address(connection)} : {error.args}") from None
+    except BaseException:
+        await connection.disconnect(nowait=True)
+        raise
+    if connection.health_check_interval:
+        connection.next_health_check = asyncio.get_running_loop().time() + connection.health_check_interval
+    return raws
+
+
+def _answered(callbacks: Mapping[Any, Any], command: Any, options: Mapping[str, Any], raw: Any) -> Any:
+    """A raw reply as redis-py's `Redis.parse_response` gives it (its options: NEVER_DECODE, EMPTY_RESPONSE
+    and `keys` are its own, the rest go to the command's callback), or an awaitable of it (an async
+    callback's); an error reply as the reply."""
+    if isinstance(raw, ResponseError):
+        return options[EMPTY_RESPONSE] if EMPTY_RESPONSE in options else raw
+    callback = callbacks.get(command)
+    if callback is None:
+        return raw
+    if options:
+        options = {name: value for name, value in options.items() if name not in _NOT_FOR_CALLBACKS}
+    return callback(raw, **options)
 
 
 def _address(connection: Any) -> str:
@@ -184,20 +254,13 @@ def _address(connection: Any) -> str:
 
 
 async def _reply(callbacks: Mapping[Any, Any], connection: Any, command: Any, options: Mapping[str, Any]) -> Any:
-    """One command's reply as redis-py's `Redis.parse_response` gives it (its options: NEVER_DECODE,
-    EMPTY_RESPONSE and `keys` are its own, the rest go to the command's callback); an error reply as the
-    reply."""
+    """One command's reply as redis-py's `Redis.parse_response` gives it, read through the connection."""
     try:
         reply = await connection.read_response(disable_decoding=NEVER_DECODE in options, timeout=math.inf)
     except ResponseError as error:
-        return options[EMPTY_RESPONSE] if EMPTY_RESPONSE in options else error
-    callback = callbacks.get(command)
-    if callback is None:
-        return reply
-    if options:
-        options = {name: value for name, value in options.items() if name not in _NOT_FOR_CALLBACKS}
-    result = callback(reply, **options)
-    return await result if inspect.isawaitable(result) else result
+        reply = error
+    answered = _answered(callbacks, command, options, reply)
+    return await answered if inspect.isawaitable(answered) else answered
 
 
 _NOT_FOR_CALLBACKS = frozenset({NEVER_DECODE, EMPTY_RESPONSE, "keys"})

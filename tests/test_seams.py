@@ -24,6 +24,7 @@ from strawberry.extensions import SchemaExtension
 from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL
 from strawberry.types import Info
 
+import cache.seam as cache_seam
 from cache.seam import (
     execute_pipelined,
     fast_connection,
@@ -321,21 +322,63 @@ async def test_a_round_trip_of_queued_commands_answers_as_redis_pys_pipeline(red
 
 async def _both_ways(client: Redis, commands: list[Any]) -> list[Any]:
     """The replies of `execute_pipelined` to `commands`, after the canary that redis-py's own pipeline gives
-    the same."""
+    the same, whether the replies are taken from the connection's hiredis reader (as they are) or read one
+    by one through the connection (as for any other parser)."""
     theirs = Pipeline(client.connection_pool, client.response_callbacks, False, None)
     theirs.command_stack.extend(commands)
     async with theirs:
         expected = await theirs.execute(raise_on_error=False)
     replies = await execute_pipelined(client, commands)
+    one_by_one = await _read_one_by_one(client, commands)
 
     def comparable(replies: list[Any]) -> list[Any]:
         return [(type(reply), str(reply)) if isinstance(reply, Exception) else reply for reply in replies]
 
-    canary(comparable(replies) == comparable(expected), REDIS_PY,
-           "`Redis.parse_response` (options NEVER_DECODE, EMPTY_RESPONSE, keys; `response_callbacks`)",
-           "Coalescing (cache/coalesce.py sends every caller's commands with cache/seam.py `execute_pipelined`)",
-           f"make `execute_pipelined` read replies as redis-py's pipeline now does: {replies} != {expected}")
+    for read in (replies, one_by_one):
+        canary(comparable(read) == comparable(expected), REDIS_PY,
+               "`Redis.parse_response` (options NEVER_DECODE, EMPTY_RESPONSE, keys; `response_callbacks`)",
+               "Coalescing (cache/coalesce.py sends every caller's commands with cache/seam.py `execute_pipelined`)",
+               f"make `execute_pipelined` read replies as redis-py's pipeline now does: {read} != {expected}")
     return replies
+
+
+async def _read_one_by_one(client: Redis, commands: list[Any]) -> list[Any]:
+    """`execute_pipelined` reading its replies one by one through the connection, as it does when the
+    connection's parser is not hiredis's."""
+    reader = cache_seam._hiredis_reader
+    cache_seam._hiredis_reader = lambda _connection: None
+    try:
+        return await execute_pipelined(client, commands)
+    finally:
+        cache_seam._hiredis_reader = reader
+
+
+async def test_a_round_trip_takes_its_replies_from_the_hiredis_reader_and_a_push_between_them_is_not_one(
+        redis_server: Any) -> None:
+    """`execute_pipelined` takes a round trip's replies straight from the connection's hiredis reader
+    (redis-py's `_AsyncHiredisParser`: its `_reader`, `read_from_socket`, `handle_push_response`). A push
+    the server sends between two round trips (RESP3: here a client-side caching invalidation) goes to the
+    parser's handler, as redis-py's `read_response` sends it, and the replies after it are the commands'."""
+    from redis.asyncio import ConnectionPool
+    from redis.asyncio.connection import Connection
+
+    pool = ConnectionPool.from_url(redis_server.url, connection_class=fast_connection(Connection), max_connections=1)
+    client, writer = Redis(connection_pool=pool), Redis.from_url(redis_server.url)
+    try:
+        assert await execute_pipelined(client, [(("CLIENT", "TRACKING", "ON"), {})]) == [b"OK"]
+        connection = await pool.get_connection()
+        canary(cache_seam._hiredis_reader(connection) is not None, REDIS_PY,
+               "`_AsyncHiredisParser` (its `_reader`) as a connection's `_parser`",
+               "Reading a round trip's replies straight from hiredis (cache/seam.py `_read_all`)",
+               "find where redis-py now keeps a connection's hiredis reader, or read replies one by one")
+        await pool.release(connection)
+        assert await execute_pipelined(client, [(("SET", "seam:t", "1"), {}), (("GET", "seam:t"), {})]) == [True, b"1"]
+        await writer.set("seam:t", "2")  # the server pushes an invalidation of the key read to the tracking one
+        await asyncio.sleep(0.05)
+        assert await execute_pipelined(client, [(("GET", "seam:t"), {}), (("PING",), {})]) == [b"2", True]
+    finally:
+        await writer.aclose()
+        await client.aclose()
 
 
 async def test_a_round_trip_reads_its_replies_under_one_timer_and_a_stalled_one_leaves_nothing_behind(
