@@ -133,6 +133,16 @@ class Uvicorn:
             self._process.wait(10)
 
 
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a process so far (/proc/PID/stat fields 14 and 15)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
 def server_env(settings: Settings, **extra: str) -> dict[str, str]:
     return {"DATABASE_URL": settings.database_url, "REDIS_URL": settings.redis_url or "",
             "JWT_SECRET": settings.jwt_secret or "", "LOGINS_PER_ADDRESS": "0", "REGISTRATIONS_PER_ADDRESS": "0",

@@ -9,6 +9,8 @@ machine moved). Cases:
 
 - warm: the response cache off (RESPONSE_CACHE_TTL=0), every value cached, driven by wrk;
 - cold: every cached value a miss (the global epoch bumped before each request), one request at a time;
+  besides requests a second, the worker's CPU per request (/proc, as bench/write_cost.py reads it), which
+  the client's own time and the machine's other work move far less;
 - hit: the response cache on (a second worker of each checkout), every answer stored, driven by wrk.
 
     python -m bench.versus --against 84ef5bb [--size bench] [--cases warm,cold,hit]
@@ -40,6 +42,7 @@ from bench.over_http import (
     RESULTS,
     Uvicorn,
     bodies_of,
+    cpu_seconds,
     sequential_cold,
     server_env,
     write_section,
@@ -50,6 +53,7 @@ from config.settings import Settings, load_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ("warm", "cold", "hit")
+COLD_CPU = "cold, worker CPU"  # ms per request, measured with the cold case
 
 
 @contextlib.contextmanager
@@ -106,8 +110,11 @@ async def _measure(place: Path, commit: str, settings: Settings, args: argparse.
                                 measured.setdefault((name, case, side), []).append(rps)
                     for server, side in zip(uncached, ("earlier", "this"), strict=True):
                         if "cold" in cases:
+                            before = cpu_seconds(server.pid)
                             rps = (await sequential_cold(server.url + "/graphql", body, bump, args.cold_requests))[0]
+                            cpu_ms = (cpu_seconds(server.pid) - before) * 1000 / args.cold_requests
                             measured.setdefault((name, "cold", side), []).append(rps)
+                            measured.setdefault((name, COLD_CPU, side), []).append(cpu_ms)
                 print(f"round {round_number + 1} of {args.rounds} done", file=sys.stderr)
     return render(measured, names, cases, commit, args)
 
@@ -154,6 +161,21 @@ def render(measured: dict[tuple[str, str, str], list[float]], names: list[str], 
                          f"{min(ratios):.2f}-{max(ratios):.2f} |")
     if failed:
         lines += ["", f"{failed} round(s) in which a side answered nothing are left out."]
+    if "cold" in cases:
+        lines += ["", f"The worker's CPU per cold request (user and system time, /proc), the median of the rounds; "
+                      f"*{commit} / this*: how many times less this checkout spends, with the range of the rounds.",
+                  "", f"| operation | {commit} CPU ms | this CPU ms | {commit} / this | rounds |",
+                  "|---|---:|---:|---:|---:|"]
+        for name in names:
+            answered = [(new, old) for new, old in zip(measured.get((name, COLD_CPU, "this"), []),
+                                                        measured.get((name, COLD_CPU, "earlier"), []), strict=True)
+                        if new > 0 and old > 0]
+            if answered:
+                this, earlier = [new for new, _ in answered], [old for _, old in answered]
+                ratios = [old / new for new, old in answered]
+                lines.append(f"| {name} | {statistics.median(earlier):.2f} | {statistics.median(this):.2f} | "
+                             f"{statistics.median(earlier) / statistics.median(this):.2f}x | "
+                             f"{min(ratios):.2f}-{max(ratios):.2f} |")
     return "\n".join(lines) + "\n"
 
 

@@ -30,20 +30,12 @@ import orjson
 
 from bench import services
 from bench.mixed import written_targets
-from bench.over_http import RESULTS, Uvicorn, bodies_of, server_env, write_section
+from bench.over_http import RESULTS, Uvicorn, bodies_of, cpu_seconds, server_env, write_section
 from bench.versus import ROOT, checkout
 from bench.writers import MUTATIONS, sign_up
 from config.settings import Settings, load_settings
 
 KINDS = ("comment", "vote", "follow", "edit")
-_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU time of a process so far (/proc/PID/stat fields 14 and 15)."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICKS
 
 
 def _write(kind: str, n: int, shouts: list[int], topics: list[str]) -> tuple[str, dict[str, Any]]:
