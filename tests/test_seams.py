@@ -353,6 +353,23 @@ async def _read_one_by_one(client: Redis, commands: list[Any]) -> list[Any]:
         cache_seam._hiredis_reader = reader
 
 
+async def test_an_error_reply_that_is_a_connection_error_is_raised_both_ways(redis: Redis) -> None:
+    """A reply redis-py's parser turns into its ConnectionError (a LOADING, a MASTERDOWN: here one a script
+    returns) is raised, as redis-py raises it, not handed back as the command's reply; an ordinary error
+    reply is the reply."""
+    from redis.exceptions import BusyLoadingError
+
+    if isinstance(redis, RedisCluster):
+        pytest.skip("coalescing is not used on a cluster")
+    loading = [(("EVAL", "return redis.error_reply('LOADING the dataset is loading')", 0), {})]
+    with pytest.raises(BusyLoadingError):
+        await execute_pipelined(redis, loading)
+    with pytest.raises(BusyLoadingError):
+        await _read_one_by_one(redis, loading)
+    [wrong] = await execute_pipelined(redis, [(("EVAL", "return redis.error_reply('WRONG it is not')", 0), {})])
+    assert isinstance(wrong, ResponseError) and not isinstance(wrong, BusyLoadingError)
+
+
 async def test_a_round_trip_takes_its_replies_from_the_hiredis_reader_and_a_push_between_them_is_not_one(
         redis_server: Any) -> None:
     """`execute_pipelined` takes a round trip's replies straight from the connection's hiredis reader
