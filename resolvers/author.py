@@ -22,7 +22,6 @@ from orm.driver import first_column
 from orm.stats import is_listed
 from resolvers.author_query import AuthorsQuery
 from resolvers.deps import Deps, like_pattern
-from resolvers.paging import limited
 
 
 async def resolve_author_id(
@@ -106,7 +105,7 @@ async def load_authors_by(deps: Deps, query: AuthorsQuery) -> list[Any]:
     stmt = _authors_query(query)
 
     async def ids() -> list[int]:
-        return await first_column(deps.db, limited(stmt, query.limit, query.offset))
+        return await first_column(deps.db, stmt.limit(query.limit).offset(query.offset))
 
     key = keys.authors_stats(query.limit, query.offset, query.order, query.digest())
     found = await deps.cache.cached_query(key, ids, ttl=deps.ttl_shouts, tags=[keys.TAG_AUTHORS])

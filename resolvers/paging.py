@@ -2,15 +2,18 @@
 bounds reach its statement. The resolvers take their pages through `page`; the query cost
 (schema/limits.py) prices a list at `clamped` items, so a limit is counted as the resolvers will read it.
 
-A first page's limit is written into its statement's text (`limited`, `kept_page`); any other page's
-bounds are bound parameters. PostgreSQL plans a statement whose LIMIT is a parameter at every execution:
-a plan made without knowing the limit would expect to read a tenth of the rows, and for a page of
-reactions at benchmark size that plan scans and sorts the whole table (half a second), so the planner
-always makes a custom one, 0.4-0.7 ms of planning for a statement that runs in 0.25 ms. With the limit in
-its text, its plan does not depend on the parameters left, and after five executions the connection keeps
-it (PostgreSQL's generic plan) and plans no more. First pages are what most readers read, and their texts
-are as many as the page sizes asked for (`page` clamps them); later pages, as many as their offsets, keep
-parameters and are planned as before.
+A first page's limit may be written into its statement's text (`kept_page`); any other page's bounds are
+bound parameters. PostgreSQL plans a statement whose LIMIT is a parameter at every execution: a plan made
+without knowing the limit would expect to read a tenth of the rows, and for a page of reactions at
+benchmark size that plan scans and sorts the whole table (half a second), so the planner always makes a
+custom one, 0.4-0.7 ms of planning for a statement that runs in 0.25 ms. With the limit in its text, after
+five executions the connection keeps one plan (PostgreSQL's generic plan) and plans no more. That plan is
+made without the values of the parameters left, from default guesses of how many rows each selects: the
+caller says whether its statement's plan can go wrong so (`planned_once`). An equality on an indexed
+column is read through that index whatever its value; a list of reaction kinds is not: kept, the plan walks
+the whole table in date order looking for a kind that has no reactions (180 ms, where a plan made for the
+value reads the kind's rows, 2 ms). First pages are what most readers read, and their texts are as many as
+the page sizes asked for (`page` clamps them); later pages, as many as their offsets, keep parameters.
 """
 
 from __future__ import annotations
@@ -45,21 +48,17 @@ def page(limit: int | None, offset: int | None, *, default: int, maximum: int) -
     return clamped(limit, maximum), offset
 
 
-def limited(statement: Select[Any], limit: int, offset: int) -> Select[Any]:
-    """A statement built for one request, limited to a page: a first page's limit in its text."""
-    if offset == 0:
-        return statement.limit(literal_column(str(int(limit)), Integer))
-    return statement.limit(limit).offset(offset)
-
-
 # The bounds of a page past the first, as parameters of a statement kept (`kept_page`).
 _BOUNDS = {"limit": bindparam("limit", type_=Integer), "offset": bindparam("offset", type_=Integer)}
 
 
-def kept_page(statement: Select[Any], limit: int, offset: int) -> tuple[Select[Any], dict[str, int]]:
+def kept_page(statement: Select[Any], limit: int, offset: int, *, planned_once: bool
+              ) -> tuple[Select[Any], dict[str, int]]:
     """A statement built once (a module's, a bounded cache's) limited to a page, and the parameters its
-    bounds need: the page's statement is kept too, so that it is compiled once (orm/driver.py)."""
-    if offset == 0:
+    bounds need; a first page with its limit in its text when `planned_once` (its plan does not depend on
+    its other parameters' values). The page's statement is kept too, so that it is compiled once
+    (orm/driver.py)."""
+    if offset == 0 and planned_once:
         return _first_page(statement, int(limit)), {}
     return _later_page(statement), {"limit": limit, "offset": offset}
 

@@ -24,7 +24,7 @@ from orm.reaction import Reaction
 from orm.stats import is_listed, shout_stat_columns
 from resolvers.deps import Deps
 from resolvers.errors import BadInput
-from resolvers.paging import limited, page
+from resolvers.paging import page
 from resolvers.shout_query import (
     BOARD_ORDERS,
     DEFAULT_LIMIT,
@@ -100,7 +100,7 @@ async def load_shouts_by(deps: Deps, query: ShoutsQuery, along: Along = NOTHING_
 
     async def ids() -> list[int]:
         stmt = ordered(filtered(select(Shout.id), query.filters), query.order_by, query.order_by_desc)
-        return await first_column(deps.db, limited(stmt, query.limit, query.offset))
+        return await first_column(deps.db, stmt.limit(query.limit).offset(query.offset))
 
     key = keys.shouts_by(query.digest())
 
