@@ -147,3 +147,38 @@ async def test_every_reaction_filter_selects_what_sql_selects(gql: Any, engine: 
     for (by, _), ids in zip(cases, expected, strict=True):
         page = await gql("query($by: ReactionBy!) { load_reactions_by(by: $by, limit: 50) { id } }", {"by": by})
         assert [r["id"] for r in page["data"]["load_reactions_by"]] == ids, by
+
+
+async def test_reactions_ordered_by_votes_follow_the_sum_of_their_live_votes(gql: Any, engine: AsyncEngine) -> None:
+    """`sort: like` and `dislike`: by the sum of the live votes replying to each reaction (a like +1, a
+    dislike -1), ties by id, the reverse for dislike; computed here in Python from plain rows. Lists narrowed to
+    a person's or a comment's reactions sum their own votes only (resolvers/reaction.py `_sorted`), the
+    others the whole table's: both are compared."""
+    live = (select(Reaction.id, Reaction.shout, Reaction.reply_to, Reaction.created_by, Reaction.kind)
+            .join(Shout, Shout.id == Reaction.shout).where(Reaction.deleted_at.is_(None), is_listed()))
+    async with engine.connect() as conn:
+        rows = (await conn.execute(live)).all()
+        scores = dict((await conn.execute(
+            select(Reaction.reply_to, func.sum(vote_value())).where(
+                Reaction.deleted_at.is_(None), Reaction.kind.in_(["LIKE", "DISLIKE"]), Reaction.reply_to.is_not(None))
+            .group_by(Reaction.reply_to))).all())
+        voted = max(rows, key=lambda r: (abs(scores.get(r.id, 0)), r.id))  # the reaction with the most net votes
+        author_slug = await conn.scalar(select(Author.slug).where(Author.id == voted.created_by))
+        shout_slug = await conn.scalar(select(Shout.slug).where(Shout.id == voted.shout))
+        parent = next(r.reply_to for r in rows if r.reply_to is not None and scores.get(r.id, 0) != 0)
+    cases = [({"created_by": voted.created_by}, lambda r: r.created_by == voted.created_by),
+             ({"author": author_slug}, lambda r: r.created_by == voted.created_by),
+             ({"reply_to": parent}, lambda r: r.reply_to == parent),
+             ({"created_by": voted.created_by, "kinds": ["COMMENT"]},
+              lambda r: r.created_by == voted.created_by and r.kind == "COMMENT"),
+             ({"shout": shout_slug}, lambda r: r.shout == voted.shout),
+             ({"kinds": ["COMMENT", "LIKE"]}, lambda r: r.kind in ("COMMENT", "LIKE")),
+             ({}, lambda r: True)]
+    for by, selected in cases:
+        mine = [r for r in rows if selected(r)]
+        assert any(scores.get(r.id, 0) for r in mine), f"no votes on the reactions of {by}: the order says little"
+        for sort in ("like", "dislike"):
+            expected = sorted(mine, key=lambda r: (scores.get(r.id, 0), r.id), reverse=sort == "like")[:50]
+            page = await gql("query($by: ReactionBy!) { load_reactions_by(by: $by, limit: 50) { id } }",
+                             {"by": {**by, "sort": sort}})
+            assert [r["id"] for r in page["data"]["load_reactions_by"]] == [r.id for r in expected], (by, sort)
