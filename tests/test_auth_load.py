@@ -21,7 +21,7 @@ from auth.mailer import LogMailer
 from auth.passwords import HashingBusy, Passwords
 from auth.services import build_auth
 from orm.author import Author
-from tests.helpers import PASSWORD, until
+from tests.helpers import PASSWORD, inside_one_window, until
 
 LOGIN = "mutation($e: String!, $p: String!) { login(email: $e, password: $p) { success error } }"
 REGISTER = "mutation($e: String!, $p: String!) { registerUser(email: $e, password: $p) { success error } }"
@@ -59,6 +59,7 @@ def _code(body: dict[str, Any]) -> str | None:
 
 async def test_logins_from_one_address_are_limited_per_minute(limited: Any) -> None:
     async with limited(logins_per_address=5) as post:
+        await inside_one_window(60)  # the limit's window (auth/services.py)
         for _ in range(5):  # fresh addresses: the per-account lockout never applies
             body = await post("10.1.0.1", LOGIN, {"e": _email(), "p": "wrong password"})
             assert body["data"]["login"] == {"success": False, "error": "Invalid email or password"}
@@ -69,6 +70,7 @@ async def test_logins_from_one_address_are_limited_per_minute(limited: Any) -> N
 
 async def test_registrations_from_one_address_are_limited(limited: Any) -> None:
     async with limited(registrations_per_address=3) as post:
+        await inside_one_window(3600)  # the limit's window (auth/services.py)
         for _ in range(3):
             assert (await post("10.2.0.1", REGISTER, {"e": _email(), "p": PASSWORD}))["data"]["registerUser"]["success"]
         assert _code(await post("10.2.0.1", REGISTER, {"e": _email(), "p": PASSWORD})) == "RATE_LIMITED"
@@ -77,6 +79,7 @@ async def test_registrations_from_one_address_are_limited(limited: Any) -> None:
 
 async def test_mail_is_limited_per_address_and_per_recipient(limited: Any, mailer: LogMailer) -> None:
     async with limited(mails_per_address=3, mails_per_recipient=2) as post:
+        await inside_one_window(3600)  # the limit's window (auth/services.py)
         email = _email()
         await post("10.3.0.9", REGISTER, {"e": email, "p": PASSWORD})  # mails once: the confirmation
         sent_before = len(mailer.sent)

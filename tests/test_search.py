@@ -29,6 +29,7 @@ from resolvers.reaction_query import ReactionsQuery
 from resolvers.search import load_authors_search, load_shouts_search
 from resolvers.shout_query import ShoutsQuery
 from resolvers.writes import transaction
+from tests.helpers import inside_one_window
 
 NOW = int(time.time())
 TEXTS: dict[str, dict[str, Any]] = {
@@ -188,6 +189,7 @@ async def test_cold_searches_are_limited_per_address_and_cached_ones_are_not(
     limited = Deps(cache=deps.cache, db=deps.db,
                    auth=build_auth(settings.model_copy(update={"cold_searches_per_address": 2}), redis, mailer=mailer))
     client = f"203.0.113.{secrets.randbelow(250)}"
+    await inside_one_window(60)  # the limit's window (auth/services.py)
     for query in ("черника", "брусничник"):
         await load_shouts_search(limited, query, ShoutsQuery(limit=5), client=client)
     with pytest.raises(RateLimited):
