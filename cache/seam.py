@@ -210,12 +210,12 @@ async def _read_all(connection: Any, reader: Any, commands: Sequence[Command]) -
     raws: list[Any] = []
     try:
         for _args, options in commands:
-            decode = NEVER_DECODE not in options
+            undecoded = (False,) if NEVER_DECODE in options else ()  # `gets(False)`: bytes as they came
             while True:
-                raw = reader.gets() if decode else reader.gets(False)
+                raw = reader.gets(*undecoded)
                 while raw is NOT_ENOUGH_DATA:
                     await parser.read_from_socket()
-                    raw = reader.gets() if decode else reader.gets(False)
+                    raw = reader.gets(*undecoded)
                 if push_type is not None and isinstance(raw, push_type):
                     await parser.handle_push_response(raw)
                     continue

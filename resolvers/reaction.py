@@ -46,9 +46,15 @@ _LIVE_ON_LISTED_SHOUTS = (select(*Reaction.__table__.c).join(Shout, Shout.id == 
 # The thread orders of cache/threads.py: ties go by id, and "dislike" is exactly "like" reversed. By votes, a
 # reaction's score is the sum of the live votes replying to it: summed for the whole table (`_ALL_VOTES`) and
 # joined, or summed only for the reactions the list selects (`_sorted`).
-_ALL_VOTES = (select(Reaction.reply_to.label("target"), func.sum(vote_value()).label("score"))
-              .where(Reaction.deleted_at.is_(None), Reaction.kind.in_(RATING_KINDS))
-              .group_by(Reaction.reply_to).subquery())
+def _vote_sums(vote: Any, *narrowed: Any) -> Any:
+    """The sum of the live votes (`vote`: the table or an alias) replying to each reaction, as `target`
+    and `score`, for those `narrowed` selects."""
+    return (select(vote.reply_to.label("target"), func.sum(vote_value(vote)).label("score"))
+            .where(vote.deleted_at.is_(None), vote.kind.in_(RATING_KINDS), *narrowed)
+            .group_by(vote.reply_to).subquery())
+
+
+_ALL_VOTES = _vote_sums(Reaction)
 _ORDERS = {
     "oldest": (Reaction.created_at.asc(), Reaction.id.asc()),
     "newest": (Reaction.created_at.desc(), Reaction.id.desc()),
@@ -70,10 +76,7 @@ def _sorted(query: Select[Any], sort: str | None, filters: tuple[str, ...]) -> S
     votes = _ALL_VOTES
     if _VOTES_OF_ITS_OWN.intersection(filters):
         vote = aliased(Reaction)
-        votes = (select(vote.reply_to.label("target"), func.sum(vote_value(vote)).label("score"))
-                 .where(vote.deleted_at.is_(None), vote.kind.in_(RATING_KINDS),
-                        vote.reply_to.in_(query.with_only_columns(Reaction.id)))
-                 .group_by(vote.reply_to).subquery())
+        votes = _vote_sums(vote, vote.reply_to.in_(query.with_only_columns(Reaction.id)))
     score = func.coalesce(votes.c.score, 0)
     order = (score.desc(), Reaction.id.desc()) if sort == "like" else (score.asc(), Reaction.id.asc())
     return query.outerjoin(votes, votes.c.target == Reaction.id).order_by(*order)
