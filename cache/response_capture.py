@@ -21,6 +21,9 @@ class Capture:
     views: list[int] = field(default_factory=list)
     # Whether the answer depends on who asked (a resolver read the viewer): never stored for everyone.
     read_viewer: bool = False
+    # Whether a value read was not kept under the current epoch (absent, or kept before the epoch last moved):
+    # what is computed from it was not computed since, so nothing kept of that computation is current either.
+    cold: bool = False
 
     def saw(self, generations: dict[str, bytes]) -> None:
         for tag, generation in generations.items():
@@ -33,6 +36,7 @@ class Capture:
         self.storable = self.storable and inner.storable
         self.views.extend(inner.views)
         self.read_viewer = self.read_viewer or inner.read_viewer
+        self.cold = self.cold or inner.cold
 
 
 _current: contextvars.ContextVar[Capture | None] = contextvars.ContextVar("response_capture", default=None)
@@ -47,6 +51,19 @@ def report(generations: dict[str, bytes] | None) -> None:
         capture.storable = False
     else:
         capture.saw(generations)
+
+
+def read_cold() -> None:
+    """A value read was not kept under the current epoch (cache/store.py reports it)."""
+    capture = _current.get()
+    if capture is not None:
+        capture.cold = True
+
+
+def cold() -> bool:
+    """Whether the computation being captured read a value not kept under the current epoch."""
+    capture = _current.get()
+    return capture is not None and capture.cold
 
 
 def viewed(shout_id: int) -> None:

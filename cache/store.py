@@ -545,22 +545,27 @@ class Cache:
         """The values read (`MISSING` where absent or stale: their stamps are not the current generations')
         and the stamps a value computed now carries; counted in the stats and metrics."""
         parts = stamp_parts(gens)
+        epoch = parts[keys.GLOBAL_TAG]  # every stamp's first part (`_all_tags`)
         values: list[Any] = []
         stamps: list[bytes | None] = []
         outcomes: Counter[tuple[str, str]] = Counter()  # (family, result): one metrics update per pair
+        cold = False
         for key, raw, group in zip(cache_keys, raw_values, all_tags, strict=True):
             stamp = b",".join(parts[t] for t in group)
             stamps.append(stamp)
             if raw is None:
-                result, value = "miss", MISSING
+                result, value, cold = "miss", MISSING, True
             else:
                 stored, _, rest = raw.partition(b"|")
                 if stored != stamp:  # stale: its body is not decoded (nor decompressed) at all
                     result, value = "stale", MISSING
+                    cold = cold or stored.partition(b",")[0] != epoch
                 else:
                     result, value = "hit", orjson.loads(_json_of(rest))
             outcomes[(keys.family(key), result)] += 1
             values.append(value)
+        if cold:
+            response_capture.read_cold()
         for (family, result), n in outcomes.items():
             self.stats.count(result, n)
             metrics.child(metrics.CACHE_READS, "value", family, result).inc(n)

@@ -15,6 +15,14 @@ What an item's answer is made of, and so what keeps it current:
   it a miss. Taken from what the page's loads read (a capture of their own), item by item: the loads are
   batched for the whole page, so the request's capture could not tell which item read what.
 
+Items are kept for pages read under writes, not for pages computed cold. When what the root field read
+before its items (its list, a slug's id) was not kept under the current epoch (absent, or kept before the
+epoch last moved: a new list, a flushed or recovered Redis, a bulk change), the root was not computed since,
+so none of its items is kept under the epoch (they are keyed by the root's answer and stamped with the
+epoch): the page neither looks for them nor keeps them, and is executed as ever. Keeping them was a sixth
+of the CPU of a cold page of reactions (20 keys, stamps and stores), for a page that may never be read
+under a write. The first time a write moves its list, the page is computed again, its items kept.
+
 Only a selection made of the item's own fields, and of the plain fields of the entities its relations
 load, is kept so (`_relations_of`): a field that reads anything else (an author's counters, a shout's
 topics, the viewer) has no generation here to be stamped by, and the page is executed as before. As for
@@ -143,10 +151,11 @@ class ItemPage:
 
 
 async def item_page(info: Any, items: Sequence[dict[str, Any]], relations: Relations) -> ItemPage | None:
-    """The page's items as kept (one round trip), when the request answers its root field rendered and the
-    selection is made of what an item's stamp covers; None otherwise (the page is executed as ever)."""
+    """The page's items as kept (one round trip), when the request answers its root field rendered, the
+    selection is made of what an item's stamp covers and the root's reads were not cold; None otherwise (the
+    page is executed as ever)."""
     root = _ROOT.get()
-    if root is None or not items:
+    if root is None or not items or response_capture.cold():  # cold: see the module's docstring
         return None
     selected = _relations_of(info, relations)
     if selected is None:

@@ -417,6 +417,10 @@ async def test_values_left_to_store_go_out_after_a_computed_answer(deps: Deps, s
         if case != "control-write":
             with pipelines_sent() as sent:
                 assert (await http.post("/graphql", json=query)).status_code == 200
+            # Computed again after a write: its items kept (a page computed cold keeps none, item_fragments.py).
+            await deps.cache.invalidate_tags([moved])
+            with pipelines_sent() as sent:
+                assert (await http.post("/graphql", json=query)).status_code == 200
         await deps.cache.invalidate_tags([moved])
         with pipelines_sent() as sent:
             response = await http.post("/graphql", json=query)
@@ -959,3 +963,46 @@ async def test_a_stale_value_is_judged_by_its_stamp_alone(cache: Cache) -> None:
     await cache.invalidate_tags([keys.tag_author(777_777)])
     values, _ = await cache.get_many([key], [tags])
     assert values == [MISSING]
+
+
+async def test_a_read_is_cold_when_its_value_is_absent_or_kept_before_the_epoch_moved(cache: Cache) -> None:
+    """What a computation reads tells whether it was computed since the epoch last moved
+    (`response_capture.cold`, which a page of reactions keeps its items by): a value absent, or kept under an
+    earlier epoch, is a cold read; one current, or stale only because its own tag moved (a write), is not."""
+    from cache import response_capture
+
+    tag = f"reactions:{secrets.randbelow(10**9)}"
+    key = f"reactions:by:{secrets.randbelow(10**9)}"
+
+    async def read() -> tuple[bool, Any]:
+        capture, token = response_capture.begin()
+        try:
+            value = await cache.cached_query(key, compute, tags=[tag])
+        finally:
+            response_capture.end(token)
+        return capture.cold, value
+
+    computed = 0
+
+    async def compute() -> int:
+        nonlocal computed
+        computed += 1
+        return computed
+
+    assert await read() == (True, 1), "absent: cold"
+    assert await read() == (False, 1), "current: not cold"
+    await cache.invalidate_tags([tag])
+    assert await read() == (False, 2), "stale by its own tag's move (a write): not cold"
+    await cache.invalidate_tags([keys.GLOBAL_TAG])
+    assert await read() == (True, 3), "kept before the epoch moved: cold"
+    entities_read = await cache.get_many([key], [[tag]])
+    assert entities_read[0] == [3]
+    outer, token = response_capture.begin()
+    try:
+        inner, inner_token = response_capture.begin()
+        await cache.get_many([f"author:id:{secrets.randbelow(10**9)}"], [[]])
+        response_capture.end(inner_token)
+        assert inner.cold and response_capture.cold()
+    finally:
+        response_capture.end(token)
+    assert outer.cold, "an outer capture saw what an inner one did"

@@ -1,7 +1,8 @@
 """Items of a page kept rendered one by one (schema/item_fragments.py): after a comment moves a page of
 reactions, only the new item is executed and the others are placed as the JSON they were sent as, the
 same bytes a full execution gives; an item whose author is renamed is executed again, the others not;
-and a selection that reads past what an item's stamp covers keeps no item."""
+a selection that reads past what an item's stamp covers keeps no item; and a page computed cold (its list
+absent, or kept before the epoch moved) neither looks for items nor keeps any."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from prometheus_client import REGISTRY
 from redis.asyncio import Redis
 
 from app.main import create_app
+from cache import keys
 from config.settings import Settings
 from resolvers.deps import Deps
 from tests.helpers import Api, User
@@ -68,14 +70,42 @@ async def _fresh(http: httpx.AsyncClient, redis: Redis) -> bytes:
     return (await _page(http))[0]
 
 
+async def _kept(http: httpx.AsyncClient, redis: Redis) -> bytes:
+    """The page read cold (its list kept, no item), then computed again from its kept list: its items kept."""
+    await _page(http)
+    return await _fresh(http, redis)
+
+
+async def test_a_page_computed_cold_neither_looks_for_nor_keeps_items(http: httpx.AsyncClient, deps: Deps,
+                                                                      redis: Redis) -> None:
+    api = Api(http, deps)
+    author, reader = await api.user(), await api.user()
+    shout = await api.published(author)
+    await _commented(api, shout, *[reader] * 6)
+    _, reads = await _page(http)
+    assert reads == (0, 0) and await _items_kept(redis) == 0, "its list absent: cold"
+    _, reads = await _page(http, PAGE.replace("id kind", "kind id"))  # another root key, the same list, kept
+    assert reads == (0, 6) and await _items_kept(redis) == 6, "its list kept: items looked for, and kept"
+
+    async for key in redis.scan_iter(match="item:*", count=1000):
+        await redis.unlink(key)
+    await deps.cache.invalidate_tags([keys.GLOBAL_TAG])  # a bulk change, a recovery: the epoch moves
+    _, reads = await _page(http)
+    assert reads == (0, 0) and await _items_kept(redis) == 0, "its list kept before the epoch moved: cold"
+
+    await _commented(api, shout, author)  # moves the list's own tag: a page read under writes
+    _, reads = await _page(http)
+    assert reads == (0, 6) and await _items_kept(redis) == 6
+
+
 async def test_after_a_comment_only_the_new_item_is_executed(http: httpx.AsyncClient, deps: Deps,
                                                               redis: Redis) -> None:
     api = Api(http, deps)
     author, reader = await api.user(), await api.user()
     shout = await api.published(author)
     await _commented(api, shout, *[reader] * 6)
-    first, (hits, misses) = await _page(http)
-    assert (hits, misses) == (0, 6) and await _items_kept(redis) == 6
+    first = await _kept(http, redis)
+    assert await _items_kept(redis) == 6
 
     await _commented(api, shout, author)  # moves the page's list: the page is computed again
     body, (hits, misses) = await _page(http)
@@ -92,7 +122,7 @@ async def test_an_item_whose_author_is_renamed_is_executed_again(http: httpx.Asy
     author, renamed, kept = await api.user(), await api.user(), await api.user()
     shout = await api.published(author)
     await _commented(api, shout, renamed, kept, renamed, kept, renamed, kept)
-    await _page(http)
+    await _kept(http, redis)
 
     await api(RENAME, {"n": "a new name"}, renamed)  # the author's tag moves; the list's does not
     body, (hits, misses) = await _page(http)
