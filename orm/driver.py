@@ -8,10 +8,11 @@ a cold page of reactions runs three such statements. A statement is compiled onc
 an IN list is one array parameter; one built per request, for that request: 0.3 ms, still less than a
 session) and asyncpg prepares its text once per connection.
 
-What SQLAlchemy did for these reads is done here too: the connection comes from the engine's pool (its
-checkout events: the idle ping, /metrics), a read goes where orm/replicas.py routes it and is read again
-on the primary if a replica fails it, a connection the error leaves closed is invalidated, and the
-engine's `before_cursor_execute` listeners see the statement (tests and benches count statements).
+What SQLAlchemy did for these reads is done here too: the connection comes from the engine's pool (lent
+without a checkout when the pool holds one for such reads, checked as a checkout would: orm/held.py), a
+read goes where orm/replicas.py routes it and is read again on the primary if a replica fails it, a
+connection the error leaves closed is invalidated, and the engine's `before_cursor_execute` listeners see
+the statement (tests and benches count statements).
 Without asyncpg (SQLite), behind a transaction pooler (a statement's prepare and execute may reach two
 server connections outside a transaction) or in a shared session, a read goes through a session as before.
 """
@@ -30,6 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from orm.engine import SessionFactory, behind_pooler, read_session
 from orm.errors import is_recovery_conflict, is_unavailable
+from orm.held import discard, give_back, lend
 from orm.replicas import ReadRouting
 from orm.seam import before_cursor_execute, driver_sql
 from orm.search import is_postgres
@@ -89,26 +91,24 @@ class DriverReads:
 
 
 async def _fetch(engine: AsyncEngine, sql: str, arguments: list[Any]) -> list[dict[str, Any]]:
-    # Closed here, not by `async with`: SQLAlchemy's exit closes in a task of its own (orm.engine.read_session
-    # says what that costs), and closing a connection with no transaction sends nothing.
-    connection = await engine.connect()
+    connection = await lend(engine)  # orm/held.py: a connection held for such reads, or one checked out
+    driver = connection.driver_connection
+    before_cursor_execute(engine.sync_engine, connection, sql, arguments)
     try:
-        driver = (await connection.get_raw_connection()).driver_connection
-        before_cursor_execute(connection.sync_connection, sql, arguments)  # type: ignore[arg-type]
-        try:
-            records = await driver.fetch(sql, *arguments)  # type: ignore[union-attr]
-        except asyncio.CancelledError:
-            await connection.invalidate()  # cut off mid-statement: what state it is in is not known
-            raise
-        except Exception as error:
-            metrics.DATABASE_ERRORS.labels(type(error).__name__).inc()
-            if driver.is_closed():  # type: ignore[union-attr]  # lost: not back to the pool
-                await connection.invalidate()
-                if not is_unavailable(error):
-                    raise ConnectionError(f"the database connection was lost: {error}") from error
-            raise
-    finally:
-        await connection.close()
+        records = await driver.fetch(sql, *arguments)  # type: ignore[union-attr]
+    except asyncio.CancelledError:
+        await discard(connection)  # cut off mid-statement: what state it is in is not known
+        raise
+    except Exception as error:
+        metrics.DATABASE_ERRORS.labels(type(error).__name__).inc()
+        if driver.is_closed():  # type: ignore[union-attr]  # lost: not back to the pool
+            await discard(connection)
+            if not is_unavailable(error):
+                raise ConnectionError(f"the database connection was lost: {error}") from error
+        else:  # a statement's error (a bad value, a cancelled query): the connection is as it was
+            await give_back(connection)
+        raise
+    await give_back(connection)
     return [dict(record) for record in records]
 
 

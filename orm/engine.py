@@ -16,6 +16,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.pool import QueuePool
 
+from orm.held import HoldingPool
 from orm.replicas import ReadRouting, RoutingSession
 from telemetry import metrics
 
@@ -97,7 +98,9 @@ def make_engine(url: str, *, pool_size: int = 10, echo: bool = False, ping_after
     else:
         options: dict[str, Any] = {"isolation_level": "AUTOCOMMIT"} if replica and not transaction_pooler else {}
         engine = create_async_engine(url, echo=echo, pool_size=pool_size, max_overflow=pool_size,
+                                     poolclass=HoldingPool,
                                      connect_args=_through_pooler() if transaction_pooler else {}, **options)
+        engine.sync_engine.pool.idle_seconds = ping_after_idle  # type: ignore[attr-defined]  # orm/held.py
         if transaction_pooler:
             _BEHIND_POOLER.add(engine.sync_engine)
         _ping_after_idle(engine, ping_after_idle)

@@ -11,7 +11,10 @@ Reads sent straight to asyncpg (orm/driver.py) need a statement's SQL as asyncpg
 compiles an expanding IN (a list bound at execution) to a `__[POSTCOMPILE_name]` placeholder it fills in
 per call; `driver_sql` turns each into one array parameter instead. And the engine's
 `before_cursor_execute` listeners (statement counters in tests and benches) are called through the
-connection's `dispatch`, as SQLAlchemy calls them before it sends a statement.
+engine's `dispatch`, as SQLAlchemy calls them before it sends a statement. Connections lent to those reads
+without the pool's checkout (orm/held.py) are checked as the checkout checks them: whether the pool was
+invalidated since they connected (`_invalidate_time`, `_ConnectionRecord.starttime`), and which pool they
+came from (`_pool`).
 
 The SQLAlchemy versions these were written against are the bounds in `pyproject.toml`.
 """
@@ -23,7 +26,8 @@ from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 from sqlalchemy import Select
-from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.engine import Connection, Dialect, Engine
+from sqlalchemy.pool import Pool, PoolProxiedConnection
 from sqlalchemy.util import await_
 
 T = TypeVar("T")
@@ -65,8 +69,26 @@ def driver_sql(select: Select[Any], dialect: Dialect) -> tuple[str, list[str], d
     return sql, names, dict(compiled.params)
 
 
-def before_cursor_execute(connection: Connection, sql: str, parameters: Any) -> None:
-    """Call the `before_cursor_execute` listeners of `connection` (and its engine) for a statement sent
-    without SQLAlchemy: they see it as they see any other (no cursor or execution context)."""
-    if connection._has_events or connection.engine._has_events:
-        connection.dispatch.before_cursor_execute(connection, None, sql, parameters, None, False)
+def before_cursor_execute(engine: Engine, connection: PoolProxiedConnection, sql: str, parameters: Any) -> None:
+    """Call the `before_cursor_execute` listeners of `engine` for a statement sent on `connection` (one of its
+    pool's) without SQLAlchemy: they see it as they see any other, with a `Connection` over it (made only when
+    there are listeners: none in production) and no cursor or execution context."""
+    listeners = engine.dispatch.before_cursor_execute
+    if listeners:
+        listeners(Connection(engine, connection), None, sql, parameters, None, False)
+
+
+def pool_of(connection: PoolProxiedConnection) -> Pool:
+    """The pool `connection` was checked out of (the engine's may have been replaced since: `dispose`)."""
+    return connection._pool  # type: ignore[attr-defined,no-any-return]
+
+
+def invalidated_since_connected(connection: PoolProxiedConnection) -> bool:
+    """Whether the pool saw its connections fail (a disconnect: every connection made before is suspect) or
+    this one was soft-invalidated, since `connection` connected: what the pool's checkout checks
+    (`_ConnectionRecord.get_connection`), for a connection lent without one (orm/held.py)."""
+    record = connection._connection_record  # type: ignore[attr-defined]
+    if record is None:  # checked in or detached
+        return True
+    started = record.starttime
+    return bool(pool_of(connection)._invalidate_time > started or record._soft_invalidate_time > started)

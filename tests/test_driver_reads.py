@@ -1,11 +1,14 @@
 """Reads straight on the driver (orm/driver.py): every statement sent there reads what a session reads, is
-seen by the engine's statement listeners, gives its connection back, and a connection lost under it is not
-pooled again. Reads on a replica, and one read again on the primary, are in tests/test_replicas.py."""
+seen by the engine's statement listeners, gives its connection back (held for the next read, orm/held.py),
+and a connection lost under it is not pooled again. A held connection is lent without a checkout, but never
+one the server ended, one the pool's invalidation covers, or one idle too long whose ping fails. Reads on a
+replica, and one read again on the primary, are in tests/test_replicas.py."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import asyncpg
 import pytest
 from sqlalchemy import Select, event, func, literal, select, text
 from sqlalchemy.dialects.postgresql.asyncpg import dialect as asyncpg_dialect
@@ -16,13 +19,16 @@ from orm import Author, Shout
 from orm.driver import DriverReads, SessionReads, reads
 from orm.engine import make_engine, make_session_factory, read_session
 from orm.errors import is_unavailable
+from orm.held import HoldingPool
 from orm.seam import driver_sql
 from resolvers import reaction, topic
 from resolvers.deps import Deps
 from resolvers.paging import kept_page
 from resolvers.reader import filtered, ordered
 from resolvers.shout_query import NO_FILTERS, ShoutFilters
+from telemetry import metrics
 from tests.conftest import TEST_DATABASE_URL, Counter
+from tests.helpers import until
 
 IDS = {"ids": [*range(1, 40), 10**9]}
 PAGES = ((15, 3), (15, 0))  # a page past the first (bounds as parameters), a first page (its limit in its text)
@@ -91,17 +97,25 @@ async def test_a_driver_read_is_seen_by_the_statement_listeners_and_gives_its_co
     own = make_engine(TEST_DATABASE_URL, pool_size=1)  # an engine of its own: nothing else reads on it
     counter = Counter()
     event.listen(own.sync_engine, "before_cursor_execute", counter)
+    in_use = metrics.DB_POOL_IN_USE._value.get()
     try:
         async with reads(make_session_factory(own)) as driver:
             rows = await driver.rows(entities._AUTHORS, {"ids": [1, 2]})
-            assert own.pool.checkedout() == 0
+            # Back, held for the next read: checked out as far as the pool knows, in use for the metrics not.
+            assert own.pool.checkedout() == 1 and metrics.DB_POOL_IN_USE._value.get() == in_use
+            async with read_session(make_session_factory(own)) as session:  # a session takes another
+                assert (await session.execute(text("SELECT 1"))).scalar() == 1
+                assert metrics.DB_POOL_IN_USE._value.get() == in_use + 1
+            held = _parked(own)
     finally:
         await own.dispose()
+    assert held.is_closed(), "disposing of the engine closes what its pool held"
+    assert own.pool.checkedout() == 0 and metrics.DB_POOL_IN_USE._value.get() == in_use
     assert [row["id"] for row in rows] == [1, 2]
     assert counter.statements == ["SELECT author.id, author.\"user\", author.slug, author.name, author.pic, "
                                   "author.bio, author.about, author.links, author.seo, author.created_at, "
                                   "author.last_seen, author.updated_at, author.deleted_at \nFROM author \n"
-                                  "WHERE author.id = ANY($1)"]
+                                  "WHERE author.id = ANY($1)", "SELECT 1"]
 
 
 async def test_a_connection_lost_under_a_driver_read_is_not_pooled_again(engine: AsyncEngine) -> None:
@@ -118,6 +132,96 @@ async def test_a_connection_lost_under_a_driver_read_is_not_pooled_again(engine:
             assert is_unavailable(lost.value), repr(lost.value)
             after = (await driver.rows(backend, {}))[0]["pid"]
         assert after != first
+    finally:
+        await own.dispose()
+
+
+def _parked(engine: AsyncEngine) -> asyncpg.Connection:
+    """The driver connection `engine`'s pool holds last for reads on the driver."""
+    pool = engine.sync_engine.pool
+    assert isinstance(pool, HoldingPool) and pool._parked, "nothing held"
+    return pool._parked[-1][0].driver_connection
+
+
+def _checkouts(engine: AsyncEngine) -> list[int]:
+    """Checkouts of `engine`'s pool from now on (a list that grows)."""
+    seen: list[int] = []
+    event.listen(engine.sync_engine, "checkout", lambda *_args: seen.append(1))
+    return seen
+
+
+_BACKEND = select(func.pg_backend_pid().label("pid"))
+
+
+async def test_driver_reads_take_the_held_connection_without_a_checkout(engine: AsyncEngine) -> None:
+    """Reads one after another go on one held connection, checked out once. Control: the pool that holds
+    none (held_most 0) checks one out for every read."""
+    for held_most, checkouts_expected in ((2, 1), (0, 5)):
+        own = make_engine(TEST_DATABASE_URL, pool_size=2)
+        own.sync_engine.pool.held_most = held_most  # type: ignore[attr-defined]
+        checkouts = _checkouts(own)
+        try:
+            async with reads(make_session_factory(own)) as driver:
+                pids = {(await driver.rows(_BACKEND, {}))[0]["pid"] for _ in range(5)}
+        finally:
+            await own.dispose()
+        assert (len(checkouts), len(pids)) == (checkouts_expected, 1), held_most
+
+
+async def test_a_held_connection_the_server_ended_is_not_lent(engine: AsyncEngine) -> None:
+    """The server ends the held connection between two reads (a restart, an administrator): the next read
+    goes on a new connection and succeeds, where lending it would have failed the read."""
+    own = make_engine(TEST_DATABASE_URL, pool_size=2)
+    try:
+        async with reads(make_session_factory(own)) as driver:
+            first = (await driver.rows(_BACKEND, {}))[0]["pid"]
+            held = _parked(own)
+            async with engine.connect() as other:
+                await other.execute(text(f"SELECT pg_terminate_backend({first})"))
+            await until(held.is_closed, "the driver to see its connection ended")
+            assert (await driver.rows(_BACKEND, {}))[0]["pid"] != first
+    finally:
+        await own.dispose()
+
+
+async def test_a_held_connection_idle_too_long_is_pinged_first(engine: AsyncEngine,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """One held longer than the engine's idle limit is pinged before it is lent, as the pool pings one idle
+    that long, and one whose ping fails is not lent. Control: within the limit it is lent unpinged."""
+    own = make_engine(TEST_DATABASE_URL, pool_size=2)
+    try:
+        async with reads(make_session_factory(own)) as driver:
+            pinged: list[str] = []
+
+            async def failing_ping(_connection: Any, query: str, *_args: Any) -> Any:
+                pinged.append(query)
+                raise ConnectionResetError("the ping found the socket dead")
+
+            monkeypatch.setattr(asyncpg.Connection, "fetchval", failing_ping)  # the ping's, nothing else's
+            for idle_seconds, lent in ((3600.0, True), (0.0, False)):
+                own.sync_engine.pool.idle_seconds = idle_seconds  # type: ignore[attr-defined]
+                first = (await driver.rows(_BACKEND, {}))[0]["pid"]
+                pinged.clear()
+                after = (await driver.rows(_BACKEND, {}))[0]["pid"]
+                assert (after == first, pinged) == (lent, [] if lent else ["SELECT 1"]), idle_seconds
+    finally:
+        await own.dispose()
+
+
+async def test_a_held_connection_the_pools_invalidation_covers_is_not_lent(engine: AsyncEngine) -> None:
+    """A session's statement finds its connection dead (a disconnect): the pool takes every connection made
+    before as suspect, the held one too, which is replaced though it is still open."""
+    own = make_engine(TEST_DATABASE_URL, pool_size=2)
+    try:
+        factory = make_session_factory(own)
+        async with reads(factory) as driver:
+            first = (await driver.rows(_BACKEND, {}))[0]["pid"]
+            held = _parked(own)
+            with pytest.raises(Exception):  # noqa: B017  # whatever the disconnect raises
+                async with read_session(factory) as session:
+                    await session.execute(text("SELECT pg_terminate_backend(pg_backend_pid())"))
+            assert not held.is_closed()
+            assert (await driver.rows(_BACKEND, {}))[0]["pid"] != first
     finally:
         await own.dispose()
 

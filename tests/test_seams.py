@@ -6,6 +6,7 @@ line, instead of as a slower server or a silently skipped check somewhere else."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import inspect
 import textwrap
@@ -20,6 +21,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ResponseError
+from sqlalchemy.util import greenlet_spawn
 from strawberry.extensions import SchemaExtension
 from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL
 from strawberry.types import Info
@@ -829,11 +831,35 @@ async def test_statement_listeners_are_called_through_a_connections_dispatch(eng
         seen.append(statement)
 
     event.listen(engine.sync_engine, "before_cursor_execute", listener)
+    connection = await engine.raw_connection()
     try:
-        async with engine.connect() as connection:
-            before_cursor_execute(connection.sync_connection, "SELECT 1", [])
+        before_cursor_execute(engine.sync_engine, connection, "SELECT 1", [])
     finally:
         event.remove(engine.sync_engine, "before_cursor_execute", listener)
-    canary(seen == ["SELECT 1"], SQLALCHEMY, "`Connection.dispatch.before_cursor_execute`",
+        await greenlet_spawn(connection.close)
+    canary(seen == ["SELECT 1"], SQLALCHEMY, "`Engine.dispatch.before_cursor_execute`",
            "Reads on the driver (orm/driver.py: statement counters see their statements)",
            "change orm/seam.py `before_cursor_execute`")
+
+
+async def test_a_lent_connection_knows_its_pool_and_whether_the_pool_was_invalidated_since(engine: Any) -> None:
+    from sqlalchemy import text
+
+    from orm.engine import make_engine, make_session_factory, read_session
+    from orm.seam import invalidated_since_connected, pool_of
+    from tests.conftest import TEST_DATABASE_URL
+
+    own = make_engine(TEST_DATABASE_URL, pool_size=2)
+    try:
+        connection = await own.raw_connection()
+        fresh = invalidated_since_connected(connection)
+        with contextlib.suppress(Exception):  # a session's statement finds its connection dead: the pool's
+            async with read_session(make_session_factory(own)) as session:  # invalidation covers all
+                await session.execute(text("SELECT pg_terminate_backend(pg_backend_pid())"))
+        canary(pool_of(connection) is own.sync_engine.pool and not fresh and invalidated_since_connected(connection),
+               SQLALCHEMY, "`_ConnectionFairy._pool`, `Pool._invalidate_time`, `_ConnectionRecord.starttime`",
+               "Connections held for reads on the driver (orm/held.py: none lent that the pool's invalidation "
+               "covers)", "change orm/seam.py `pool_of` and `invalidated_since_connected`")
+        await greenlet_spawn(connection.close)
+    finally:
+        await own.dispose()
