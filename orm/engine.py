@@ -4,6 +4,7 @@ command, or a test fixture) calls these and owns what they return."""
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 import uuid
 import weakref
@@ -11,6 +12,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+import orjson
 from sqlalchemy import event, exc
 from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
@@ -28,6 +30,18 @@ def _sqlite_pragmas(dbapi_connection: object, _record: object) -> None:
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
+
+
+def json_loads(text: str | bytes) -> Any:
+    """A JSON column's value as read (an author's links, a shout's media): by orjson, in a fifth of the stdlib's
+    time (the stdlib's decoder was 1.5% of a cold page of reactions' CPU), and read as the cache reads it (an
+    integer past 64 bits is a float, as everywhere orjson reads); by the stdlib where orjson refuses what a
+    column may hold (a number past a double's range, or NaN, which the stdlib's serializer writes), so that
+    no row fails to read."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def _ping_after_idle(engine: AsyncEngine, idle_seconds: float) -> None:
@@ -93,12 +107,12 @@ def make_engine(url: str, *, pool_size: int = 10, echo: bool = False, ping_after
     primary's DDL would wait for (a recovery conflict). Behind a transaction pooler the transaction stays,
     for `reads_only`'s reason."""
     if url.startswith("sqlite"):
-        engine = create_async_engine(url, echo=echo)
+        engine = create_async_engine(url, echo=echo, json_deserializer=json_loads)
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
     else:
         options: dict[str, Any] = {"isolation_level": "AUTOCOMMIT"} if replica and not transaction_pooler else {}
         engine = create_async_engine(url, echo=echo, pool_size=pool_size, max_overflow=pool_size,
-                                     poolclass=HoldingPool,
+                                     json_deserializer=json_loads, poolclass=HoldingPool,
                                      connect_args=_through_pooler() if transaction_pooler else {}, **options)
         engine.sync_engine.pool.idle_seconds = ping_after_idle  # type: ignore[attr-defined]  # orm/held.py
         if transaction_pooler:

@@ -1,19 +1,24 @@
 """The connection pool (orm/engine.py). Disconnect handling: a pooled connection that died while it sat
 idle past the threshold is pinged and replaced before use; the control, a threshold it did not reach,
 shows the statement would otherwise have failed on the dead connection. Read sessions: one in autocommit
-gives its connection back where it ends, without a task of its own, and whatever ends it."""
+gives its connection back where it ends, without a task of its own, and whatever ends it. JSON columns read
+by orjson, and by the stdlib where orjson refuses a value."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
+import orjson
 import pytest
-from sqlalchemy import text
+from sqlalchemy import JSON, cast, literal, select, text
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.ext.asyncio import base as sqlalchemy_asyncio
 
-from orm.engine import make_engine, make_session_factory, read_session
+from orm.driver import reads
+from orm.engine import json_loads, make_engine, make_session_factory, read_session
 
 
 @pytest.mark.parametrize(("ping_after_idle", "survives"), [(0.0, True), (3600.0, False)])
@@ -95,3 +100,17 @@ async def test_a_read_session_ended_by_an_error_or_a_cancellation_gives_its_conn
             assert await session.scalar(text("SELECT 1")) == 1
     finally:
         await engine.dispose()
+
+
+async def test_json_columns_are_read_by_orjson_and_what_it_refuses_by_the_stdlib(engine: AsyncEngine) -> None:
+    """A JSON column's value reads as orjson reads it, on the driver and in a session, and one orjson refuses
+    (a number past a double's range) as the stdlib reads it instead of failing the row."""
+    text_of = '[{"url": "https://example.org", "n": 1e400}, {"title": "Всё"}]'
+    expected = json.loads(text_of)
+    assert expected[0]["n"] == float("inf") and json_loads(text_of) == expected
+    assert json_loads('{"n": [1, 2.5, "три"]}') == orjson.loads('{"n": [1, 2.5, "три"]}')
+    statement = select(cast(literal(text_of), JSON).label("value"))
+    async with reads(make_session_factory(engine)) as reading:
+        assert (await reading.rows(statement, {}))[0]["value"] == expected
+    async with engine.connect() as connection:
+        assert (await connection.execute(text("SELECT CAST(:v AS json)"), {"v": text_of})).scalar() == expected
