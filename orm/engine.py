@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.pool import QueuePool
 
-from orm.held import HoldingPool
+from orm.held import IDLE_SINCE, HoldingPool
 from orm.replicas import ReadRouting, RoutingSession
 from telemetry import metrics
 
@@ -54,10 +54,10 @@ def _ping_after_idle(engine: AsyncEngine, idle_seconds: float) -> None:
     dialect = engine.dialect
 
     def checkin(_dbapi_connection: Any, record: Any) -> None:
-        record.info["idle_since"] = time.monotonic()
+        record.info[IDLE_SINCE] = time.monotonic()
 
     def checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
-        since = record.info.pop("idle_since", None)
+        since = record.info.pop(IDLE_SINCE, None)
         if since is None or time.monotonic() - since <= idle_seconds:
             return
         try:

@@ -12,9 +12,10 @@ What the pool's checkout did for a connection is done here for a parked one, bef
   (the pool saw a disconnect: every connection of that time is suspect) is invalidated, never lent;
 - one parked longer than the engine's idle limit is pinged first, as the pool pings one idle that long
   (orm/engine.py `_ping_after_idle`), and invalidated if the ping fails.
-Parked connections are checked out as far as the pool knows, so a session cannot take them: at most
-`held_most` (two: a cold page's concurrent reads). The in-use gauge counts only those lent. Disposing of
-the pool (`engine.dispose()`) closes the parked ones with the rest.
+Parked connections are checked out as far as the pool knows: at most `held_most` (two: a cold page's
+concurrent reads), and a checkout that finds no idle connection takes one back before the pool would open
+another, so holding never makes the pool grow. The in-use gauge counts only those lent. Disposing of the
+pool (`engine.dispose()`) closes the parked ones with the rest.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ from orm.seam import invalidated_since_connected, pool_of
 from telemetry import metrics
 
 HELD_MOST = 2
+# Where a pooled connection's record keeps when it went idle (time.monotonic()), for the idle ping
+# (orm/engine.py `_ping_after_idle`), which stamps it at checkin.
+IDLE_SINCE = "idle_since"
 
 
 class HoldingPool(AsyncAdaptedQueuePool):
@@ -56,6 +60,18 @@ class HoldingPool(AsyncAdaptedQueuePool):
             metrics.DB_POOL_IN_USE.inc()  # its checkin counts it out again
             connection.close()
         super().dispose()
+
+    def _do_get(self) -> Any:
+        """A checkout (a session's, or a read's when none is parked) that finds no idle connection in the pool
+        takes a parked one back first, rather than open one more: holding never makes the pool grow. Taken
+        back, it is idle since it was parked, for the idle ping (orm/engine.py)."""
+        if self._parked and not self.checkedin():
+            connection, parked_at = self._parked.pop()
+            info = connection.info  # its record's, which the checkin stamps with the time it came back
+            metrics.DB_POOL_IN_USE.inc()  # its checkin counts it out again
+            connection.close()
+            info[IDLE_SINCE] = parked_at
+        return super()._do_get()
 
     def unpark(self) -> tuple[PoolProxiedConnection, float] | None:
         """The connection parked last, and when it was parked; counted in use."""

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from cache import entities
 from orm import Author, Shout
 from orm.driver import DriverReads, SessionReads, reads
-from orm.engine import make_engine, make_session_factory, read_session
+from orm.engine import make_engine, make_session_factory, open_connections, read_session
 from orm.errors import is_unavailable
 from orm.held import HoldingPool
 from orm.seam import driver_sql
@@ -103,9 +103,6 @@ async def test_a_driver_read_is_seen_by_the_statement_listeners_and_gives_its_co
             rows = await driver.rows(entities._AUTHORS, {"ids": [1, 2]})
             # Back, held for the next read: checked out as far as the pool knows, in use for the metrics not.
             assert own.pool.checkedout() == 1 and metrics.DB_POOL_IN_USE._value.get() == in_use
-            async with read_session(make_session_factory(own)) as session:  # a session takes another
-                assert (await session.execute(text("SELECT 1"))).scalar() == 1
-                assert metrics.DB_POOL_IN_USE._value.get() == in_use + 1
             held = _parked(own)
     finally:
         await own.dispose()
@@ -115,7 +112,7 @@ async def test_a_driver_read_is_seen_by_the_statement_listeners_and_gives_its_co
     assert counter.statements == ["SELECT author.id, author.\"user\", author.slug, author.name, author.pic, "
                                   "author.bio, author.about, author.links, author.seo, author.created_at, "
                                   "author.last_seen, author.updated_at, author.deleted_at \nFROM author \n"
-                                  "WHERE author.id = ANY($1)", "SELECT 1"]
+                                  "WHERE author.id = ANY($1)"]
 
 
 async def test_a_connection_lost_under_a_driver_read_is_not_pooled_again(engine: AsyncEngine) -> None:
@@ -168,6 +165,30 @@ async def test_driver_reads_take_the_held_connection_without_a_checkout(engine: 
         assert (len(checkouts), len(pids)) == (checkouts_expected, 1), held_most
 
 
+@pytest.mark.parametrize("takes_back", [True, False], ids=["holding-pool", "control-queue-pool-checkout"])
+async def test_a_checkout_finding_no_idle_connection_takes_the_held_one_back(
+        engine: AsyncEngine, takes_back: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pool of one connection, held after a read: a session's checkout takes it back rather than open
+    another (the pool does not grow), counted in use while the session has it. Control: the queue pool's own
+    checkout, which knows nothing of what is held, opens a second connection."""
+    if not takes_back:
+        monkeypatch.setattr(HoldingPool, "_do_get", HoldingPool.__mro__[1]._do_get)
+    own = make_engine(TEST_DATABASE_URL, pool_size=1)
+    in_use = metrics.DB_POOL_IN_USE._value.get()
+    try:
+        factory = make_session_factory(own)
+        async with reads(factory) as driver:
+            held = (await driver.rows(_BACKEND, {}))[0]["pid"]
+        async with read_session(factory) as session:
+            pid = (await session.execute(_BACKEND)).scalar()
+            assert metrics.DB_POOL_IN_USE._value.get() == in_use + 1
+            grew = own.sync_engine.pool.overflow() > 0  # type: ignore[attr-defined]
+    finally:
+        await own.dispose()
+    assert (pid == held, grew) == ((True, False) if takes_back else (False, True))
+    assert metrics.DB_POOL_IN_USE._value.get() == in_use
+
+
 async def test_a_held_connection_the_server_ended_is_not_lent(engine: AsyncEngine) -> None:
     """The server ends the held connection between two reads (a restart, an administrator): the next read
     goes on a new connection and succeeds, where lending it would have failed the read."""
@@ -213,6 +234,7 @@ async def test_a_held_connection_the_pools_invalidation_covers_is_not_lent(engin
     before as suspect, the held one too, which is replaced though it is still open."""
     own = make_engine(TEST_DATABASE_URL, pool_size=2)
     try:
+        await open_connections(own, 2)  # one to hold, and one idle for the session
         factory = make_session_factory(own)
         async with reads(factory) as driver:
             first = (await driver.rows(_BACKEND, {}))[0]["pid"]
