@@ -14,7 +14,8 @@ per call; `driver_sql` turns each into one array parameter instead. And the engi
 engine's `dispatch`, as SQLAlchemy calls them before it sends a statement. Connections lent to those reads
 without the pool's checkout (orm/held.py) are checked as the checkout checks them: whether the pool was
 invalidated since they connected (`_invalidate_time`, `_ConnectionRecord.starttime`), and which pool they
-came from (`_pool`).
+came from (`_pool`); the pool that holds them (`HoldingPool`) takes one back in `QueuePool._do_get`, where a
+checkout takes its connection.
 
 The SQLAlchemy versions these were written against are the bounds in `pyproject.toml`.
 """

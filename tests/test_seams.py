@@ -863,3 +863,29 @@ async def test_a_lent_connection_knows_its_pool_and_whether_the_pool_was_invalid
         await greenlet_spawn(connection.close)
     finally:
         await own.dispose()
+
+
+async def test_a_pool_checkout_gets_its_connection_from_do_get(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sqlalchemy import text
+
+    from orm.engine import make_engine, make_session_factory, read_session
+    from orm.held import HoldingPool
+    from tests.conftest import TEST_DATABASE_URL
+
+    calls: list[int] = []
+    original = HoldingPool._do_get
+
+    def counted(pool: HoldingPool) -> Any:
+        calls.append(1)
+        return original(pool)
+
+    monkeypatch.setattr(HoldingPool, "_do_get", counted)
+    own = make_engine(TEST_DATABASE_URL, pool_size=1)
+    try:
+        async with read_session(make_session_factory(own)) as session:
+            await session.execute(text("SELECT 1"))
+    finally:
+        await own.dispose()
+    canary(calls == [1], SQLALCHEMY, "`QueuePool._do_get` (a checkout's connection taken from the pool)",
+           "Connections held for reads on the driver (orm/held.py: a checkout that finds none idle takes a held "
+           "one back)", "change orm/held.py `HoldingPool._do_get`")
