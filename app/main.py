@@ -83,6 +83,7 @@ async def open_deps(settings: Settings, *, serving: bool = False) -> AsyncIterat
     the connections each pool keeps, before the first request rather than at the peaks of load that
     would ask for them (DB_CONNECTIONS_AT_START, REDIS_CONNECTIONS_AT_START)."""
     engine, *replicas = (make_engine(url, pool_size=settings.db_pool_size, ping_after_idle=settings.db_ping_after_idle,
+                                     held_for_reads=settings.db_held_for_reads,
                                      transaction_pooler=settings.db_transaction_pooler, replica=n > 0)
                          for n, url in enumerate((settings.database_url, *settings.database_replica_urls)))
     # One guard (circuit breaker, error mapping) for every Redis call of this process, on either Redis.

@@ -135,6 +135,9 @@ class Settings(DatabaseSettings):
     # A pooled database connection idle longer than this is pinged before use (one used more recently
     # is trusted: the ping is a round trip that would cost every cold read; orm/engine.py).
     db_ping_after_idle: float = 5.0
+    # Connections of the pool held between reads on the driver, lent to the next without a checkout
+    # (orm/held.py); a checkout that finds no idle connection takes one back. 0: none held.
+    db_held_for_reads: int = 2
     # DATABASE_URL names a transaction pooler (PgBouncer with pool_mode = transaction or statement), whose
     # server connections change from one transaction to the next: prepared statements are then named
     # uniquely and never cached on a connection (orm/engine.py). Migrations and `discours adopt` take a

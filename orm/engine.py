@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.pool import QueuePool
 
-from orm.held import IDLE_SINCE, HoldingPool
+from orm.held import HELD_MOST, IDLE_SINCE, HoldingPool
 from orm.replicas import ReadRouting, RoutingSession
 from telemetry import metrics
 
@@ -99,8 +99,10 @@ def behind_pooler(engine: AsyncEngine) -> bool:
 
 
 def make_engine(url: str, *, pool_size: int = 10, echo: bool = False, ping_after_idle: float = 5.0,
-                transaction_pooler: bool = False, replica: bool = False) -> AsyncEngine:
-    """`transaction_pooler`: `url` names PgBouncer in transaction pooling (DB_TRANSACTION_POOLER).
+                held_for_reads: int = HELD_MOST, transaction_pooler: bool = False,
+                replica: bool = False) -> AsyncEngine:
+    """`held_for_reads`: connections the pool holds for reads on the driver (DB_HELD_FOR_READS, orm/held.py).
+    `transaction_pooler`: `url` names PgBouncer in transaction pooling (DB_TRANSACTION_POOLER).
     `replica`: a streaming replica, only ever read (orm/replicas.py): every statement in autocommit, as
     `reads_only` puts a primary's read sessions. A session's replica connection then holds no transaction
     between its statements: no BEGIN and ROLLBACK round trips, and no lock that the replay of the
@@ -114,7 +116,9 @@ def make_engine(url: str, *, pool_size: int = 10, echo: bool = False, ping_after
         engine = create_async_engine(url, echo=echo, pool_size=pool_size, max_overflow=pool_size,
                                      json_deserializer=json_loads, poolclass=HoldingPool,
                                      connect_args=_through_pooler() if transaction_pooler else {}, **options)
-        engine.sync_engine.pool.idle_seconds = ping_after_idle  # type: ignore[attr-defined]  # orm/held.py
+        pool = engine.sync_engine.pool
+        assert isinstance(pool, HoldingPool)
+        pool.idle_seconds, pool.held_most = ping_after_idle, held_for_reads
         if transaction_pooler:
             _BEHIND_POOLER.add(engine.sync_engine)
         _ping_after_idle(engine, ping_after_idle)

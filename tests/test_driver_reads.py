@@ -152,10 +152,9 @@ _BACKEND = select(func.pg_backend_pid().label("pid"))
 
 async def test_driver_reads_take_the_held_connection_without_a_checkout(engine: AsyncEngine) -> None:
     """Reads one after another go on one held connection, checked out once. Control: the pool that holds
-    none (held_most 0) checks one out for every read."""
+    none (DB_HELD_FOR_READS=0) checks one out for every read."""
     for held_most, checkouts_expected in ((2, 1), (0, 5)):
-        own = make_engine(TEST_DATABASE_URL, pool_size=2)
-        own.sync_engine.pool.held_most = held_most  # type: ignore[attr-defined]
+        own = make_engine(TEST_DATABASE_URL, pool_size=2, held_for_reads=held_most)
         checkouts = _checkouts(own)
         try:
             async with reads(make_session_factory(own)) as driver:
