@@ -39,6 +39,9 @@ IDLE_SINCE = "idle_since"
 class HoldingPool(AsyncAdaptedQueuePool):
     """The engine's queue pool, with up to `held_most` connections parked for reads on the driver."""
 
+    # Its log under SQLAlchemy's (warnings only, unless configured), where the queue pool's is, not this module's.
+    _sqla_logger_namespace = "sqlalchemy.pool.impl.HoldingPool"
+
     def __init__(self, creator: Any, *, held_most: int = HELD_MOST, idle_seconds: float = 5.0, **options: Any) -> None:
         super().__init__(creator, **options)
         self.held_most = held_most

@@ -15,7 +15,7 @@ engine's `dispatch`, as SQLAlchemy calls them before it sends a statement. Conne
 without the pool's checkout (orm/held.py) are checked as the checkout checks them: whether the pool was
 invalidated since they connected (`_invalidate_time`, `_ConnectionRecord.starttime`), and which pool they
 came from (`_pool`); the pool that holds them (`HoldingPool`) takes one back in `QueuePool._do_get`, where a
-checkout takes its connection.
+checkout takes its connection, and logs under SQLAlchemy's loggers by `_sqla_logger_namespace`.
 
 The SQLAlchemy versions these were written against are the bounds in `pyproject.toml`.
 """

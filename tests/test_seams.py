@@ -886,6 +886,9 @@ async def test_a_pool_checkout_gets_its_connection_from_do_get(monkeypatch: pyte
             await session.execute(text("SELECT 1"))
     finally:
         await own.dispose()
+    canary(own.sync_engine.pool.logger.name == "sqlalchemy.pool.impl.HoldingPool", SQLALCHEMY,
+           "`_sqla_logger_namespace`", "The holding pool's log (orm/held.py: under SQLAlchemy's loggers, quiet)",
+           "change orm/held.py `HoldingPool._sqla_logger_namespace`")
     canary(calls == [1], SQLALCHEMY, "`QueuePool._do_get` (a checkout's connection taken from the pool)",
            "Connections held for reads on the driver (orm/held.py: a checkout that finds none idle takes a held "
            "one back)", "change orm/held.py `HoldingPool._do_get`")
