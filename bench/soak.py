@@ -109,8 +109,11 @@ async def sample(deps: Deps, workers: list[int], server_port: int, families: boo
     figures["Redis clients"] = info["connected_clients"]
     figures["Redis used MiB"] = info["used_memory"] / 2**20
     async with deps.db() as session:
-        figures["PostgreSQL connections"] = await session.scalar(
-            text("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()")) or 0
+        # Client backends only: a parallel query's workers are backends of the database too (a statement of the
+        # counters' refresh starts two), and counting them read as the pools growing for a moment.
+        figures["PostgreSQL connections"] = await session.scalar(text(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            " AND backend_type = 'client backend'")) or 0
     if families:  # every family: the report folds the small ones together (`_families_folded`)
         for name, family in (await family_stats(deps.cache)).items():
             figures[f"{FAMILY}{name} keys"] = family.keys
