@@ -42,10 +42,11 @@ class HoldingPool(AsyncAdaptedQueuePool):
     # Its log under SQLAlchemy's (warnings only, unless configured), where the queue pool's is, not this module's.
     _sqla_logger_namespace = "sqlalchemy.pool.impl.HoldingPool"
 
-    def __init__(self, creator: Any, *, held_most: int = HELD_MOST, idle_seconds: float = 5.0, **options: Any) -> None:
+    def __init__(self, creator: Any, **options: Any) -> None:
         super().__init__(creator, **options)
-        self.held_most = held_most
-        self.idle_seconds = idle_seconds
+        # Set by orm/engine.py `make_engine` (create_engine passes a pool no options of its own).
+        self.held_most = HELD_MOST
+        self.idle_seconds = 5.0
         self._parked: list[tuple[PoolProxiedConnection, float]] = []  # the last parked last
         self._disposed = False
 
@@ -60,8 +61,7 @@ class HoldingPool(AsyncAdaptedQueuePool):
         self._disposed = True
         parked, self._parked = self._parked, []
         for connection, _ in parked:
-            metrics.DB_POOL_IN_USE.inc()  # its checkin counts it out again
-            connection.close()
+            _check_in(connection)
         super().dispose()
 
     def _do_get(self) -> Any:
@@ -71,8 +71,7 @@ class HoldingPool(AsyncAdaptedQueuePool):
         if self._parked and not self.checkedin():
             connection, parked_at = self._parked.pop()
             info = connection.info  # its record's, which the checkin stamps with the time it came back
-            metrics.DB_POOL_IN_USE.inc()  # its checkin counts it out again
-            connection.close()
+            _check_in(connection)
             info[IDLE_SINCE] = parked_at
         return super()._do_get()
 
@@ -90,6 +89,13 @@ class HoldingPool(AsyncAdaptedQueuePool):
         self._parked.append((connection, time.monotonic()))
         metrics.DB_POOL_IN_USE.dec()
         return True
+
+
+def _check_in(connection: PoolProxiedConnection) -> None:
+    """A parked connection back in the pool (in a greenlet: a checkin may close it). Counted in use first, as
+    the checkin counts it out."""
+    metrics.DB_POOL_IN_USE.inc()
+    connection.close()
 
 
 async def lend(engine: AsyncEngine) -> PoolProxiedConnection:

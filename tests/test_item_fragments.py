@@ -62,12 +62,24 @@ async def _commented(api: Api, shout: int, *by: User) -> None:
         await api(COMMENT, {"r": {"kind": "COMMENT", "shout": shout, "body": f"comment {n}"}}, user)
 
 
-async def _fresh(http: httpx.AsyncClient, redis: Redis) -> bytes:
-    """The page executed whole: nothing rendered kept (answers, items, responses)."""
-    for pattern in ("item:*", "rendered:*", "response:*"):
+async def _forget(redis: Redis, *patterns: str) -> None:
+    for pattern in patterns:
         async for key in redis.scan_iter(match=pattern, count=1000):
             await redis.unlink(key)
+
+
+async def _fresh(http: httpx.AsyncClient, redis: Redis) -> bytes:
+    """The page executed whole: nothing rendered kept (answers, items, responses)."""
+    await _forget(redis, "item:*", "rendered:*", "response:*")
     return (await _page(http))[0]
+
+
+async def _six_comments(api: Api) -> tuple[User, int]:
+    """A shout's author and the shout, which another reader commented on six times: the page's six items."""
+    author, reader = await api.user(), await api.user()
+    shout = await api.published(author)
+    await _commented(api, shout, *[reader] * 6)
+    return author, shout
 
 
 async def _kept(http: httpx.AsyncClient, redis: Redis) -> bytes:
@@ -79,16 +91,13 @@ async def _kept(http: httpx.AsyncClient, redis: Redis) -> bytes:
 async def test_a_page_computed_cold_neither_looks_for_nor_keeps_items(http: httpx.AsyncClient, deps: Deps,
                                                                       redis: Redis) -> None:
     api = Api(http, deps)
-    author, reader = await api.user(), await api.user()
-    shout = await api.published(author)
-    await _commented(api, shout, *[reader] * 6)
+    author, shout = await _six_comments(api)
     _, reads = await _page(http)
     assert reads == (0, 0) and await _items_kept(redis) == 0, "its list absent: cold"
     _, reads = await _page(http, PAGE.replace("id kind", "kind id"))  # another root key, the same list, kept
     assert reads == (0, 6) and await _items_kept(redis) == 6, "its list kept: items looked for, and kept"
 
-    async for key in redis.scan_iter(match="item:*", count=1000):
-        await redis.unlink(key)
+    await _forget(redis, "item:*")
     await deps.cache.invalidate_tags([keys.GLOBAL_TAG])  # a bulk change, a recovery: the epoch moves
     _, reads = await _page(http)
     assert reads == (0, 0) and await _items_kept(redis) == 0, "its list kept before the epoch moved: cold"
@@ -101,9 +110,7 @@ async def test_a_page_computed_cold_neither_looks_for_nor_keeps_items(http: http
 async def test_after_a_comment_only_the_new_item_is_executed(http: httpx.AsyncClient, deps: Deps,
                                                               redis: Redis) -> None:
     api = Api(http, deps)
-    author, reader = await api.user(), await api.user()
-    shout = await api.published(author)
-    await _commented(api, shout, *[reader] * 6)
+    author, shout = await _six_comments(api)
     first = await _kept(http, redis)
     assert await _items_kept(redis) == 6
 
