@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import delete, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from auth.permissions import Viewer
+from auth.permissions import Viewer, can
 from cache import keys
 from cache.entities import fetch_shouts
 from orm import Draft, DraftAuthor, DraftTopic, Shout, ShoutAuthor, ShoutTopic, Topic
@@ -107,7 +107,7 @@ async def create_draft(deps: Deps, viewer: Viewer | None, draft_input: dict[str,
         await session.flush()
         await _set_relations(session, draft, signed_in.author_id, draft_input.get("author_ids"),
                              draft_input.get("topic_ids"), draft_input.get("main_topic_id"))
-    return {"draft": await get_draft(deps, draft.id)}
+    return {"draft": await get_draft(deps, viewer, draft.id)}
 
 
 async def create_draft_from_shout(deps: Deps, viewer: Viewer | None, shout_id: int) -> dict[str, Any]:
@@ -122,7 +122,7 @@ async def create_draft_from_shout(deps: Deps, viewer: Viewer | None, shout_id: i
         require(viewer, "shout:update", community_id=shout.community, owners=authors)
         existing = await session.get(Draft, shout.draft) if shout.draft is not None else None
         if existing is not None and existing.deleted_at is None:
-            return {"draft": await get_draft(deps, existing.id)}
+            return {"draft": await get_draft(deps, viewer, existing.id)}
         now = int(time.time())
         draft = Draft(created_by=shout.created_by, created_at=now, updated_at=now, community=shout.community,
                       media=shout.media, **{name: getattr(shout, name) for name in DRAFT_FIELDS})
@@ -133,7 +133,7 @@ async def create_draft_from_shout(deps: Deps, viewer: Viewer | None, shout_id: i
         session.add_all(DraftTopic(draft=draft.id, topic=topic, main=bool(main)) for topic, main in
                         await session.execute(select(ShoutTopic.topic, ShoutTopic.main)
                                               .where(ShoutTopic.shout == shout.id)))
-    return {"draft": await get_draft(deps, draft.id)}
+    return {"draft": await get_draft(deps, viewer, draft.id)}
 
 
 async def _editable_draft(session: AsyncSession, viewer: Viewer | None, draft_id: int, action: str) -> Draft:
@@ -157,7 +157,7 @@ async def update_draft(deps: Deps, viewer: Viewer | None, draft_id: int, draft_i
         draft.updated_by = viewer.author_id if viewer else None
         await _set_relations(session, draft, draft.updated_by or draft.created_by, draft_input.get("author_ids"),
                              draft_input.get("topic_ids"), draft_input.get("main_topic_id"))
-    return {"draft": await get_draft(deps, draft_id)}
+    return {"draft": await get_draft(deps, viewer, draft_id)}
 
 
 async def delete_draft(deps: Deps, viewer: Viewer | None, draft_id: int) -> dict[str, Any]:
@@ -165,7 +165,7 @@ async def delete_draft(deps: Deps, viewer: Viewer | None, draft_id: int) -> dict
         draft = await _editable_draft(session, viewer, draft_id, "delete")
         draft.deleted_at = int(time.time())
         draft.deleted_by = viewer.author_id if viewer else None
-    return {"draft": (await draft_dicts_of(deps, [draft_id]))[0]}
+    return {"draft": await get_draft(deps, viewer, draft_id)}
 
 
 async def draft_to_publish(session: AsyncSession, viewer: Viewer | None, draft_id: int, *,
@@ -224,7 +224,7 @@ async def publish_draft(deps: Deps, viewer: Viewer | None, draft_id: int, *,
             await session.flush()
             await publication_event(session, shout.id, viewer.author_id if viewer else draft.created_by,
                                     cap=deps.notify_fanout)
-    return {"draft": await get_draft(deps, draft_id), "shout": await own_shout(deps, shout.id)}
+    return {"draft": await get_draft(deps, viewer, draft_id), "shout": await own_shout(deps, shout.id)}
 
 
 async def _sync_rows(session: AsyncSession, model: Any, shout_id: int, wanted: dict[int, dict[str, Any]],
@@ -244,14 +244,18 @@ async def _sync_rows(session: AsyncSession, model: Any, shout_id: int, wanted: d
 
 
 async def unpublish_draft(deps: Deps, viewer: Viewer | None, draft_id: int) -> dict[str, Any]:
+    """Unpublish the draft's shout. The draft's own authors (or an editor) may, whether or not it was ever
+    published: a draft that was not is answered as it is, to them alone."""
     async with deps.db() as session:
+        draft = await session.get(Draft, draft_id)
+        if draft is None or draft.deleted_at is not None:
+            raise NotFound("no such draft", field="draft_id")
+        require(viewer, "shout:unpublish", community_id=draft.community,
+                owners=await _draft_authors(session, draft.id))
         shout_id = await session.scalar(select(Shout.id).where(Shout.draft == draft_id))
-        exists = await session.get(Draft, draft_id)
-    if exists is None:
-        raise NotFound("no such draft", field="draft_id")
     if shout_id is not None:
         await _set_published(deps, viewer, shout_id, publish=False)
-    return {"draft": await get_draft(deps, draft_id)}
+    return {"draft": await get_draft(deps, viewer, draft_id)}
 
 
 async def _set_published(deps: Deps, viewer: Viewer | None, shout_id: int, *, publish: bool) -> None:
@@ -282,14 +286,21 @@ async def unpublish_shout(deps: Deps, viewer: Viewer | None, shout_id: int) -> d
 
 # --- reads of one's own work (per viewer, never in a shared key) -----------------------------------------
 
-async def draft_dicts_of(deps: Deps, ids: list[int]) -> list[dict[str, Any]]:
+def readable(viewer: Viewer | None, draft: dict[str, Any]) -> bool:
+    """Whether `viewer` may see this draft: its authors, and whom auth/permissions.py lets read any."""
+    return can(viewer, "draft:read", community_id=draft["community"], owners=draft["author_ids"])
+
+
+async def draft_dicts_of(deps: Deps, viewer: Viewer | None, ids: list[int]) -> list[dict[str, Any]]:
+    """The drafts of `ids` that `viewer` may read. Every answer that carries a draft comes through here, so
+    a write path that forgot its own check still shows no one else's draft."""
     async with deps.db() as session:
         drafts = list((await session.scalars(select(Draft).where(Draft.id.in_(ids)))).all())
-        return await draft_dicts(session, drafts)
+        return [d for d in await draft_dicts(session, drafts) if readable(viewer, d)]
 
 
-async def get_draft(deps: Deps, draft_id: int) -> dict[str, Any] | None:
-    found = await draft_dicts_of(deps, [draft_id])
+async def get_draft(deps: Deps, viewer: Viewer | None, draft_id: int) -> dict[str, Any] | None:
+    found = await draft_dicts_of(deps, viewer, [draft_id])
     return found[0] if found else None
 
 

@@ -47,7 +47,7 @@ async def schedule_draft(deps: Deps, viewer: Viewer | None, draft_id: int, publi
         draft.publish_at = publish_at
     if publish_at is not None:
         await _enqueue(deps.delayed, draft_id, publish_at)  # if Redis is away, the next sweep queues it
-    return {"draft": await drafts.get_draft(deps, draft_id)}
+    return {"draft": await drafts.get_draft(deps, viewer, draft_id)}
 
 
 async def publish_when_due(deps: Deps, payload: dict[str, Any]) -> None:
