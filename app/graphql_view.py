@@ -46,6 +46,7 @@ from app.http_guards import BAD_REQUEST, TIMEOUT, Refused, refuse_state_change_o
 from app.negotiation import media_type, stored_body, wants_graphql_response
 from app.response_front import note_hit_reads, responses_of
 from app.single_flight import FLIGHTS_JOINED, Computed, Flight, SingleFlight, now
+from app.subscription_messages import CheckedLegacyWS, CheckedTransportWS
 from app.write_gate import Readers, WriteGate
 from app.write_refresh import noted_for_refresh, refresh
 from cache import response_capture
@@ -84,6 +85,8 @@ class DiscoursGraphQL(GraphQL[Context, None]):
     """See the module's docstring."""
 
     websocket_adapter_class = TextFrames  # type: ignore[assignment]
+    graphql_transport_ws_handler_class = CheckedTransportWS
+    graphql_ws_handler_class = CheckedLegacyWS
     request_adapter_class = ExchangeAdapter  # type: ignore[assignment]
 
     schema: DiscoursSchema

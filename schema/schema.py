@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import strawberry
 from graphql import DocumentNode, GraphQLError, parse
@@ -19,7 +20,7 @@ from schema.execution import PlainFieldsFirst, prepare_execution
 from schema.limits import LimitChecks, Limits, request_limits
 from schema.mutation import WriteMutation
 from schema.query import Query
-from schema.seam import FieldResolversUnwrapped
+from schema.seam import FieldResolversUnwrapped, PreExecutionError, StreamResult
 from schema.subscription import Subscription
 
 log = logging.getLogger("discours.graphql")
@@ -51,6 +52,18 @@ class DiscoursSchema(FieldResolversUnwrapped, strawberry.Schema):
         """A document as execution will see it (through the limits' cache and token limit, when set)."""
         return self.checks.parse(query) if self.checks is not None else parse(query)
 
+    async def stream(self, query: str | None, *args: Any, **kwargs: Any) -> StreamResult:
+        """Strawberry's stream (subscriptions over WebSocket and server-sent events), with a document the
+        limits refuse to parse answered as a refusal: the limits' parse hook raises it, which Strawberry's
+        `execute` turns into an answer and its `stream` does not (a traceback, the stream cut)."""
+        if self.checks is not None and query:
+            try:
+                self.checks.parse(query)
+            except GraphQLError as refused:
+                self.process_errors([refused])
+                return _one(PreExecutionError(data=None, errors=[refused]))
+        return await super().stream(query, *args, **kwargs)
+
     def process_errors(self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None) -> None:
         """One line per request, never the whole document or the variables: a client's mistakes (parse,
         validation, refused limits, bad variables) at INFO; failures of ours at ERROR with the traceback.
@@ -66,6 +79,10 @@ class DiscoursSchema(FieldResolversUnwrapped, strawberry.Schema):
         elif refused:
             log.info("%s refused (%d errors): %s; document: %r", operation, len(refused),
                      refused[0].message[:LOGGED_DOCUMENT_CHARS], document)
+
+
+async def _one(result: PreExecutionError) -> StreamResult:
+    yield result
 
 
 def build_schema(limits: Limits | None = None) -> DiscoursSchema:

@@ -41,9 +41,16 @@ from strawberry.extensions import SchemaExtension
 from strawberry.http.exceptions import WebSocketDisconnected as WebSocketDisconnected  # re-exported
 from strawberry.http.ides import get_graphql_ide_html
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+from strawberry.schema.schema import StreamResult as StreamResult  # re-exported: what a schema's stream yields
 from strawberry.schema.schema import validate_document as _strawberry_validate
 from strawberry.schema.schema_converter import GraphQLCoreConverter
+
+# Strawberry's WebSocket protocol handlers, whose per-message `handle_message` app/subscription_messages.py
+# overrides to hold each message to its protocol before the library indexes it.
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
+from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
 from strawberry.types.execution import ExecutionContext
+from strawberry.types.execution import PreExecutionError as PreExecutionError  # re-exported
 
 if TYPE_CHECKING:
     import strawberry
@@ -126,6 +133,9 @@ class FieldResolversUnwrapped:
             return None  # type: ignore[return-value]  # graphql-core takes None for no middleware
         return super()._get_middleware_manager(extensions)  # type: ignore[misc, no-any-return]
 
+
+TransportWSHandler = BaseGraphQLTransportWSHandler
+LegacyWSHandler = BaseGraphQLWSHandler
 
 # --- graphql-core --------------------------------------------------------------------------------
 

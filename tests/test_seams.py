@@ -647,6 +647,24 @@ async def test_the_views_overridden_hooks_are_still_called(app: Any, client: Any
            "override the view's new way of rendering its IDE")
 
 
+def test_each_websocket_message_passes_through_the_handlers_handle_message() -> None:
+    """app/subscription_messages.py checks every message in `handle_message`, which must still be what the
+    protocol handlers call for each message they read, and the view must still build them from its
+    `*_handler_class` attributes."""
+    from strawberry.asgi import GraphQL
+
+    from schema.seam import LegacyWSHandler, TransportWSHandler
+
+    for handler in (TransportWSHandler, LegacyWSHandler):
+        canary("self.handle_message(" in inspect.getsource(handler.handle), STRAWBERRY,
+               f"{handler.__name__}.handle", "app/subscription_messages.py (messages checked before the library)",
+               "find where the handler now reads each message and check it there")
+    canary(GraphQL.graphql_transport_ws_handler_class.__origin__ is TransportWSHandler  # type: ignore[attr-defined]
+           and GraphQL.graphql_ws_handler_class.__origin__ is LegacyWSHandler,  # type: ignore[attr-defined]
+           STRAWBERRY, "the view's `graphql_transport_ws_handler_class` / `graphql_ws_handler_class`",
+           "app/graphql_view.py DiscoursGraphQL", "set the view's new handler attributes to the checked handlers")
+
+
 # --- SQLAlchemy -----------------------------------------------------------------------------------
 
 SQLALCHEMY = f"SQLAlchemy {version('sqlalchemy')}"
