@@ -29,6 +29,8 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from app.slow_clients import HEADER_TIMEOUT_ENV, HeaderDeadline
+
     settings = load_settings()
     host = args.host or settings.host
     port = args.port or settings.port
@@ -43,9 +45,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # scrape that reaches any of them sees the whole server. Set before they start; they inherit it.
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="discours-metrics-")
     # Each worker drains on SIGTERM (app/graceful.py), then has SHUTDOWN_TIMEOUT for what is in flight.
+    # Slow clients (app/slow_clients.py): the workers' protocol reads its header deadline from here.
+    os.environ[HEADER_TIMEOUT_ENV] = str(settings.header_read_timeout)
     uvicorn.run("app.asgi:app", host=host, port=port, workers=workers, factory=False,
                 log_level="info", proxy_headers=True, ws_max_size=settings.max_body_bytes,
-                timeout_graceful_shutdown=math.ceil(settings.shutdown_timeout))
+                timeout_graceful_shutdown=math.ceil(settings.shutdown_timeout),
+                http=HeaderDeadline, timeout_keep_alive=settings.keep_alive_timeout,
+                limit_concurrency=settings.max_connections)
     return 0
 
 

@@ -167,6 +167,14 @@ class Settings(DatabaseSettings):
     # in flight may take to finish before they are cancelled.
     shutdown_drain_seconds: float = 5.0
     shutdown_timeout: float = 30.0
+    # Slow clients (app/slow_clients.py, and uvicorn's own options): seconds a request's headers may take
+    # from their first byte, seconds its whole body may take from its first read (408 past either; 0: no
+    # limit), seconds an idle keep-alive connection stays open, and connections (and tasks) a worker
+    # takes before it answers 503 (above the 1,000 event streams and WebSockets a worker holds).
+    header_read_timeout: float = Field(default=10.0, ge=0)
+    body_read_timeout: float = Field(default=30.0, ge=0)
+    keep_alive_timeout: int = Field(default=5, ge=1)
+    max_connections: int = Field(default=2048, ge=1)
     host: str = "127.0.0.1"
     port: int = 8000
     workers: int = 1
