@@ -6,6 +6,7 @@ shout's title) that only those entitled to them may ever find in an answer."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -21,9 +22,9 @@ from graphql import (
     GraphQLSchema,
     GraphQLUnionType,
 )
-from sqlalchemy import select
+from sqlalchemy import delete, or_, select, update
 
-from orm import Community, CommunityAuthor, Invite, NotificationRecipient
+from orm import Community, CommunityAuthor, Draft, Invite, NotificationRecipient, Shout, ShoutTopic, Topic
 from resolvers.writes import transaction
 from tests.helpers import PASSWORD, Api, User
 
@@ -294,3 +295,18 @@ def document(schema: GraphQLSchema, kind: str, name: str, variables: dict[str, A
     passed = ", ".join(f"{arg}: ${arg}" for arg in variables)
     head = f"{kind.lower()} Call({declared})" if declared else kind.lower()
     return f"{head} {{ {name}{f'({passed})' if passed else ''} {selection(fld.type)} }}"
+
+
+async def forget(api: Api, crowd: People) -> None:
+    """What the matrix made, out of the other tests' way (they share the database): its people's drafts
+    unscheduled and deleted, their shouts deleted, the topics it made removed."""
+    ids = [p.id for p in (crowd.owner, crowd.reader, crowd.guest, crowd.editor_1, crowd.admin_1, crowd.editor_c,
+                          crowd.admin_c, crowd.editor_e, crowd.admin_e)]
+    now = int(time.time())
+    async with transaction(api.deps) as session:
+        await session.execute(update(Draft).where(Draft.created_by.in_(ids))
+                              .values(publish_at=None, deleted_at=now))
+        await session.execute(update(Shout).where(Shout.created_by.in_(ids), Shout.deleted_at.is_(None))
+                              .values(deleted_at=now))
+        await session.execute(delete(Topic).where(or_(Topic.slug.like("topic-%"), Topic.slug.like("t-%")),
+                                                  Topic.id.not_in(select(ShoutTopic.topic))))

@@ -20,7 +20,7 @@ from graphql import GraphQLObjectType, GraphQLUnionType
 from auth import verification
 from auth.operations import OPERATIONS, Access, Refusal, Who
 from schema.schema import build_schema
-from tests.authz import CALLERS, People, Person, World, document, named_type, people
+from tests.authz import CALLERS, People, Person, World, document, forget, named_type, people
 from tests.helpers import PASSWORD, Api
 
 SCHEMA = build_schema()._schema
@@ -359,6 +359,12 @@ def test_every_operation_is_in_the_table() -> None:
         assert sorted(root.fields) == sorted(OPERATIONS[kind]), kind
         if kind != "Subscription":
             assert sorted(root.fields) == sorted(ARGS[kind]), kind
+
+
+@pytest.fixture(autouse=True)
+async def forgotten_after(api: Api) -> Any:
+    yield
+    await forget(api, await people(api))
 
 
 OPERATION_NAMES = [(kind, name) for kind in ("Query", "Mutation") for name in OPERATIONS[kind]]
