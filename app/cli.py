@@ -29,7 +29,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from app.slow_clients import HEADER_TIMEOUT_ENV, HeaderDeadline
+    from app.slow_clients import BODY_TIMEOUT_ENV, HEADER_TIMEOUT_ENV, ReadDeadlines
 
     settings = load_settings()
     host = args.host or settings.host
@@ -45,12 +45,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # scrape that reaches any of them sees the whole server. Set before they start; they inherit it.
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="discours-metrics-")
     # Each worker drains on SIGTERM (app/graceful.py), then has SHUTDOWN_TIMEOUT for what is in flight.
-    # Slow clients (app/slow_clients.py): the workers' protocol reads its header deadline from here.
+    # Slow clients (app/slow_clients.py): the workers' protocol reads its deadlines from here.
     os.environ[HEADER_TIMEOUT_ENV] = str(settings.header_read_timeout)
+    os.environ[BODY_TIMEOUT_ENV] = str(settings.body_read_timeout)
     uvicorn.run("app.asgi:app", host=host, port=port, workers=workers, factory=False,
                 log_level="info", proxy_headers=True, ws_max_size=settings.max_body_bytes,
                 timeout_graceful_shutdown=math.ceil(settings.shutdown_timeout),
-                http=HeaderDeadline, timeout_keep_alive=settings.keep_alive_timeout,
+                http=ReadDeadlines, timeout_keep_alive=settings.keep_alive_timeout,
                 limit_concurrency=settings.max_connections)
     return 0
 

@@ -28,7 +28,6 @@ from app.http_guards import BodySizeLimit
 from app.observability import metrics_route
 from app.response_front import ResponseCacheFront
 from app.served_by import WorkerHeader
-from app.slow_clients import BodyDeadline
 from auth.services import AuthServices, build_auth
 from cache.client import RedisGuard, make_redis
 from cache.client import open_connections as open_redis_connections
@@ -239,7 +238,6 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
         debug=settings.debug,
         middleware=[*([Middleware(WorkerHeader)] if settings.expose_worker else []), cors(settings),
                     Middleware(BodySizeLimit, max_bytes=settings.max_body_bytes),
-                    Middleware(BodyDeadline, timeout=settings.body_read_timeout),
                     # Every GraphQL request read once, and hits answered, before routing and before Strawberry
                     # (app/response_front.py).
                     Middleware(ResponseCacheFront, view=graphql, ttl=settings.response_cache_ttl)],

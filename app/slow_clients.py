@@ -3,16 +3,18 @@
 uvicorn has a keep-alive timeout (an idle connection between requests) and a cap of connections
 (`limit_concurrency`), which `discours serve` sets from the settings, but no deadline for reading a
 request: a client sending a header byte a second, or a body a byte a second, held its connection (and,
-for the body, a task) for as long as it liked. Here:
+for the body, a task) for as long as it liked. `ReadDeadlines` is uvicorn's httptools protocol with a
+timer on what is still being read:
 
-- `HeaderDeadline`, uvicorn's httptools protocol with a timer from the connection's (or the next
-  request's) first byte until its headers are complete: past `HEADER_READ_TIMEOUT` the client gets a 408
-  and the connection is closed;
-- `BodyDeadline`, an ASGI middleware: a request's whole body must arrive within `BODY_READ_TIMEOUT`,
-  or the client gets a 408 (and `connection: close`).
+- a request's headers, from the connection's (or the next request's) first byte: past
+  `HEADER_READ_TIMEOUT` the client gets a 408 and the connection is closed;
+- its body, from the end of its headers: past `BODY_READ_TIMEOUT`, the same (the connection closed
+  without a 408 if the app had begun answering).
 
-Neither touches what comes after: a WebSocket's messages and an event stream's events are not requests
-being read, so no read timeout cuts them.
+A timer is set only while a read is unfinished when the bytes at hand are parsed: a request that comes
+in one read (nearly all) sets none, but the connection's first. Nothing is timed once a request is read:
+a WebSocket's messages (its connection is another protocol's from its upgrade) and an event stream's
+events are not requests being read.
 """
 
 from __future__ import annotations
@@ -21,89 +23,82 @@ import asyncio
 import os
 from typing import Any
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-HEADER_TIMEOUT_ENV = "HEADER_READ_TIMEOUT"  # how a worker's protocol learns the setting (see `HeaderDeadline`)
-_SLOW_HEADERS = b"The request's headers came too slowly"
-_TIMED_OUT = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
-              b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(_SLOW_HEADERS), _SLOW_HEADERS))
+# How a worker's protocol learns the settings: uvicorn builds it from the class alone, in each worker
+# process, and `discours serve` sets these for its workers (seconds; 0 turns a deadline off).
+HEADER_TIMEOUT_ENV = "HEADER_READ_TIMEOUT"
+BODY_TIMEOUT_ENV = "BODY_READ_TIMEOUT"
 
 
-class HeaderDeadline(HttpToolsProtocol):
-    """uvicorn builds its protocol from the class alone, in each worker process, so the deadline comes from
-    the environment `discours serve` sets for its workers (`HEADER_READ_TIMEOUT`, seconds; 0 turns it off)."""
+def _timed_out(what: bytes) -> bytes:
+    text = b"The request's " + what + b" came too slowly"
+    return (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
+            b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(text), text))
 
-    header_timeout: float | None = None
-    _header_timer: asyncio.TimerHandle | None = None
+
+_SLOW_HEADERS, _SLOW_BODY = _timed_out(b"headers"), _timed_out(b"body")
+
+
+class ReadDeadlines(HttpToolsProtocol):
+    header_timeout: float | None = None  # read from the environment by the first connection of a process
+    body_timeout: float | None = None
+    _timer: asyncio.TimerHandle | None = None
+    _in_headers = False
+    _in_body = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        if HeaderDeadline.header_timeout is None:
-            HeaderDeadline.header_timeout = float(os.environ.get(HEADER_TIMEOUT_ENV) or 10.0)
+        if ReadDeadlines.header_timeout is None:
+            ReadDeadlines.header_timeout = float(os.environ.get(HEADER_TIMEOUT_ENV) or 10.0)
+        if ReadDeadlines.body_timeout is None:
+            ReadDeadlines.body_timeout = float(os.environ.get(BODY_TIMEOUT_ENV) or 30.0)
 
-    def _arm(self) -> None:
-        if self._header_timer is None and self.header_timeout:
-            self._header_timer = self.loop.call_later(self.header_timeout, self._expired)
+    def _arm(self, seconds: float | None) -> None:
+        if self._timer is None and seconds:
+            self._timer = self.loop.call_later(seconds, self._expired)
 
     def _disarm(self) -> None:
-        if self._header_timer is not None:
-            self._header_timer.cancel()
-            self._header_timer = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
     def _expired(self) -> None:
-        self._header_timer = None
-        if not self.transport.is_closing():
-            self.transport.write(_TIMED_OUT)
-            self.transport.close()
+        self._timer = None
+        if self.transport.is_closing() or self.transport.get_protocol() is not self:
+            return
+        if self._in_headers or not self._in_body:  # a connection that sent nothing yet is reading headers
+            self.transport.write(_SLOW_HEADERS)
+        elif not self.cycle.response_started:
+            self.transport.write(_SLOW_BODY)
+        self.transport.close()
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self._arm()
+        self._arm(self.header_timeout)  # until its first request's headers are in
 
     def data_received(self, data: bytes) -> None:
-        # a keep-alive connection's next request: its headers are on the clock from their first byte
-        if self.cycle is not None and self.cycle.response_complete:
-            self._arm()
         super().data_received(data)
+        if self._in_headers:
+            self._arm(self.header_timeout)
+        elif self._in_body:
+            self._arm(self.body_timeout)
+
+    def on_message_begin(self) -> None:
+        self._in_headers = True
+        super().on_message_begin()
 
     def on_headers_complete(self) -> None:
         self._disarm()
+        self._in_headers = False
+        self._in_body = not (self.parser.should_upgrade() and self._should_upgrade())
         super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._disarm()
+        self._in_body = False
+        super().on_message_complete()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
         super().connection_lost(exc)
-
-
-class BodyDeadline:
-    """408 for a request whose body has not all arrived within `timeout` seconds: the body is read here,
-    under the deadline, and handed to the app as it came; what the app reads after it (the wait for a
-    disconnect, an event stream's) has no deadline. Inside the body size limit, which refuses a body too
-    large before anything is read or buffered."""
-
-    def __init__(self, app: ASGIApp, timeout: float) -> None:
-        self.app, self.timeout = app, timeout
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or self.timeout <= 0:
-            await self.app(scope, receive, send)
-            return
-        body: list[Message] = []
-        try:
-            async with asyncio.timeout(self.timeout):
-                while True:
-                    message = await receive()
-                    body.append(message)
-                    if message["type"] != "http.request" or not message.get("more_body", False):
-                        break
-        except TimeoutError:
-            await send({"type": "http.response.start", "status": 408, "headers": [
-                (b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close")]})
-            await send({"type": "http.response.body", "body": b"The request's body came too slowly"})
-            return
-
-        async def replayed() -> Message:
-            return body.pop(0) if body else await receive()
-
-        await self.app(scope, replayed, send)

@@ -168,7 +168,7 @@ class Settings(DatabaseSettings):
     shutdown_drain_seconds: float = 5.0
     shutdown_timeout: float = 30.0
     # Slow clients (app/slow_clients.py, and uvicorn's own options): seconds a request's headers may take
-    # from their first byte, seconds its whole body may take from its first read (408 past either; 0: no
+    # from their first byte, seconds its whole body may take after them (408 past either; 0: no
     # limit), seconds an idle keep-alive connection stays open, and connections (and tasks) a worker
     # takes before it answers 503 (above the 1,000 event streams and WebSockets a worker holds).
     header_read_timeout: float = Field(default=10.0, ge=0)

@@ -136,19 +136,24 @@ async def create_draft_from_shout(deps: Deps, viewer: Viewer | None, shout_id: i
     return {"draft": await get_draft(deps, viewer, draft.id)}
 
 
-async def _editable_draft(session: AsyncSession, viewer: Viewer | None, draft_id: int, action: str) -> Draft:
-    draft = await session.get(Draft, draft_id)
+async def _allowed_draft(session: AsyncSession, viewer: Viewer | None, draft_id: int, permission: str | None, *,
+                         lock: bool = False) -> tuple[Draft, list[int]]:
+    """The draft and its authors, if it exists and `viewer` has `permission` on it (its authors' own, or
+    anyone's); None: checked elsewhere. `lock`: the row locked for the transaction."""
+    draft = await session.get(Draft, draft_id, with_for_update=lock)
     if draft is None or draft.deleted_at is not None:
         raise NotFound("no such draft", field="draft_id")
-    require(viewer, f"draft:{action}", community_id=draft.community, owners=await _draft_authors(session, draft.id))
-    return draft
+    authors = await _draft_authors(session, draft.id)
+    if permission is not None:
+        require(viewer, permission, community_id=draft.community, owners=authors)
+    return draft, authors
 
 
 async def update_draft(deps: Deps, viewer: Viewer | None, draft_id: int, draft_input: dict[str, Any]) -> dict[str, Any]:
     values = {k: draft_input[k] for k in DRAFT_FIELDS if k in draft_input}
     _check(values)
     async with transaction(deps) as session:
-        draft = await _editable_draft(session, viewer, draft_id, "update")
+        draft, _ = await _allowed_draft(session, viewer, draft_id, "draft:update")
         for name, value in values.items():
             setattr(draft, name, value)
         if "media" in draft_input:
@@ -162,7 +167,7 @@ async def update_draft(deps: Deps, viewer: Viewer | None, draft_id: int, draft_i
 
 async def delete_draft(deps: Deps, viewer: Viewer | None, draft_id: int) -> dict[str, Any]:
     async with transaction(deps) as session:
-        draft = await _editable_draft(session, viewer, draft_id, "delete")
+        draft, _ = await _allowed_draft(session, viewer, draft_id, "draft:delete")
         draft.deleted_at = int(time.time())
         draft.deleted_by = viewer.author_id if viewer else None
     return {"draft": await get_draft(deps, viewer, draft_id)}
@@ -173,13 +178,7 @@ async def draft_to_publish(session: AsyncSession, viewer: Viewer | None, draft_i
     """The draft and its authors, if it exists and `viewer` may publish it. `scheduled`: the delayed queue
     publishes it (locked against a concurrent reschedule), on the permission checked when it was
     scheduled."""
-    draft = await session.get(Draft, draft_id, with_for_update=scheduled)
-    if draft is None or draft.deleted_at is not None:
-        raise NotFound("no such draft", field="draft_id")
-    authors = await _draft_authors(session, draft.id)
-    if not scheduled:
-        require(viewer, "shout:publish", community_id=draft.community, owners=authors)
-    return draft, authors
+    return await _allowed_draft(session, viewer, draft_id, None if scheduled else "shout:publish", lock=scheduled)
 
 
 def require_content(draft: Draft) -> None:
@@ -247,11 +246,7 @@ async def unpublish_draft(deps: Deps, viewer: Viewer | None, draft_id: int) -> d
     """Unpublish the draft's shout. The draft's own authors (or an editor) may, whether or not it was ever
     published: a draft that was not is answered as it is, to them alone."""
     async with deps.db() as session:
-        draft = await session.get(Draft, draft_id)
-        if draft is None or draft.deleted_at is not None:
-            raise NotFound("no such draft", field="draft_id")
-        require(viewer, "shout:unpublish", community_id=draft.community,
-                owners=await _draft_authors(session, draft.id))
+        await _allowed_draft(session, viewer, draft_id, "shout:unpublish")
         shout_id = await session.scalar(select(Shout.id).where(Shout.draft == draft_id))
     if shout_id is not None:
         await _set_published(deps, viewer, shout_id, publish=False)

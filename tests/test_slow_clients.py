@@ -15,7 +15,7 @@ import pytest
 import uvicorn
 
 from app.main import create_app
-from app.slow_clients import HeaderDeadline
+from app.slow_clients import ReadDeadlines
 from config.settings import Settings
 from devtools.services import free_port
 from resolvers.deps import Deps
@@ -27,10 +27,10 @@ DEADLINE = 1.0  # seconds, for headers and body alike here
 
 @contextlib.asynccontextmanager
 async def served(deps: Deps, settings: Settings, **options: Any) -> AsyncIterator[int]:
-    app = create_app(settings.model_copy(update={"body_read_timeout": DEADLINE}), deps=deps)
+    app = create_app(settings, deps=deps)
     port = free_port()
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on",
-                            http=HeaderDeadline, **options)
+                            http=ReadDeadlines, **options)
     server = uvicorn.Server(config)
     task = asyncio.get_running_loop().create_task(server.serve())
     await until(lambda: server.started or task.done(), "uvicorn starts")
@@ -42,8 +42,9 @@ async def served(deps: Deps, settings: Settings, **options: Any) -> AsyncIterato
 
 
 @pytest.fixture(autouse=True)
-def short_header_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(HeaderDeadline, "header_timeout", DEADLINE)
+def short_deadlines(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ReadDeadlines, "header_timeout", DEADLINE)
+    monkeypatch.setattr(ReadDeadlines, "body_timeout", DEADLINE)
 
 
 async def _drip(port: int, head: bytes, drip: bytes, every: float = 0.2) -> tuple[bytes, float]:
@@ -146,7 +147,7 @@ def test_serve_starts_uvicorn_with_the_limits(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("KEEP_ALIVE_TIMEOUT", "4")
     monkeypatch.setenv("MAX_CONNECTIONS", "1500")
     cli.cmd_serve(argparse.Namespace(host=None, port=None, workers=None))
-    assert seen["http"] is HeaderDeadline
+    assert seen["http"] is ReadDeadlines
     assert (seen["timeout_keep_alive"], seen["limit_concurrency"]) == (4, 1500)
     import os
 
