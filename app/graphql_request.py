@@ -113,7 +113,7 @@ async def read(scope: Scope, receive: Receive, rules: ReadingRules) -> tuple[Gra
     """The request of an HTTP scope (GET or POST), and a `receive` that gives its body again to whoever
     reads it next (BodySizeLimit, outside, bounds the body). Raises Refused for a request not to run."""
     headers = {name.decode(): value.decode("latin-1") for name, value in scope["headers"] if name in _HEADERS}
-    body, receive = await _body(scope, receive)
+    body, receive = await body_of(scope, receive)
     cookie = headers.get("cookie")
     token = token_from(headers.get("authorization", ""), lambda: (  # cookies parsed only when they may hold it
         cookie_parser(cookie).get(rules.session_cookie) if cookie is not None and rules.session_cookie in cookie
@@ -201,7 +201,7 @@ def _persisted_hash(extensions: dict[str, Any] | None) -> str | None:
     return digest
 
 
-async def _body(scope: Scope, receive: Receive) -> tuple[bytes, Receive]:
+async def body_of(scope: Scope, receive: Receive) -> tuple[bytes, Receive]:
     """The whole request body, and a `receive` that gives it again."""
     if scope["method"] != "POST":
         return b"", receive

@@ -380,9 +380,11 @@ class DiscoursGraphQL(GraphQL[Context, None]):
     async def _response_key(self, exchange: Exchange) -> str | None:
         """Where this request's answer is kept: a guest's under the public key (looked up before anything
         is parsed); a signed-in reader's under the public key when every field is public, under the
-        reader's own when one is private; None when it is not kept (a mutation, an undeclared field)."""
+        reader's own when one is private; None when it is not kept (a mutation, an undeclared field, a
+        stream: a subscription over SSE would pay a look-up, a claim and its release for nothing)."""
         graphql = exchange.graphql
-        if self.response_cache_ttl <= 0 or graphql.public_key is None:
+        if self.response_cache_ttl <= 0 or graphql.public_key is None \
+                or stream_protocol(self, exchange.headers) != "http":
             return None
         if not graphql.signed_in:
             return graphql.public_key

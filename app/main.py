@@ -8,6 +8,7 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
 
+import anyio
 from redis.exceptions import RedisError
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -28,6 +29,7 @@ from app.http_guards import BodySizeLimit
 from app.observability import metrics_route
 from app.response_front import ResponseCacheFront
 from app.served_by import WorkerHeader
+from app.stream_turns import StreamsInTurn
 from auth.services import AuthServices, build_auth
 from cache.client import RedisGuard, make_redis
 from cache.client import open_connections as open_redis_connections
@@ -50,6 +52,7 @@ from resolvers import digests, scheduled
 from resolvers.deps import DEFERRED_QUEUE, Deps, SearchLimits
 from schema.limits import Limits
 from schema.schema import build_schema
+from schema.stream_starts import StreamStarts
 from triggers.listeners import register as register_triggers
 from triggers.listeners import writing_sessions
 from triggers.sink import CacheSink
@@ -176,8 +179,10 @@ async def _anywhere() -> int:
 def create_app(settings: Settings | None = None, deps: Deps | None = None) -> Starlette:
     """`deps` lets a test hand in its own engine and Redis; otherwise the lifespan creates them."""
     settings = settings or get_settings()
+    starts = StreamStarts(settings.subscription_starts_at_once, settings.subscription_start_hold)
     graphql = DiscoursGraphQL(
-        build_schema(Limits.of(settings)), graphql_ide="graphiql", response_cache_ttl=settings.response_cache_ttl,
+        build_schema(Limits.of(settings), starts), graphql_ide="graphiql",
+        response_cache_ttl=settings.response_cache_ttl,
         rendered_answer_ttl=settings.rendered_answer_ttl, plain_kept_bytes=settings.plain_bodies_kept_bytes,
         request_timeout=settings.request_timeout, max_json_depth=settings.max_variables_depth,
         persisted_query_ttl=settings.persisted_query_ttl, session_cookie=settings.session_cookie,
@@ -214,6 +219,9 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
             redis_metrics.start()
             recovery = Periodic("recovery after lost writes", LOST_WRITE_RECOVERY, own.cache.recover_quietly)
             recovery.start()
+            # anyio loads its event loop backend on first use, the first stream's (Starlette runs a streamed
+            # response in an anyio task group): sixteen modules imported in the middle of a request.
+            anyio.current_time()
             # What start-up made (the schema, models, clients, the warmed caches' structures) lives as long
             # as the process: moved out of the collector's reach, a full collection no longer walks it. Before,
             # those collections stalled every request in flight: a response-cache hit's p99 was about 95 ms
@@ -238,6 +246,8 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
         debug=settings.debug,
         middleware=[*([Middleware(WorkerHeader)] if settings.expose_worker else []), cors(settings),
                     Middleware(BodySizeLimit, max_bytes=settings.max_body_bytes),
+                    # An event stream's request waits for its start's turn before it is read (app/stream_turns.py).
+                    Middleware(StreamsInTurn, starts=starts, view=graphql),
                     # Every GraphQL request read once, and hits answered, before routing and before Strawberry
                     # (app/response_front.py).
                     Middleware(ResponseCacheFront, view=graphql, ttl=settings.response_cache_ttl)],

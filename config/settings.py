@@ -347,6 +347,10 @@ class Settings(DatabaseSettings):
     subscriptions_per_connection: int = 20
     # Seconds a WebSocket may take to send connection_init.
     subscription_init_timeout: int = 10
+    # Subscriptions that start together in a worker (the others wait their turn, schema/stream_starts.py), and
+    # the seconds one start may hold its turn (past them it waits for a service, not the loop).
+    subscription_starts_at_once: int = Field(default=4, ge=1)
+    subscription_start_hold: float = Field(default=1.0, gt=0)
 
     # --- accounts and sessions (seed 000 section 1) ---
     jwt_secret: str | None = None

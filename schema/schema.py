@@ -21,6 +21,7 @@ from schema.limits import LimitChecks, Limits, request_limits
 from schema.mutation import WriteMutation
 from schema.query import Query
 from schema.seam import FieldResolversUnwrapped, PreExecutionError, StreamResult
+from schema.stream_starts import StreamStarts
 from schema.subscription import Subscription
 
 log = logging.getLogger("discours.graphql")
@@ -47,6 +48,7 @@ _NOT_YET_REACHABLE = [
 
 class DiscoursSchema(FieldResolversUnwrapped, strawberry.Schema):
     checks: LimitChecks | None = None
+    starts: StreamStarts | None = None  # subscriptions started in turns (schema/stream_starts.py)
 
     def parse(self, query: str) -> DocumentNode:
         """A document as execution will see it (through the limits' cache and token limit, when set)."""
@@ -55,14 +57,16 @@ class DiscoursSchema(FieldResolversUnwrapped, strawberry.Schema):
     async def stream(self, query: str | None, *args: Any, **kwargs: Any) -> StreamResult:
         """Strawberry's stream (subscriptions over WebSocket and server-sent events), with a document the
         limits refuse to parse answered as a refusal: the limits' parse hook raises it, which Strawberry's
-        `execute` turns into an answer and its `stream` does not (a traceback, the stream cut)."""
+        `execute` turns into an answer and its `stream` does not (a traceback, the stream cut). Its start
+        takes a turn with the worker's other starts (schema/stream_starts.py)."""
         if self.checks is not None and query:
             try:
                 self.checks.parse(query)
             except GraphQLError as refused:
                 self.process_errors([refused])
                 return _one(PreExecutionError(data=None, errors=[refused]))
-        return await super().stream(query, *args, **kwargs)
+        source = await super().stream(query, *args, **kwargs)
+        return source if self.starts is None else self.starts.paced(source)
 
     def process_errors(self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None) -> None:
         """One line per request, never the whole document or the variables: a client's mistakes (parse,
@@ -85,9 +89,10 @@ async def _one(result: PreExecutionError) -> StreamResult:
     yield result
 
 
-def build_schema(limits: Limits | None = None) -> DiscoursSchema:
+def build_schema(limits: Limits | None = None, starts: StreamStarts | None = None) -> DiscoursSchema:
     """With `limits`, documents are parsed through a cache and refused over them before validation
-    (schema/limits.py); without (the exported SDL, contract checks), nothing is limited."""
+    (schema/limits.py); without (the exported SDL, contract checks), nothing is limited. With `starts`,
+    subscriptions start in turns."""
     checks = LimitChecks(limits) if limits is not None else None
     extensions: list[type[SchemaExtension]] = [ErrorMapping]
     if checks is not None:
@@ -104,4 +109,5 @@ def build_schema(limits: Limits | None = None) -> DiscoursSchema:
     )
     prepare_execution(schema)
     schema.checks = checks
+    schema.starts = starts
     return schema
