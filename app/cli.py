@@ -185,8 +185,32 @@ def explain(exc: BaseException) -> str:
     if isinstance(cause, RedisError):
         return f"REDIS_URL: Redis does not answer: {first_line}"
     if isinstance(cause, DBAPIError | OSError) or "asyncpg" in type(cause).__module__:
-        return f"DATABASE_URL: the database does not answer or refuses: {first_line}"
+        if _unanswered(cause):
+            return f"DATABASE_URL: the database does not answer or refuses: {first_line}"
+        return f"DATABASE_URL: the database answers, but a statement failed (is it the database meant?): {first_line}"
     return f"{type(cause).__name__}: {first_line}"
+
+
+# SQLSTATE classes that say the database was not reached or would not let us in: connection exceptions,
+# authorization, no such database, too many connections, a server shutting down or starting.
+_UNANSWERED_CLASSES = ("08", "28", "3D", "53", "57")
+
+
+def _unanswered(cause: BaseException) -> bool:
+    """Whether a database error says it did not answer (or refused the connection), as opposed to a
+    statement it answered with an error (a column or table it lacks)."""
+    if isinstance(cause, OSError | ConnectionError):
+        return True
+    original = getattr(cause, "orig", cause)
+    code = getattr(original, "pgcode", None) or getattr(original, "sqlstate", None)
+    if isinstance(code, str) and code:
+        return code[:2] in _UNANSWERED_CLASSES
+    sqlite_error = getattr(original, "sqlite_errorname", None)
+    if isinstance(sqlite_error, str):  # a file it cannot open, or one that is not a database
+        return sqlite_error.startswith(("SQLITE_CANTOPEN", "SQLITE_NOTADB", "SQLITE_PERM", "SQLITE_IOERR"))
+    from sqlalchemy.exc import OperationalError
+
+    return isinstance(cause, OperationalError) or isinstance(getattr(original, "__cause__", None), OSError)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ from auth.services import AuthServices, build_auth
 from cache.client import RedisGuard, make_redis
 from cache.client import open_connections as open_redis_connections
 from cache.delayed import DelayedQueue
-from cache.failover import check_data_owner
+from cache.failover import RedisTooOld, check_data_owner
 from cache.live import LiveStore
 from cache.periodic import Periodic
 from cache.precache import precache_data
@@ -47,6 +47,7 @@ from cache.wal_floor import WalFloor
 from config.settings import Settings, SettingsError, get_settings
 from orm.engine import make_engine, make_session_factory
 from orm.engine import open_connections as open_database_connections
+from orm.pooler import shares_server_connections
 from orm.replicas import ReadRouting, primary_position
 from resolvers import digests, scheduled
 from resolvers.deps import DEFERRED_QUEUE, Deps, SearchLimits
@@ -70,6 +71,8 @@ async def check_services(settings: Settings, deps: Deps, *, database: bool = Tru
             raise SettingsError(f"DATABASE_URL: cannot connect to {settings.database_url!r}: {exc}") from exc
     try:
         await deps.cache.redis.ping()
+    except RedisTooOld as exc:
+        raise SettingsError(f"REDIS_URL: {settings.redis_url!r} answers, but {exc}") from exc
     except Exception as exc:
         raise SettingsError(f"REDIS_URL: cannot connect to {settings.redis_url!r}: {exc}") from exc
     if deps.state is not deps.cache.redis:
@@ -77,6 +80,20 @@ async def check_services(settings: Settings, deps: Deps, *, database: bool = Tru
             await deps.state.ping()
         except Exception as exc:
             raise SettingsError(f"REDIS_STATE_URL: cannot connect to {settings.redis_state_url!r}: {exc}") from exc
+
+
+async def check_pooling(settings: Settings, engines: Sequence[AsyncEngine]) -> None:
+    """Stop the start when a database answers through a transaction pooler and DB_TRANSACTION_POOLER is not
+    set (orm/pooler.py): its writes would fail on prepared statements under load."""
+    if settings.db_transaction_pooler:
+        return
+    for name, engine in zip(("DATABASE_URL", *["DATABASE_REPLICA_URLS"] * (len(engines) - 1)), engines,
+                            strict=True):
+        if await shares_server_connections(engine):
+            raise SettingsError(f"{name}: {engine.url.render_as_string()} answers through a transaction pooler "
+                                "(PgBouncer with pool_mode = transaction: server connections shared between "
+                                "transactions); set DB_TRANSACTION_POOLER=true so that the server prepares no "
+                                "statement a pooler cannot keep")
 
 
 @contextlib.asynccontextmanager
@@ -107,6 +124,7 @@ async def open_deps(settings: Settings, *, serving: bool = False) -> AsyncIterat
     try:
         if serving:
             await check_services(settings, deps)
+            await check_pooling(settings, (engine, *replicas))
             await open_database_connections(engine, settings.db_connections_at_start)
             for client in (redis,) if state is redis else (redis, state):
                 await open_redis_connections(client, settings.redis_connections_at_start)

@@ -27,8 +27,18 @@ from redis.asyncio import BlockingConnectionPool, ConnectionPool, Redis
 from redis.asyncio.client import Pipeline, PubSub
 from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.commands.core import AsyncScript
+from redis.exceptions import (
+    AuthenticationError,
+    NoPermissionError,
+    NoScriptError,
+    OutOfMemoryError,
+    ReadOnlyError,
+    RedisClusterException,
+    RedisError,
+    ResponseError,
+    TryAgainError,
+)
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError, RedisClusterException, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from cache.coalesce import Coalescer, batchable
@@ -37,6 +47,7 @@ from cache.seam import (
     connect_cluster_nodes_with,
     fast_connection,
     lost_connection,
+    lua_with_sha1hex,
     queued_commands,
     raise_first_error,
     ready_on_lend,
@@ -52,7 +63,8 @@ POOL_WAIT = 2.0  # seconds a command may wait for a free connection
 # What a Redis call may raise: a cluster client's errors do not derive from RedisError.
 REDIS_ERRORS: tuple[type[Exception], ...] = (RedisError, RedisClusterException)
 # Errors that say Redis cannot be reached (the breaker opens); any other error is an answer (a script's
-# error, a full server refusing a write) that the caller judges, and may still trip the breaker for.
+# error, a full server refusing a write) that the caller judges (`cannot_serve`: the cache trips the breaker
+# for a server that says it cannot serve now).
 _UNREACHABLE: tuple[type[Exception], ...] = (RedisConnectionError, RedisTimeoutError, RedisClusterException,
                                              OSError)
 # RuntimeError and AttributeError: what a connection another task closed meanwhile raises (cache/seam.py
@@ -67,6 +79,19 @@ class RedisUnavailable(RedisConnectionError):
 def unreachable(error: BaseException) -> bool:
     """Whether `error` says no server answered, as opposed to one that answered with a refusal."""
     return isinstance(error, _UNREACHABLE) or lost_connection(error)
+
+
+# Refusals that say what the server is now (full, a replica, busy, not ours to use), not what was asked.
+_STATE_REFUSALS: tuple[type[Exception], ...] = (OutOfMemoryError, ReadOnlyError, TryAgainError, AuthenticationError,
+                                                NoPermissionError)
+_STATE_CODES = ("BUSY ", "MASTERDOWN ", "CLUSTERDOWN ", "NOREPLICAS ", "MISCONF ")
+
+
+def cannot_serve(error: BaseException) -> bool:
+    """Whether `error` says Redis cannot serve now (unreachable, or answering that it is full, read-only,
+    busy...), as opposed to an error reply to what was asked (a script's error, a wrong type): a bug."""
+    return unreachable(error) or isinstance(error, _STATE_REFUSALS) or (
+        isinstance(error, RedisError) and str(error).startswith(_STATE_CODES))
 
 
 class RedisGuard:
@@ -285,6 +310,8 @@ def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard 
         # Imported here: production never loads fakeredis.
         from fakeredis import FakeServer
         from fakeredis.aioredis import FakeRedis
+
+        lua_with_sha1hex()  # the cache's scripts call it
 
         class GuardedFakeRedis(_Guarded, FakeRedis):  # type: ignore[misc]
             pass

@@ -28,12 +28,21 @@ import logging
 import random
 from typing import Any
 
+from redis.exceptions import RedisError
+
 from cache import keys
 from cache.store import GENERATION_TTL
 
 log = logging.getLogger(__name__)
 
 OWNER_TTL = GENERATION_TTL  # refreshed by every new connection, so it outlives the values it vouches for
+# The oldest Redis the server runs on: GETEX (below) and ZADD GT (cache/live.py) came in 6.2.
+LEAST_REDIS = (6, 2)
+
+
+class RedisTooOld(RedisError):
+    """The Redis answering is older than LEAST_REDIS: refused on its first connection, naming both versions,
+    rather than failing later on the first command it does not know."""
 
 
 # KEYS[1]: the node's record; ARGV: its run_id, the record's TTL, then the prefixes to forget. Checks the
@@ -63,6 +72,7 @@ async def check_data_owner(connection: Any) -> bool:
     """Run on a new connection before it is used (cache/seam.py `checked_on_connect`); True when the data
     was written by another server and what it may have lost was made harmless."""
     replies = await _send(connection, ("INFO", "server"), ("INFO", "cluster"))
+    _check_version(_field(replies[0], b"redis_version", b"0"))
     run_id = _field(replies[0], b"run_id")
     if _field(replies[1], b"cluster_enabled", b"0") == b"1":
         return await _check_node(connection, run_id)
@@ -103,6 +113,14 @@ async def _check_node(connection: Any, run_id: bytes) -> bool:
                     "forgot its %s generations, live metas and WAL floor", getattr(connection, "port", "?"),
                     forgotten)
     return forgotten != -1
+
+
+def _check_version(reported: bytes) -> None:
+    numbers = tuple(int(part) if part.isdigit() else 0 for part in reported.decode().split(".")[:2])
+    if numbers < LEAST_REDIS:
+        least = ".".join(map(str, LEAST_REDIS))
+        raise RedisTooOld(f"the server is Redis {reported.decode()}; this server needs Redis {least} or newer "
+                          "(or a Valkey, which reports a Redis version of at least that)")
 
 
 async def _send(connection: Any, *commands: tuple[Any, ...]) -> list[Any]:

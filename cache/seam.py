@@ -1,4 +1,4 @@
-"""redis-py past its public API: every such use of the project is here, and only here.
+"""redis-py (and fakeredis) past their public API: every such use of the project is here, and only here.
 
 Coalescing (cache/coalesce.py) queues the commands of many callers into one pipeline and splits the replies
 back, which needs a pipeline's queue and flags; packing commands in C needs redis-py's hiredis serializer;
@@ -6,10 +6,11 @@ sending them without a task each needs a connection's stream; reading a round tr
 needs a connection's read without a timer of its own, and taking them straight from hiredis needs its
 parser's reader;
 pub/sub on a cluster needs the nodes a cluster client was started with. None of this is promised by
-redis-py's documentation. Each reliance is a named function or class below, and `tests/test_seams.py` has a
-canary for each that fails naming redis-py, the internal and what to do. The rest of the project uses these
-names and redis-py's public API (including subclassing its clients and pipelines and overriding their
-public methods).
+redis-py's documentation. The embedded default's in-process Redis (fakeredis) lacks a function of Redis's Lua
+that the cache's scripts call: it is given it here, through fakeredis' internals (`lua_with_sha1hex`).
+Each reliance is a named function or class below, and `tests/test_seams.py` has a canary for each that
+fails naming the library, the internal and what to do. The rest of the project uses these names and
+redis-py's public API (including subclassing its clients and pipelines and overriding their public methods).
 
 The redis-py versions these were written against are the bounds in `pyproject.toml`.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import inspect
 import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -381,3 +383,33 @@ def lost_connection(error: BaseException) -> bool:
     if isinstance(error, RuntimeError):
         return "closed" in str(error)
     return isinstance(error, AttributeError) and "NoneType" in str(error)
+
+
+def lua_with_sha1hex() -> None:
+    """Every fake server's Lua given `redis.sha1hex`, which Redis gives every script and fakeredis (2.40,
+    2.41) does not: without it the cache's fill-lock script (cache/store.py `_READ_OR_LEASE`) fails on the
+    embedded default. Added as fakeredis makes a server's Lua runtime, on its first script
+    (`ScriptingCommandsMixin._get_server_runtime`); a fakeredis that has the function keeps its own."""
+    from fakeredis.commands_mixins.scripting_mixin import ScriptingCommandsMixin  # only the embedded default
+
+    made = ScriptingCommandsMixin._get_server_runtime
+    if getattr(made, "gives_sha1hex", False):
+        return
+
+    def runtime_with_sha1hex(self: Any, server: Any) -> Any:
+        new = not hasattr(server, "_lua_runtime")
+        runtime = made(self, server)
+        if new:
+            functions = runtime.globals()[b"redis"]
+            if functions[b"sha1hex"] is None:
+                functions[b"sha1hex"] = _sha1hex
+        return runtime
+
+    runtime_with_sha1hex.gives_sha1hex = True  # type: ignore[attr-defined]
+    ScriptingCommandsMixin._get_server_runtime = runtime_with_sha1hex  # type: ignore[method-assign]
+
+
+def _sha1hex(data: Any) -> bytes:
+    """Redis's `redis.sha1hex`: the lower-case hex SHA-1 of its argument as a string."""
+    raw = data if isinstance(data, bytes) else str(data).encode()
+    return hashlib.sha1(raw, usedforsecurity=False).hexdigest().encode()

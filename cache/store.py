@@ -37,7 +37,7 @@ from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
 from cache import keys, response_capture
-from cache.client import guard_of, is_cluster, queue_script, queue_set, script_reply, unreachable
+from cache.client import cannot_serve, guard_of, is_cluster, queue_script, queue_set, script_reply, unreachable
 from cache.refresh import END_GRACES, GRACE_BUMP, GRACED_TAGS_MOST, Refreshing, refreshing_now
 from telemetry import metrics
 
@@ -221,6 +221,8 @@ LOST_WRITE_RECOVERY = 0.5
 # waiter that looked again only every 20 ms waited several times longer than the fill took.
 FILL_POLL_FIRST = 0.002
 FILL_POLL_MOST = 0.02
+# Seconds between two reports of a bug's error replies during the same `what` (`Cache.trip`).
+BUG_REPORT_EVERY = 60.0
 
 
 class RidingFills:
@@ -303,6 +305,7 @@ class Cache:
         if breaker_seconds is not None:
             self.guard.breaker_seconds = breaker_seconds
         self.stats = CacheStats()
+        self._bugs_reported: dict[str, float] = {}  # `what` -> when its last error reply was logged (`trip`)
         self._lost_invalidations = False
         self._losses = 0  # invalidations lost so far: a forgetting clears the flag only if none came since
         self._forgetting: asyncio.Task[tuple[list[BaseException], int]] | None = None  # joined (`_forget_joined`)
@@ -326,9 +329,20 @@ class Cache:
         return self.guard.available
 
     def trip(self, exc: BaseException, what: str) -> None:
-        """Redis failed (or answered with an error) during `what`: use the database for the breaker's window."""
+        """Redis failed during `what`. When it cannot serve (it did not answer, or answered that it is full,
+        read-only, busy...: `cannot_serve`), readers use the database for the breaker's window. Any other
+        error reply (a script's error, a wrong type) is a bug of ours, not an outage: it is logged as one,
+        at most once a minute for each `what`, and only the call that met it went to the database."""
         self.stats.errors += 1
-        self.guard.trip(exc, what)
+        if cannot_serve(exc):
+            self.guard.trip(exc, what)
+            return
+        metrics.REDIS_ERRORS.labels(what).inc()
+        now = time.monotonic()
+        if now - self._bugs_reported.get(what, -BUG_REPORT_EVERY) >= BUG_REPORT_EVERY:
+            self._bugs_reported[what] = now
+            log.error("Redis answered %s with an error, a bug (the breaker stays closed): %s", what, exc,
+                      exc_info=exc)
 
     @property
     def lost_invalidations(self) -> bool:
@@ -340,7 +354,8 @@ class Cache:
         self._losses += 1
         self._lost_invalidations = True
         metrics.LOST_INVALIDATIONS.inc()
-        self.trip(exc, what)
+        self.stats.errors += 1
+        self.guard.trip(exc, what)  # whatever the error: until the loss is contained nothing cached is trusted
 
     async def lose_write(self, exc: BaseException, what: str) -> None:
         """`lose`, and before the write answers, the loss contained: every epoch forgotten wherever a

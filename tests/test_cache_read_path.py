@@ -17,7 +17,7 @@ from sqlalchemy import event, select
 
 from app.main import create_app
 from cache import entities, keys, store
-from cache.client import make_redis
+from cache.client import RedisUnavailable, make_redis
 from cache.store import BATCH, MISSING, Cache, CacheStats, KeptDecoded, capture_stamp, parse_stamp, stamp_parts
 from devtools.services import RedisServer
 from orm import ShoutAuthor, ShoutTopic, Topic
@@ -796,7 +796,7 @@ async def test_values_keyed_by_numbers_are_stored_and_nothing_is_while_the_break
     assert await cache.get_cached_data(key, [tag]) == {"7": "seven"}
     _, stamps = await cache.get_many([key], [[tag]])
     closed = f"k:{secrets.token_hex(4)}"
-    cache.trip(RuntimeError("redis failed"), "read")
+    cache.trip(RedisUnavailable("redis failed"), "read")
     await cache.set_many([(closed, 1, stamps[0], None)])
     assert not await redis.exists(closed)
 

@@ -49,3 +49,37 @@ def test_migrations_need_only_the_database_url(tmp_path: Path) -> None:
     head, is a no-op that still loads the settings and connects.)"""
     result = discours("migrate", cwd=tmp_path, DATABASE_URL=TEST_DATABASE_URL)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("where, statement, unanswered", [
+    ("the test database", "SELECT s.no_such_column FROM shout s", False),
+    ("no such database", "SELECT 1", True),
+    ("nothing listening", "SELECT 1", True),
+    ("SQLite, a file it cannot open", "SELECT 1", True),
+    ("SQLite, a table it lacks", "SELECT nothing FROM nowhere", False),
+])
+async def test_a_database_that_answers_is_not_said_not_to(where: str, statement: str, unanswered: bool) -> None:
+    """`explain` (what a command prints for an error) tells a database that was not reached from one that
+    answered a statement with an error: a column or table it lacks is no connection problem."""
+    from sqlalchemy import text
+    from sqlalchemy.engine import make_url
+
+    from app.cli import explain
+    from orm.engine import make_engine
+
+    url = {"the test database": TEST_DATABASE_URL,
+           "no such database": make_url(TEST_DATABASE_URL).set(database="no_such_database_here").render_as_string(
+               hide_password=False),
+           "nothing listening": "postgresql+asyncpg://postgres@127.0.0.1:1/nothing",
+           "SQLite, a file it cannot open": "sqlite+aiosqlite:////no/such/directory/x.db",
+           "SQLite, a table it lacks": "sqlite+aiosqlite:///:memory:"}[where]
+    engine = make_engine(url)
+    try:
+        with pytest.raises(Exception) as failed:
+            async with engine.connect() as connection:
+                await connection.execute(text(statement))
+    finally:
+        await engine.dispose()
+    said = explain(failed.value)
+    assert said.startswith("DATABASE_URL:")
+    assert ("does not answer" in said) is unanswered, said

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
 
 from alembic import command
 from app.main import check_services, create_app, open_deps
 from app.seed import SIZES, seed_database
 from config.settings import Settings, SettingsError, load_settings
 from orm.migrations import alembic_config
+from orm.shout import Shout
 
 
 def test_defaults_are_embedded(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -94,3 +98,59 @@ async def test_sqlite_and_fakeredis_serve_the_api(tmp_path: Path) -> None:
                 answer = (await http.post("/graphql", json={"query": comment, "variables": {"s": shout}},
                                           headers={"authorization": f"Bearer {token}"})).json()
                 assert "errors" not in answer and answer["data"]["create_reaction"]["error"] is None, answer
+
+
+READ = "query($o: LoadShoutsOptions) { load_shouts_by(options: $o) { id title authors { slug } stat { rating } } }"
+
+
+async def test_the_embedded_default_runs_the_caches_read_and_write_paths(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Miss, fill lock, hit and invalidation on SQLite and the in-process Redis, with the response cache off so
+    every read goes through the entity and list caches: a hit reads no SQL, and the breaker stays closed."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'embedded.db'}"
+    await asyncio.to_thread(command.upgrade, alembic_config(url), "head")
+    await seed_database(url, SIZES["test"], progress=False)
+    settings = load_settings(database_url=url, redis_url=None, response_cache_ttl=0, rendered_answer_ttl=0)
+    statements = [0]
+
+    def count(*_: object) -> None:
+        statements[0] += 1
+
+    async def read(http: httpx.AsyncClient, offset: int) -> tuple[Any, int]:
+        before = statements[0]
+        answer = (await http.post("/graphql", json={"query": READ, "variables": {"o": {"limit": 3, "offset": offset}}}
+                                  )).json()
+        assert "errors" not in answer, answer
+        return answer["data"]["load_shouts_by"], statements[0] - before
+
+    event.listen(Engine, "before_cursor_execute", count)
+    try:
+        async with open_deps(settings) as deps:
+            app = create_app(settings, deps=deps)
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as http:
+                first, cold = await read(http, 0)
+                again, warm = await read(http, 0)
+                assert cold > 0 and warm == 0 and again == first
+                # a second list under the same tags: its miss takes the fill lock in the read's script
+                _, cold = await read(http, 3)
+                _, warm = await read(http, 3)
+                assert cold > 0 and warm == 0
+                # a write invalidates what it changed at its commit: the next read is computed again, and shows it
+                async with deps.db() as session, session.begin():
+                    shout = await session.get(Shout, first[0]["id"])
+                    assert shout is not None
+                    shout.title = "Новое название"
+                changed, cold = await read(http, 0)
+                assert cold > 0 and changed[0]["title"] == "Новое название"
+                assert (await read(http, 0))[1] == 0
+                # a hundred mixed reads, as a newcomer's first clicks make them
+                for n in range(25):
+                    for query in (READ, "{ get_topics_all { slug } }", "{ load_authors_by(by: {}) { slug } }",
+                                  '{ get_author(slug: "author-1") { slug stat { shouts } } }'):
+                        answer = (await http.post("/graphql", json={
+                            "query": query, "variables": {"o": {"limit": 3, "offset": n % 5 * 3}}})).json()
+                        assert "errors" not in answer, answer
+            assert deps.cache.guard.available and deps.cache.stats.errors == 0
+    finally:
+        event.remove(Engine, "before_cursor_execute", count)
+    assert not [r for r in caplog.records if "redis unavailable" in r.getMessage()]

@@ -6,6 +6,7 @@ deployment would (`prepared statement "__asyncpg_stmt_N__" already exists` / `do
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 import httpx
@@ -14,14 +15,15 @@ from redis.asyncio import Redis
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.main import create_app, wire
+from app.main import create_app, open_deps, wire
 from auth.mailer import LogMailer
 from auth.services import build_auth
 from cache import keys
 from cache.store import Cache
-from config.settings import Settings
+from config.settings import Settings, SettingsError
 from devtools.pgbouncer import PgBouncer
 from orm.engine import make_engine
+from orm.pooler import shares_server_connections
 from tests.conftest import TEST_DATABASE_URL
 from tests.helpers import Api
 
@@ -75,3 +77,41 @@ async def test_control_without_the_setting_prepared_statements_collide(bouncer: 
                                                                         redis: Redis) -> None:
     failures = await _failures(bouncer, settings, redis, pooler=False)
     assert failures, "the control saw no failure: the test would not see the setting's absence"
+
+
+async def test_the_start_finds_a_transaction_pooler_and_names_the_setting(bouncer: PgBouncer,
+                                                                          settings: Settings) -> None:
+    database = make_url(TEST_DATABASE_URL).database or "postgres"
+    through = settings.model_copy(update={"database_url": bouncer.url(database), "database_replica_urls": []})
+    with pytest.raises(SettingsError, match="DB_TRANSACTION_POOLER") as refused:
+        async with open_deps(through, serving=True):
+            pass
+    assert str(refused.value).startswith("DATABASE_URL:")
+    async with open_deps(through.model_copy(update={"db_transaction_pooler": True}), serving=True):
+        pass  # with the setting it starts
+
+
+@pytest.mark.parametrize("where", ["PostgreSQL itself", "PgBouncer in session pooling"])
+async def test_no_transaction_pooler_is_found_where_there_is_none(engine: AsyncEngine, where: str) -> None:
+    """The control: a connection that keeps its server connection is not taken for a transaction pooler."""
+    async with contextlib.AsyncExitStack() as stack:
+        url = TEST_DATABASE_URL
+        if where != "PostgreSQL itself":
+            session_pooler = await stack.enter_async_context(PgBouncer(
+                server_port=make_url(TEST_DATABASE_URL).port or 5432, pool_mode="session", pool_size=2))
+            url = session_pooler.url(make_url(TEST_DATABASE_URL).database or "postgres")
+        kept = make_engine(url)
+        try:
+            assert not await shares_server_connections(kept)
+        finally:
+            await kept.dispose()
+
+
+async def test_a_transaction_pooler_is_found_by_its_engine(bouncer: PgBouncer) -> None:
+    database = make_url(TEST_DATABASE_URL).database or "postgres"
+    for pooler in (False, True):  # with asyncpg's named statements, or unnamed ones (DB_TRANSACTION_POOLER)
+        through = make_engine(bouncer.url(database), transaction_pooler=pooler)
+        try:
+            assert await shares_server_connections(through)
+        finally:
+            await through.dispose()

@@ -4,16 +4,17 @@ opens the one breaker the cache reads by; cluster errors are Redis errors; an an
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
 from redis.asyncio import Redis
-from redis.exceptions import RedisClusterException, RedisError, ResponseError
+from redis.exceptions import OutOfMemoryError, ReadOnlyError, RedisClusterException, RedisError, ResponseError
 
 from app.main import open_deps
 from auth.sessions import SessionStore
 from cache import coalesce
-from cache.client import RedisGuard, RedisUnavailable, make_redis
+from cache.client import RedisGuard, RedisUnavailable, cannot_serve, make_redis
 from cache.store import Cache
 from config.settings import Settings
 from devtools.services import RedisServer
@@ -113,3 +114,37 @@ async def test_commands_are_packed_in_c_into_the_same_bytes(redis_server: RedisS
     await client.set("ключ", 0.1)
     assert await client.get("ключ") == b"0.1"
     await client.aclose()
+
+
+@pytest.mark.parametrize("error, outage", [
+    (RedisUnavailable("gone"), True),
+    (OutOfMemoryError("command not allowed when used memory > 'maxmemory'."), True),
+    (ReadOnlyError("You can't write against a read only replica."), True),
+    (ResponseError("BUSY Redis is busy running a script."), True),
+    (ResponseError("Error running script (call to f_1): attempt to call field 'sha1hex' (a nil value)"), False),
+    (ResponseError("WRONGTYPE Operation against a key holding the wrong kind of value"), False),
+], ids=["unreachable", "full", "read-only", "busy", "a script's error", "a wrong type"])
+def test_what_says_redis_cannot_serve(error: Exception, outage: bool) -> None:
+    assert cannot_serve(error) is outage
+
+
+async def test_an_error_reply_to_a_cache_read_is_a_bug_reported_not_an_outage(
+        redis: Redis, caplog: pytest.LogCaptureFixture) -> None:
+    """A value key of the wrong type makes the read's script fail: that read is computed from the database,
+    the error is logged once a minute, and the breaker stays closed for every other read."""
+    cache = Cache(redis)
+    await redis.rpush("bugged", "a list where a value is read")
+    computed: list[int] = []
+
+    async def compute() -> dict[str, int]:
+        computed.append(1)
+        return {"n": len(computed)}
+
+    with caplog.at_level(logging.ERROR, logger="cache.store"):
+        for _ in range(3):
+            assert (await cache.cached_query("bugged", compute, tags=["tag:bugged"]))["n"] == len(computed)
+    assert len(computed) == 3  # each read met the error and went to the database
+    assert cache.available and cache.stats.errors == 3
+    assert len([r for r in caplog.records if "a bug" in r.getMessage()]) == 1
+    assert await cache.cached_query("fine", compute, tags=["tag:bugged"]) is not None  # others use Redis
+    assert await cache.cached_query("fine", compute, tags=["tag:bugged"]) == {"n": 4}  # a hit

@@ -16,7 +16,7 @@ from redis.asyncio import Redis
 
 from app.main import create_app
 from cache import coalesce, keys
-from cache.client import make_redis
+from cache.client import RedisUnavailable, make_redis
 from cache.coalesce import Coalescer
 from cache.rendered import keep_rendered, read_rendered
 from cache.response import ResponseCache
@@ -485,7 +485,7 @@ async def test_what_read_the_viewer_counted_a_view_or_read_nothing_trustworthy_i
 
 async def test_nothing_is_kept_while_redis_is_skipped_and_a_failed_write_trips_the_breaker(cache: Cache,
                                                                                             redis: Redis) -> None:
-    cache.trip(RuntimeError("a test"), "a test")
+    cache.trip(RedisUnavailable("a test"), "a test")
     assert await keep_rendered(cache, "rendered:y", b"[]", _capture(), 60) is False
     assert await redis.exists("rendered:y") == 0
 

@@ -27,6 +27,8 @@ from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL
 from strawberry.types import Info
 
 import cache.seam as cache_seam
+from cache import keys
+from cache.client import make_redis
 from cache.seam import (
     execute_pipelined,
     fast_connection,
@@ -57,6 +59,7 @@ from schema.seam import (
 STRAWBERRY = f"Strawberry {version('strawberry-graphql')}"
 GRAPHQL_CORE = f"graphql-core {version('graphql-core')}"
 REDIS_PY = f"redis-py {version('redis')}"
+FAKEREDIS = f"fakeredis {version('fakeredis')}"
 # The source of graphql-core's `Executor.execute_fields` that schema/seam.py `FieldLoop` copies (3.3.2).
 EXECUTE_FIELDS_COPIED = "9a241b5415503bfb50d4a8209b20c9743a972919e40aa3b5de956639825cf45a"
 # The sources `FieldLoop.execute_relation` takes a straight path through (3.3.2), in this order.
@@ -547,6 +550,19 @@ def test_a_cluster_client_keeps_its_startup_nodes() -> None:
     canary([(node.host, node.port) for node in nodes] == [("127.0.0.1", 7)], REDIS_PY,
            "`RedisCluster.nodes_manager.startup_nodes`", "Pub/sub on a cluster before it is initialised",
            "change cache/seam.py `startup_nodes`")
+
+
+async def test_the_embedded_redis_names_a_fill_lock_as_the_cache_does() -> None:
+    fake = make_redis(None)  # its servers' Lua given `redis.sha1hex` (cache/seam.py `lua_with_sha1hex`)
+    try:
+        named = await fake.eval("return ARGV[1] .. redis.sha1hex(KEYS[1] .. '\\0' .. ARGV[2])", 1, "shouts:7",
+                                keys.FILL_LOCK_PREFIX, "shout:7=3")
+    except ResponseError as error:
+        named = str(error).encode()
+    canary(named == keys.fill_lock("shouts:7", b"shout:7=3").encode(), FAKEREDIS,
+           "`ScriptingCommandsMixin._get_server_runtime` (the Lua runtime made on a server's first script)",
+           "The cache's fill-lock script on the embedded default (cache/store.py `_READ_OR_LEASE`)",
+           "change cache/seam.py `lua_with_sha1hex`, or drop it if fakeredis gives `redis.sha1hex` itself")
 
 
 def test_commands_are_packed_by_hiredis_like_redis_py_packs_them() -> None:
