@@ -383,8 +383,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         reader's own when one is private; None when it is not kept (a mutation, an undeclared field, a
         stream: a subscription over SSE would pay a look-up, a claim and its release for nothing)."""
         graphql = exchange.graphql
-        if self.response_cache_ttl <= 0 or graphql.public_key is None \
-                or stream_protocol(self, exchange.headers) != "http":
+        if self.response_cache_ttl <= 0 or graphql.public_key is None or self.streamed(graphql.accept):
             return None
         if not graphql.signed_in:
             return graphql.public_key
@@ -398,6 +397,11 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         except Busy:
             return None  # the session cannot be checked: execution answers (SERVICE_UNAVAILABLE)
         return graphql.response_key(scope=f"user:{session.user_id}") if session else graphql.public_key
+
+    def streamed(self, accept: str) -> bool:
+        """Whether a request with this Accept header is answered as a stream (server-sent events, multipart),
+        as Strawberry reads the header."""
+        return stream_protocol(self, {"accept": accept}) != "http"
 
     def _policy(self, exchange: Exchange) -> Policy:
         if exchange.policy is None:
@@ -424,7 +428,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         single = exchange.graphql.single
         checks = self.schema.checks
         if single is None or not single.document or checks is None \
-                or stream_protocol(self, exchange.headers) != "http":
+                or self.streamed(exchange.graphql.accept):
             return None
         answers = self._rendered_answers(exchange, exchange.app.state.deps)
         if answers is None:

@@ -87,9 +87,9 @@ async def check_pooling(settings: Settings, engines: Sequence[AsyncEngine]) -> N
     set (orm/pooler.py): its writes would fail on prepared statements under load."""
     if settings.db_transaction_pooler:
         return
-    for name, engine in zip(("DATABASE_URL", *["DATABASE_REPLICA_URLS"] * (len(engines) - 1)), engines,
-                            strict=True):
+    for n, engine in enumerate(engines):
         if await shares_server_connections(engine):
+            name = "DATABASE_REPLICA_URLS" if n else "DATABASE_URL"
             raise SettingsError(f"{name}: {engine.url.render_as_string()} answers through a transaction pooler "
                                 "(PgBouncer with pool_mode = transaction: server connections shared between "
                                 "transactions); set DB_TRANSACTION_POOLER=true so that the server prepares no "

@@ -7,19 +7,16 @@ already open."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from starlette.types import ASGIApp, Receive, Scope, Send
-from strawberry.asgi import GraphQL
 
 from app.graphql_request import body_of
+from app.graphql_view import DiscoursGraphQL
 from app.response_front import PATH
-from schema.seam import stream_protocol
 from schema.stream_starts import StreamStarts
 
 
 class StreamsInTurn:
-    def __init__(self, app: ASGIApp, *, starts: StreamStarts, view: GraphQL[Any, Any]) -> None:
+    def __init__(self, app: ASGIApp, *, starts: StreamStarts, view: DiscoursGraphQL) -> None:
         self.app = app
         self.starts = starts
         self.view = view
@@ -33,8 +30,8 @@ class StreamsInTurn:
         await self.app(scope, receive, send)
 
     def _streamed(self, scope: Scope) -> bool:
-        """Whether the request asks for its answer as a stream (Strawberry's reading of its Accept header)."""
+        """Whether the request asks for its answer as a stream (`DiscoursGraphQL.streamed`)."""
         for name, value in scope["headers"]:
             if name == b"accept":
-                return stream_protocol(self.view, {"accept": value.decode("latin-1")}) != "http"
+                return self.view.streamed(value.decode("latin-1"))
         return False
