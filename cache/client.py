@@ -29,6 +29,7 @@ from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.commands.core import AsyncScript
 from redis.exceptions import (
     AuthenticationError,
+    ClusterDownError,
     NoPermissionError,
     NoScriptError,
     OutOfMemoryError,
@@ -81,10 +82,12 @@ def unreachable(error: BaseException) -> bool:
     return isinstance(error, _UNREACHABLE) or lost_connection(error)
 
 
-# Refusals that say what the server is now (full, a replica, busy, not ours to use), not what was asked.
-_STATE_REFUSALS: tuple[type[Exception], ...] = (OutOfMemoryError, ReadOnlyError, TryAgainError, AuthenticationError,
-                                                NoPermissionError)
-_STATE_CODES = ("BUSY ", "MASTERDOWN ", "CLUSTERDOWN ", "NOREPLICAS ", "MISCONF ")
+# Refusals that say what the server is now (full, a replica, busy, failing over, not ours to use), not what
+# was asked. redis-py strips the code of a reply it has a class for (ClusterDownError covers MASTERDOWN,
+# BusyLoadingError is a ConnectionError): those are known by class, the rest by the code the message keeps.
+_STATE_REFUSALS: tuple[type[Exception], ...] = (OutOfMemoryError, ReadOnlyError, TryAgainError, ClusterDownError,
+                                                AuthenticationError, NoPermissionError)
+_STATE_CODES = ("BUSY ", "NOREPLICAS ", "MISCONF ")
 
 
 def cannot_serve(error: BaseException) -> bool:
