@@ -58,9 +58,9 @@ def _grow(authors: int, shouts: int, reactions: int) -> list[str]:
             SELECT DISTINCT 1000 + 1 + n % {authors}, 1000 + 1 + (n * 7) % {authors}, {T0} + n, false
             FROM generate_series(1, {authors * 5}) n WHERE n % {authors} <> (n * 7) % {authors}
             ON CONFLICT DO NOTHING""",
-        f"""INSERT INTO notification (created_at, entity, action, payload, status)
+        f"""INSERT INTO notification (created_at, entity, action, payload)
             SELECT {T0} + n, 'reaction', 'create', json_build_object('id', 1000 + n, 'shout', 1000 + 1 + n % {shouts},
-                   'reply_to', NULL, 'created_by', 1000 + 1 + n % {authors}, 'kind', 'COMMENT'), 'unread'
+                   'reply_to', NULL, 'created_by', 1000 + 1 + n % {authors}, 'kind', 'COMMENT')
             FROM generate_series(1, {reactions // 10}) n""",
         "SELECT setval('author_id_seq', (SELECT max(id) FROM author))",
         "SELECT setval('shout_id_seq', (SELECT max(id) FROM shout))",

@@ -1,7 +1,6 @@
-"""A database shaped as the Discours backend (Feb 2025, `Discours/discours-backend-next`) leaves it, for the
-adoption's tests and benchmark: the tables its SQLAlchemy models create (`create_all` on start, no
-migrations), written here as the DDL PostgreSQL gets from them, and a small, realistic set of rows for
-`discours adopt` to carry over.
+"""A database the Discours backend made, for the adoption's tests and benchmark: the schema its own models
+create (`discours_schemas/`, pg_dumps of them, each naming its source commit) and a small, realistic set of
+rows for `discours adopt` to carry over.
 
 What makes it a Discours database and not ours (each a case the adopter handles, see orm/adopt/):
 - its base class gives every model an `id`; in link tables that did not remove it, `id` ends up inside a
@@ -12,153 +11,54 @@ What makes it a Discours database and not ours (each a case the adopter handles,
 - unbounded VARCHAR everywhere, JSON `null` beside SQL NULL, PostgreSQL's default constraint names, no ON
   DELETE rules, and NULL where ours requires a value (slugs, `topic.community`, `*_topic.main`,
   `author_rating.plus`, `community_author.roles`, `invite.status`, `collection.created_at/by`);
+- no community for a draft, and a notification of `id, created_at, entity, action, payload` only;
 - notifications named `follower:{id}`, carrying the whole object, some payloads a JSON string holding JSON;
 - reactions of kinds retired in 2023 (REMARK, FOOTNOTE);
 - `draft_author.shout` / `draft_topic.shout` where ours says `draft`, and a `draft.description`.
-
-Written from reading the public models; none of their code is used.
 """
 
 from __future__ import annotations
 
 import json
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-# The 17 tables its start creates, then the 4 a full create_all of its models adds.
-STARTED_TABLES = (
-    "author", "author_follower", "author_rating", "community", "community_author", "topic", "topic_followers",
-    "shout", "shout_author", "shout_topic", "shout_reactions_followers", "reaction", "draft", "draft_author",
-    "draft_topic", "notification", "notification_seen",
-)
+SCHEMAS = Path(__file__).with_name("discours_schemas")
+# Discours-backend-next as of Feb 2025: the shape the adopter carries over.
+FEB_2025 = SCHEMAS / "discours-backend-next-8cd0c8ea.sql"
+# The 2021-2024 backend: a Discours database the adopter does not carry over (its check says why).
+FEB_2024 = SCHEMAS / "discours-backend-fbd0e03a.sql"
+# Of FEB_2025's 21 tables, those its start does not make (only a full create_all of its models does).
 CREATE_ALL_TABLES = ("invite", "collection", "shout_collection", "author_bookmark")
 
-DDL = """
-CREATE TABLE author (
-    "user" VARCHAR, name VARCHAR, slug VARCHAR, bio VARCHAR, about VARCHAR, pic VARCHAR, links JSON,
-    created_at INTEGER NOT NULL, last_seen INTEGER NOT NULL, updated_at INTEGER NOT NULL, deleted_at INTEGER,
-    id SERIAL NOT NULL, PRIMARY KEY (id), UNIQUE (slug));
-CREATE INDEX idx_author_slug ON author (slug);
-CREATE INDEX idx_author_user ON author ("user");
-CREATE INDEX idx_author_deleted_at ON author (deleted_at) WHERE deleted_at IS NULL;
-CREATE INDEX ix_author_created_at ON author (created_at);
-CREATE INDEX ix_author_last_seen ON author (last_seen);
-CREATE TABLE author_follower (
-    follower INTEGER NOT NULL, author INTEGER NOT NULL, created_at INTEGER NOT NULL, auto BOOLEAN NOT NULL,
-    PRIMARY KEY (follower, author), FOREIGN KEY(follower) REFERENCES author (id),
-    FOREIGN KEY(author) REFERENCES author (id));
-CREATE INDEX ix_author_follower_author ON author_follower (author);
-CREATE TABLE author_rating (
-    rater INTEGER NOT NULL, author INTEGER NOT NULL, plus BOOLEAN,
-    PRIMARY KEY (rater, author), FOREIGN KEY(rater) REFERENCES author (id), FOREIGN KEY(author) REFERENCES author (id));
-CREATE INDEX ix_author_rating_author ON author_rating (author);
-CREATE TABLE community (
-    name VARCHAR NOT NULL, slug VARCHAR NOT NULL, "desc" VARCHAR NOT NULL, pic VARCHAR NOT NULL,
-    created_at INTEGER NOT NULL, created_by INTEGER NOT NULL, id SERIAL NOT NULL,
-    PRIMARY KEY (id), UNIQUE (slug), FOREIGN KEY(created_by) REFERENCES author (id));
-CREATE TABLE community_author (
-    author INTEGER NOT NULL, community INTEGER NOT NULL, joined_at INTEGER NOT NULL, roles TEXT,
-    id INTEGER NOT NULL, community_id INTEGER, author_id INTEGER,
-    PRIMARY KEY (author, community, id), FOREIGN KEY(author) REFERENCES author (id),
-    FOREIGN KEY(community) REFERENCES community (id), FOREIGN KEY(community_id) REFERENCES community (id),
-    FOREIGN KEY(author_id) REFERENCES author (id));
-CREATE TABLE topic (
-    slug VARCHAR, title VARCHAR, body VARCHAR, pic VARCHAR, community INTEGER, oid VARCHAR, parent_ids JSON,
-    id SERIAL NOT NULL, PRIMARY KEY (id), UNIQUE (slug), FOREIGN KEY(community) REFERENCES community (id));
-CREATE TABLE topic_followers (
-    follower INTEGER NOT NULL, topic INTEGER NOT NULL, created_at INTEGER NOT NULL, auto BOOLEAN NOT NULL,
-    PRIMARY KEY (follower, topic), FOREIGN KEY(follower) REFERENCES author (id),
-    FOREIGN KEY(topic) REFERENCES topic (id));
-CREATE INDEX ix_topic_followers_topic ON topic_followers (topic);
-CREATE TABLE draft (
-    created_at INTEGER NOT NULL, created_by INTEGER NOT NULL, community INTEGER, layout VARCHAR, slug VARCHAR,
-    title VARCHAR, subtitle VARCHAR, lead VARCHAR, description VARCHAR, body VARCHAR NOT NULL, media JSON,
-    cover VARCHAR, cover_caption VARCHAR, lang VARCHAR NOT NULL, seo VARCHAR, updated_at INTEGER,
-    deleted_at INTEGER, updated_by INTEGER, deleted_by INTEGER, id SERIAL NOT NULL,
-    PRIMARY KEY (id), UNIQUE (slug), FOREIGN KEY(created_by) REFERENCES author (id),
-    FOREIGN KEY(community) REFERENCES community (id), FOREIGN KEY(updated_by) REFERENCES author (id),
-    FOREIGN KEY(deleted_by) REFERENCES author (id));
-CREATE TABLE draft_author (
-    shout INTEGER NOT NULL, author INTEGER NOT NULL, caption VARCHAR,
-    PRIMARY KEY (shout, author), FOREIGN KEY(shout) REFERENCES draft (id), FOREIGN KEY(author) REFERENCES author (id));
-CREATE INDEX ix_draft_author_author ON draft_author (author);
-CREATE TABLE draft_topic (
-    shout INTEGER NOT NULL, topic INTEGER NOT NULL, main BOOLEAN,
-    PRIMARY KEY (shout, topic), FOREIGN KEY(shout) REFERENCES draft (id), FOREIGN KEY(topic) REFERENCES topic (id));
-CREATE INDEX ix_draft_topic_topic ON draft_topic (topic);
-CREATE TABLE shout (
-    created_at INTEGER NOT NULL, updated_at INTEGER, published_at INTEGER, featured_at INTEGER, deleted_at INTEGER,
-    created_by INTEGER NOT NULL, updated_by INTEGER, deleted_by INTEGER, community INTEGER NOT NULL,
-    body VARCHAR NOT NULL, slug VARCHAR, cover VARCHAR, cover_caption VARCHAR, lead VARCHAR, description VARCHAR,
-    title VARCHAR NOT NULL, subtitle VARCHAR, layout VARCHAR NOT NULL, media JSON, lang VARCHAR NOT NULL,
-    version_of INTEGER, oid VARCHAR, seo VARCHAR, draft INTEGER, id SERIAL NOT NULL,
-    PRIMARY KEY (id), UNIQUE (slug), FOREIGN KEY(created_by) REFERENCES author (id),
-    FOREIGN KEY(updated_by) REFERENCES author (id), FOREIGN KEY(deleted_by) REFERENCES author (id),
-    FOREIGN KEY(community) REFERENCES community (id), FOREIGN KEY(version_of) REFERENCES shout (id),
-    FOREIGN KEY(draft) REFERENCES draft (id));
-CREATE INDEX ix_shout_published_at ON shout (published_at);
-CREATE INDEX ix_shout_featured_at ON shout (featured_at);
-CREATE INDEX ix_shout_deleted_at ON shout (deleted_at);
-CREATE INDEX ix_shout_updated_at ON shout (updated_at);
-CREATE TABLE shout_author (
-    shout INTEGER NOT NULL, author INTEGER NOT NULL, caption VARCHAR,
-    PRIMARY KEY (shout, author), FOREIGN KEY(shout) REFERENCES shout (id), FOREIGN KEY(author) REFERENCES author (id));
-CREATE INDEX ix_shout_author_author ON shout_author (author);
-CREATE TABLE shout_topic (
-    shout INTEGER NOT NULL, topic INTEGER NOT NULL, main BOOLEAN,
-    PRIMARY KEY (shout, topic), FOREIGN KEY(shout) REFERENCES shout (id), FOREIGN KEY(topic) REFERENCES topic (id));
-CREATE INDEX ix_shout_topic_topic ON shout_topic (topic);
-CREATE TABLE shout_reactions_followers (
-    follower INTEGER NOT NULL, shout INTEGER NOT NULL, auto BOOLEAN NOT NULL, created_at INTEGER NOT NULL,
-    deleted_at INTEGER, PRIMARY KEY (follower, shout), FOREIGN KEY(follower) REFERENCES author (id),
-    FOREIGN KEY(shout) REFERENCES shout (id));
-CREATE TABLE reaction (
-    body VARCHAR, created_at INTEGER NOT NULL, updated_at INTEGER, deleted_at INTEGER, deleted_by INTEGER,
-    reply_to INTEGER, quote VARCHAR, shout INTEGER NOT NULL, created_by INTEGER NOT NULL, kind VARCHAR NOT NULL,
-    oid VARCHAR, id SERIAL NOT NULL,
-    PRIMARY KEY (id), FOREIGN KEY(deleted_by) REFERENCES author (id), FOREIGN KEY(reply_to) REFERENCES reaction (id),
-    FOREIGN KEY(shout) REFERENCES shout (id), FOREIGN KEY(created_by) REFERENCES author (id));
-CREATE INDEX ix_reaction_created_at ON reaction (created_at);
-CREATE TABLE notification (
-    created_at INTEGER DEFAULT '1739000000', updated_at INTEGER, entity VARCHAR NOT NULL, action VARCHAR NOT NULL,
-    payload JSON, status VARCHAR, kind VARCHAR, id SERIAL NOT NULL, PRIMARY KEY (id));
-CREATE TABLE notification_seen (
-    viewer INTEGER NOT NULL, notification INTEGER NOT NULL, id INTEGER NOT NULL,
-    PRIMARY KEY (viewer, notification, id), FOREIGN KEY(viewer) REFERENCES author (id),
-    FOREIGN KEY(notification) REFERENCES notification (id));
-"""
 
-CREATE_ALL_DDL = """
-CREATE TABLE invite (
-    inviter_id INTEGER NOT NULL, author_id INTEGER NOT NULL, shout_id INTEGER NOT NULL, status VARCHAR,
-    id INTEGER NOT NULL, PRIMARY KEY (inviter_id, author_id, shout_id, id),
-    FOREIGN KEY(inviter_id) REFERENCES author (id), FOREIGN KEY(author_id) REFERENCES author (id),
-    FOREIGN KEY(shout_id) REFERENCES shout (id));
-CREATE TABLE collection (
-    slug VARCHAR NOT NULL, title VARCHAR NOT NULL, body VARCHAR, pic VARCHAR, created_at INTEGER,
-    created_by INTEGER, published_at INTEGER, id SERIAL NOT NULL,
-    PRIMARY KEY (id), UNIQUE (slug), FOREIGN KEY(created_by) REFERENCES author (id));
-CREATE TABLE shout_collection (
-    shout INTEGER NOT NULL, collection INTEGER NOT NULL,
-    PRIMARY KEY (shout, collection), FOREIGN KEY(shout) REFERENCES shout (id),
-    FOREIGN KEY(collection) REFERENCES collection (id));
-CREATE TABLE author_bookmark (
-    author INTEGER NOT NULL, shout INTEGER NOT NULL,
-    PRIMARY KEY (author, shout), FOREIGN KEY(author) REFERENCES author (id), FOREIGN KEY(shout) REFERENCES shout (id));
-CREATE INDEX idx_author_bookmark_author ON author_bookmark (author);
-"""
+@cache
+def dump_statements(dump: Path) -> list[str]:
+    """A pg_dump's SQL statements one by one, its comments and psql's own lines left out."""
+    lines = [line for line in dump.read_text().splitlines() if not line.startswith(("--", "\\"))]
+    return [statement.strip() for statement in "\n".join(lines).split(";\n") if statement.strip()]
 
-T0 = 1_700_000_000  # when the rows below happened, give or take
+
+async def load_dump(conn: AsyncConnection, dump: Path) -> None:
+    """The tables of a pg_dump (--schema-only) in the database `conn` is connected to."""
+    for statement in dump_statements(dump):
+        await conn.exec_driver_sql(statement)
+    await conn.exec_driver_sql("RESET search_path")  # the dump empties it for its session
 
 
 async def create_discours_schema(conn: AsyncConnection, *, full: bool = True) -> None:
-    """The tables of a Discours database: the 17 its start creates and, with `full`, the 4 more of a full
-    `create_all` of its models."""
-    for statement in (DDL + (CREATE_ALL_DDL if full else "")).split(";"):
-        if statement.strip():
-            await conn.execute(text(statement))
+    """The tables of a Discours database (Feb 2025): the 17 its start creates and, with `full`, the 4 more of
+    a full `create_all` of its models."""
+    await load_dump(conn, FEB_2025)
+    if not full:
+        await conn.exec_driver_sql(f"DROP TABLE {', '.join(CREATE_ALL_TABLES)}")
+
+
+T0 = 1_700_000_000  # when the rows below happened, give or take
 
 
 def _json(value: Any) -> str:
@@ -211,13 +111,13 @@ async def fill_discours_rows(conn: AsyncConnection, *, full: bool = True) -> Non
     await rows("topic_followers", "follower, topic, created_at, auto", [
         (2, 1, T0 + 20, False), (3, 1, T0 + 21, True), (4, 2, T0 + 22, False),
     ])
-    await rows("draft", "created_at, created_by, community, layout, slug, title, subtitle, lead, description, body, "
+    await rows("draft", "created_at, created_by, layout, slug, title, subtitle, lead, description, body, "
                "media, cover, cover_caption, lang, seo, updated_at, deleted_at, updated_by, deleted_by, id", [
-        (T0 + 30, 1, 1, "article", "first-draft", "Черновик", None, "<p>лид</p>", "Описание черновика",
+        (T0 + 30, 1, "article", "first-draft", "Черновик", None, "<p>лид</p>", "Описание черновика",
          "<p>текст</p>", "null", None, None, "ru", None, T0 + 31, None, 1, None, 1),
-        (T0 + 32, 2, None, None, None, None, None, None, "только описание", "", None, None, None, "ru", None,
+        (T0 + 32, 2, None, None, None, None, None, "только описание", "", None, None, None, "ru", None,
          None, None, None, None, 2),
-        (T0 + 33, 2, 1, "music", "published-draft", "Опубликованный", "sub", None, None, "<p>музыка</p>",
+        (T0 + 33, 2, "music", "published-draft", "Опубликованный", "sub", None, None, "<p>музыка</p>",
          _json([{"url": "https://x/y.mp3", "title": "трек"}]), None, None, "ru", None, None, None, None, None, 3),
     ])
     await conn.execute(text("SELECT setval('draft_id_seq', 3)"))
@@ -267,18 +167,16 @@ async def fill_discours_rows(conn: AsyncConnection, *, full: bool = True) -> Non
         (2, 1, T0 + 200, False), (3, 1, T0 + 201, False), (4, 2, T0 + 202, True), (1, 4, T0 + 203, False),
     ])
     await rows("author_rating", "rater, author, plus", [(2, 1, True), (3, 1, False), (4, 1, None)])
-    await rows("notification", "created_at, updated_at, entity, action, payload, status, kind, id", [
-        (T0 + 300, None, "reaction", "create",
+    await rows("notification", "created_at, entity, action, payload, id", [
+        (T0 + 300, "reaction", "create",
          _json({"id": 1, "body": "Отличный текст", "shout": 1, "reply_to": None, "created_by": 3, "kind": "COMMENT"}),
-         "unread", None, 1),
-        (T0 + 301, None, "reaction", "create",
+         1),
+        (T0 + 301, "reaction", "create",
          _json(_json({"id": 2, "body": "Согласен", "shout": 1, "reply_to": 1, "created_by": 4, "kind": "COMMENT"})),
-         None, None, 2),  # the payload a JSON string holding JSON
-        (T0 + 302, None, "follower:1", "follow", _json({"id": 3, "name": "Без слага", "slug": None, "pic": None}),
-         "unread", "follower", 3),
-        (None, None, "shout", "create", _json({"id": 2, "slug": "second", "title": "Вторая", "created_by": 2}),
-         None, None, 4),
-        (T0 + 304, None, "reaction", "delete", "null", "seen", None, 5),
+         2),  # the payload a JSON string holding JSON
+        (T0 + 302, "follower:1", "follow", _json({"id": 3, "name": "Без слага", "slug": None, "pic": None}), 3),
+        (None, "shout", "create", _json({"id": 2, "slug": "second", "title": "Вторая", "created_by": 2}), 4),
+        (T0 + 304, "reaction", "delete", "null", 5),
     ])
     await conn.execute(text("SELECT setval('notification_id_seq', 5)"))
     await rows("notification_seen", "viewer, notification, id", [(1, 1, 1), (1, 1, 2), (2, 2, 1), (1, 3, 1)])

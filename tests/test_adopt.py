@@ -24,7 +24,14 @@ from cache.client import make_redis
 from cache.rebuild import rebuild_all
 from cache.store import Cache
 from config.settings import Settings
-from devtools.discours_db import create_discours_schema, fill_discours_rows
+from devtools.discours_db import (
+    FEB_2024,
+    FEB_2025,
+    create_discours_schema,
+    dump_statements,
+    fill_discours_rows,
+    load_dump,
+)
 from devtools.services import RedisServer, scratch_database
 from orm.adopt.transfers import TRANSFERS
 from orm.engine import make_engine
@@ -100,6 +107,10 @@ async def test_check_prints_the_plan_and_writes_nothing(discours_url: str, capsy
     for transfer in TRANSFERS:
         assert f"- {transfer.target}" in shown, transfer.target
     assert "ACCESS EXCLUSIVE" in shown and "about 1 s" in shown
+    # the columns its version lacks, each with the rule that replaces it
+    assert "rule: no `notification.status` here (a version without it): every notification is unread" in shown
+    assert "rule: no `draft.community` here (a version without it): every draft is put in the main" in shown
+    assert "no `shout.seo` here" not in shown  # a column it has
     assert await _fingerprint(discours_url) == before
 
 
@@ -158,7 +169,9 @@ async def test_adoption_keeps_every_shared_value_and_applies_its_rules(discours_
         "reaction", {"reaction": 2, "shout": 1, "reply_to": 1, "created_by": 4, "kind": "COMMENT"})
     assert (notes[3]["entity"], _json(notes[3]["payload"])) == ("follower", {"follower": 3, "author": 1})
     assert (notes[4]["action"], _json(notes[4]["payload"])) == ("publish", {"shout": 2, "created_by": 2})
-    assert notes[4]["created_at"] > 0 and notes[2]["status"] == "unread" and notes[3]["kind"] == "follower"
+    # its models have no status, kind or update time: by the plan's rules for a version without them
+    assert notes[4]["created_at"] > 0 and notes[2]["status"] == "unread" and notes[3]["kind"] == "general"
+    assert notes[1]["updated_at"] is None
     recipients = sorted((r["notification"], r["author"]) for r in await _rows(
         discours_url, "SELECT * FROM notification_recipient"))
     assert recipients == [(1, 1), (1, 2), (2, 1), (2, 2), (2, 3), (3, 1), (4, 4)]
@@ -200,6 +213,62 @@ async def test_check_lists_every_blocker_and_adopt_then_changes_nothing(
         assert expected in blockers, expected
     assert await _adopt(discours_url, check_only=False, fanout=1000) == 1
     assert await _fingerprint(discours_url) == before
+
+
+async def test_a_missing_table_or_an_unknown_column_is_a_blocker_line_not_an_error(
+        discours_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A version of the schema the adopter does not know: the check names what differs and exits 1, having
+    read no value by a column that is not there; the adoption refuses the same, changing nothing."""
+    await _run(discours_url, "DROP TABLE notification_seen", "ALTER TABLE reaction DROP COLUMN quote",
+               "ALTER TABLE topic ADD COLUMN karma INTEGER")
+    before = await _fingerprint(discours_url)
+    assert await _adopt(discours_url, check_only=True, fanout=1000) == 1
+    shown = capsys.readouterr().out
+    assert shown.startswith("a Discours database: 20 tables") and "it lacks notification_seen" in shown
+    blockers = shown.split("Blockers:", 1)[1]
+    for expected in ("table `notification_seen` is missing", "column `reaction.quote` is missing",
+                     "column `topic.karma` is not one this adopter knows", "the values are checked once"):
+        assert expected in blockers, expected
+    assert "Traceback" not in shown
+    assert await _adopt(discours_url, check_only=False, fanout=1000) == 1
+    assert await _fingerprint(discours_url) == before
+
+
+async def test_the_backend_before_2025_is_told_apart_by_blocker_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    """The 2021-2024 backend's own models (devtools/discours_schemas/, commit fbd0e03a): a Discours database
+    the adopter does not carry over; the check says which tables and columns differ, exit 1."""
+    async with scratch_database(prefix="discours2024") as url:
+        engine = create_async_engine(url)
+        async with engine.begin() as conn:
+            await load_dump(conn, FEB_2024)
+        await engine.dispose()
+        before = await _fingerprint(url)
+        assert await _adopt(url, check_only=True, fanout=1000) == 1
+        shown = capsys.readouterr().out
+        assert shown.startswith("a Discours database: 18 tables, 0 rows; not of the version the adopter knows")
+        blockers = shown.split("Blockers:", 1)[1]
+        for expected in ("table `author` is missing", "table `draft` is missing", "table `user` (0 rows) is not one",
+                         "column `shout.createdAt` is not one this adopter knows"):
+            assert expected in blockers, expected
+        assert await _adopt(url, check_only=False, fanout=1000) == 1
+        assert await _fingerprint(url) == before
+        refused = await asyncio.to_thread(refuse_migrating_a_discours_database, url)
+        assert refused is not None and "discours adopt --check" in refused
+
+
+def test_each_discours_schema_names_the_commit_its_models_came_from() -> None:
+    """The fixtures are dumps of what Discours' own models create, each naming its source; the Feb 2025 one
+    has the notification of those models (no status, kind or update time)."""
+    for dump, repository, commit in ((FEB_2025, "Discours/discours-backend-next", "8cd0c8ea4c656dd014d3b72d88e675e6afbd064e"),
+                                     (FEB_2024, "Discours/discours-backend", "fbd0e03a3396ec5d1e8c5a0cc658467cec566a6c")):
+        header = dump.read_text().split("\n\n", 1)[0]
+        assert f"github.com/{repository}" in header and f"commit {commit}" in header, dump.name
+        assert "pg_dump --schema-only" in header
+    tables = [s for s in dump_statements(FEB_2025) if s.startswith("CREATE TABLE")]
+    assert len(tables) == 21
+    notification = next(s for s in tables if s.startswith("CREATE TABLE public.notification ("))
+    assert [line.split()[0] for line in notification.splitlines()[1:-1]] == [
+        "id", "created_at", "entity", "action", "payload"]
 
 
 async def test_a_database_it_does_not_know_is_refused_untouched(capsys: pytest.CaptureFixture[str]) -> None:

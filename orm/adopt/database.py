@@ -42,7 +42,8 @@ class Found:
             return Kind.EMPTY
         if "alembic_version" in self.columns:
             return Kind.OURS if self.revision is not None else Kind.UNKNOWN
-        if DISCOURS_TABLES <= self.tables and "shout" in self.columns.get("draft_author", []):
+        # most of its tables, by their names: one of another version too, whose plan then says what differs
+        if "shout" in self.tables and 2 * len(DISCOURS_TABLES & self.tables) > len(DISCOURS_TABLES):
             return Kind.DISCOURS
         return Kind.UNKNOWN
 
@@ -58,7 +59,9 @@ class Found:
         if self.kind is Kind.EMPTY:
             return "an empty database: nothing to adopt (`discours migrate` makes our tables)"
         if self.kind is Kind.DISCOURS:
-            return f"a Discours database: {len(self.columns)} tables, {sum(self.rows.values())} rows"
+            missing = sorted(DISCOURS_TABLES - self.tables)
+            return (f"a Discours database: {len(self.columns)} tables, {sum(self.rows.values())} rows"
+                    + (f"; not of the version the adopter knows (it lacks {', '.join(missing)})" if missing else ""))
         names = sorted(self.columns)
         missing = sorted(DISCOURS_TABLES - self.tables)
         return (f"not a database this server knows: {len(names)} tables ({', '.join(names[:8])}"

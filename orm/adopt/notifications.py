@@ -72,15 +72,18 @@ def _int(value: Any) -> int | None:
         return None
 
 
-async def convert_notifications(conn: AsyncConnection, legacy: str, *, fanout: int) -> tuple[int, int]:
-    """Copy `legacy`.notification into ours, converted, then derive recipients from the adopted rows; returns
-    (notifications, recipients)."""
+async def convert_notifications(conn: AsyncConnection, legacy: str, *, fanout: int,
+                                columns: list[str]) -> tuple[int, int]:
+    """Copy `legacy`.notification (of these `columns`) into ours, converted, then derive recipients from the
+    adopted rows; returns (notifications, recipients)."""
     now = int(time.time())
+    # the columns some versions lack (transfers.py, the notification's `optional_columns`) read as NULL
+    maybe = ", ".join(name if name in columns else f"NULL AS {name}" for name in ("updated_at", "status", "kind"))
     copied = 0
     last = -(2**31)
     while True:  # a batch at a time, by id
         rows = (await conn.execute(text(
-            f"SELECT id, created_at, updated_at, entity, action, payload::text AS payload, status, kind "
+            f"SELECT id, created_at, entity, action, payload::text AS payload, {maybe} "
             f"FROM {legacy}.notification WHERE id > :last ORDER BY id LIMIT {BATCH}"),
             {"last": last})).all()
         if not rows:

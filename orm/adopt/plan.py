@@ -8,11 +8,12 @@ import re
 from dataclasses import dataclass, field
 
 from sqlalchemy import String, text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from orm import Base
 from orm.adopt import ADOPTED_AT
-from orm.adopt.database import Found
+from orm.adopt.database import DISCOURS_TABLES, Found
 from orm.adopt.transfers import KNOWN_KINDS, MAIN_COMMUNITY, TRANSFERS, Transfer
 
 # A rough rate for the time the plan expects (rows copied per second on modest hardware, indexes included).
@@ -31,6 +32,7 @@ class Plan:
     found: Found
     steps: list[Step] = field(default_factory=list)
     blockers: list[str] = field(default_factory=list)
+    unchecked: bool = False  # the shape blocks, so the values were not read
 
     @property
     def rows(self) -> int:
@@ -58,7 +60,10 @@ class Plan:
                          + (f"; renamed: {', '.join(renamed)}" if renamed else "")
                          + (f"; set by rule: {', '.join(derived)}" if derived else "")
                          + (f"; not carried over: {_dropped(transfer)}" if transfer.dropped_columns else "")
-                         + _rules(transfer.rules))
+                         + _rules(transfer.rules)
+                         + _rules(tuple(f"no `{transfer.source}.{column}` here (a version without it): "
+                                        f"{transfer.optional_columns[column].says}"
+                                        for column in absent_columns(transfer, self.found))))
         lines.append("- notification_recipient: new, derived from the notifications (rules above)")
         lines.append("- types: unbounded VARCHAR becomes our VARCHAR(n) or TEXT; constraints and indexes get our "
                      "names; no ON DELETE becomes ours (CASCADE / SET NULL); sequences are set past the highest id")
@@ -68,6 +73,8 @@ class Plan:
                   "stop the Discours backend first, take a pg_dump, and keep it until you are sure."]
         lines += ["", "Blockers:" if self.blockers else "Blockers: none"]
         lines += [f"  - {blocker}" for blocker in self.blockers]
+        if self.unchecked:
+            lines.append("  (the values are checked once the tables and columns are those the adopter knows)")
         return "\n".join(lines)
 
 
@@ -85,31 +92,50 @@ async def make_plan(conn: AsyncConnection, found: Found, schema: str = "public")
     for transfer in TRANSFERS:
         present = transfer.source is not None and transfer.source in found.columns
         plan.steps.append(Step(transfer, found.rows.get(transfer.source or "", 0), present))
-    plan.blockers += _unrecognised(found)
-    for step in plan.steps:
-        if step.present and step.rows:
-            plan.blockers += await _values_that_do_not_fit(conn, step.transfer, found, schema)
-    plan.blockers += await _data_blockers(conn, found, schema)
+    unknown, missing = _unrecognised(found)
+    plan.blockers += missing + unknown
+    if missing:  # the values are read by the columns the adopter knows: checked once those are there
+        plan.unchecked = True
+        return plan
+    try:
+        for step in plan.steps:
+            if step.present and step.rows:
+                plan.blockers += await _values_that_do_not_fit(conn, step.transfer, found, schema)
+        plan.blockers += await _data_blockers(conn, found, schema)
+    except DBAPIError as error:  # a shape the checks above did not foresee: reported, never raised
+        plan.blockers.append(f"the values could not be checked ({_first_line(error.orig)}): this is not the "
+                             "Discours schema the adopter knows")
     return plan
+
+
+def _first_line(error: BaseException | None) -> str:
+    return str(error).strip().splitlines()[0] if error is not None and str(error).strip() else "no message"
 
 
 def columns_of(transfer: Transfer, found: Found) -> dict[str, str]:
     """The transfer's column expressions for this database: a column Discours may lack replaced by its
     fallback when it does lack it."""
-    present = set(found.columns.get(transfer.source or "", []))
     columns = dict(transfer.columns)
-    for missing, fallback in transfer.optional_columns.items():
-        if missing not in present:
-            columns = {t: re.sub(rf"\bs\.\"?{missing}\"?(?!\w)", fallback, sql) for t, sql in columns.items()}
+    for missing in absent_columns(transfer, found):
+        fallback = transfer.optional_columns[missing].sql
+        columns = {t: re.sub(rf"\bs\.\"?{missing}\"?(?!\w)", fallback, sql) for t, sql in columns.items()}
     return columns
 
 
-def _unrecognised(found: Found) -> list[str]:
-    blockers = []
+def absent_columns(transfer: Transfer, found: Found) -> list[str]:
+    """The columns of the transfer's source that this database lacks and the transfer does without."""
+    present = set(found.columns.get(transfer.source or "", []))
+    return [column for column in transfer.optional_columns if column not in present]
+
+
+def _unrecognised(found: Found) -> tuple[list[str], list[str]]:
+    """(what this database has that the adopter does not know, what it lacks that the adopter reads)."""
+    unknown, missing = [], [f"table `{table}` is missing: this is not the Discours schema the adopter knows (its "
+                            "start of Feb 2025 makes it)" for table in sorted(DISCOURS_TABLES - found.tables)]
     sources = {t.source for t in TRANSFERS if t.source}
     for table in sorted(found.tables - sources):
-        blockers.append(f"table `{table}` ({found.rows.get(table, 0)} rows) is not one the Discours backend makes: "
-                        "adopting would lose it; move it to another schema or drop it, then check again")
+        unknown.append(f"table `{table}` ({found.rows.get(table, 0)} rows) is not one the Discours backend makes: "
+                       "adopting would lose it; move it to another schema or drop it, then check again")
     read_by: dict[str, set[str]] = {}
     optional: dict[str, set[str]] = {}
     dropped: dict[str, set[str]] = {}
@@ -123,11 +149,11 @@ def _unrecognised(found: Found) -> list[str]:
             continue
         for column in columns:
             if column not in read_by[table]:
-                blockers.append(f"column `{table}.{column}` is not one this adopter knows (an older model's?): "
-                                "adopting would lose it; drop or rename it, then check again")
+                unknown.append(f"column `{table}.{column}` is not one this adopter knows (an older model's?): "
+                               "adopting would lose it; drop or rename it, then check again")
         for column in sorted(read_by[table] - set(columns) - optional.get(table, set()) - dropped.get(table, set())):
-            blockers.append(f"column `{table}.{column}` is missing: this is not the Discours schema the adopter knows")
-    return blockers
+            missing.append(f"column `{table}.{column}` is missing: this is not the Discours schema the adopter knows")
+    return unknown, missing
 
 
 async def _values_that_do_not_fit(conn: AsyncConnection, transfer: Transfer, found: Found,

@@ -57,7 +57,7 @@ async def adopt(conn: AsyncConnection, *, fanout: int = 1000) -> Adopted:
         if transfer.source is None or not step.present:
             continue
         if transfer.in_python:
-            await convert_notifications(conn, LEGACY, fanout=fanout)
+            await convert_notifications(conn, LEGACY, fanout=fanout, columns=found.columns[transfer.source])
             continue
         columns = columns_of(transfer, found)
         source = transfer.from_sql or f"{{L}}.{transfer.source} s"

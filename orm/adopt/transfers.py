@@ -33,13 +33,22 @@ def generated_slug(prefix: str, table: str) -> str:
 
 
 @dataclass(frozen=True)
+class Absent:
+    """What a transfer reads instead of a column some Discours versions lack, and the rule that makes, as
+    the plan prints it."""
+
+    sql: str
+    says: str
+
+
+@dataclass(frozen=True)
 class Transfer:
     target: str  # our table
     source: str | None  # the Discours table read (None: ours alone; it starts empty)
     columns: dict[str, str] = field(default_factory=dict)  # our column -> SQL over the source row `s`
     rules: tuple[str, ...] = ()  # what is done beyond copying, as the plan says it
     from_sql: str | None = None  # FROM … instead of `{L}.{source} s` (merges)
-    optional_columns: dict[str, str] = field(default_factory=dict)  # source column -> what to use if absent
+    optional_columns: dict[str, Absent] = field(default_factory=dict)  # source columns some versions lack
     dropped_columns: dict[str, str] = field(default_factory=dict)  # source columns not carried over -> why
     optional_source: bool = False  # absent in a database Discours' start made (only a full create_all makes it)
     in_python: bool = False  # converted row by row (notifications.py), not by one INSERT … SELECT
@@ -86,14 +95,17 @@ TRANSFERS: tuple[Transfer, ...] = (
         "publish_at": "NULL"},
         rules=("a draft without a community is put in the main one",
                "`description` is kept (our drafts gained the column for it)"),
-        optional_columns={"description": "NULL", "community": "NULL"}),
+        optional_columns={"description": Absent("NULL", "no draft has a description"),
+                          "community": Absent("NULL", "every draft is put in the main community")}),
     Transfer("shout", "shout", {
         **_plain("id", "created_at", "updated_at", "published_at", "featured_at", "deleted_at", "created_by",
                  "updated_by", "deleted_by", "community", "body"), "slug": generated_slug("shout", "shout"),
         **_plain("cover", "cover_caption", "lead", "description", "title", "subtitle", "layout", "media", "lang",
                  "version_of", "oid", "seo", "draft")},
         rules=("a missing slug is made: shout-{id}, or shout-{id}-{hash} where that is taken",),
-        optional_columns={"draft": "NULL", "seo": "NULL", "oid": "NULL"}),
+        optional_columns={"draft": Absent("NULL", "no shout names its draft"),
+                          "seo": Absent("NULL", "no shout has an SEO text"),
+                          "oid": Absent("NULL", "no shout keeps an id of the old site")}),
     Transfer("community_author", "community_author", {
         "community": "s.community", "author": "s.author", "joined_at": "s.joined_at", "roles": "s.roles"},
         from_sql=("(SELECT m.community, m.author, m.joined_at, CASE WHEN m.rows = 1 THEN "
@@ -133,12 +145,16 @@ TRANSFERS: tuple[Transfer, ...] = (
                 + " ELSE s.kind END", "oid": "s.oid"},
         rules=("the retired kinds REMARK and FOOTNOTE become COMMENT (their text, quote and thread kept)",
                "any other kind our server does not know blocks"),
-        optional_columns={"oid": "NULL"}),
+        optional_columns={"oid": Absent("NULL", "no reaction keeps an id of the old site")}),
     Transfer("notification", "notification", {
         **_plain("id", "updated_at", "entity", "action", "payload"),
         "created_at": "coalesce(s.created_at, s.updated_at, extract(epoch from now())::integer)",
         "status": "coalesce(s.status, 'unread')", "kind": "coalesce(s.kind, 'general')"},
-        rules=NOTIFICATION_RULES, in_python=True),
+        rules=NOTIFICATION_RULES, in_python=True,
+        # Discours' models (Feb 2025 and the schema of Aug 2025) have none of the three; read where present
+        optional_columns={"updated_at": Absent("NULL", "no notification was updated"),
+                          "status": Absent("NULL", "every notification is unread"),
+                          "kind": Absent("NULL", "every notification is of kind `general`, as ours")}),
     Transfer("notification_seen", "notification_seen", {"viewer": "s.viewer", "notification": "s.notification"},
              from_sql="(SELECT DISTINCT viewer, notification FROM {L}.notification_seen) s",
              rules=("one row per (viewer, notification): duplicates merged",),
