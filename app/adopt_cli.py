@@ -71,7 +71,7 @@ async def _import_accounts(url: str, path: Path) -> int:
 async def _import_views(url: str, *, views: Path | None, views_redis: str | None, redis: str | None) -> int:
     from redis.asyncio import Redis
 
-    from cache.views_import import import_views, read_views_file, read_views_redis
+    from cache.live.views_import import import_views, read_views_file, read_views_redis
     from orm.engine import make_engine, make_session_factory
 
     by_slug = read_views_file(views) if views else None

@@ -73,8 +73,8 @@ def cmd_queue(args: argparse.Namespace) -> int:
     """The delayed queue: how many messages wait, are being handled and are parked; the parked ones."""
     from datetime import UTC, datetime
 
-    from cache.client import make_redis
-    from cache.delayed import DelayedQueue
+    from cache.messaging.delayed import DelayedQueue
+    from cache.redis.client import make_redis
     from resolvers.deps import DEFERRED_QUEUE
 
     async def run() -> None:
@@ -101,7 +101,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     """Rebuild the live structures (counters, follow sets, threads, leaderboards) from SQL."""
     from app.main import open_deps
     from app.seed import Progress
-    from cache.rebuild import rebuild_all
+    from cache.live.rebuild import rebuild_all
 
     async def run() -> dict[str, int]:
         async with open_deps(load_settings()) as deps:

@@ -21,7 +21,7 @@ from app.single_flight import now
 from schema.seam import StarletteRequestAdapter
 
 if TYPE_CHECKING:
-    from cache.rendered import ToKeep
+    from cache.response.rendered import ToKeep
     from schema.cache_control import Policy
     from schema.context import Context
 
@@ -36,7 +36,7 @@ class Exchange(Request):
         self.began = now() if began is None else began
         self.looked_up = looked_up  # the front looked the public key up already and found nothing to serve
         self.stale = stale  # what a look-up found under the request's key was a response a write made stale
-        self.clock = clock  # the invalidation clock that look-up read (cache/response.py `LookUp`)
+        self.clock = clock  # the invalidation clock that look-up read (cache/response/responses.py `LookUp`)
         self.moved = moved  # when stale: the tags whose moves made it so (noted for writes to refresh it)
         # A write computes this answer again before it is answered (cache/refresh.py): nothing is looked up.
         self.refreshing = refreshing

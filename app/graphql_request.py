@@ -28,8 +28,8 @@ from app.http_guards import (
     Refused,
     json_depth,
 )
-from cache.persisted import SHA256, sha256
-from cache.response import request_key
+from cache.response.persisted import SHA256, sha256
+from cache.response.responses import request_key
 from schema.context import token_from
 
 # The headers the request's steps read, by their lower-case names as ASGI gives them.

@@ -50,11 +50,11 @@ from app.subscription_messages import CheckedLegacyWS, CheckedTransportWS
 from app.write_gate import Readers, WriteGate
 from app.write_refresh import noted_for_refresh, refresh
 from cache import response_capture
-from cache.coalesce import at_once
-from cache.persisted import PersistedQueries
+from cache.redis.coalesce import at_once
 from cache.refresh import REFRESHING, Refreshing
-from cache.rendered import ToKeep, queue_kept
-from cache.response import PLAIN_KEPT_BYTES, Claim, Hit, Kept, ResponseCache, etag_of, followed
+from cache.response.persisted import PersistedQueries
+from cache.response.rendered import ToKeep, queue_kept
+from cache.response.responses import PLAIN_KEPT_BYTES, Claim, Hit, Kept, ResponseCache, etag_of, followed
 from cache.store import RidingFills
 from resolvers.deps import Deps
 from resolvers.errors import Busy
@@ -227,7 +227,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         if hit is not None:
             return self._answer_hit(exchange, hit, responses)
         # The identical requests arriving meanwhile wait for this computation: its Redis commands go out at the
-        # next turn of the loop instead of after two quiet ones (cache/coalesce.py). Under load each turn runs
+        # next turn of the loop instead of after two quiet ones (cache/redis/coalesce.py). Under load each turn runs
         # the hits ready meanwhile, so a miss's turns are its wall time, and its waiters' (the read p99 under
         # writes): a `load_reactions_by` recomputed after a comment took 69 turns instead of 81.
         with at_once():

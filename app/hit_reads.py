@@ -29,7 +29,7 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from cache.views import client_key
+from cache.live.views import client_key
 from resolvers import reading
 from resolvers.deps import Deps
 from telemetry import metrics

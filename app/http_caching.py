@@ -12,7 +12,7 @@ from typing import Any
 from starlette.responses import Response
 
 from app.exchange import Exchange
-from cache.response import etag_of
+from cache.response.responses import etag_of
 from schema.cache_control import Policy
 
 

@@ -31,18 +31,18 @@ from app.response_front import ResponseCacheFront
 from app.served_by import WorkerHeader
 from app.stream_turns import StreamsInTurn
 from auth.services import AuthServices, build_auth
-from cache.client import RedisGuard, make_redis
-from cache.client import open_connections as open_redis_connections
-from cache.delayed import DelayedQueue
 from cache.failover import RedisTooOld, check_data_owner
-from cache.live import LiveStore
+from cache.live.structures import LiveStore
+from cache.live.views import ViewCounter
+from cache.messaging.delayed import DelayedQueue
+from cache.messaging.pubsub import Hub
 from cache.periodic import Periodic
 from cache.precache import precache_data
-from cache.pubsub import Hub
+from cache.redis.client import RedisGuard, make_redis
+from cache.redis.client import open_connections as open_redis_connections
 from cache.redis_metrics import RedisMetrics
 from cache.revalidator import CacheRevalidationManager
 from cache.store import LOST_WRITE_RECOVERY, Cache
-from cache.views import ViewCounter
 from cache.wal_floor import WalFloor
 from config.settings import Settings, SettingsError, get_settings
 from orm.engine import make_engine, make_session_factory

@@ -3,7 +3,7 @@ stored answer is sent in."""
 
 from __future__ import annotations
 
-from cache.response import Hit, PlainBodies
+from cache.response.responses import Hit, PlainBodies
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from app.graphql_request import GraphQLRequest
 from app.http_guards import BAD_REQUEST, PERSISTED_QUERY_NOT_FOUND, Refused
-from cache.persisted import PersistedQueries, sha256
+from cache.response.persisted import PersistedQueries, sha256
 
 
 async def resolved(request: GraphQLRequest, store: PersistedQueries) -> GraphQLRequest:

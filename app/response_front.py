@@ -4,7 +4,7 @@ Request and before Strawberry's view is entered (DESIGN.md, data flow of a read,
 Every GraphQL request over HTTP (GET or POST to /graphql) is read here, once (app/graphql_request.py); the
 view (app/graphql_view.py) is handed what was read, and never reads the body again. A hit's cost is what
 any route of this stack pays, plus one Redis round trip: read the body, hash the request, run the hit
-script (cache/response.py), send the stored bytes. Everything a hit does not need is left to the view:
+script (cache/response/responses.py), send the stored bytes. Everything a hit does not need is left to the view:
 
 - a request the front does not look up (a batch, GraphiQL's page, a persisted query being registered, a
   document that names a mutation or a subscription) or one refused while being read: the view answers;
@@ -20,7 +20,7 @@ so it is the same for every reader. That is why no session is checked on this pa
 notes its read, counted later with the other hits' reads (app/hit_reads.py), the sessions checked then.
 
 A hash-only persisted query (`extensions.persistedQuery.sha256Hash`, POST or GET) is looked up by that
-hash, which is what the response key is made of (cache/response.py `request_key`), with no second round
+hash, which is what the response key is made of (cache/response/responses.py `request_key`), with no second round
 trip for the document; a CDN may cache its GET too.
 """
 
@@ -39,7 +39,7 @@ from app.http_guards import Refused
 from app.negotiation import media_type, stored_body
 from app.single_flight import now
 from app.write_gate import Readers
-from cache.response import Hit, ResponseCache
+from cache.response.responses import Hit, ResponseCache
 from schema.context import guest_of
 from telemetry import metrics
 

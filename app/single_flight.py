@@ -9,7 +9,7 @@ A computation under way (a `Flight`) gives those waiting two things, each as soo
   everything acknowledged before the waiter began), or when the waiter's own look-up read the same clock
   (no invalidation came between the two look-ups, so every write acknowledged before the waiter began had
   moved its generations before the computation read anything);
-- what was kept of it, once the store has answered (cache/response.py `Kept`), for the others: current when
+- what was kept of it, once the store has answered (cache/response/responses.py `Kept`), for the others: current when
   it was kept, after they began, or to be looked up.
 
 A waiter given neither (a write came while the computation ran, so nothing was kept) waits for the next
@@ -36,8 +36,8 @@ from typing import Generic, TypeVar
 FLIGHTS_JOINED = 3
 
 T = TypeVar("T")
-A = TypeVar("A")  # an answer as computed (cache/response.py `Hit`)
-K = TypeVar("K")  # what the store kept of it (cache/response.py `Kept`)
+A = TypeVar("A")  # an answer as computed (cache/response/responses.py `Hit`)
+K = TypeVar("K")  # what the store kept of it (cache/response/responses.py `Kept`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +76,7 @@ class Flight(Generic[A, K]):
         return None
 
     def found(self, answer: A, looked: float) -> None:
-        """Publish an answer a look-up begun at `looked` found (another worker computed it, cache/response.py
+        """Publish an answer a look-up begun at `looked` found (another worker computed it, cache/response/responses.py
         `ResponseCache.claim`): given to those who began before the look-up, as a computation's would be."""
         self.began = looked
         self.publish(Computed(answer, None))

@@ -12,7 +12,7 @@ It runs where the settings say (DATABASE_URL, REDIS_URL) or, by default, on a sc
 Redis server of its own, removed afterwards (bench/services.py); a named database is migrated and seeded
 when it is empty, and kept. Cold requests bump the cache's global epoch (every cached value becomes a
 miss); the live counters and follow sets are not cached values but structures the writes keep current
-(cache/live.py), so they stay.
+(cache/live/structures.py), so they stay.
 """
 
 from __future__ import annotations

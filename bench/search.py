@@ -36,7 +36,7 @@ from app.corpus import COMMON, MEDIUM, RARE, Corpus
 from app.seed import SIZES, Size
 from bench import services
 from cache import keys
-from cache.client import make_redis
+from cache.redis.client import make_redis
 from cache.store import Cache
 from orm import Shout
 from orm.engine import make_engine, make_session_factory

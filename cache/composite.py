@@ -29,7 +29,7 @@ from redis.commands.core import AsyncScript
 from redis.exceptions import RedisError
 
 from cache import keys, response_capture
-from cache.client import is_cluster
+from cache.redis.client import is_cluster
 from cache.store import (
     LUA_STAMP_IS_CURRENT,
     MISSING,

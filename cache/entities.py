@@ -3,7 +3,7 @@ by slug, read through the cache in batches so a page of N entities is one Redis 
 misses, a constant number of SQL statements.
 
 Cached values are plain dicts of public fields only: no email, password hash, token or draft. They hold
-no statistics either: counts are live counters (cache/counters.py), read only when a `stat` is asked for.
+no statistics either: counts are live counters (cache/live/counters.py), read only when a `stat` is asked for.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from cache.store import GENERATION_TTL
 log = logging.getLogger(__name__)
 
 OWNER_TTL = GENERATION_TTL  # refreshed by every new connection, so it outlives the values it vouches for
-# The oldest Redis the server runs on: GETEX (below) and ZADD GT (cache/live.py) came in 6.2.
+# The oldest Redis the server runs on: GETEX (below) and ZADD GT (cache/live/structures.py) came in 6.2.
 LEAST_REDIS = (6, 2)
 
 
@@ -69,7 +69,7 @@ return forgotten
 
 
 async def check_data_owner(connection: Any) -> bool:
-    """Run on a new connection before it is used (cache/seam.py `checked_on_connect`); True when the data
+    """Run on a new connection before it is used (cache/redis/seam.py `checked_on_connect`); True when the data
     was written by another server and what it may have lost was made harmless."""
     replies = await _send(connection, ("INFO", "server"), ("INFO", "cluster"))
     _check_version(_field(replies[0], b"redis_version", b"0"))

@@ -13,7 +13,7 @@ import orjson
 
 from cache import keys
 from cache.redis_metrics import CACHE_READS
-from cache.response import as_bytes, gunzip
+from cache.response.responses import as_bytes, gunzip
 from cache.store import BATCH, Cache, decode, parse_stamp
 
 
@@ -97,7 +97,7 @@ async def inspect_key(cache: Cache, key: str) -> dict[str, Any]:
         return {"key": key, "exists": False}
     found: dict[str, Any] = {"key": key, "exists": True, "type": kind, "family": keys.family(key),
                              "ttl": await redis.ttl(key), "bytes": await redis.memory_usage(key)}
-    if kind == "hash" and keys.family(key) == "response":  # a stored response (cache/response.py)
+    if kind == "hash" and keys.family(key) == "response":  # a stored response (cache/response/responses.py)
         stored = await redis.hgetall(key)
         found.update(await _checked(cache, as_bytes(stored[b"s"])))
         found["value"] = orjson.loads(gunzip(as_bytes(stored[b"b"])) if b"z" in stored else stored[b"b"])

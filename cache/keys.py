@@ -130,7 +130,7 @@ def viewer_list(viewer: int, name: str, params_digest: str = "") -> str:
 
 
 # One script counts a view against the viewer's hourly set, the shout's counter and the pending set
-# (cache/views.py): the three share the `{views}` tag, so on a cluster every view key lives on one node.
+# (cache/live/views.py): the three share the `{views}` tag, so on a cluster every view key lives on one node.
 VIEWS_SLOT = "{views}"
 
 
@@ -174,7 +174,7 @@ def search_history(author: int) -> str:
 
 
 # --- live structures (seeds 001 and 003) ----------------------------------------------------------
-# Kept current by the write side after each commit instead of being recomputed (cache/live.py). Sorted
+# Kept current by the write side after each commit instead of being recomputed (cache/live/structures.py). Sorted
 # sets of ids hold zero-padded members, so that equal scores order by id exactly as SQL does. A script
 # updates an entity's meta hash and its structures together, so they all carry the entity's id as their
 # hash tag (`user:{5}:fans`, `live:author:{5}`): the seed's names, with the braces kept.
@@ -248,7 +248,7 @@ def split_board(board: str) -> tuple[str, str | None]:
 
 
 def board_kind(board: str) -> str:
-    """The live kind a board belongs to (cache/live.py): all-time boards and weekly editions have an
+    """The live kind a board belongs to (cache/live/structures.py): all-time boards and weekly editions have an
     epoch each."""
     return "board" if split_board(board)[1] is None else "weekly"
 
@@ -487,7 +487,7 @@ def generations(tags: Iterable[str]) -> list[str]:
 def invalidation_clock() -> str:
     """Moves with every invalidation, in the pipeline that moves the generations, and is forgotten with
     the epochs (cache/store.py): a stored response found current at the clock's value needs no check of
-    its generations until the clock moves (cache/response.py). One key, beside the generations. No tag
+    its generations until the clock moves (cache/response/responses.py). One key, beside the generations. No tag
     is spelt with a `~`, so no generation key is this one."""
     return "gen:~clock"
 
@@ -504,7 +504,7 @@ def composite(of: str, made_of: str = "") -> str:
 
 def rendered(selection_digest: str) -> str:
     """One root field's answer as rendered JSON, for one selection, arguments and variables
-    (cache/rendered.py)."""
+    (cache/response/rendered.py)."""
     return f"rendered:{selection_digest}"
 
 
@@ -521,7 +521,7 @@ def response(request_digest: str) -> str:
 
 def response_claim(response_key: str) -> str:
     """Held (with a TTL) by the worker computing the response under `response_key`, so that the other
-    workers' readers of it wait for that answer instead of each computing it (cache/response.py
+    workers' readers of it wait for that answer instead of each computing it (cache/response/responses.py
     `ResponseCache.claim`). Named by a hash of the response's key, as a fill lock is."""
     return f"lock:{_part(response_key)}"
 

@@ -15,7 +15,7 @@ from sqlalchemy import select
 
 from cache import keys
 from cache.entities import SessionFactory, get_cached_entities
-from cache.locks import RedisLock
+from cache.redis.locks import RedisLock
 from cache.store import Cache
 from orm import Author, Community, Topic
 

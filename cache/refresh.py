@@ -14,7 +14,7 @@ So a write answered over HTTP (app/graphql_view.py) invalidates in three steps:
    about a second (`GRACE_BUMP`, one script with the clock's move). In the same step it reads which responses
    were read again after a move of one of its tags (the *refresh index*) and the requests they answer.
 2. A stored response whose stamp is stale by such moves alone (each generation it names that moved is in its
-   tag's chain, the chain ends at the current one) is still served (cache/response.py `_LOOK_UP`): its readers
+   tag's chain, the chain ends at the current one) is still served (cache/response/responses.py `_LOOK_UP`): its readers
    wait for no computation. Such a hit is never noted as checked at the clock, so once the grace is gone it is
    checked again, and stale.
 3. The write computes those responses again (at most a few), keeps them as any computation does (the store
@@ -45,7 +45,7 @@ from typing import Any
 import orjson
 
 from cache import keys
-from cache.client import queue_set
+from cache.redis.client import queue_set
 
 # Responses noted per tag in its refresh index.
 INDEXED_PER_TAG = 4
@@ -54,7 +54,7 @@ GRACED_TAGS_MOST = 32
 
 # A grace is a chain of generations, `g0>g1>g2`: each move made by a write not yet answered, in order. A stamp
 # naming any generation of the chain but its last, while the last is current, is stale only by those writes'
-# moves, and may be served (cache/response.py `_LUA_MOVES`). At most GRACE_CHAIN_MOST generations: the oldest
+# moves, and may be served (cache/response/responses.py `_LUA_MOVES`). At most GRACE_CHAIN_MOST generations: the oldest
 # drop out (what names them is stale as ever).
 GRACE_CHAIN_MOST = 16
 

@@ -1,5 +1,5 @@
 """What one request's cache reads depended on: the response cache stores a response only with every tag
-generation its computation saw (see cache/response.py). `Cache.get_many` reports here.
+generation its computation saw (see cache/response/responses.py). `Cache.get_many` reports here.
 
 A context variable, the one piece of request state the project keeps in one: the reads are made deep in
 the cache layer (cache/store.py, cache/composite.py), by resolver code that the CLI, the precache and the

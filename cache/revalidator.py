@@ -25,11 +25,11 @@ from redis.exceptions import RedisError
 from sqlalchemy import select
 
 from cache import keys
-from cache.counters import get_counters
 from cache.entities import ENTITY_KINDS, SessionFactory, get_cached_entities
-from cache.live import LiveStore
-from cache.locks import RedisLock
+from cache.live.counters import get_counters
+from cache.live.structures import LiveStore
 from cache.periodic import Periodic
+from cache.redis.locks import RedisLock
 from cache.store import Cache
 from orm import Reaction
 from telemetry import metrics

@@ -37,7 +37,7 @@ from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
 from cache import keys, response_capture
-from cache.client import cannot_serve, guard_of, is_cluster, queue_script, queue_set, script_reply, unreachable
+from cache.redis.client import cannot_serve, guard_of, is_cluster, queue_script, queue_set, script_reply, unreachable
 from cache.refresh import END_GRACES, GRACE_BUMP, GRACED_TAGS_MOST, Refreshing, refreshing_now
 from telemetry import metrics
 
@@ -140,7 +140,7 @@ def capture_stamp(capture: response_capture.Capture) -> bytes | None:
     return b",".join(stamp_parts(generations).values())
 
 
-# Lua functions for scripts that check a stamp inside Redis (cache/response.py, cache/composite.py); `prefix`
+# Lua functions for scripts that check a stamp inside Redis (cache/response/responses.py, cache/composite.py); `prefix`
 # is the generation keys' prefix, and generations are read in MGETs of at most 100 keys (seed 004).
 # `stamp_moves`: what moved of a stamp's generations, {tag, the generation the stamp names, the current one
 # (false when there is none)} for each that differs. `stamp_is_current`: nothing moved.
@@ -299,7 +299,7 @@ class Cache:
         self.default_ttl = default_ttl
         self.missing_ttl = missing_ttl
         self.generation_ttl = generation_ttl
-        # The circuit breaker is the clients' (cache/client.py: one guard for every Redis call);
+        # The circuit breaker is the clients' (cache/redis/client.py: one guard for every Redis call);
         # `breaker_seconds` sets its window.
         self.guard = guard_of(redis)
         if breaker_seconds is not None:
@@ -442,7 +442,7 @@ class Cache:
         stamps = await asyncio.gather(self.redis.execute_command("UNLINK", keys.generation(keys.GLOBAL_TAG)),
                                       return_exceptions=True)
         # then the invalidation clock, or a response found current at its value would skip the check that
-        # now fails on the epoch (cache/response.py); after the epoch, not with it: a hit in between would
+        # now fails on the epoch (cache/response/responses.py); after the epoch, not with it: a hit in between would
         # find the old epoch current and start the clock again at a value no move of the epoch then changes
         clock = await asyncio.gather(self.redis.execute_command("UNLINK", keys.invalidation_clock()),
                                      return_exceptions=True)

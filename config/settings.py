@@ -128,7 +128,7 @@ class Settings(DatabaseSettings):
     # REDIS_URL (and REDIS_STATE_URL) name any node of a Redis Cluster: the client finds the others, and
     # keys used together share a hash tag (cache/keys.py).
     redis_cluster: bool = False
-    # Commands issued in the same moment go to Redis as one pipeline (cache/coalesce.py): a page's
+    # Commands issued in the same moment go to Redis as one pipeline (cache/redis/coalesce.py): a page's
     # concurrent reads, and those of requests served side by side, share round trips. Not on a cluster.
     redis_coalesce: bool = True
     db_pool_size: int = 10

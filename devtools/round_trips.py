@@ -1,6 +1,6 @@
 """Counting Redis round trips as they happen on the wire, for the bench and the tests: every write of
 commands to a connection is one (a single command, a pipeline, a batch of coalesced commands
-(cache/coalesce.py), a script call), whichever client or layer sent it."""
+(cache/redis/coalesce.py), a script call), whichever client or layer sent it."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from typing import Any
 
 from redis.asyncio.connection import AbstractConnection
 
-from cache.seam import SentWithoutATask
+from cache.redis.seam import SentWithoutATask
 
 
 @contextlib.contextmanager
 def redis_round_trips() -> Iterator[list[int]]:
     """A one-item list holding the number of round trips sent meanwhile, by this process: by redis-py's
-    connections and by the project's own (cache/seam.py `SentWithoutATask`, which may hand a send to
+    connections and by the project's own (cache/redis/seam.py `SentWithoutATask`, which may hand a send to
     redis-py's: counted once, where it began)."""
     sent = [0]
     send, send_at_once = AbstractConnection.send_packed_command, SentWithoutATask.send_packed_command

@@ -2,7 +2,7 @@
 
 Each function returns `{id: {metric: value}}` for exactly the ids asked, zeros filled in, built from one
 UNION ALL query so a page of N entities costs one statement for its stats whatever N is. These are the
-definitions the live counters (cache/counters.py, triggers/live_rules.py) keep current: a change here
+definitions the live counters (cache/live/counters.py, triggers/live_rules.py) keep current: a change here
 needs the same change there.
 """
 

@@ -16,7 +16,7 @@ from cache.entities import (
     get_cached_topics,
     id_by_slug,
 )
-from cache.follows import fan_ids, following_ids
+from cache.live.follows import fan_ids, following_ids
 from orm import Author, AuthorFollower, Shout, ShoutAuthor, ShoutTopic, Topic
 from orm.driver import first_column
 from orm.stats import is_listed

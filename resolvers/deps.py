@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING
 
 from redis.asyncio import Redis
 
-from cache.boards import Boards
-from cache.delayed import DelayedQueue
 from cache.entities import SessionFactory
-from cache.live import LiveStore
-from cache.pubsub import Hub
+from cache.live.boards import Boards
+from cache.live.structures import LiveStore
+from cache.live.threads import Threads
+from cache.live.views import ViewCounter
+from cache.messaging.delayed import DelayedQueue
+from cache.messaging.pubsub import Hub
 from cache.store import Cache
-from cache.threads import Threads
-from cache.views import ViewCounter
 from orm.replicas import ReadRouting
 
 if TYPE_CHECKING:
@@ -51,18 +51,18 @@ class Deps:
     notify_fanout: int = 10_000  # people one event is pushed to at most (resolvers/events.py)
     auth: AuthServices | None = None
     revalidator: CacheRevalidationManager | None = None
-    # Counters, follow graphs and threads kept current by the write side (cache/live.py).
+    # Counters, follow graphs and threads kept current by the write side (cache/live/structures.py).
     live: LiveStore = None  # type: ignore[assignment]  # built from `cache` when not given
-    # View counters and reading / search histories (cache/views.py).
+    # View counters and reading / search histories (cache/live/views.py).
     views: ViewCounter = None  # type: ignore[assignment]  # built from `cache` and `db` when not given
-    # Deferred work, such as scheduled publication (cache/delayed.py, resolvers/scheduled.py).
+    # Deferred work, such as scheduled publication (cache/messaging/delayed.py, resolvers/scheduled.py).
     delayed: DelayedQueue = None  # type: ignore[assignment]  # built from `cache` when not given
-    # This worker's one pub/sub connection, shared by its subscribers (cache/pubsub.py).
+    # This worker's one pub/sub connection, shared by its subscribers (cache/messaging/pubsub.py).
     hub: Hub = None  # type: ignore[assignment]  # built from `cache` when not given
     # Which database answers a read of `db` (orm/replicas.py); None: the primary answers every read.
     routing: ReadRouting | None = None
     # Sessions of the primary only, for what copies SQL into live structures (their builds follow rules of
-    # their own, cache/live.py); `db` itself when no replica is configured.
+    # their own, cache/live/structures.py); `db` itself when no replica is configured.
     primary: SessionFactory = None  # type: ignore[assignment]
     # What must not be evicted: sessions, sign-in tokens, OAuth state, rate limits, settings, the queues
     # and the live structures (REDIS_STATE_URL; `cache.state`, the cache's own Redis unless set apart).

@@ -1,4 +1,4 @@
-"""Notification digests: deferred work on the delayed queue (seed 001, cache/delayed.py).
+"""Notification digests: deferred work on the delayed queue (seed 001, cache/messaging/delayed.py).
 
 A write that notifies an author directly (a reaction on their shout, a reply to their comment, a new
 follower) queues one message per author and digest window, `digest-{author}-{window}`, due when the

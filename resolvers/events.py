@@ -27,7 +27,7 @@ from sqlalchemy import BindParameter, ColumnElement, Insert, Integer, Table, and
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cache import keys
-from cache.pubsub import Event
+from cache.messaging.pubsub import Event
 from orm import (
     Author,
     AuthorFollower,

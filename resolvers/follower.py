@@ -9,7 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from auth.permissions import Viewer
-from cache.follows import fan_ids
+from cache.live.follows import fan_ids
 from orm import (
     Author,
     AuthorFollower,

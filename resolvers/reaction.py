@@ -15,7 +15,7 @@ from sqlalchemy.orm import aliased
 
 from cache import keys
 from cache.entities import id_by_slug
-from cache.threads import ORDERS, set_name
+from cache.live.threads import ORDERS, set_name
 from orm import Author, Reaction, Shout, ShoutTopic, Topic
 from orm.driver import Reads, SessionReads, reads
 from orm.engine import read_session
@@ -43,7 +43,7 @@ def _with_stat_columns(statement: Select[Any]) -> Select[Any]:
 _LIVE_ON_LISTED_SHOUTS = (select(*Reaction.__table__.c).join(Shout, Shout.id == Reaction.shout)
                           .where(Reaction.deleted_at.is_(None), is_listed()))
 
-# The thread orders of cache/threads.py: ties go by id, and "dislike" is exactly "like" reversed. By votes, a
+# The thread orders of cache/live/threads.py: ties go by id, and "dislike" is exactly "like" reversed. By votes, a
 # reaction's score is the sum of the live votes replying to it: summed for the whole table (`_ALL_VOTES`) and
 # joined, or summed only for the reactions the list selects (`_sorted`).
 def _vote_sums(vote: Any, *narrowed: Any) -> Any:
@@ -191,7 +191,7 @@ def _thread_of(query: ReactionsQuery) -> tuple[str, str] | None:
 async def _cached_thread_page(deps: Deps, key: str, tags: list[str], owner_kind: str, owner_id: int, name: str,
                               limit: int, offset: int, newest_first: bool, *, shout: int | None = None,
                               children_limit: int = 0, children_offset: int = 0) -> list[dict[str, Any]]:
-    """A page of a comment thread (cache/threads.py), cached whole like any list; `shout` keeps only
+    """A page of a comment thread (cache/live/threads.py), cached whole like any list; `shout` keeps only
     the comments of that shout."""
     async def query() -> list[dict[str, Any]]:
         page_ids = await deps.threads.page(owner_kind, owner_id, name, offset, limit, newest_first)
@@ -249,7 +249,7 @@ async def load_comments_branch(
     children_offset: int | None = None,
 ) -> list[dict[str, Any]]:
     """One level of a comment thread (top level, or the replies of `parent_id`), each comment with its
-    first `children_limit` replies, oldest first, read from the thread structures of cache/threads.py."""
+    first `children_limit` replies, oldest first, read from the thread structures of cache/live/threads.py."""
     limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=deps.max_page_size)
     children_limit, children_offset = page(children_limit, children_offset, default=DEFAULT_CHILDREN,
                                            maximum=deps.max_page_size)

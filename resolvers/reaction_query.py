@@ -19,7 +19,7 @@ SORTS = ("newest", "oldest", "like", "dislike")
 
 
 def checked_sort(sort: str | None) -> str:
-    """A reaction order (cache/threads.py ORDERS), "newest" when none is named."""
+    """A reaction order (cache/live/threads.py ORDERS), "newest" when none is named."""
     sort = sort or "newest"
     if sort not in SORTS:
         raise BadInput(f"sort must be one of {', '.join(SORTS)}", field="sort")

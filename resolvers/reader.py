@@ -15,9 +15,9 @@ from typing import Any
 from sqlalchemy import Select, func, select
 
 from cache import keys
-from cache.boards import WEEK, week_start
 from cache.composite import cached_composite
 from cache.entities import get_cached_authors, get_cached_by_slug, get_cached_shouts, get_cached_topics
+from cache.live.boards import WEEK, week_start
 from orm import Author, Shout, ShoutAuthor, ShoutTopic, ShoutViews, Topic
 from orm.driver import first_column
 from orm.reaction import Reaction
@@ -70,7 +70,7 @@ def filtered(query: Select[Any], filters: ShoutFilters) -> Select[Any]:
 def ordered(query: Select[Any], order_by: str | None, desc: bool) -> Select[Any]:
     if order_by is None:
         column: Any = Shout.published_at
-    elif order_by == "views_count":  # as last flushed (cache/views.py), like the views leaderboard
+    elif order_by == "views_count":  # as last flushed (cache/live/views.py), like the views leaderboard
         query = query.outerjoin(ShoutViews, ShoutViews.shout == Shout.id)
         column = func.coalesce(ShoutViews.views, 0)
     else:

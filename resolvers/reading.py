@@ -8,7 +8,7 @@ from typing import Any
 
 from auth.permissions import Viewer
 from cache import keys, response_capture
-from cache.views import READING_HISTORY, SEARCH_HISTORY
+from cache.live.views import READING_HISTORY, SEARCH_HISTORY
 from resolvers.access import require_viewer
 from resolvers.deps import Deps
 from resolvers.paging import page
@@ -21,7 +21,7 @@ MAX_REMEMBERED_TEXT = 100
 
 async def count_read(deps: Deps, viewer: Viewer | None, client: str, shout_id: int, *, counted: bool = True) -> bool:
     """A shout was read: its view counted, and the reader's history told. Whether its counter had to be
-    started (cache/views.py `count`). Not `counted`: no one read it (a write computes the answer again for
+    started (cache/live/views.py `count`). Not `counted`: no one read it (a write computes the answer again for
     its readers, cache/refresh.py); a response-cache hit on the answer still counts a view."""
     started = await count_views(deps, viewer.author_id if viewer else None, client, [shout_id]) if counted else False
     response_capture.viewed(shout_id)  # a response-cache hit on this answer counts the view again
@@ -34,7 +34,7 @@ async def count_views(deps: Deps, reader: int | None, client: str, shout_ids: li
     counted = [deps.views.count(shout_id, client) for shout_id in shout_ids]
     remembered = ([deps.views.remember(keys.reading_history(reader), shout_id, READING_HISTORY)
                    for shout_id in shout_ids] if reader is not None else [])
-    started = await asyncio.gather(*counted, *remembered)  # together: one round trip (cache/coalesce.py)
+    started = await asyncio.gather(*counted, *remembered)  # together: one round trip (cache/redis/coalesce.py)
     return any(started[:len(counted)])
 
 

@@ -1,5 +1,5 @@
 """Scheduled publication: `schedule_draft(draft_id, publish_at)` records the time on the draft (the
-database is the source of truth) and queues a message on the delayed queue (cache/delayed.py), whose
+database is the source of truth) and queues a message on the delayed queue (cache/messaging/delayed.py), whose
 consumer publishes the draft when it is due.
 
 The message names the draft and the time it was scheduled for, and publishing checks that the draft is
@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import select
 
 from auth.permissions import Viewer
-from cache.delayed import DelayedQueue
+from cache.messaging.delayed import DelayedQueue
 from orm import Draft
 from resolvers import draft as drafts
 from resolvers.deps import Deps

@@ -23,7 +23,7 @@ from resolvers.paging import page
 
 DEFAULT_LIMIT = 10
 ORDERS = ("rating", "comments_count", "last_commented_at", "views_count")
-# order_by -> the leaderboard that holds that order (cache/boards.py), for unfiltered, descending lists.
+# order_by -> the leaderboard that holds that order (cache/live/boards.py), for unfiltered, descending lists.
 BOARD_ORDERS = {"rating": "shouts:rating", "comments_count": "shouts:comments", "views_count": "shouts:views"}
 
 

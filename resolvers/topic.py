@@ -9,7 +9,7 @@ from sqlalchemy import select
 from cache import keys
 from cache.composite import cached_composite
 from cache.entities import get_cached_by_slug, get_cached_topics, id_by_slug
-from cache.follows import fan_ids, get_cached_topic_authors
+from cache.live.follows import fan_ids, get_cached_topic_authors
 from orm import Shout, ShoutAuthor, ShoutTopic, Topic
 from orm.driver import first_column
 from orm.stats import is_listed

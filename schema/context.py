@@ -18,9 +18,9 @@ from strawberry.types import Info as StrawberryInfo
 from auth.permissions import Viewer
 from auth.sessions import Session
 from cache import response_capture
-from cache.counters import get_counters
 from cache.entities import get_cached_authors, get_cached_communities, get_cached_shouts, get_cached_topics
-from cache.views import client_key
+from cache.live.counters import get_counters
+from cache.live.views import client_key
 from resolvers.auth import account_viewer
 from resolvers.deps import Deps
 from resolvers.errors import Busy

@@ -53,7 +53,7 @@ from graphql import (
 
 from cache import keys, response_capture
 from cache.entities import ENTITY_KINDS
-from cache.rendered import ToKeep, read_rendered_items
+from cache.response.rendered import ToKeep, read_rendered_items
 from cache.response_capture import Capture
 from schema.node_memo import NodeMemo
 from schema.seam import field_errors, resolve_info

@@ -4,7 +4,7 @@ A page's nested fields (each shout's authors, topics and counters, each author's
 await their loader: a coroutine, a future and a task per field, about a hundred for a page of twenty.
 Instead the root field reads its own selection, asks the request's loaders for everything it names in
 one go (each kind by its loader's batch function, all of them concurrent: one Redis round trip together,
-cache/coalesce.py), and the nested fields then take their values at once (schema/context.py `at_once`).
+cache/redis/coalesce.py), and the nested fields then take their values at once (schema/context.py `at_once`).
 What the selection does not name is not loaded; what fails to load is left to the nested field, which
 asks its loader and reports the error where it belongs.
 """

@@ -1,4 +1,4 @@
-"""Root fields answered from their rendered JSON (cache/rendered.py) instead of being executed.
+"""Root fields answered from their rendered JSON (cache/response/rendered.py) instead of being executed.
 
 Which fields: a root field that declares `rendered=True` (schema/cache_control.py), a public answer read
 often and costly to execute field by field (all topics, a community's topics, pages of shouts and of
@@ -43,8 +43,8 @@ from graphql import (
 from graphql.pyutils import Undefined
 
 from cache import keys, response_capture
-from cache.rendered import ToKeep, keep_all, keep_rendered, read_rendered
-from cache.response import etag_of
+from cache.response.rendered import ToKeep, keep_all, keep_rendered, read_rendered
+from cache.response.responses import etag_of
 from cache.store import Cache
 from schema.cache_control import hint_of
 from schema.item_fragments import rendering_items
@@ -150,7 +150,7 @@ def answer_root_field(executor: Any, parent_type: GraphQLObjectType, nodes: list
 
 @dataclass(frozen=True, slots=True)
 class WholeAnswer:
-    """A response made of one rendered answer: its bytes and their ETag (cache/response.py `etag_of`, the
+    """A response made of one rendered answer: its bytes and their ETag (cache/response/responses.py `etag_of`, the
     same an executed answer of these bytes gets)."""
 
     body: bytes

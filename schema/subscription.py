@@ -18,7 +18,7 @@ from starlette.websockets import WebSocket
 from strawberry.scalars import JSON
 
 from cache import keys
-from cache.pubsub import Event
+from cache.messaging.pubsub import Event
 from resolvers.access import require_viewer
 from resolvers.deps import Deps
 from resolvers.listening import watchable_shout, watchable_topic

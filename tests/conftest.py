@@ -21,7 +21,7 @@ from app.main import create_app, wire
 from app.seed import SIZES, seed_connection
 from auth.mailer import LogMailer
 from auth.services import build_auth
-from cache.client import make_redis
+from cache.redis.client import make_redis
 from cache.store import Cache
 from config.settings import Settings, load_settings
 from devtools.mutant_tests import order_and_bound

@@ -19,9 +19,10 @@ from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.hit_reads import hit_reads_of
-from cache import coalesce, keys
-from cache.boards import COMPLETE, FLOOR, board_query
-from cache.seam import Command, queued_commands
+from cache import keys
+from cache.live.boards import COMPLETE, FLOOR, board_query
+from cache.redis import coalesce
+from cache.redis.seam import Command, queued_commands
 from orm import CommunityAuthor
 from resolvers.deps import Deps
 from resolvers.writes import transaction
@@ -141,7 +142,7 @@ async def board_equals_sql(session: AsyncSession, redis: Redis, board: str) -> i
 @contextmanager
 def pipelines_sent() -> Iterator[list[list[tuple[Any, ...]]]]:
     """Each pipeline sent meanwhile, as its commands' arguments, in order: the coalescer's round trips
-    (cache/coalesce.py) and the pipelines that keep their own (one server's: a cluster pipeline is another
+    (cache/redis/coalesce.py) and the pipelines that keep their own (one server's: a cluster pipeline is another
     class, hence `single_redis` on the tests that count them)."""
     sent: list[list[tuple[Any, ...]]] = []
     execute, execute_pipelined = Pipeline.execute, coalesce.execute_pipelined

@@ -19,7 +19,7 @@ import uvicorn
 import websockets
 from redis.asyncio import Redis
 
-from cache.client import is_cluster, make_redis
+from cache.redis.client import is_cluster, make_redis
 from devtools.services import free_port
 from tests.conftest import TEST_DATABASE_URL, TEST_REDIS_CLUSTER, TEST_REDIS_URL
 from tests.helpers import until

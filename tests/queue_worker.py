@@ -15,8 +15,8 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from cache.client import make_redis
-from cache.delayed import DelayedQueue
+from cache.messaging.delayed import DelayedQueue
+from cache.redis.client import make_redis
 
 
 async def main(redis_url: str, database_url: str, name: str) -> None:

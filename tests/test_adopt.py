@@ -20,8 +20,8 @@ from alembic import command
 from app.adopt_cli import _adopt, refuse_migrating_a_discours_database
 from app.main import create_app, wire
 from auth.services import build_auth
-from cache.client import make_redis
-from cache.rebuild import rebuild_all
+from cache.live.rebuild import rebuild_all
+from cache.redis.client import make_redis
 from cache.store import Cache
 from config.settings import Settings
 from devtools.discours_db import (

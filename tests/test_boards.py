@@ -11,7 +11,7 @@ from redis.asyncio import Redis
 from sqlalchemy import select
 
 from cache import keys
-from cache.boards import FLOOR, WEEK
+from cache.live.boards import FLOOR, WEEK
 from config.settings import Settings
 from orm import Author, Reaction, Shout
 from orm.stats import is_listed

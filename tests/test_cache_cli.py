@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 from sqlalchemy import text
 
 from cache import keys
-from cache.client import make_redis
+from cache.redis.client import make_redis
 from cache.redis_metrics import RedisMetrics
 from cache.store import Cache
 from devtools.services import RedisServer

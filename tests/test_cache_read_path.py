@@ -17,7 +17,7 @@ from sqlalchemy import event, select
 
 from app.main import create_app
 from cache import entities, keys, store
-from cache.client import RedisUnavailable, make_redis
+from cache.redis.client import RedisUnavailable, make_redis
 from cache.store import BATCH, MISSING, Cache, CacheStats, KeptDecoded, capture_stamp, parse_stamp, stamp_parts
 from devtools.services import RedisServer
 from orm import ShoutAuthor, ShoutTopic, Topic
@@ -318,7 +318,7 @@ async def test_reads_survive_a_dead_redis(engine: Any) -> None:
     """Redis is a cache: with no Redis at all every read is answered from the database."""
     import httpx
 
-    from cache.client import make_redis
+    from cache.redis.client import make_redis
     from orm.engine import make_session_factory
 
     dead = make_redis("redis://127.0.0.1:1/0")  # configured as the app's: nothing listens there
@@ -361,7 +361,7 @@ async def test_a_cold_read_by_slug_reads_twice_and_stores_along(gql: Any, sql_co
     round_trips = [[str(command[0]) for command in pipeline] for pipeline in sent]
     assert result["data"]["get_author"]["slug"] == "author-3"
     assert sql_counter.count == 2 and len(checkouts) == 0, (sql_counter.statements, checkouts)
-    # the response cache's lookup, the response's claim (cache/response.py `ResponseCache.claim`) and the
+    # the response cache's lookup, the response's claim (cache/response/responses.py `ResponseCache.claim`) and the
     # slug's composite (a script each, sent as pipelines of one by the coalescer), the resolver's three, the
     # composite kept, then, after the answer, the response cache storing it and releasing the claim (its
     # script) with the author's value, left to store when execution ended

@@ -18,15 +18,15 @@ from redis.crc import key_slot
 from redis.exceptions import ResponseError
 
 from cache import keys
-from cache.client import RedisUnavailable, is_cluster, make_redis
-from cache.live import structure_key
+from cache.live.structures import structure_key
+from cache.redis.client import RedisUnavailable, is_cluster, make_redis
 from cache.store import MISSING, Cache
 from config.settings import SettingsError, load_settings
 from devtools.redis_cluster import RedisClusterServers
 from tests.conftest import TEST_REDIS_CLUSTER, TEST_REDIS_URL
 
 ids = st.integers(min_value=0, max_value=2**31 - 1)
-# Every structure an entity kind has (cache/live.py), and the boards of the board entity.
+# Every structure an entity kind has (cache/live/structures.py), and the boards of the board entity.
 STRUCTURES = [("shout", "count"), ("shout", "fans"), ("shout", "comments"), ("shout", "comments:best"),
               ("shout", "comments:all"), ("author", "count"), ("author", "fans"), ("author", "following:author"),
               ("author", "following:topic"), ("author", "following:community"), ("topic", "count"),
@@ -41,7 +41,7 @@ def slot(key: str) -> int:
 
 @given(entity=ids)
 def test_an_entitys_live_structures_share_its_meta_slot(entity: int) -> None:
-    """One script changes an entity's meta hash and its structures together (cache/live.py)."""
+    """One script changes an entity's meta hash and its structures together (cache/live/structures.py)."""
     for kind, name in STRUCTURES:
         assert slot(structure_key(kind, entity, name)) == slot(keys.live_meta(kind, entity)), (kind, name)
 

@@ -1,4 +1,4 @@
-"""Commands of one moment share a round trip (cache/coalesce.py), each caller keeping its own replies and
+"""Commands of one moment share a round trip (cache/redis/coalesce.py), each caller keeping its own replies and
 errors; and what that buys a request: a warm read costs at most two round trips, a hit one (counted on the
 wire, devtools/round_trips.py)."""
 
@@ -11,8 +11,8 @@ import httpx
 import pytest
 from redis.exceptions import ResponseError
 
-from cache.client import RedisGuard, RedisUnavailable, make_redis
-from cache.coalesce import at_once
+from cache.redis.client import RedisGuard, RedisUnavailable, make_redis
+from cache.redis.coalesce import at_once
 from devtools.round_trips import redis_round_trips
 from devtools.services import RedisServer
 from tests.conftest import single_redis
@@ -215,7 +215,7 @@ async def test_a_warm_read_costs_two_round_trips_and_a_hit_one(read: str, client
 
 
 def test_connection_state_and_blocking_commands_are_never_batched() -> None:
-    from cache.coalesce import batchable
+    from cache.redis.coalesce import batchable
 
     assert batchable([(("GET", "k"), {}), (("MGET", "a", "b"), {}), (("EVALSHA", "x", 0), {})])
     for name in ("CLIENT SETNAME", "client setname", b"BLPOP", "WATCH", "MULTI", "SELECT", "SUBSCRIBE"):

@@ -12,8 +12,8 @@ from redis.asyncio import Redis
 from sqlalchemy import select
 
 from cache import keys, response_capture
-from cache.client import make_redis
 from cache.composite import cached_composite, read_composite
+from cache.redis.client import make_redis
 from cache.store import MISSING, Cache, KeptDecoded, capture_stamp, parse_stamp
 from devtools.services import RedisServer
 from orm import Author, Shout

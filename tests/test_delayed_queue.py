@@ -18,7 +18,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from cache import keys
-from cache.delayed import DelayedQueue
+from cache.messaging.delayed import DelayedQueue
 from devtools.round_trips import redis_round_trips
 from tests.conftest import TEST_DATABASE_URL, TEST_REDIS_CLUSTER, TEST_REDIS_URL
 from tests.helpers import Api

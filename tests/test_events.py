@@ -17,7 +17,7 @@ from graphql import parse, validate
 from sqlalchemy import func, select
 
 from cache import keys
-from cache.pubsub import Subscription
+from cache.messaging.pubsub import Subscription
 from orm import Invite, Notification, ShoutReactionsFollower, Topic
 from resolvers.deps import Deps
 from resolvers.events import follow_event

@@ -13,7 +13,7 @@ from starlette.types import Message
 
 from app.graphql_request import GraphQLRequest, ReadingRules, read
 from app.http_guards import Refused
-from cache.persisted import sha256
+from cache.response.persisted import sha256
 
 RULES = ReadingRules(max_json_depth=8, max_batch=3, session_cookie="session_token")
 QUERY = "query Named($n: Int) { get_topics_all { slug } }"

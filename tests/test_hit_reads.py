@@ -53,7 +53,7 @@ async def _hit(client: httpx.AsyncClient, slug: str, *, token: str | None = None
 
 
 async def _seen(redis: Redis, client: str, shout_id: int) -> bool:
-    """Whether the shout's view was counted for this reader this hour (cache/views.py): asked of the
+    """Whether the shout's view was counted for this reader this hour (cache/live/views.py): asked of the
     reader's own set, not of the shout's counter, which other tests' hits may still move."""
     return bool(await redis.sismember(keys.views_seen(client, int(time.time()) // 3600), shout_id))
 
@@ -164,7 +164,7 @@ def test_a_hit_names_its_guest_as_the_view_does(scope: dict[str, Any]) -> None:
     """A hit of a shout notes its reader from the raw scope (schema/context.py `guest_of`, without a
     Starlette Request): the same key that the view's `reader_of` gives the same request, so a hit and a
     computed answer count one reader once."""
-    from cache.views import client_key
+    from cache.live.views import client_key
     from schema.context import guest_of
 
     scope = {"type": "http", **scope}

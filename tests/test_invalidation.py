@@ -14,7 +14,7 @@ from sqlalchemy import select, update
 from app.main import wire
 from cache import invalidation, keys
 from cache.entities import ENTITY_KINDS, get_cached_author, get_cached_shouts
-from cache.live import structure_key
+from cache.live.structures import structure_key
 from cache.response_capture import Capture
 from cache.store import Cache, capture_stamp, parse_stamp
 from orm import Author, Reaction, Shout

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy.orm.attributes import set_committed_value
 
 from cache import keys
-from cache.live import BOARD_ENTITY, LiveOps, Op
+from cache.live.structures import BOARD_ENTITY, LiveOps, Op
 from orm import (
     Author,
     AuthorBookmark,
@@ -150,7 +150,7 @@ async def test_a_shout_that_leaves_or_changes_its_public_place_drops_what_listed
     from sqlalchemy import select
     from sqlalchemy.engine import Connection
 
-    from cache.boards import SHOUT_BOARDS
+    from cache.live.boards import SHOUT_BOARDS
     from orm import Reaction, Shout, ShoutAuthor
     from orm import ShoutTopic as Topics
 

@@ -21,13 +21,13 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cache import keys
-from cache.boards import board_query, current_boards
-from cache.counters import QUERIES, get_counters
-from cache.follows import fan_ids, fans_query, following_ids, following_query
-from cache.live import LiveOps, LiveStore, Noted, structure_key
-from cache.rebuild import rebuild_all
+from cache.live.boards import board_query, current_boards
+from cache.live.counters import QUERIES, get_counters
+from cache.live.follows import fan_ids, fans_query, following_ids, following_query
+from cache.live.rebuild import rebuild_all
+from cache.live.structures import LiveOps, LiveStore, Noted, structure_key
+from cache.live.threads import as_row, comment_rating, encode, members_query
 from cache.store import Cache
-from cache.threads import as_row, comment_rating, encode, members_query
 from config.settings import Settings
 from devtools.services import RedisServer
 from orm import (
@@ -517,7 +517,7 @@ async def test_comment_hashes_read_by_the_script_and_apart_answer_alike(
                                             (ids[1], ["body", "второй"])], noted, structure="hash")
     answers = {}
     for apart in (False, True):
-        monkeypatch.setattr("cache.live.is_cluster", lambda _client, apart=apart: apart)
+        monkeypatch.setattr("cache.live.structures.is_cluster", lambda _client, apart=apart: apart)
         answers[apart] = [await live.read_hashes("comment", "comment", ids),
                           await live.read_hashes("comment", "comment", ids, note_all=True)]
     assert answers[True] == answers[False]
@@ -553,7 +553,7 @@ async def test_live_scripts_in_a_pipeline_ask_redis_nothing_first(redis_server: 
     """A commit's live updates and a build's stores go in their pipeline as the scripts' text: no SCRIPT
     EXISTS round trip before each (redis-py asks it for every Script object in a pipeline), and a Redis
     that forgot its scripts (a restart, SCRIPT FLUSH) between two writes runs them just the same."""
-    from cache.client import make_redis
+    from cache.redis.client import make_redis
     from cache.store import Cache
 
     client = make_redis(redis_server.url)
@@ -693,7 +693,7 @@ async def test_an_epoch_flushed_while_it_is_created_makes_a_miss(deps: Deps, red
 async def test_a_build_stores_every_structure_in_pipelines_of_a_chunk(deps: Deps, redis: Redis) -> None:
     """A build of more structures than a chunk (seed 004: at most 100 per command) stores every one of them,
     each once: one pipeline per chunk."""
-    from cache.live import CHUNK
+    from cache.live.structures import CHUNK
 
     live = deps.live
     ids = list(range(905_000_000, 905_000_000 + 2 * CHUNK + 50))
@@ -777,7 +777,7 @@ async def test_an_announcement_never_applied_still_refuses_builds_noted_before_i
     older than PENDING_TIMEOUT, builds are stored again, but only those noted after the announcement. A
     reader that noted before it may have read SQL after the commit; its build is refused by the version
     the announcement moved."""
-    from cache.live import PENDING_TIMEOUT
+    from cache.live.structures import PENDING_TIMEOUT
 
     live = deps.live
     entity = 907_000_001

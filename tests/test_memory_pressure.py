@@ -25,7 +25,7 @@ from sqlalchemy import func, select
 
 from app.main import create_app, wire
 from auth.services import build_auth
-from cache.client import make_redis
+from cache.redis.client import make_redis
 from cache.store import Cache
 from config.settings import Settings
 from devtools.services import RedisServer

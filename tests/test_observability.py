@@ -20,7 +20,7 @@ from redis.asyncio import Redis
 from app.main import create_app, wire
 from auth.services import build_auth
 from cache import keys
-from cache.client import make_redis
+from cache.redis.client import make_redis
 from cache.redis_metrics import RedisMetrics, periods, timeframes
 from cache.store import Cache
 from config.settings import Settings

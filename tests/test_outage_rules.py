@@ -19,8 +19,8 @@ from app.main import create_app, wire
 from auth.services import build_auth
 from auth.sessions import SessionStore
 from cache import keys
-from cache.client import make_redis
 from cache.periodic import Periodic
+from cache.redis.client import make_redis
 from cache.store import Cache
 from config.settings import Settings, load_settings
 from devtools.services import RedisServer

@@ -17,8 +17,8 @@ from sqlalchemy import select
 from app.main import create_app, wire
 from auth.services import build_auth
 from cache import keys
-from cache.client import is_cluster, make_redis
-from cache.pubsub import Event, Hub, SubscriberTooSlow, publish
+from cache.messaging.pubsub import Event, Hub, SubscriberTooSlow, publish
+from cache.redis.client import is_cluster, make_redis
 from cache.store import Cache
 from config.settings import Settings
 from devtools.services import RedisServer
@@ -197,7 +197,7 @@ async def test_messages_are_published_as_sent_a_script_call_per_fifty(redis_serv
     """`publish` on one server sends a pipeline's messages as script calls of PUBLISH_PER_CALL messages each
     (an event for a discussion's followers is a message per follower): every message arrives, its bytes
     as they were given, in order on each channel. On a cluster each is a PUBLISH of its own."""
-    from cache.pubsub import PUBLISH_BATCH, PUBLISH_PER_CALL
+    from cache.messaging.pubsub import PUBLISH_BATCH, PUBLISH_PER_CALL
     from tests.helpers import pipelines_sent
 
     redis = make_redis(redis_server.url)

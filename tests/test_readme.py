@@ -48,7 +48,7 @@ def test_nothing_reads_outside_the_project() -> None:
     assert found == []
 
 
-LAYERS = ("config", "telemetry", "app", "schema", "resolvers", "auth", "triggers", "cache", "orm", "orm/adopt")
+LAYERS = ("config", "telemetry", "app", "schema", "resolvers", "auth", "triggers", "cache", "orm")
 
 
 def test_the_layout_names_every_module_with_its_job() -> None:
@@ -57,7 +57,7 @@ def test_the_layout_names_every_module_with_its_job() -> None:
     layout = README.read_text().split("## Layout", 1)[1].split("\n## ", 1)[0]
     named = set(re.findall(r"^\| `([a-z_/]+\.py)` \| .+ \|$", layout, re.MULTILINE))
     root = README.parent
-    modules = {f"{layer}/{path.name}" for layer in LAYERS for path in (root / layer).glob("*.py")
-               if path.name != "__init__.py"}
+    modules = {path.relative_to(root).as_posix() for layer in LAYERS for path in (root / layer).rglob("*.py")
+               if path.name != "__init__.py"}  # sub-packages too
     assert modules - named == set(), "modules the layout does not name"
     assert named - modules == set(), "the layout names modules that are gone"

@@ -19,8 +19,8 @@ from sqlalchemy import select
 
 from app.main import wire
 from cache import keys
-from cache.client import make_redis
 from cache.entities import get_cached_author
+from cache.redis.client import make_redis
 from cache.store import Cache
 from config.settings import Settings
 from devtools.services import RedisServer

@@ -1,4 +1,4 @@
-"""One guard for every Redis call (cache/client.py): every store's failure is mapped the same way and
+"""One guard for every Redis call (cache/redis/client.py): every store's failure is mapped the same way and
 opens the one breaker the cache reads by; cluster errors are Redis errors; an answer that is an error
 (the server is up) opens nothing."""
 
@@ -14,8 +14,8 @@ from redis.exceptions import RedisClusterException, RedisError, ResponseError
 
 from app.main import open_deps
 from auth.sessions import SessionStore
-from cache import coalesce
-from cache.client import RedisGuard, RedisUnavailable, cannot_serve, make_redis
+from cache.redis import coalesce
+from cache.redis.client import RedisGuard, RedisUnavailable, cannot_serve, make_redis
 from cache.store import Cache
 from config.settings import Settings
 from devtools.services import RedisServer
@@ -93,12 +93,12 @@ async def test_the_app_shares_one_guard_between_its_two_redis(redis_server: Redi
 
 
 async def test_commands_are_packed_in_c_into_the_same_bytes(redis_server: RedisServer) -> None:
-    """The client packs commands with hiredis (cache/seam.py `fast_connection`): the bytes redis-py's
+    """The client packs commands with hiredis (cache/redis/seam.py `fast_connection`): the bytes redis-py's
     own packer would send, and the same refusal of what Redis has no form for."""
     from redis.asyncio.connection import Connection
     from redis.exceptions import DataError
 
-    from cache.seam import SentWithoutATask
+    from cache.redis.seam import SentWithoutATask
 
     client = make_redis(redis_server.url)
     connection_class = client.connection_pool.connection_class

@@ -17,7 +17,7 @@ from app import graphql_view
 from app.main import create_app
 from cache import keys
 from cache.refresh import GRACE_CHAIN_MOST, INDEXED_PER_TAG, REFRESHING, Refreshing
-from cache.response import ResponseCache, request_key
+from cache.response.responses import ResponseCache, request_key
 from cache.response_capture import Capture
 from cache.store import Cache
 from resolvers.deps import Deps
@@ -84,7 +84,7 @@ async def test_a_write_computes_again_the_hot_answers_it_makes_stale_before_it_i
 
 async def test_scripts_redis_forgot_are_loaded_and_run_again(api_of: Any, redis: Redis, sql_counter: Any) -> None:
     """Redis forgetting its scripts (a restart, SCRIPT FLUSH) costs nothing but a round trip: each script sent
-    by its hash in a pipeline (cache/client.py `queue_script`) is loaded and run again: the read's fill lock
+    by its hash in a pipeline (cache/redis/client.py `queue_script`) is loaded and run again: the read's fill lock
     with its read, the response's store, the write's move with its graces. The page is refreshed by the write
     all the same (a hit with its comment, no SQL) and the write's grace is gone."""
     api = api_of(4)

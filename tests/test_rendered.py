@@ -1,4 +1,4 @@
-"""Rendered answers (schema/rendered.py, cache/rendered.py): a root field that declares it is answered from
+"""Rendered answers (schema/rendered.py, cache/response/rendered.py): a root field that declares it is answered from
 its rendered JSON, with the response cache off as with it on, and a write to anything the answer was made
 of makes it a miss, as it makes each value one."""
 
@@ -15,11 +15,12 @@ from prometheus_client import REGISTRY
 from redis.asyncio import Redis
 
 from app.main import create_app
-from cache import coalesce, keys
-from cache.client import RedisUnavailable, make_redis
-from cache.coalesce import Coalescer
-from cache.rendered import keep_rendered, read_rendered
-from cache.response import ResponseCache
+from cache import keys
+from cache.redis import coalesce
+from cache.redis.client import RedisUnavailable, make_redis
+from cache.redis.coalesce import Coalescer
+from cache.response.rendered import keep_rendered, read_rendered
+from cache.response.responses import ResponseCache
 from cache.response_capture import Capture
 from cache.store import Cache
 from config.settings import Settings
@@ -92,7 +93,7 @@ async def test_an_answer_is_executed_once_then_sent_as_rendered(http: httpx.Asyn
 async def test_the_look_up_of_an_answer_goes_out_at_once_and_an_execution_after_a_miss_waits_to_share(
         http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch) -> None:
     """Sent as rendered, the answer's look-up is the request's only command: it goes out at the next turn
-    of the loop, as a response-cache hit's does (cache/coalesce.py `at_once`; warm rendered reads did
+    of the loop, as a response-cache hit's does (cache/redis/coalesce.py `at_once`; warm rendered reads did
     11-27% more a second so, bench/RESULTS.md), not after quiet turns. An execution after a miss sends its
     commands as before, once the loop is quiet, so that a page's loaders share their round trips."""
     submitted: list[tuple[bool, bool]] = []  # (a look-up of a rendered answer, sent at once)
@@ -447,7 +448,7 @@ async def test_a_page_of_reactions_is_sent_rendered_until_a_comment(
     assert len(executed) == 2
 
 
-# --- the store itself (cache/rendered.py) ------------------------------------------------------------
+# --- the store itself (cache/response/rendered.py) ------------------------------------------------------------
 
 def _capture(**seen: Any) -> Capture:
     capture = Capture(generations={"topics": b"7"})

@@ -17,8 +17,17 @@ from redis.asyncio import Redis
 from app.main import create_app, wire
 from auth.services import build_auth
 from cache import keys
-from cache.client import make_redis
-from cache.response import COMPRESS_OVER, Hit, Kept, PlainBodies, ResponseCache, as_bytes, etag_of, request_key
+from cache.redis.client import make_redis
+from cache.response.responses import (
+    COMPRESS_OVER,
+    Hit,
+    Kept,
+    PlainBodies,
+    ResponseCache,
+    as_bytes,
+    etag_of,
+    request_key,
+)
 from cache.response_capture import Capture
 from cache.store import Cache
 from config.settings import Settings
@@ -117,7 +126,7 @@ async def test_a_committed_write_refreshes_the_response(api: Api, client: Any) -
 
 
 async def test_a_follow_list_read_from_a_live_set_moves_with_a_follow(api: Api, client: Any) -> None:
-    """A follow set is read outside the stamped values (cache/follows.py): its tag joins the response's
+    """A follow set is read outside the stamped values (cache/live/follows.py): its tag joins the response's
     stamp (Cache.observe), so the stored list is served until a follow and not after it."""
     fan, followed = await api.user(), await api.user()
     read = {"query": "query($id: Int) { get_author_follows_authors(author_id: $id) { slug } }",
@@ -425,7 +434,7 @@ async def test_a_reader_who_waited_for_an_answer_computed_before_a_write_gets_th
     answer up, finds its stamp outdated, and computes its own."""
     import asyncio
 
-    from cache.response import ResponseCache
+    from cache.response.responses import ResponseCache
 
     user = await api.user()
     read = {"query": 'query($s: String) { get_author(slug: $s) { name } }', "variables": {"s": user.slug}}
@@ -572,7 +581,7 @@ def test_a_plain_form_that_fits_exactly_is_kept_and_a_plain_hit_is_its_body() ->
 @pytest.mark.skipif(TEST_REDIS_CLUSTER, reason="the hit script reads generations inside Redis: one server only")
 async def test_reading_apart_answers_what_the_hit_script_answers(cache: Cache, redis: Redis) -> None:
     """A Redis Cluster reads a stored response apart (the hash, then the generations, which live in other
-    slots: cache/response.py `_check_apart`); one server reads both inside the hit script. Both answer
+    slots: cache/response/responses.py `_check_apart`); one server reads both inside the hit script. Both answer
     alike: a miss, a hit with every field (a small public answer, a large private one kept gzipped), one
     that counts no views, a hash that lacks the optional fields, a stale entry, a hash without its stamp
     and a key of another type. Where it finds nothing current, the script also gives the invalidation clock

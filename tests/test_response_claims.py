@@ -1,4 +1,4 @@
-"""Claims of a response across workers (cache/response.py `ResponseCache.claim`): after a write to a hot
+"""Claims of a response across workers (cache/response/responses.py `ResponseCache.claim`): after a write to a hot
 query, one worker computes its answer and the others' readers are answered with what it kept, instead of
 every worker computing it; never with an answer a write made old, and never waiting long for a claim
 whose answer will not come.
@@ -19,8 +19,8 @@ from app.graphql_view import DiscoursGraphQL
 from app.main import create_app, wire
 from auth.services import build_auth
 from cache import keys
-from cache.client import make_redis
-from cache.response import CLAIMED, UNSHARED, Claim, ResponseCache
+from cache.redis.client import make_redis
+from cache.response.responses import CLAIMED, UNSHARED, Claim, ResponseCache
 from cache.store import Cache
 from config.settings import Settings
 from tests.conftest import TEST_REDIS_CLUSTER, TEST_REDIS_URL

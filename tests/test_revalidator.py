@@ -11,7 +11,7 @@ from redis.asyncio import Redis
 from sqlalchemy import func, select, text
 
 from cache import keys
-from cache.counters import get_counters
+from cache.live.counters import get_counters
 from cache.revalidator import CacheRevalidationManager
 from cache.store import Cache
 from devtools.services import RedisServer
@@ -163,8 +163,8 @@ async def test_precache_forced_held_unreachable_and_in_batches(deps: Deps, redis
     others out, forced or not; with Redis unreachable it gives up quietly; entities are read in batches of
     at most 100 (seed 004) and the progress count ends at the number warmed."""
     import cache.precache as precache
-    from cache.client import make_redis
-    from cache.locks import RedisLock
+    from cache.redis.client import make_redis
+    from cache.redis.locks import RedisLock
 
     assert await precache.precache_data(deps.cache, deps.db) is True
     assert await precache.precache_data(deps.cache, deps.db) is False
@@ -253,8 +253,8 @@ async def test_precache_found_done_once_it_holds_the_lock_does_nothing(
 
 
 async def test_precache_with_redis_unreachable_says_why(deps: Deps, caplog: pytest.LogCaptureFixture) -> None:
-    from cache.client import make_redis
     from cache.precache import precache_data
+    from cache.redis.client import make_redis
 
     dead = make_redis("redis://127.0.0.1:1/0")
     with caplog.at_level("WARNING", logger="cache.precache"):
@@ -312,7 +312,7 @@ async def test_a_round_whose_lock_release_fails_still_ends(deps: Deps, monkeypat
 
 async def test_revalidation_starting_without_redis_says_so_and_runs(
         deps: Deps, caplog: pytest.LogCaptureFixture) -> None:
-    from cache.client import make_redis
+    from cache.redis.client import make_redis
 
     dead = make_redis("redis://127.0.0.1:1/0")
     manager = CacheRevalidationManager(Cache(dead), deps.db, deps.live, interval=60)

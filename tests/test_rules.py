@@ -179,7 +179,7 @@ def test_every_model_with_a_rule_has_a_bulk_rule_and_the_bulk_rules_are_these() 
 def test_a_flush_with_anything_in_its_changes_is_carried_out(part: str) -> None:
     """The listeners hand a commit's changes to the sink only when there are some (`bool(changes)`):
     each part alone counts (a write that only moves live structures, or only publishes, is not dropped)."""
-    from cache.live import LiveOps
+    from cache.live.structures import LiveOps
 
     changes = Changes()
     assert not changes

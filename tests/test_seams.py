@@ -1,5 +1,5 @@
 """Canaries for what the project relies on past its libraries' public API (schema/seam.py for Strawberry and
-graphql-core, cache/seam.py for redis-py). Each fails with a message naming the library and its version,
+graphql-core, cache/redis/seam.py for redis-py). Each fails with a message naming the library and its version,
 the internal, what depends on it and what to do, so that an upgrade that changes one says so here, in one
 line, instead of as a slower server or a silently skipped check somewhere else."""
 
@@ -26,10 +26,10 @@ from strawberry.extensions import SchemaExtension
 from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL
 from strawberry.types import Info
 
-import cache.seam as cache_seam
+import cache.redis.seam as cache_seam
 from cache import keys
-from cache.client import make_redis
-from cache.seam import (
+from cache.redis.client import make_redis
+from cache.redis.seam import (
     execute_pipelined,
     fast_connection,
     queued_commands,
@@ -268,16 +268,16 @@ async def test_a_pipeline_shows_its_queue_and_flags() -> None:
     queued = queued_commands(pipe)
     canary([args for args, _ in queued] == [("SET", "k", 1), ("GET", "k")], REDIS_PY,
            "`Pipeline.command_stack` ((args, options) per queued command)",
-           "Coalescing commands into one round trip (cache/coalesce.py, cache/client.py `GuardedPipeline`)",
-           "find the new queue and change cache/seam.py `queued_commands`")
+           "Coalescing commands into one round trip (cache/redis/coalesce.py, cache/redis/client.py `GuardedPipeline`)",
+           "find the new queue and change cache/redis/seam.py `queued_commands`")
     canary(not runs_on_its_own(pipe) and runs_on_its_own(client.pipeline(transaction=True)), REDIS_PY,
            "`Pipeline.is_transaction` / `explicit_transaction` / `watching` / `scripts`",
            "Which pipelines may be coalesced (a transaction must keep its connection)",
-           "change cache/seam.py `runs_on_its_own` to the new flags")
+           "change cache/redis/seam.py `runs_on_its_own` to the new flags")
     scripted = client.pipeline(transaction=False)
     await client.register_script("return 1")(client=scripted)  # queued, not sent
     canary(runs_on_its_own(scripted), REDIS_PY, "`Pipeline.scripts`", "Coalescing (scripts are loaded first)",
-           "change cache/seam.py `runs_on_its_own`")
+           "change cache/redis/seam.py `runs_on_its_own`")
 
 
 def test_a_pipeline_raises_its_first_error_as_execute_would() -> None:
@@ -286,12 +286,12 @@ def test_a_pipeline_raises_its_first_error_as_execute_would() -> None:
     with pytest.raises(ResponseError) as raised:
         raise_first_error(pipe, queued_commands(pipe), [ResponseError("WRONGTYPE nope")])
     canary("Command # 1 (SET k 1)" in str(raised.value), REDIS_PY, "`Pipeline.raise_first_error`",
-           "A coalesced pipeline's errors (cache/client.py `GuardedPipeline`)",
-           "raise as redis-py's `execute` now does, in cache/seam.py `raise_first_error`")
+           "A coalesced pipeline's errors (cache/redis/client.py `GuardedPipeline`)",
+           "raise as redis-py's `execute` now does, in cache/redis/seam.py `raise_first_error`")
 
 
 async def test_a_round_trip_of_queued_commands_answers_as_redis_pys_pipeline(redis: Redis) -> None:
-    """cache/seam.py `execute_pipelined` (what the coalescer sends): the replies of redis-py's own pipeline
+    """cache/redis/seam.py `execute_pipelined` (what the coalescer sends): the replies of redis-py's own pipeline
     with `raise_on_error=False`: callbacks and their options applied (awaited when they are coroutines),
     an error reply in its place, an empty MGET's EMPTY_RESPONSE, and DUMP's bytes never decoded by a client
     that decodes."""
@@ -342,7 +342,7 @@ async def _both_ways(client: Redis, commands: list[Any]) -> list[Any]:
     for read in (replies, one_by_one):
         canary(comparable(read) == comparable(expected), REDIS_PY,
                "`Redis.parse_response` (options NEVER_DECODE, EMPTY_RESPONSE, keys; `response_callbacks`)",
-               "Coalescing (cache/coalesce.py sends every caller's commands with cache/seam.py `execute_pipelined`)",
+               "Coalescing (cache/redis/coalesce.py sends every caller's commands with cache/redis/seam.py `execute_pipelined`)",
                f"make `execute_pipelined` read replies as redis-py's pipeline now does: {read} != {expected}")
     return replies
 
@@ -391,7 +391,7 @@ async def test_a_round_trip_takes_its_replies_from_the_hiredis_reader_and_a_push
         connection = await pool.get_connection()
         canary(cache_seam._hiredis_reader(connection) is not None, REDIS_PY,
                "`_AsyncHiredisParser` (its `_reader`) as a connection's `_parser`",
-               "Reading a round trip's replies straight from hiredis (cache/seam.py `_read_all`)",
+               "Reading a round trip's replies straight from hiredis (cache/redis/seam.py `_read_all`)",
                "find where redis-py now keeps a connection's hiredis reader, or read replies one by one")
         await pool.release(connection)
         assert await execute_pipelined(client, [(("SET", "seam:t", "1"), {}), (("GET", "seam:t"), {})]) == [True, b"1"]
@@ -429,7 +429,7 @@ async def test_a_round_trip_reads_its_replies_under_one_timer_and_a_stalled_one_
         reads = [(("GET", "seam:a"), {}), (("GET", "seam:b"), {})] * 10
         assert await execute_pipelined(client, reads) == [b"1", b"2"] * 10
         canary(timers == [], REDIS_PY, "`Connection.read_response(timeout=math.inf)` (no timer of its own)",
-               "Reading a round trip's replies under one timer (cache/seam.py `execute_pipelined`)",
+               "Reading a round trip's replies under one timer (cache/redis/seam.py `execute_pipelined`)",
                "find how redis-py now reads a reply without its timer, or accept a timer per reply")
         redis_server.pause()
         try:
@@ -445,15 +445,15 @@ async def test_a_round_trip_reads_its_replies_under_one_timer_and_a_stalled_one_
 
 async def test_a_held_connection_serves_the_next_round_trips_and_is_connected_again_once_its_server_closed_it(
         redis_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """cache/seam.py `HeldConnections`: the coalescer's round trips one after another ask the pool for a
+    """cache/redis/seam.py `HeldConnections`: the coalescer's round trips one after another ask the pool for a
     connection once; one its server closed between round trips (a killed client, a restart, an idle
     timeout) is connected again before anything is sent on it (`make_ready`). Control: used as it is, the
     round trip fails on the closed connection, which the breaker takes for an outage. A round trip that
     fails keeps nothing."""
     from redis.exceptions import TimeoutError as RedisTimeoutError
 
-    import cache.seam
-    from cache.client import RedisGuard, RedisUnavailable, make_redis
+    import cache.redis.seam
+    from cache.redis.client import RedisGuard, RedisUnavailable, make_redis
 
     client = make_redis(redis_server.url, guard=RedisGuard(breaker_seconds=0))  # tried again at once
     pool = client.connection_pool
@@ -477,13 +477,13 @@ async def test_a_held_connection_serves_the_next_round_trips_and_is_connected_ag
         assert asked == 1
 
         with monkeypatch.context() as unchecked:  # the control: the held connection used as it is
-            unchecked.setattr(cache.seam, "make_ready", _used_as_it_is)
+            unchecked.setattr(cache.redis.seam, "make_ready", _used_as_it_is)
             await _kill_other_clients(redis_server)
             with pytest.raises(RedisUnavailable, match="closed by server"):
                 await client.get("seam:held")
 
         commands = [(("GET", "seam:held"), {})]
-        held = cache.seam.HeldConnections()
+        held = cache.redis.seam.HeldConnections()
         assert await execute_pipelined(client, commands, held=held) == [b"v"]
         connection = held.take()
         assert connection is not None
@@ -500,14 +500,14 @@ async def test_a_held_connection_serves_the_next_round_trips_and_is_connected_ag
 
 
 async def test_a_pool_connects_again_a_connection_its_server_closed_before_lending_it(redis_server: Any) -> None:
-    """cache/seam.py `ready_on_lend`: the project's pools (cache/client.py) make every connection they lend
+    """cache/redis/seam.py `ready_on_lend`: the project's pools (cache/redis/client.py) make every connection they lend
     ready, so that a transaction (which takes a connection of its own from the pool) after a Redis restart
     or a killed client does not fail on a closed connection. Canary: redis-py's own pool, with its default
     maintenance notifications ("auto"), lends the closed connection as it is."""
     from redis.asyncio import BlockingConnectionPool
     from redis.exceptions import ConnectionError as RedisConnectionError
 
-    from cache.client import RedisGuard, make_redis
+    from cache.redis.client import RedisGuard, make_redis
 
     ours = make_redis(redis_server.url, guard=RedisGuard(breaker_seconds=0), coalesce=False)
     theirs = Redis(connection_pool=BlockingConnectionPool.from_url(redis_server.url))
@@ -524,7 +524,7 @@ async def test_a_pool_connects_again_a_connection_its_server_closed_before_lendi
             lent_as_it_was = True
         canary(lent_as_it_was, REDIS_PY, "`ConnectionPool.ensure_connection` skipping its check while "
                "maintenance notifications are 'auto', and `Connection.can_read`",
-               "Connections made ready when a pool lends them (cache/seam.py `ready_on_lend`, `make_ready`)",
+               "Connections made ready when a pool lends them (cache/redis/seam.py `ready_on_lend`, `make_ready`)",
                "if redis-py's pool now connects a closed connection again itself, `ready_on_lend` may go")
     finally:
         await ours.aclose()
@@ -549,11 +549,11 @@ def test_a_cluster_client_keeps_its_startup_nodes() -> None:
     nodes = startup_nodes(cluster)
     canary([(node.host, node.port) for node in nodes] == [("127.0.0.1", 7)], REDIS_PY,
            "`RedisCluster.nodes_manager.startup_nodes`", "Pub/sub on a cluster before it is initialised",
-           "change cache/seam.py `startup_nodes`")
+           "change cache/redis/seam.py `startup_nodes`")
 
 
 async def test_the_embedded_redis_names_a_fill_lock_as_the_cache_does() -> None:
-    fake = make_redis(None)  # its servers' Lua given `redis.sha1hex` (cache/seam.py `lua_with_sha1hex`)
+    fake = make_redis(None)  # its servers' Lua given `redis.sha1hex` (cache/redis/seam.py `lua_with_sha1hex`)
     try:
         named = await fake.eval("return ARGV[1] .. redis.sha1hex(KEYS[1] .. '\\0' .. ARGV[2])", 1, "shouts:7",
                                 keys.FILL_LOCK_PREFIX, "shout:7=3")
@@ -562,28 +562,28 @@ async def test_the_embedded_redis_names_a_fill_lock_as_the_cache_does() -> None:
     canary(named == keys.fill_lock("shouts:7", b"shout:7=3").encode(), FAKEREDIS,
            "`ScriptingCommandsMixin._get_server_runtime` (the Lua runtime made on a server's first script)",
            "The cache's fill-lock script on the embedded default (cache/store.py `_READ_OR_LEASE`)",
-           "change cache/seam.py `lua_with_sha1hex`, or drop it if fakeredis gives `redis.sha1hex` itself")
+           "change cache/redis/seam.py `lua_with_sha1hex`, or drop it if fakeredis gives `redis.sha1hex` itself")
 
 
 def test_commands_are_packed_by_hiredis_like_redis_py_packs_them() -> None:
     from redis.asyncio.connection import Connection
 
-    from cache.seam import _PackedByHiredis
+    from cache.redis.seam import _PackedByHiredis
 
     packed = fast_connection(Connection)
     canary(issubclass(packed, _PackedByHiredis), REDIS_PY, "`redis.utils.HIREDIS_AVAILABLE`",
-           "Packing commands in C (cache/seam.py `fast_connection`)", "install hiredis (redis[hiredis])")
+           "Packing commands in C (cache/redis/seam.py `fast_connection`)", "install hiredis (redis[hiredis])")
     ours, theirs = packed(), Connection()
     same = all(b"".join(ours.pack_command(*args)) == b"".join(theirs.pack_command(*args))
                for args in (("SET", "ключ", 0.1), ("MGET", b"a", 2, 3.5), ("CLIENT SETNAME", "x")))
     canary(same, REDIS_PY, "`Connection.pack_command` / `HiredisRespSerializer`",
            "Packing commands in C (every command of the server)",
-           "compare redis-py's packer with hiredis's and change cache/seam.py `_PackedByHiredis`")
+           "compare redis-py's packer with hiredis's and change cache/redis/seam.py `_PackedByHiredis`")
 
 
 async def test_a_command_is_sent_without_a_task_and_a_stalled_send_still_times_out(
         redis_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """cache/seam.py `SentWithoutATask`: a command goes to the connection's stream (redis-py's `_writer`)
+    """cache/redis/seam.py `SentWithoutATask`: a command goes to the connection's stream (redis-py's `_writer`)
     without `asyncio.wait_for`; a send the server does not take (stopped, its socket buffers full) still
     ends at the socket timeout as redis-py's own does, a TimeoutError, with the connection dropped."""
     from redis.asyncio import ConnectionPool
@@ -605,7 +605,7 @@ async def test_a_command_is_sent_without_a_task_and_a_stalled_send_still_times_o
         assert await client.get("sent") == b"at once"
         connection = await pool.get_connection()
         canary(isinstance(getattr(connection, "_writer", None), asyncio.StreamWriter), REDIS_PY,
-               "`Connection._writer`", "Sending commands without a task each (cache/seam.py `SentWithoutATask`)",
+               "`Connection._writer`", "Sending commands without a task each (cache/redis/seam.py `SentWithoutATask`)",
                "change `SentWithoutATask` to write where redis-py's `_send_packed_command` writes")
         await pool.release(connection)
         assert waits == []
@@ -730,7 +730,7 @@ async def test_a_connection_closed_while_it_is_set_up_is_a_connection_error(redi
     from redis.asyncio.connection import Connection
     from redis.exceptions import ConnectionError as RedisConnectionError
 
-    from cache.seam import checked_on_connect
+    from cache.redis.seam import checked_on_connect
 
     async def closed_meanwhile(connection: Any) -> None:
         await connection.disconnect()
@@ -747,11 +747,11 @@ async def test_a_connection_closed_while_it_is_set_up_is_a_connection_error(redi
 
 def test_a_write_on_a_closed_transport_reads_as_a_lost_connection(redis_server: Any) -> None:
     """uvloop (what the server runs on) refuses a write on a closed transport with the RuntimeError that
-    cache/seam.py `lost_connection` recognises; the guard then takes Redis as unreachable."""
+    cache/redis/seam.py `lost_connection` recognises; the guard then takes Redis as unreachable."""
     import uvloop
 
-    from cache.client import RedisGuard, RedisUnavailable
-    from cache.seam import lost_connection
+    from cache.redis.client import RedisGuard, RedisUnavailable
+    from cache.redis.seam import lost_connection
 
     async def write_after_close() -> BaseException:
         _reader, writer = await asyncio.open_connection("127.0.0.1", redis_server.port)
@@ -765,14 +765,14 @@ def test_a_write_on_a_closed_transport_reads_as_a_lost_connection(redis_server: 
 
     error = uvloop.run(write_after_close())
     canary(lost_connection(error), "uvloop", "a RuntimeError saying the transport is closed",
-           "Redis Cluster failover (a connection closed under a command, cache/seam.py `lost_connection`)",
-           "change cache/seam.py `lost_connection` to recognise what it raises now")
+           "Redis Cluster failover (a connection closed under a command, cache/redis/seam.py `lost_connection`)",
+           "change cache/redis/seam.py `lost_connection` to recognise what it raises now")
     assert isinstance(RedisGuard().failed(error, "get"), RedisUnavailable)  # type: ignore[arg-type]
 
 
 async def test_every_connection_of_a_cluster_client_runs_the_check() -> None:
     """cache/failover.py checks each node of a Redis Cluster too, on every connection the client makes."""
-    from cache.client import make_redis
+    from cache.redis.client import make_redis
     from devtools.redis_cluster import RedisClusterServers
 
     seen: list[bytes] = []
@@ -792,7 +792,7 @@ async def test_every_connection_of_a_cluster_client_runs_the_check() -> None:
     canary(seen and set(seen) == {b"checked"}, REDIS_PY,
            "`RedisCluster.connection_kwargs['connection_class']` and `ClusterNode.connection_class`",
            "The failover check of each cluster node (cache/failover.py)",
-           "change cache/seam.py `connect_cluster_nodes_with`")
+           "change cache/redis/seam.py `connect_cluster_nodes_with`")
 
 
 # --- uvicorn --------------------------------------------------------------------------------------
@@ -820,7 +820,7 @@ async def test_a_connection_runs_a_check_when_it_connects(redis_server: Any) -> 
     from redis.asyncio import ConnectionPool
     from redis.asyncio.connection import Connection
 
-    from cache.seam import checked_on_connect
+    from cache.redis.seam import checked_on_connect
 
     seen: list[bytes] = []
 
@@ -835,7 +835,7 @@ async def test_a_connection_runs_a_check_when_it_connects(redis_server: Any) -> 
     finally:
         await client.aclose()
     canary(seen == [b"checked"], REDIS_PY, "`AbstractConnection.on_connect_check_health`, called by `connect`",
-           "The failover check of every new connection (cache/failover.py)", "change cache/seam.py `checked_on_connect`")
+           "The failover check of every new connection (cache/failover.py)", "change cache/redis/seam.py `checked_on_connect`")
 
 
 def test_an_expanding_in_compiles_to_the_placeholder_driver_reads_replace() -> None:

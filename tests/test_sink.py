@@ -11,8 +11,8 @@ import pytest
 from redis.asyncio import Redis
 
 from cache import keys
-from cache.client import make_redis
-from cache.live import LiveOps, LiveStore
+from cache.live.structures import LiveOps, LiveStore
+from cache.redis.client import make_redis
 from cache.store import Cache
 from cache.wal_floor import WalFloor
 from devtools.services import RedisServer, free_port

@@ -17,7 +17,7 @@ import pytest
 
 from app.main import create_app
 from cache import keys
-from cache.response import ResponseCache
+from cache.response.responses import ResponseCache
 from config.settings import Settings
 from resolvers.deps import Deps
 from schema import subscription

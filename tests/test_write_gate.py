@@ -18,7 +18,7 @@ from starlette.routing import Route
 from app.http_guards import Refused
 from app.main import create_app
 from app.write_gate import MAX_PAUSE, Readers, WriteGate
-from cache.response import ResponseCache
+from cache.response.responses import ResponseCache
 from config.settings import Settings
 from orm import Topic
 from resolvers.deps import Deps

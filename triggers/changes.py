@@ -1,13 +1,13 @@
 """What a flush changed, in cache terms: tags to invalidate at once, entities whose counters to revalidate,
-operations on live structures (cache/live.py) to apply after the commit, and pub/sub messages to
-publish once all of that is done (cache/pubsub.py)."""
+operations on live structures (cache/live/structures.py) to apply after the commit, and pub/sub messages to
+publish once all of that is done (cache/messaging/pubsub.py)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
 
-from cache.live import LiveOps
+from cache.live.structures import LiveOps
 
 
 @dataclass

@@ -114,7 +114,7 @@ def _record_bulk(state: ORMExecuteState) -> None:
 async def announce(session: AsyncSession) -> None:
     """Before the commit: flush, then tell Redis which entities' live structures this write will change.
     Called by the one writing path (resolvers/writes.transaction); a commit that was not announced still
-    works, its live changes are then applied as drops (see cache/live.py)."""
+    works, its live changes are then applied as drops (see cache/live/structures.py)."""
     await session.flush()
     sync = session.sync_session
     changes, sink = sync.info.get(INFO_PENDING), _sink(sync)

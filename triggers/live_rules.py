@@ -1,4 +1,4 @@
-"""For each model: what a change of one row does to the live structures (cache/live.py): counter deltas,
+"""For each model: what a change of one row does to the live structures (cache/live/structures.py): counter deltas,
 follow-set members, and drops of structures whose new value is no simple delta (rebuilt on next read).
 
 A rule compares the row's contribution before and after the change and records the difference, so an
@@ -17,8 +17,8 @@ from sqlalchemy import inspect, select
 from sqlalchemy.engine import Connection
 
 from cache import keys
-from cache.boards import BOARD_OF_METRIC, SHOUT_BOARDS, WEEKLY_BOARDS
-from cache.live import LiveOps
+from cache.live.boards import BOARD_OF_METRIC, SHOUT_BOARDS, WEEKLY_BOARDS
+from cache.live.structures import LiveOps
 from orm import (
     Author,
     AuthorBookmark,
@@ -59,7 +59,7 @@ def _states(target: Any, attributes: tuple[str, ...], event: Event) -> tuple[dic
 
 
 def _record_difference(ops: LiveOps, before: Counter[Key], after: Counter[Key]) -> None:
-    """Counter deltas, and the same moves on the leaderboards those counters rank (cache/boards.py)."""
+    """Counter deltas, and the same moves on the leaderboards those counters rank (cache/live/boards.py)."""
     for kind, entity_id, metric in dict.fromkeys([*before, *after]):
         delta = after[(kind, entity_id, metric)] - before[(kind, entity_id, metric)]
         ops.incr(kind, entity_id, **{metric: delta})
@@ -137,7 +137,7 @@ def reaction(r: Reaction, conn: Connection, ops: LiveOps, event: Event) -> None:
     _comment_votes(before, after, conn, ops)
 
 
-# --- comment threads (cache/threads.py) ---------------------------------------------------------------
+# --- comment threads (cache/live/threads.py) ---------------------------------------------------------------
 
 def _thread_sets(state: dict[str, Any] | None) -> set[tuple[str, int, str]]:
     """The thread sets a comment in this state belongs to: (owner kind, owner id, structure name)."""

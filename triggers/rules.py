@@ -194,7 +194,7 @@ RULES: dict[type, Rule] = {
 # Mapped models with no rule, and why: a new model gets a rule or a line here (tests/test_rules.py fails
 # on a model that has neither).
 EXEMPT: dict[type, str] = {
-    ShoutViews: "written by the views flush (cache/views.py), a copy of the live `viewed:` counters, which "
+    ShoutViews: "written by the views flush (cache/live/views.py), a copy of the live `viewed:` counters, which "
                 "every cached read takes its views from",
     ShoutViewsWeekly: "written by the same flush; the weekly leaderboards are live structures, rebuilt from it",
     ShoutViewsImported: "written by `discours adopt --views` beside shout_views, which it only explains",

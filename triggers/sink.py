@@ -12,8 +12,8 @@ from typing import Any
 from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
-from cache.live import LiveOps, LiveStore
-from cache.pubsub import publish
+from cache.live.structures import LiveOps, LiveStore
+from cache.messaging.pubsub import publish
 from cache.refresh import refreshing_now
 from cache.revalidator import CacheRevalidationManager
 from cache.store import Cache
@@ -81,7 +81,7 @@ class CacheSink:
         if self.wal_floor is not None and not await self.wal_floor.raise_after_commit():
             return
         # The marks in no order with the rest: sent beside the invalidation, the two share a round trip (what
-        # is sent at the same moment goes out together, cache/coalesce.py).
+        # is sent at the same moment goes out together, cache/redis/coalesce.py).
         steps = [self.revalidator.mark_many(changes.marks)] if self.revalidator is not None and changes.marks else []
         if self.invalidation:
             steps.append(self.cache.invalidate_tags(changes.tags, also=live_changes if changes.live else None))

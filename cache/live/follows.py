@@ -19,7 +19,7 @@ from sqlalchemy import Select, func, select
 
 from cache import keys
 from cache.entities import SessionFactory
-from cache.live import LiveStore
+from cache.live.structures import LiveStore
 from cache.store import Cache
 from orm import (
     AuthorFollower,

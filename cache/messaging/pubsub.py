@@ -24,8 +24,8 @@ from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
-from cache.client import is_cluster
-from cache.live import queue_script
+from cache.live.structures import queue_script
+from cache.redis.client import is_cluster
 
 log = logging.getLogger(__name__)
 

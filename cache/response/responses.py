@@ -50,8 +50,8 @@ from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError, ResponseError
 
 from cache import keys
-from cache.client import is_cluster, queue_script, script_reply
-from cache.coalesce import at_once
+from cache.redis.client import is_cluster, queue_script, script_reply
+from cache.redis.coalesce import at_once
 from cache.response_capture import Capture
 from cache.store import (
     COMPRESS_OVER,
@@ -501,7 +501,7 @@ class ResponseCache:
 
     async def _keep_if_current(self, key: str, stored: dict[Any, Any], ttl: int,
                                also: Callable[[Pipeline], object] | None, claimed: str | None = None) -> int:
-        """By the store script (KEPT, KEPT_GRACED or 0), with `also` in the same round trip (cache/client.py
+        """By the store script (KEPT, KEPT_GRACED or 0), with `also` in the same round trip (cache/redis/client.py
         `queue_script`); the script releases the claim of `claimed`, after the store, even when it is run again
         because Redis did not have it."""
         script_keys = [key, keys.invalidation_clock(), *([keys.response_claim(claimed)] if claimed else [])]

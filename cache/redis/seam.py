@@ -1,6 +1,6 @@
 """redis-py (and fakeredis) past their public API: every such use of the project is here, and only here.
 
-Coalescing (cache/coalesce.py) queues the commands of many callers into one pipeline and splits the replies
+Coalescing (cache/redis/coalesce.py) queues the commands of many callers into one pipeline and splits the replies
 back, which needs a pipeline's queue and flags; packing commands in C needs redis-py's hiredis serializer;
 sending them without a task each needs a connection's stream; reading a round trip's replies under one timer
 needs a connection's read without a timer of its own, and taking them straight from hiredis needs its

@@ -25,8 +25,8 @@ from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
 from cache import response_capture
-from cache.client import queue_set
 from cache.composite import read_stamped, read_stamped_many
+from cache.redis.client import queue_set
 from cache.store import (
     MISSING,
     Cache,

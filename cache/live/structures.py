@@ -32,7 +32,7 @@ from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
 from cache import keys
-from cache.client import is_cluster
+from cache.redis.client import is_cluster
 from cache.store import Cache
 
 # How long an announced write may stay unapplied before readers stop waiting for it (a worker that died
@@ -43,7 +43,7 @@ PENDING_TIMEOUT = 60
 KEY_MARGIN = 600
 CHUNK = 100  # seed 004: at most 100 elements per command
 # Leaderboards are global: the structures of one entity, (kind, BOARD_ENTITY), of the kind "board" for
-# all-time boards and "weekly" for weekly editions (cache/boards.py).
+# all-time boards and "weekly" for weekly editions (cache/live/boards.py).
 BOARD_ENTITY = keys.BOARD_ENTITY
 
 # Announce a write before its commit (`LiveStore.announce`): for each entity's meta, one more write (`v`)
@@ -73,7 +73,7 @@ return 1
 #                                             read from both ends): dropped when it outgrows the thread cap
 #   zdel  <key#> <name> <member>              ZREM from such a set
 #   zincr <key#> <name> <delta> <member>      ZINCRBY of a member that is there (a comment's rating)
-#   rank  <key#> <name> <delta> <member>      a leaderboard (cache/boards.py): ZINCRBY a member that is
+#   rank  <key#> <name> <delta> <member>      a leaderboard (cache/live/boards.py): ZINCRBY a member that is
 #                                             there, else raise the board's floor by a positive delta
 #   place <key#> <name> <score> <member>      a leaderboard's absolute, growing score (views): ZADD GT a
 #                                             member that is there; one above the floor of a capped board
@@ -252,7 +252,7 @@ class LiveOps:
         self._add(kind, entity_id, Op("zdel", name, (keys.member(member_id),)))
 
     def rank(self, board: str, delta: int, member_id: int) -> None:
-        """Move an entity on a leaderboard by a delta (cache/boards.py)."""
+        """Move an entity on a leaderboard by a delta (cache/live/boards.py)."""
         if delta:
             self._add(keys.board_kind(board), BOARD_ENTITY, Op("rank", board, (str(delta), keys.member(member_id))))
 
@@ -319,7 +319,7 @@ def queue_script(pipe: Pipeline, script: str, key_list: Sequence[str], args: Seq
     ask Redis first whether it knows the script (SCRIPT EXISTS, one round trip more on every commit) and
     take the pipeline off the coalesced connection; EVAL needs no such question, Redis caches the compiled
     script by its text's digest, and a Redis that restarted (or flushed its scripts) between two writes
-    runs it just the same. A cluster pipeline sends scripts as EVAL anyway (cache/client.py)."""
+    runs it just the same. A cluster pipeline sends scripts as EVAL anyway (cache/redis/client.py)."""
     pipe.execute_command("EVAL", script, len(key_list), *key_list, *args)
 
 
@@ -416,7 +416,7 @@ class LiveStore:
                           ) -> tuple[list[list[Any] | None], dict[int, Noted]]:
         """`read` of whole HASH structures (comments) with HGETALL. On one server each chunk of ids is
         one script call instead of two commands per id (replies to parse are a client's largest cost
-        here), the chunks sent together (cache/coalesce.py). A cluster keeps each id's keys in a slot of
+        here), the chunks sent together (cache/redis/coalesce.py). A cluster keeps each id's keys in a slot of
         their own: `read` there."""
         if not ids or is_cluster(self.redis):
             return await self.read(kind, name, ids, lambda pipe, key: pipe.hgetall(key), note_all=note_all)
@@ -462,7 +462,7 @@ class LiveStore:
     async def _read_chunks(self, script: Any, kind: str, name: str, ids: Sequence[int], args: list[Any]
                            ) -> tuple[list[Any], str]:
         """`script` called once per chunk of ids (KEYS: the kind's epoch, then each id's meta and structure),
-        the calls sent together (cache/coalesce.py): their replies, and the kind's epoch (each reply's
+        the calls sent together (cache/redis/coalesce.py): their replies, and the kind's epoch (each reply's
         first item). Raises RedisError."""
         await self.cache.recover_if_needed()
         replies = await asyncio.gather(*(

@@ -42,8 +42,8 @@ from redis.exceptions import (
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from cache.coalesce import Coalescer, batchable
-from cache.seam import (
+from cache.redis.coalesce import Coalescer, batchable
+from cache.redis.seam import (
     checked_on_connect,
     connect_cluster_nodes_with,
     fast_connection,
@@ -68,7 +68,7 @@ REDIS_ERRORS: tuple[type[Exception], ...] = (RedisError, RedisClusterException)
 # for a server that says it cannot serve now).
 _UNREACHABLE: tuple[type[Exception], ...] = (RedisConnectionError, RedisTimeoutError, RedisClusterException,
                                              OSError)
-# RuntimeError and AttributeError: what a connection another task closed meanwhile raises (cache/seam.py
+# RuntimeError and AttributeError: what a connection another task closed meanwhile raises (cache/redis/seam.py
 # `lost_connection`); any other passes through the guard unchanged.
 _CAUGHT: tuple[type[Exception], ...] = (*REDIS_ERRORS, OSError, RuntimeError, AttributeError)
 
@@ -134,7 +134,7 @@ class RedisGuard:
 
 class _Guarded:
     """Mixed into a Redis client: every command it sends passes the guard, and, when the client has a
-    coalescer (cache/coalesce.py), goes out with the other commands of the same moment."""
+    coalescer (cache/redis/coalesce.py), goes out with the other commands of the same moment."""
 
     guard: RedisGuard
     coalescer: Coalescer | None = None
@@ -198,7 +198,7 @@ class GuardedRedisCluster(_Guarded, RedisCluster):  # type: ignore[misc]
     - MGET over keys of several slots is split by slot (redis-py's `mget_nonatomic`); every caller reads
       values that are independent of each other, so nothing relied on MGET's atomicity;
     - in a pipeline, MGET becomes one GET per key whose replies are joined back into MGET's list; a script
-      in a pipeline is queued as EVAL of its text (`cache.live.queue_script`: redis-py refuses EVALSHA in
+      in a pipeline is queued as EVAL of its text (`cache.live.structures.queue_script`: redis-py refuses EVALSHA in
       cluster pipelines, and a node that restarted would not know the SHA anyway);
     - keys that one command, script or MULTI uses together share a hash tag (cache/keys.py).
     """
@@ -297,7 +297,7 @@ def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard 
     """A client whose calls pass `guard` (a new one when not given: share one between the clients of a
     process so that they agree on whether Redis answers). `cluster`: `url` names any node of a Redis
     Cluster, and the client finds the others. `coalesce`: a server's (or a Sentinel master's) client
-    sends the commands of one moment together (cache/coalesce.py); a cluster client splits by node
+    sends the commands of one moment together (cache/redis/coalesce.py); a cluster client splits by node
     anyway, and the in-process fake has no round trips to save. `on_connect`: run on each new connection (to a
     server, a Sentinel master or a cluster node) before it is used (cache/failover.py)."""
     guard = guard or RedisGuard()
@@ -338,8 +338,8 @@ def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard 
         health_check_interval=30,
     )
     pool.connection_class = _connection_class(pool.connection_class, on_connect)
-    # No retries: a command that fails trips the breaker (cache/client.py RedisGuard), and a connection
-    # its server closed while it was idle is connected again before it is used (cache/seam.py
+    # No retries: a command that fails trips the breaker (cache/redis/client.py RedisGuard), and a connection
+    # its server closed while it was idle is connected again before it is used (cache/redis/seam.py
     # `make_ready`). A client given its pool takes the pool's connections' retry policy (none), not the
     # `retry` it is given, which this once was.
     client = GuardedRedis(connection_pool=pool)
@@ -353,7 +353,7 @@ async def open_connections(redis: Redis, count: int) -> None:
     it: redis-py opens a pool's connections as concurrency first asks for them and keeps each, so a pool
     left to itself grows at each new peak of load (bench/soak.py saw it step up minutes into a run) and
     the request that meets the peak pays the handshake. Those its coalescer holds between round trips
-    (cache/coalesce.py) are of the count. A cluster's node pools are left to open as needed."""
+    (cache/redis/coalesce.py) are of the count. A cluster's node pools are left to open as needed."""
     if is_cluster(redis) or count <= 0:
         return
     pool = redis.connection_pool

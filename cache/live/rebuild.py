@@ -3,10 +3,10 @@ comment HASHes, leaderboards (all time and this week's editions; an earlier week
 Entities go in batches of `BATCH` ids (seed 004: pipelines of at most 100 commands), each batch a few
 statements and round trips, so a running server is never blocked: it keeps serving, and what a write
 changes during the rebuild is simply not overwritten (the build of an entity touched since it was noted
-is refused, see cache/live.py).
+is refused, see cache/live/structures.py).
 
 View counters and histories are not rebuilt: Redis is their source until the views flush writes them
-down (cache/views.py), and a missing `viewed:{id}` is already read back from `shout_views`.
+down (cache/live/views.py), and a missing `viewed:{id}` is already read back from `shout_views`.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from cache.boards import Boards, current_boards
-from cache.counters import get_counters
 from cache.entities import SessionFactory
-from cache.follows import EDGES, rebuild_sets
-from cache.live import LiveStore
+from cache.live.boards import Boards, current_boards
+from cache.live.counters import get_counters
+from cache.live.follows import EDGES, rebuild_sets
+from cache.live.structures import LiveStore
+from cache.live.threads import Threads
 from cache.store import Cache
-from cache.threads import Threads
 from orm import Author, Community, Reaction, Shout, Topic
 from orm.reaction import COMMENT_KINDS
 

@@ -6,7 +6,7 @@ and a viewer past `per_hour_cap` distinct shouts in an hour (a crawler) counts n
 `viewed:{id}` leads; the background loop flushes the counters of shouts viewed since the last round to
 `shout_views` in batches (a total only rises), adds what each rose by to the week's `shout_views_weekly`
 (views are dated by the flush, at most one interval late) and to its authors' `viewed` counters, and
-places the totals on the views leaderboards (cache/boards.py); a counter missing from Redis (a flush,
+places the totals on the views leaderboards (cache/live/boards.py); a counter missing from Redis (a flush,
 an expiry) starts again from `shout_views`. A signed-in reader's history keeps the newest 100 shouts
 read; their searches, the newest 50 texts.
 """
@@ -25,7 +25,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from cache import keys
 from cache.entities import SessionFactory
-from cache.live import BOARD_ENTITY, LiveOps, LiveStore
+from cache.live.structures import BOARD_ENTITY, LiveOps, LiveStore
 from cache.periodic import Periodic
 from cache.store import Cache
 from orm import Shout, ShoutAuthor, ShoutViews, ShoutViewsWeekly

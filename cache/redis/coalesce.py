@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from cache.seam import Command, HeldConnections, execute_pipelined
+from cache.redis.seam import Command, HeldConnections, execute_pipelined
 
 QUIET_TURNS = 2  # turns of the loop with no new command after which the queue is sent
 MAX_TURNS = 8  # turns a queue may wait for more commands after its first
@@ -50,7 +50,7 @@ _AT_ONCE: ContextVar[bool] = ContextVar("coalesce_at_once", default=False)
 def at_once() -> Iterator[None]:
     """Commands sent within go out at the next turn of the loop, with whatever is queued by then, instead
     of waiting for the queue to be quiet. For a request's only command, with nothing of its own to wait
-    for: a response-cache hit (cache/response.py). Under a load of hits the queue is never quiet, every
+    for: a response-cache hit (cache/response/responses.py). Under a load of hits the queue is never quiet, every
     hit waits for the batch of all that arrived meanwhile, and while Redis runs that batch the worker has
     nothing to do: it sat idle a tenth of the time at 16 connections, under a twentieth with hits sent at
     once, for the same CPU per request (bench/RESULTS.md)."""

@@ -2,9 +2,9 @@
 views, all time and per ISO week (`shouts:rating:2026-W47`), and of authors by rating. Members are
 zero-padded ids, so equal scores order by id, highest first, as SQL does.
 
-Two writers keep them current under the rules of cache/live.py: votes and comments move their boards by
+Two writers keep them current under the rules of cache/live/structures.py: votes and comments move their boards by
 ZINCRBY at commit (triggers/live_rules.py; a weekly board is the week of the reaction's creation), and
-the views flush (cache/views.py), the single writer of `shout_views`, places the totals it wrote with
+the views flush (cache/live/views.py), the single writer of `shout_views`, places the totals it wrote with
 ZADD GT: absolute and only growing, so its boards lag the view counters by one flush at most.
 
 A board holds at most `cap` members (seed 004), the top ones, and a sentinel member `floor` whose score
@@ -28,7 +28,7 @@ from sqlalchemy import Select, case, func, select
 
 from cache import keys
 from cache.entities import SessionFactory
-from cache.live import BOARD_ENTITY, LiveStore, Noted
+from cache.live.structures import BOARD_ENTITY, LiveStore, Noted
 from cache.store import Cache
 from orm import Author, AuthorRating, Reaction, Shout, ShoutViews, ShoutViewsWeekly
 from orm.stats import is_listed, shout_stat_columns

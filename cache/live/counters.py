@@ -3,7 +3,7 @@ by the write side (triggers/live_rules.py) and read by every `stat` field.
 
 A page reads the counters of its entities in one round trip. Counters that are missing are computed from
 SQL for exactly those ids (orm/stats.py holds the definitions) and stored under the rules of
-cache/live.py. View counts live apart, in `viewed:{shout_id}` (cache/views.py).
+cache/live/structures.py. View counts live apart, in `viewed:{shout_id}` (cache/live/views.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cache.entities import SessionFactory
-from cache.live import LiveStore
+from cache.live.structures import LiveStore
 from orm.engine import read_session
 from orm.stats import AUTHOR_METRICS, SHOUT_METRICS, author_stats, community_stats, shout_stats, topic_stats
 
@@ -54,7 +54,7 @@ def _flat(counts: Counts) -> list[Any]:
 async def get_counters(kind: str, ids: Sequence[int], *, live: LiveStore, db: SessionFactory,
                        refresh: bool = False) -> list[Counts]:
     """The counters of each id, in order. `refresh` recomputes them all from SQL and stores the result
-    (the revalidator's reconciliation), still under the rules of cache/live.py."""
+    (the revalidator's reconciliation), still under the rules of cache/live/structures.py."""
     ids = list(ids)
     fields = READ_ORDER[kind]
     found, noted = await live.read_numbers(kind, "count", ids, fields, note_all=refresh)

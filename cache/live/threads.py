@@ -1,5 +1,5 @@
 """Comment threads (seed 001): a HASH per comment and sorted sets of comment ids, kept current by the
-write side (triggers/live_rules.py) under the rules of cache/live.py.
+write side (triggers/live_rules.py) under the rules of cache/live/structures.py.
 
 - `comment:{id}`: the comment's columns, its `rating` and `status` (active / deleted);
 - `post:{shout}:comments`: top-level comments scored by time, `post:{shout}:comments:best` by rating,
@@ -26,7 +26,7 @@ from sqlalchemy.orm import aliased
 
 from cache import keys
 from cache.entities import SessionFactory
-from cache.live import LiveStore, structure_key
+from cache.live.structures import LiveStore, structure_key
 from cache.store import Cache
 from orm import Reaction, Shout
 from orm.reaction import COMMENT_KINDS, RATING_KINDS
