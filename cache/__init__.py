@@ -21,6 +21,7 @@ The core, at this level:
 - `precache`: warming at start
 - `periodic`, `redis_metrics`, `inventory`: a background loop; metrics kept in Redis; what the cache holds
 
-Below it, `redis/` (the client, its guard and breaker, auto-pipelining, locks); above it, `response/`,
+Below it, `redis/` (the client, its guard and breaker, auto-pipelining, locks) and `lua/` (every script
+the cache runs in Redis, a file each, and their loader); above it, `response/`,
 `live/` and `messaging/`, which the core never imports (pyproject.toml, the import contracts).
 """

@@ -29,9 +29,9 @@ from redis.commands.core import AsyncScript
 from redis.exceptions import RedisError
 
 from cache import keys, response_capture
+from cache.lua import load_lua
 from cache.redis.client import is_cluster
 from cache.store import (
-    LUA_STAMP_IS_CURRENT,
     MISSING,
     Cache,
     KeptDecoded,
@@ -45,20 +45,7 @@ from telemetry import metrics
 
 T = TypeVar("T")
 
-# KEYS: stored values; ARGV[1]: the generation key prefix. Returns each stored value whose stamp (what
-# precedes the first '|', cache/store.py `encode`) is current, and false (nil in the reply) for any other.
-_READ = LUA_STAMP_IS_CURRENT + """
-local found = {}
-for i, key in ipairs(KEYS) do
-  found[i] = false
-  local raw = redis.call('GET', key)
-  if raw then
-    local bar = string.find(raw, '|', 1, true)
-    if bar and stamp_is_current(string.sub(raw, 1, bar - 1), ARGV[1]) then found[i] = raw end
-  end
-end
-return found
-"""
+_READ = load_lua("composite_read")
 _scripts: WeakKeyDictionary[Redis, AsyncScript] = WeakKeyDictionary()
 
 

@@ -31,6 +31,7 @@ from typing import Any
 from redis.exceptions import RedisError
 
 from cache import keys
+from cache.lua import load_lua
 from cache.store import GENERATION_TTL
 
 log = logging.getLogger(__name__)
@@ -45,27 +46,7 @@ class RedisTooOld(RedisError):
     rather than failing later on the first command it does not know."""
 
 
-# KEYS[1]: the node's record; ARGV: its run_id, the record's TTL, then the prefixes to forget. Checks the
-# record again first: of the connections that found it wrong at once, one forgets and the others see it done.
-FORGET_ON_NODE = """#!lua flags=allow-cross-slot-keys
-if redis.call('GET', KEYS[1]) == ARGV[1] then return -1 end
-local forgotten, cursor = 0, '0'
-repeat
-  local reply = redis.call('SCAN', cursor, 'COUNT', 1000)
-  cursor = reply[1]
-  for _, key in ipairs(reply[2]) do
-    for i = 3, #ARGV do
-      if string.sub(key, 1, #ARGV[i]) == ARGV[i] then
-        redis.call('UNLINK', key)
-        forgotten = forgotten + 1
-        break
-      end
-    end
-  end
-until cursor == '0'
-redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
-return forgotten
-"""
+FORGET_ON_NODE = load_lua("forget_on_node")
 
 
 async def check_data_owner(connection: Any) -> bool:

@@ -14,7 +14,7 @@ So a write answered over HTTP (app/graphql_view.py) invalidates in three steps:
    about a second (`GRACE_BUMP`, one script with the clock's move). In the same step it reads which responses
    were read again after a move of one of its tags (the *refresh index*) and the requests they answer.
 2. A stored response whose stamp is stale by such moves alone (each generation it names that moved is in its
-   tag's chain, the chain ends at the current one) is still served (cache/response/responses.py `_LOOK_UP`): its readers
+   tag's chain, the chain ends at the current one) is still served (cache/lua/response_look_up.lua): its readers
    wait for no computation. Such a hit is never noted as checked at the clock, so once the grace is gone it is
    checked again, and stale.
 3. The write computes those responses again (at most a few), keeps them as any computation does (the store
@@ -45,6 +45,7 @@ from typing import Any
 import orjson
 
 from cache import keys
+from cache.lua import load_lua
 from cache.redis.client import queue_set
 
 # Responses noted per tag in its refresh index.
@@ -54,64 +55,12 @@ GRACED_TAGS_MOST = 32
 
 # A grace is a chain of generations, `g0>g1>g2`: each move made by a write not yet answered, in order. A stamp
 # naming any generation of the chain but its last, while the last is current, is stale only by those writes'
-# moves, and may be served (cache/response/responses.py `_LUA_MOVES`). At most GRACE_CHAIN_MOST generations: the oldest
+# moves, and may be served (cache/lua/graced_moves.lua). At most GRACE_CHAIN_MOST generations: the oldest
 # drop out (what names them is stale as ever).
 GRACE_CHAIN_MOST = 16
 
-# Moves the generations of a write's tags, each grace's chain with it, then the invalidation clock, and returns
-# the requests of the responses noted in the tags' refresh indexes (`Refreshing`). KEYS: the generation keys,
-# then the grace keys, then the refresh index keys (n of each), then the clock. ARGV[1]: the generations' TTL
-# (s), ARGV[2]: the grace TTL (ms), ARGV[3]: the clock's new value, ARGV[4]: the most requests returned, then
-# the new generations. A generation with no value yet (expired, forgotten) starts no chain: no stamp names its
-# old one. A chain whose last generation is not the one moved from (a move without a grace came between) starts
-# again from it.
-GRACE_BUMP = """
-local n = (#KEYS - 1) / 3
-for i = 1, n do
-  local old, new = redis.call('GET', KEYS[i]), ARGV[4 + i]
-  redis.call('SET', KEYS[i], new, 'EX', ARGV[1])
-  if old then
-    local chain = redis.call('GET', KEYS[n + i])
-    if chain and string.sub(chain, -#old - 1) == '>' .. old then
-      local _, links = string.gsub(chain, '>', '')
-      if links + 1 >= CHAIN_MOST then chain = string.sub(chain, string.find(chain, '>', 1, true) + 1) end
-      chain = chain .. '>' .. new
-    else
-      chain = old .. '>' .. new
-    end
-    redis.call('SET', KEYS[n + i], chain, 'PX', ARGV[2])
-  end
-end
-redis.call('SET', KEYS[#KEYS], ARGV[3], 'EX', ARGV[1])
-local most, seen, requests = tonumber(ARGV[4]), {}, {}
-for i = 1, n do
-  for _, member in ipairs(redis.call('ZREVRANGE', KEYS[2 * n + i], 0, most - 1)) do
-    if not seen[member] and #requests < most then
-      seen[member] = true
-      local request = redis.call('GET', member)
-      if request then requests[#requests + 1] = request end
-    end
-  end
-end
-return requests
-""".replace("CHAIN_MOST", str(GRACE_CHAIN_MOST))
-# A write answered: each of its graces' chains loses what comes before the generation the write moved to (ARGV,
-# in the order of KEYS), so that nothing stale by its move is served any more; a chain left with one generation
-# is deleted. A chain that no longer holds it (a later write answered first, or it expired) is left as it is.
-END_GRACES = """
-for i, key in ipairs(KEYS) do
-  local chain = redis.call('GET', key)
-  if chain then
-    local at = string.find('>' .. chain .. '>', '>' .. ARGV[i] .. '>', 1, true)
-    if at then
-      local rest = string.sub(chain, at)
-      if string.find(rest, '>', 1, true) then redis.call('SET', key, rest, 'KEEPTTL')
-      else redis.call('DEL', key) end
-    end
-  end
-end
-return 0
-"""
+GRACE_BUMP = load_lua("grace_bump", chain_most=GRACE_CHAIN_MOST)
+END_GRACES = load_lua("end_graces")
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ from cache import keys
 from cache.entities import ENTITY_KINDS, SessionFactory, get_cached_entities
 from cache.live.counters import get_counters
 from cache.live.structures import LiveStore
+from cache.lua import load_lua
 from cache.periodic import Periodic
 from cache.redis.locks import RedisLock
 from cache.store import Cache
@@ -43,14 +44,7 @@ ONE_BY_ONE = ("author", "topic", "community")
 FAMILY = {"shout": keys.TAG_SHOUTS, "reaction": keys.TAG_REACTIONS, "author": keys.TAG_AUTHORS,
           "topic": keys.TAG_TOPICS, "community": keys.TAG_COMMUNITIES}
 
-# Move the waiting marks into the processing set (joining a batch a crashed worker left behind).
-_TAKE_BATCH = """
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  redis.call('SUNIONSTORE', KEYS[2], KEYS[2], KEYS[1])
-  redis.call('DEL', KEYS[1])
-end
-return redis.call('SMEMBERS', KEYS[2])
-"""
+_TAKE_BATCH = load_lua("revalidation_batch")
 
 
 class CacheRevalidationManager:

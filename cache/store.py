@@ -37,6 +37,7 @@ from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
 from cache import keys, response_capture
+from cache.lua import load_lua
 from cache.redis.client import cannot_serve, guard_of, is_cluster, queue_script, queue_set, script_reply, unreachable
 from cache.refresh import END_GRACES, GRACE_BUMP, GRACED_TAGS_MOST, Refreshing, refreshing_now
 from telemetry import metrics
@@ -140,64 +141,16 @@ def capture_stamp(capture: response_capture.Capture) -> bytes | None:
     return b",".join(stamp_parts(generations).values())
 
 
-# Lua functions for scripts that check a stamp inside Redis (cache/response/responses.py, cache/composite.py); `prefix`
-# is the generation keys' prefix, and generations are read in MGETs of at most 100 keys (seed 004).
-# `stamp_moves`: what moved of a stamp's generations, {tag, the generation the stamp names, the current one
-# (false when there is none)} for each that differs. `stamp_is_current`: nothing moved.
-LUA_STAMP_MOVES = """
-local function stamp_moves(stamp, prefix)
-  local tags, names, wanted, n = {}, {}, {}, 0
-  for tag, generation in string.gmatch(stamp, '([^,=]+)=([^,]*)') do
-    n = n + 1
-    tags[n] = tag
-    names[n] = prefix .. tag
-    wanted[n] = generation
-  end
-  local moves = {}
-  for first = 1, n, 100 do
-    local last = math.min(first + 99, n)
-    local current = redis.call('MGET', unpack(names, first, last))
-    for i = first, last do
-      local now = current[i - first + 1]
-      if now ~= wanted[i] then moves[#moves + 1] = {tags[i], wanted[i], now} end
-    end
-  end
-  return moves
-end
-"""
-LUA_STAMP_IS_CURRENT = LUA_STAMP_MOVES + """
-local function stamp_is_current(stamp, prefix)
-  return #stamp_moves(stamp, prefix) == 0
-end
-"""
 
 
 async def stamp_is_current(redis: Redis, stamp: bytes) -> bool:
-    """What LUA_STAMP_IS_CURRENT answers, from outside Redis (a cluster keeps generations in other slots
+    """What cache/lua/stamp_is_current.lua answers, from outside Redis (a cluster keeps generations in other slots
     than the value, where a script cannot read them): one more round trip."""
     wanted = parse_stamp(stamp)
     return not wanted or list(wanted.values()) == await redis.mget(keys.generations(wanted))
 
 
-# One cached value read with its generations, and when it must be computed, its fill lock taken in the same
-# round trip (`Cache.cached_query` on one Redis server). KEYS[1]: the value, then its tags' generation keys;
-# ARGV[1]: the fill locks' prefix, ARGV[2]: the lock's TTL (ms), then the tags, in the order of their keys.
-# Returns {value, generations, taken, stamp}: taken is 1 (the lock is the caller's), 0 (another holds it) or
-# -1 (not tried: the value is current, or a generation is missing, which the caller creates). The stamp
-# and the lock's name are built as `stamp_parts` and keys.fill_lock build them.
-_READ_OR_LEASE = """
-local gens = redis.call('MGET', unpack(KEYS, 2))
-local value = redis.call('GET', KEYS[1])
-local parts = {}
-for i = 1, #KEYS - 1 do
-  if not gens[i] then return {value, gens, -1, ''} end
-  parts[i] = ARGV[i + 2] .. '=' .. gens[i]
-end
-local stamp = table.concat(parts, ',')
-if value and string.sub(value, 1, #stamp + 1) == stamp .. '|' then return {value, gens, -1, stamp} end
-local taken = redis.call('SET', ARGV[1] .. redis.sha1hex(KEYS[1] .. '\\0' .. stamp), '1', 'NX', 'PX', ARGV[2])
-return {value, gens, taken and 1 or 0, stamp}
-"""
+_READ_OR_LEASE = load_lua("read_or_lease")
 _UNTRIED = -1  # `_READ_OR_LEASE` did not try the fill lock
 
 # Seed 004: at most this many keys in one command and commands in one pipeline.

@@ -24,22 +24,14 @@ from collections.abc import Awaitable, Callable
 from redis.exceptions import RedisError
 
 from cache import keys
+from cache.lua import load_lua
 from cache.store import Cache
 
 log = logging.getLogger(__name__)
 
 FLOOR_TTL = 30 * 86_400
 POSITION_TRIES = 4  # 0.1 + 0.2 + 0.4 s between them
-# Positions as 16 hex digits compare as strings the way they compare as numbers (Lua's numbers are doubles).
-_RAISE = """
-local current = redis.call('GET', KEYS[1])
-if not current or ARGV[1] > current then
-  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
-else
-  redis.call('EXPIRE', KEYS[1], ARGV[2])
-end
-return 1
-"""
+_RAISE = load_lua("wal_floor_raise")
 
 
 class WalFloor:

@@ -23,7 +23,7 @@ MODULES = [
     "tests/test_permissions_and_settings_store.py",
     "tests/test_revalidator.py", "tests/test_live_structures.py", "tests/test_boards.py", "tests/test_views.py",
     "tests/test_delayed_queue.py", "tests/test_pubsub.py", "tests/test_subscriptions.py", "tests/test_events.py",
-    "tests/test_cluster.py",
+    "tests/test_cluster.py", "tests/test_lua.py",
     # one multi-worker run: two worker processes on the cluster client, readers checked for stale reads
     "tests/test_concurrency.py::test_no_stale_reads_across_two_workers",
 ]

@@ -776,7 +776,7 @@ def test_the_cache_s_stats_add_up_each_kind_of_read() -> None:
 
 
 def test_a_stamp_names_at_most_what_a_script_checks_in_ten_mgets() -> None:
-    """What read more tags than the stamp check reads in ten MGETs (cache/store.py LUA_STAMP_IS_CURRENT)
+    """What read more tags than the stamp check reads in ten MGETs (cache/lua/stamp_moves.lua)
     is not kept: exactly that many is."""
     from cache.response_capture import Capture
 

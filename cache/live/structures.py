@@ -25,13 +25,13 @@ import random
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from string import Template
 from typing import Any
 
 from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
 from cache import keys
+from cache.lua import load_lua
 from cache.redis.client import is_cluster
 from cache.store import Cache
 
@@ -46,134 +46,11 @@ CHUNK = 100  # seed 004: at most 100 elements per command
 # all-time boards and "weekly" for weekly editions (cache/live/boards.py).
 BOARD_ENTITY = keys.BOARD_ENTITY
 
-# Announce a write before its commit (`LiveStore.announce`): for each entity's meta, one more write (`v`)
-# and one more pending (`p`), since when (`pt`), and its expiry pushed out.
-# KEYS: metas; ARGV: now, ttl.
-_ANNOUNCE = """
-for _, meta in ipairs(KEYS) do
-  redis.call('HINCRBY', meta, 'v', 1)
-  redis.call('HINCRBY', meta, 'p', 1)
-  redis.call('HSET', meta, 'pt', ARGV[1])
-  redis.call('EXPIRE', meta, ARGV[2])
-end
-return 1
-"""
+_ANNOUNCE = load_lua("live_announce")
 
-# Apply one committed write's operations to one entity's structures. The keys share the entity's hash tag
-# (cache/keys.py), so the script runs on a Redis Cluster too; the kind's epoch is not one of them: a
-# structure built under an older epoch may be changed here, but readers never take it for built (its meta
-# names the old epoch) and its next build replaces it.
-# KEYS: meta, structure keys...; ARGV: ttl, announced, set cap, thread cap, then ops:
-#   incr  <key#> <name> <field> <delta>       HINCRBY
-#   max   <key#> <name> <field> <value>       HSET if greater (a maximum such as a last comment time)
-#   drop  <key#> <name>                       UNLINK: rebuilt from SQL on the next read
-#   zadd  <key#> <name> <score> <member>      ZADD, trimmed to the newest `cap`
-#   zrem  <key#> <name> <member>              ZREM; a capped set that loses a member is dropped
-#   zput  <key#> <name> <score> <member>      ZADD to a set that is whole or nothing (a comment thread,
-#                                             read from both ends): dropped when it outgrows the thread cap
-#   zdel  <key#> <name> <member>              ZREM from such a set
-#   zincr <key#> <name> <delta> <member>      ZINCRBY of a member that is there (a comment's rating)
-#   rank  <key#> <name> <delta> <member>      a leaderboard (cache/live/boards.py): ZINCRBY a member that is
-#                                             there, else raise the board's floor by a positive delta
-#   place <key#> <name> <score> <member>      a leaderboard's absolute, growing score (views): ZADD GT a
-#                                             member that is there; one above the floor of a capped board
-#                                             enters, and the lowest member leaves (its score the floor)
-_APPLY = Template("""
-local meta = KEYS[1]
-local ttl, cap, thread_cap = tonumber(ARGV[1]), tonumber(ARGV[3]), tonumber(ARGV[4])
-redis.call('HINCRBY', meta, 'v', 1)
-if ARGV[2] == '1' and redis.call('HINCRBY', meta, 'p', -1) < 0 then redis.call('HSET', meta, 'p', 0) end
-local arity = {incr = 5, max = 5, drop = 3, zadd = 5, zrem = 4, zput = 5, zdel = 4, zincr = 5, rank = 5,
-               place = 5}
-local i = 5
-while i <= #ARGV do
-  local verb, key, name = ARGV[i], KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2]
-  if not redis.call('HGET', meta, name) or verb == 'drop' then
-    redis.call('UNLINK', key)
-    redis.call('HDEL', meta, name)
-  elseif verb == 'incr' then
-    redis.call('HINCRBY', key, ARGV[i + 3], ARGV[i + 4])
-  elseif verb == 'max' then
-    local current = redis.call('HGET', key, ARGV[i + 3])
-    if (not current) or tonumber(current) < tonumber(ARGV[i + 4]) then
-      redis.call('HSET', key, ARGV[i + 3], ARGV[i + 4])
-    end
-  elseif verb == 'zadd' then
-    redis.call('ZADD', key, ARGV[i + 3], ARGV[i + 4])
-    local size = redis.call('ZCARD', key)
-    if cap > 0 and size > cap then redis.call('ZREMRANGEBYRANK', key, 0, size - cap - 1) end
-  elseif verb == 'zput' then
-    redis.call('ZADD', key, ARGV[i + 3], ARGV[i + 4])
-    if thread_cap > 0 and redis.call('ZCARD', key) > thread_cap then
-      redis.call('UNLINK', key)
-      redis.call('HDEL', meta, name)
-    end
-  elseif verb == 'rank' then
-    if redis.call('ZSCORE', key, ARGV[i + 4]) then
-      redis.call('ZINCRBY', key, ARGV[i + 3], ARGV[i + 4])
-    else
-      local floor = tonumber(redis.call('ZSCORE', key, 'floor') or '$complete')
-      if floor > $complete and tonumber(ARGV[i + 3]) > 0 then redis.call('ZINCRBY', key, ARGV[i + 3], 'floor') end
-    end
-  elseif verb == 'place' then
-    local score, member = tonumber(ARGV[i + 3]), ARGV[i + 4]
-    local floor = tonumber(redis.call('ZSCORE', key, 'floor') or '$complete')
-    if redis.call('ZSCORE', key, member) then
-      redis.call('ZADD', key, 'GT', score, member)
-    elseif floor > $complete and score > floor then
-      redis.call('ZADD', key, score, member)
-      local low = redis.call('ZRANGE', key, 0, 1, 'WITHSCORES')
-      if low[1] == 'floor' then low = {low[3], low[4]} end
-      redis.call('ZREM', key, low[1])
-      if tonumber(low[2]) > floor then redis.call('ZADD', key, low[2], 'floor') end
-    end
-  elseif verb == 'zdel' then
-    redis.call('ZREM', key, ARGV[i + 3])
-  elseif verb == 'zincr' then
-    if redis.call('ZSCORE', key, ARGV[i + 4]) then redis.call('ZINCRBY', key, ARGV[i + 3], ARGV[i + 4]) end
-  elseif verb == 'zrem' then
-    if redis.call('ZSCORE', key, ARGV[i + 3]) then
-      if cap > 0 and redis.call('ZCARD', key) >= cap then
-        redis.call('UNLINK', key)
-        redis.call('HDEL', meta, name)
-      else
-        redis.call('ZREM', key, ARGV[i + 3])
-      end
-    end
-  end
-  if redis.call('EXISTS', key) == 1 then redis.call('EXPIRE', key, ttl + $margin) end
-  i = i + arity[verb]
-end
-redis.call('EXPIRE', meta, ttl)
-return 1
-""").substitute(margin=KEY_MARGIN, complete="-1e15")
+_APPLY = load_lua("live_apply", margin=KEY_MARGIN, complete="-1e15")
 
-# Store a structure built from SQL, unless a write was announced or applied since the reader noted the
-# meta. It is marked built under the epoch the reader noted: if the epoch moved since, readers take it
-# for unbuilt and build it again. KEYS: meta, structure; ARGV: noted version, noted epoch, now, ttl, name,
-# type, data...
-_BUILD = Template("""
-local meta = KEYS[1]
-if (redis.call('HGET', meta, 'v') or '') ~= ARGV[1] then return 0 end
-local pending = tonumber(redis.call('HGET', meta, 'p') or '0')
-if pending > 0 then
-  if tonumber(ARGV[3]) - tonumber(redis.call('HGET', meta, 'pt') or '0') < $timeout then return 0 end
-  redis.call('HSET', meta, 'p', 0)
-end
-local key, ttl = KEYS[2], tonumber(ARGV[4])
-redis.call('UNLINK', key)
-local verb = ARGV[6] == 'hash' and 'HSET' or 'ZADD'
-local i = 7
-while i <= #ARGV do
-  local last = math.min(i + $chunk * 2 - 1, #ARGV)
-  redis.call(verb, key, unpack(ARGV, i, last))
-  i = last + 1
-end
-if #ARGV >= 7 then redis.call('EXPIRE', key, ttl + $margin) end
-redis.call('HSET', meta, ARGV[5], ARGV[2])
-redis.call('EXPIRE', meta, ttl)
-return 1
-""").substitute(timeout=PENDING_TIMEOUT, chunk=CHUNK, margin=KEY_MARGIN)
+_BUILD = load_lua("live_build", timeout=PENDING_TIMEOUT, chunk=CHUNK, margin=KEY_MARGIN)
 
 
 _NAMED: dict[str, Callable[[int], str]] = {
@@ -277,41 +154,10 @@ class LiveOps:
         return bool(self.by_entity or self.lost_kinds)
 
 
-# KEYS: the kind's epoch, then each entity's meta and HASH structure; ARGV[1]: the structure's name.
-# Returns the epoch, then per entity its meta's `v`, the epoch its structure was built under, and the
-# structure's fields and values (HGETALL).
-_READ_HASHES = """
-local found = {redis.call('GET', KEYS[1])}
-for i = 2, #KEYS, 2 do
-  local meta = redis.call('HMGET', KEYS[i], 'v', ARGV[1])
-  found[#found + 1] = meta[1]
-  found[#found + 1] = meta[2]
-  found[#found + 1] = redis.call('HGETALL', KEYS[i + 1])
-end
-return found
-"""
+_READ_HASHES = load_lua("live_read_hashes")
 HASH_READS = (CHUNK - 1) // 2  # ids per script call: at most CHUNK keys in one command (seed 004)
 
-# KEYS: as _READ_HASHES; ARGV[1]: the structure's name, then the fields to read. Returns the epoch, then per
-# entity either its fields' values as integers (nil where absent), when its structure was built under the
-# epoch, or else its meta's `v` (what a build must be noted under). Judged here, so that a reader parses
-# one integer per field and nothing else.
-_READ_NUMBERS = """
-local epoch = redis.call('GET', KEYS[1])
-local found = {epoch}
-local fields = {unpack(ARGV, 2)}
-for i = 2, #KEYS, 2 do
-  local meta = redis.call('HMGET', KEYS[i], 'v', ARGV[1])
-  if epoch and meta[2] == epoch then
-    local values = redis.call('HMGET', KEYS[i + 1], unpack(fields))
-    for j = 1, #values do values[j] = values[j] and tonumber(values[j]) end
-    found[#found + 1] = values
-  else
-    found[#found + 1] = meta[1]
-  end
-end
-return found
-"""
+_READ_NUMBERS = load_lua("live_read_numbers")
 
 
 def queue_script(pipe: Pipeline, script: str, key_list: Sequence[str], args: Sequence[Any]) -> None:

@@ -26,6 +26,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from cache import keys
 from cache.entities import SessionFactory
 from cache.live.structures import BOARD_ENTITY, LiveOps, LiveStore
+from cache.lua import load_lua
 from cache.periodic import Periodic
 from cache.store import Cache
 from orm import Shout, ShoutAuthor, ShoutViews, ShoutViewsWeekly
@@ -39,18 +40,7 @@ SEARCH_HISTORY = 50
 HISTORY_TTL = 180 * 86_400
 FLUSH_BATCH = 100
 
-# KEYS: the viewer's hourly set, the counter, the pending set; ARGV: shout, cap.
-# 1: counted; 0: seen this hour (or a crawler); 2: the counter is missing, build it and count again.
-_COUNT = f"""
-if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then return 0 end
-if redis.call('SCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
-if redis.call('EXISTS', KEYS[2]) == 0 then return 2 end
-redis.call('SADD', KEYS[1], ARGV[1])
-redis.call('EXPIRE', KEYS[1], {HOUR})
-redis.call('INCR', KEYS[2])
-redis.call('SADD', KEYS[3], ARGV[1])
-return 1
-"""
+_COUNT = load_lua("views_count", hour=HOUR)
 
 
 def client_key(author_id: int | None, address: str | None, user_agent: str | None) -> str:

@@ -30,11 +30,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cache import keys
 from cache.entities import SessionFactory
+from cache.lua import load_lua
 from orm import Shout, ShoutViews, ShoutViewsImported
 
 SCAN_COUNT = 1000  # keys / fields per SCAN / HSCAN round trip on the old Redis
-# Adds to a counter that exists, and only then (one that does not starts from the database).
-_INCR_IF_EXISTS = "if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('INCRBY', KEYS[1], ARGV[1]) end"
+_INCR_IF_EXISTS = load_lua("views_incr_if_exists")
 
 
 @dataclass

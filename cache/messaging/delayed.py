@@ -25,50 +25,16 @@ import orjson
 from redis.asyncio import Redis
 
 from cache import keys
+from cache.lua import load_lua
 from cache.periodic import Periodic
 
 log = logging.getLogger(__name__)
 
 Handler = Callable[[dict[str, Any]], Awaitable[None]]
 
-# KEYS: queue, leased, deliveries; ARGV: now, limit, lease end.
-_FETCH = """
-local now, limit = ARGV[1], tonumber(ARGV[2])
-for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, limit)) do
-  redis.call('ZREM', KEYS[2], m)
-  redis.call('ZADD', KEYS[1], now, m)
-end
-local out = {}
-for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, limit)) do
-  redis.call('ZREM', KEYS[1], m)
-  redis.call('ZADD', KEYS[2], ARGV[3], m)
-  out[#out + 1] = m
-  out[#out + 1] = redis.call('HINCRBY', KEYS[3], m, 1)
-end
-return out
-"""
+_FETCH = load_lua("delayed_fetch")
 
-# Settle one taken message: ack (ARGV[2] = 'ack'), retry at ARGV[3], or park with error ARGV[4].
-# KEYS: queue, leased, deliveries, parked, errors; ARGV: message, verdict, time, error, parked cap.
-_SETTLE = """
-local m = ARGV[1]
-if redis.call('ZREM', KEYS[2], m) == 0 and ARGV[2] ~= 'ack' then return 0 end
-if ARGV[2] == 'retry' then
-  redis.call('ZADD', KEYS[1], ARGV[3], m)
-  return 1
-end
-redis.call('HDEL', KEYS[3], m)
-if ARGV[2] == 'park' then
-  redis.call('ZADD', KEYS[4], ARGV[3], m)
-  redis.call('HSET', KEYS[5], m, ARGV[4])
-  local extra = redis.call('ZCARD', KEYS[4]) - tonumber(ARGV[5])
-  if extra > 0 then
-    for _, old in ipairs(redis.call('ZRANGE', KEYS[4], 0, extra - 1)) do redis.call('HDEL', KEYS[5], old) end
-    redis.call('ZREMRANGEBYRANK', KEYS[4], 0, extra - 1)
-  end
-end
-return 1
-"""
+_SETTLE = load_lua("delayed_settle")
 
 
 @dataclass(frozen=True, slots=True)

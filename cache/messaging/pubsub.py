@@ -25,6 +25,7 @@ from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
 from cache.live.structures import queue_script
+from cache.lua import load_lua
 from cache.redis.client import is_cluster
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ PUBLISH_BATCH = 100  # messages per pipeline (seed 004)
 # per follower, and a command each cost the writer more to pack and its reply more to read than Redis
 # takes to publish them.
 PUBLISH_PER_CALL = 50
-_PUBLISH_ALL = "for i = 1, #ARGV, 2 do redis.call('PUBLISH', ARGV[i], ARGV[i + 1]) end return #ARGV / 2"
+_PUBLISH_ALL = load_lua("publish_all")
 _USER_KEY = b'"user_id":'  # how an encoded event names whom it is for (Event.encode_to)
 _NO_USER = _USER_KEY + b"null"
 READ_TIMEOUT = 1.0  # how long one read waits for a message before the hub looks at its own state

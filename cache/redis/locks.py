@@ -7,12 +7,9 @@ import secrets
 from redis.asyncio import Redis
 
 from cache import keys
+from cache.lua import load_lua
 
-# Delete the lock only if we still own it (it may have expired and been taken by someone else).
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
+_RELEASE = load_lua("lock_release")
 
 
 class RedisLock:

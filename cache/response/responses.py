@@ -50,12 +50,12 @@ from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError, ResponseError
 
 from cache import keys
+from cache.lua import load_lua
 from cache.redis.client import is_cluster, queue_script, script_reply
 from cache.redis.coalesce import at_once
 from cache.response_capture import Capture
 from cache.store import (
     COMPRESS_OVER,
-    LUA_STAMP_MOVES,
     Cache,
     capture_stamp,
     stamp_is_current,
@@ -67,130 +67,11 @@ PLAIN_KEPT_BYTES = 16 * 1024 * 1024  # plain forms of gzip bodies a worker keeps
 
 # The fields of a stored response, in the order a hit returns them after its first element.
 _FIELDS = ("s", "b", "z", "v", "e", "a", "p")
-# What moved of a stamp's generations: {tag, the generation the stamp names, the current one (false when there
-# is none)} for each that differs; where a generation is in its tag's grace chain (cache/refresh.py: `grace:{tag}`
-# holds the generations of writes not yet answered, the current one last), a position to compare, or false; and
-# whether every move is one that such writes made (the chain ends at the current generation and holds the
-# stamp's).
-_LUA_MOVES = LUA_STAMP_MOVES + """
-local function grace_chain(tag)
-  return redis.call('GET', GRACE_PREFIX .. tag)
-end
-local function in_chain(chain, generation)
-  return chain and string.find('>' .. chain .. '>', '>' .. generation .. '>', 1, true)
-end
-local function all_graced(moves)
-  for _, move in ipairs(moves) do
-    if not move[3] then return false end
-    local chain = grace_chain(move[1])
-    if not chain or string.sub(chain, -#move[3] - 1) ~= '>' .. move[3] or not in_chain(chain, move[2]) then
-      return false
-    end
-  end
-  return true
-end
-local function tags_of(moves)
-  local tags = {}
-  for i, move in ipairs(moves) do tags[i] = move[1] end
-  return table.concat(tags, ',')
-end
-""".replace("GRACE_PREFIX", "'" + keys.grace("") + "'")
-# KEYS[1]: the response, KEYS[2]: the invalidation clock; ARGV[1]: the generation key prefix, ARGV[2]: a
-# random value and ARGV[3] a TTL for a clock that is not there, then _FIELDS and `c`. Returns {0, clock}
-# (miss), {1, clock, '', the tags whose moves made it stale} (stale), the clock as it was read (false when
-# there is none), or {2, body, gzip flag, views, etag, max age, private flag, graced flag}.
-# The stamp is checked only when the clock moved since the response was last found current (its `c`):
-# every generation moves with the clock, in the same pipeline (cache/store.py `invalidate_tags`), and
-# the clock is forgotten with the epochs; one that is not there starts at the random value given. A page's
-# stamp names some eighty generations, whose check was most of a hit's cost in Redis; a clock read is one
-# GET. Noting `c` may be refused (a full Redis): the hit is served all the same, checked in full next time.
-# A response stale by moves that graces cover alone is served, *graced* (cache/refresh.py), and never noted
-# current at the clock: once the graces are gone, the next look finds it stale.
-_LOOK_UP = """
-local clock = redis.call('GET', KEYS[2])
-if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return {0, clock} end
-local stored = redis.call('HMGET', KEYS[1], unpack(ARGV, 4, FIELDS_END))
-if not stored[1] or not stored[2] then return {0, clock} end
-local graced = ''
-if not clock or clock ~= stored[8] then
-  local moves = stamp_moves(stored[1], ARGV[1])
-  if #moves > 0 then
-    if not all_graced(moves) then return {1, clock, '', tags_of(moves)} end
-    graced = '1'
-  else
-    if not clock then
-      clock = ARGV[2]
-      redis.pcall('SET', KEYS[2], clock, 'NX', 'EX', ARGV[3])
-    end
-    redis.pcall('HSET', KEYS[1], 'c', clock)
-  end
-end
-return {2, stored[2], stored[3] or '', stored[4] or '', stored[5] or '', stored[6] or '', stored[7] or '', graced}
-""".replace("FIELDS_END", str(3 + len(_FIELDS) + 1))  # the fields asked end there: `c` is the last
-_HIT = _LUA_MOVES + _LOOK_UP
-# `_HIT`, and when it finds nothing current, the response's claim (`ResponseCache.claim`) in the same step, so
-# that no answer can be kept, and its claim released, between the two. KEYS[3]: the claim; after `_HIT`'s
-# arguments, ARGV: the claim's TTL (ms). A claim holds the invalidation clock its worker's look read ('c' and
-# the clock): while the clock is where it was, the answer being computed will be current, and it is waited
-# for; once the clock has moved, it may not be, and the claim is taken over by whoever finds it so. A miss
-# or a stale answer gets a third element: '' when the claim is now the caller's, CLAIMED ('1') when another
-# holds it under the current clock, UNSHARED ('0') when its last answer was not kept.
-_HIT_OR_CLAIM = _LUA_MOVES + "local function look_up()" + _LOOK_UP + """end
-local found = look_up()
-if found[1] == 2 then return found end
-local now = 'c' .. (found[2] or '')
-local held = redis.call('GET', KEYS[3])
-if held == now then return {found[1], found[2], '1', found[4]} end
-if held == '0' then return {found[1], found[2], '0', found[4]} end
-redis.call('SET', KEYS[3], now, 'PX', ARGV[#ARGV])
-return {found[1], found[2], '', found[4]}
-"""
-# KEYS[1]: the response, KEYS[2]: the invalidation clock, KEYS[3] (when given) the response's claim, released
-# after the store, whatever it kept (`ResponseCache.claim`); ARGV[1]: the generation key prefix, ARGV[2] the
-# TTL, then the hash's fields and values, its stamp `s` first. Keeps the response if its stamp is current, with
-# the clock it was found current at, and returns KEPT; else, if it is stale by graced moves alone (the moves of
-# writes not yet answered, cache/refresh.py) and no older than what is stored, keeps it without the clock (it
-# is served graced until those writes are answered, then found stale) and returns KEPT_GRACED; else keeps
-# nothing and returns 0.
-# Why the graced keep: two workers' writes on one tag, each refreshing the page it made stale. The first's
-# refresh read the generation its write moved to; the second moved it on before that refresh was kept, so a
-# store of current stamps only kept nothing, and once the first write was answered the page left stored (from
-# before both) was stale, and computed by its readers, until the second's refresh was kept.
-# No older: for each tag whose move makes the new answer graced, the generation it names is no earlier in the
-# tag's chain than the one the stored answer names. A graced answer never replaces a current one, and always
-# replaces one stale past the graces.
 KEPT, KEPT_GRACED = 1, 2  # what `_STORE` returns when it kept the response current, or graced
-_STORE = _LUA_MOVES + """
-local function at(tag, generation)
-  return in_chain(grace_chain(tag), generation) or 0
-end
-local function no_older(moves)
-  local stamp = redis.call('TYPE', KEYS[1]).ok == 'hash' and redis.call('HGET', KEYS[1], 's')
-  if not stamp then return true end
-  local theirs = stamp_moves(stamp, ARGV[1])
-  if #theirs == 0 then return false end
-  if not all_graced(theirs) then return true end
-  local theirs_at = {}
-  for _, move in ipairs(theirs) do theirs_at[move[1]] = at(move[1], move[2]) end
-  for _, move in ipairs(moves) do
-    local other = theirs_at[move[1]]
-    if not other or at(move[1], move[2]) < other then return false end
-  end
-  return true
-end
-local kept = 0
-local moves = stamp_moves(ARGV[4], ARGV[1])
-if #moves == 0 then kept = KEPT elseif all_graced(moves) and no_older(moves) then kept = KEPT_GRACED end
-if kept ~= 0 then
-  redis.call('UNLINK', KEYS[1])
-  redis.call('HSET', KEYS[1], unpack(ARGV, 3))
-  local clock = kept == KEPT and redis.call('GET', KEYS[2])
-  if clock then redis.call('HSET', KEYS[1], 'c', clock) end
-  redis.call('EXPIRE', KEYS[1], ARGV[2])
-end
-if KEYS[3] then redis.call('DEL', KEYS[3]) end
-return kept
-""".replace("KEPT_GRACED", str(KEPT_GRACED)).replace("KEPT", str(KEPT))
+_LOOKED_UP = {"grace_prefix": keys.grace(""), "fields_end": 3 + len(_FIELDS) + 1}  # the fields asked end at `c`
+_HIT = load_lua("response_hit", **_LOOKED_UP)
+_HIT_OR_CLAIM = load_lua("response_hit_or_claim", **_LOOKED_UP)
+_STORE = load_lua("response_store", grace_prefix=keys.grace(""), kept=KEPT, kept_graced=KEPT_GRACED)
 CLAIMED = b"1"  # another worker computes the response, and its answer will be current
 UNSHARED = b"0"  # the last computation's answer was not to be kept (an error, the viewer's): no one waits
 # A worker waiting for another's answer looks again after CLAIM_POLL_FIRST seconds, then twice as long each
