@@ -141,7 +141,7 @@ class Settings(DatabaseSettings):
     # DATABASE_URL names a transaction pooler (PgBouncer with pool_mode = transaction or statement), whose
     # server connections change from one transaction to the next: prepared statements are then named
     # uniquely and never cached on a connection (orm/engine.py). Migrations and `discours adopt` take a
-    # direct URL of the primary instead (README, "Deploying and scaling out").
+    # direct URL of the primary instead (docs/operations.md, "Deploying and scaling out").
     db_transaction_pooler: bool = False
     # Streaming replicas of DATABASE_URL's primary (a JSON list of URLs, each in either form DATABASE_URL
     # takes): cache fills and other reads go to one that has replayed every commit the cache knows of

@@ -4,7 +4,7 @@ response-cache entries).
 
 The cache runs on a redis-server of the test's own with 2 MB (about 1 MB above an empty server's own use)
 and `allkeys-lru`, the state that must not be evicted (sessions, queues) on another (REDIS_STATE_URL), as
-the README advises; each round other tenants' keys push the cache over its limit, a signed-in author
+docs/operations.md advises; each round other tenants' keys push the cache over its limit, a signed-in author
 renames themselves and comments, and anonymous reads (through the response cache and the entity caches)
 must show both at once, with the shout's comment counter not behind SQL. The controls: Redis evicted; and
 the same rounds on one evicting Redis for everything go wrong.
@@ -79,7 +79,7 @@ async def test_the_control_one_evicting_redis_for_everything_signs_people_out(
 
 async def test_one_full_redis_that_refuses_writes_is_answered_from_the_database(
         engine: Any, settings: Settings, mailer: Any) -> None:
-    """One Redis for everything, `noeviction` (as the README advises for a single Redis): once it is full
+    """One Redis for everything, `noeviction` (as docs/operations.md advises for a single Redis): once it is full
     it refuses writes (OOM), the breaker sends the writer's reads to the database, and nothing stale is
     served, by the writer or by a second worker whose own calls Redis never refused (it only reads): a
     write whose invalidation was refused forgets the epochs (UNLINK, which a full Redis takes) before it

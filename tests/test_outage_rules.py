@@ -1,5 +1,5 @@
 """The rules a Redis outage is held to, end to end against a real redis-server that is stopped and started
-again (the README's "Sessions"): a session this worker checked within the grace stays signed in; any other
+again (docs/accounts.md, "Sessions"): a session this worker checked within the grace stays signed in; any other
 is answered SERVICE_UNAVAILABLE, never UNAUTHENTICATED; past the grace (a moved clock, not a minute's
 wait) it is SERVICE_UNAVAILABLE too; a revocation made while this worker could not see it wins as soon as
 Redis answers. And the revalidation interval set in the settings is the one the started server's loop

@@ -1,7 +1,7 @@
 """Read replicas, for real: a primary and a streaming replica of the test's own (devtools/postgres.py), the
 replica replaying 1.5 s behind (`recovery_min_apply_delay`), the server given both (DATABASE_URL,
 DATABASE_REPLICA_URLS). Cold reads go to the replica; a read never misses a commit the cache has been told
-of (the WAL floor, cache/wal_floor.py): the README's freshness property holds across two worker processes
+of (the WAL floor, cache/wal_floor.py): the freshness property (docs/operations.md) holds across two worker processes
 with the replica that far behind, and the control (REPLICA_FLOOR=off: a replica-unaware server) shows the
 stale reads the floor prevents. A replica that stops is passed over, and taken again once it is back; a read
 it cannot finish (it stops, or cancels the read in a recovery conflict) is read again on the primary."""
