@@ -37,6 +37,7 @@ from strawberry.asgi import GraphQL
 from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
 from strawberry.types import ExecutionResult
 
+from ambient import REFRESHING
 from app import persisted_queries
 from app.exchange import Exchange, ExchangeAdapter
 from app.graphiql import offline_page
@@ -51,10 +52,10 @@ from app.write_gate import Readers, WriteGate
 from app.write_refresh import noted_for_refresh, refresh
 from cache import response_capture
 from cache.redis.coalesce import at_once
-from cache.refresh import REFRESHING, Refreshing
+from cache.refresh import Refreshing
 from cache.response.persisted import PersistedQueries
 from cache.response.rendered import ToKeep, queue_kept
-from cache.response.responses import PLAIN_KEPT_BYTES, Claim, Hit, Kept, ResponseCache, etag_of, followed
+from cache.response.responses import Claim, Hit, Kept, ResponseCache, etag_of, followed
 from cache.store import RidingFills
 from resolvers.deps import Deps
 from resolvers.errors import Busy
@@ -92,7 +93,6 @@ class DiscoursGraphQL(GraphQL[Context, None]):
     schema: DiscoursSchema
 
     def __init__(self, schema: DiscoursSchema, *args: Any, response_cache_ttl: int = 60, rendered_answer_ttl: int = 60,
-                 plain_kept_bytes: int = PLAIN_KEPT_BYTES,
                  request_timeout: float = 15.0, max_json_depth: int = 32, persisted_query_ttl: int = 86_400,
                  session_cookie: str = "session_token", writes_in_flight: int = 0, write_wait: float = 10.0,
                  writes_waiting: int = 64, write_share: float = 1.0, refreshed_per_write: int = 0,
@@ -107,7 +107,6 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         self.refresh_grace_ms = refresh_grace_ms
         self.response_cache_ttl = response_cache_ttl
         self.rendered_answer_ttl = rendered_answer_ttl
-        self.plain_kept_bytes = plain_kept_bytes
         self.policies = PolicyCache(schema)
         # A document's text always names the same operations: worked out once per document, as it is parsed.
         self._document_changes_state = lru_cache(maxsize=self.policies.size)(self._work_out_changes_state)
@@ -214,7 +213,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
     async def _read(self, exchange: Exchange, root_value: Any, key: str | None) -> Any:
         if key is None:
             return marked(await self._executed_unkept(exchange, root_value), "BYPASS")
-        responses = responses_of(exchange.app, self)
+        responses = responses_of(exchange.app)
         # The front (app/response_front.py) looked the public key up already and found nothing it could serve.
         hit = None
         if not (exchange.looked_up and key == exchange.graphql.public_key) and not exchange.refreshing:
@@ -273,7 +272,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         left, also = self._stored_after(exchange)
         response = await self._execute(exchange, root_value, left)
         if exchange.handed or left.fills or left.unlocks:  # a warm read computed nothing: no pipeline after it
-            exchange.after_answer = lambda: responses_of(exchange.app, self).not_kept(also=also)
+            exchange.after_answer = lambda: responses_of(exchange.app).not_kept(also=also)
         return response
 
     @staticmethod

@@ -129,13 +129,8 @@ class HitReads:
 
 
 def hit_reads_of(app: Any) -> HitReads:
-    """The app's one HitReads (made on first use, like the response cache: the dependencies exist only
-    after start-up), as the settings say."""
-    state = app.state
-    if getattr(state, "hit_reads", None) is None:
-        state.hit_reads = HitReads(state.deps, interval=state.settings.hit_reads_interval,
-                                   max_pending=state.settings.hit_reads_max_pending)
-    return state.hit_reads  # type: ignore[no-any-return]
+    """The app's one HitReads (app/main.py `attach_shared`)."""
+    return app.state.hit_reads  # type: ignore[no-any-return]
 
 
 async def stop_hit_reads(app: Any) -> None:

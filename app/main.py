@@ -24,7 +24,7 @@ from app.cors import cors
 from app.graceful import drain_on_sigterm
 from app.graphiql import assets_route
 from app.graphql_view import DiscoursGraphQL
-from app.hit_reads import stop_hit_reads
+from app.hit_reads import HitReads, stop_hit_reads
 from app.http_guards import BodySizeLimit
 from app.observability import metrics_route
 from app.response_front import ResponseCacheFront
@@ -41,6 +41,7 @@ from cache.precache import precache_data
 from cache.redis.client import RedisGuard, make_redis
 from cache.redis.client import open_connections as open_redis_connections
 from cache.redis_metrics import RedisMetrics
+from cache.response.responses import ResponseCache
 from cache.revalidator import CacheRevalidationManager
 from cache.store import LOST_WRITE_RECOVERY, Cache
 from cache.wal_floor import WalFloor
@@ -201,7 +202,7 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
     graphql = DiscoursGraphQL(
         build_schema(Limits.of(settings), starts), graphql_ide="graphiql",
         response_cache_ttl=settings.response_cache_ttl,
-        rendered_answer_ttl=settings.rendered_answer_ttl, plain_kept_bytes=settings.plain_bodies_kept_bytes,
+        rendered_answer_ttl=settings.rendered_answer_ttl,
         request_timeout=settings.request_timeout, max_json_depth=settings.max_variables_depth,
         persisted_query_ttl=settings.persisted_query_ttl, session_cookie=settings.session_cookie,
         writes_in_flight=settings.writes_in_flight, write_wait=settings.write_wait_seconds,
@@ -217,7 +218,7 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
             yield
             return
         async with open_deps(settings, serving=True) as own:
-            app.state.deps = own
+            attach_shared(app, settings, own)
             if settings.precache_on_start:
                 await precache_data(own.cache, own.db)
             if own.revalidator is not None:
@@ -282,6 +283,16 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
         lifespan=lifespan,
     )
     app.state.settings = settings
-    if deps is not None:
-        app.state.deps = deps
+    if deps is not None:  # given (tests, scripts): no lifespan may run, so everything is made now
+        attach_shared(app, settings, deps)
     return app
+
+
+def attach_shared(app: Starlette, settings: Settings, deps: Deps) -> None:
+    """What every request of the app uses, made once its dependencies exist (at start, or with the app when
+    they are given): the dependencies, the response cache and the hits' reads waiting to be counted."""
+    app.state.deps = deps
+    app.state.responses = ResponseCache(deps.cache, ttl=settings.response_cache_ttl,
+                                        plain_kept_bytes=settings.plain_bodies_kept_bytes)
+    app.state.hit_reads = HitReads(deps, interval=settings.hit_reads_interval,
+                                   max_pending=settings.hit_reads_max_pending)

@@ -53,7 +53,6 @@ class View(Protocol):
 
     rules: ReadingRules
     response_cache_ttl: int  # RESPONSE_CACHE_TTL
-    plain_kept_bytes: int  # PLAIN_BODIES_KEPT_BYTES
     readers: Readers  # the reads being answered, a hit among them (app/write_gate.py)
 
     async def serve(self, scope: Scope, receive: Receive, send: Send, request: GraphQLRequest | Refused, *,
@@ -61,14 +60,9 @@ class View(Protocol):
                     moved: tuple[str, ...] = (), began: float | None = None) -> None: ...
 
 
-def responses_of(app: Any, view: View) -> ResponseCache:
-    """The app's one ResponseCache (made on first use: the app's dependencies exist only after start-up),
-    as the view's settings say."""
-    state = app.state
-    if getattr(state, "responses", None) is None:
-        state.responses = ResponseCache(state.deps.cache, ttl=view.response_cache_ttl,
-                                        plain_kept_bytes=view.plain_kept_bytes)
-    return state.responses  # type: ignore[no-any-return]
+def responses_of(app: Any) -> ResponseCache:
+    """The app's one ResponseCache (app/main.py `attach_shared`)."""
+    return app.state.responses  # type: ignore[no-any-return]
 
 
 def worth_looking_up(request: GraphQLRequest) -> bool:
@@ -107,7 +101,7 @@ class ResponseCacheFront:
         if self.ttl <= 0 or not worth_looking_up(request):
             await self.view.serve(scope, receive, send, request)
             return
-        responses = responses_of(scope["app"], self.view)
+        responses = responses_of(scope["app"])
         readers = self.view.readers
         readers.count += 1
         began = now()  # before the look-up: a computation begun after it answers this request too

@@ -38,12 +38,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
+from ambient import REFRESHING
 from cache import keys
 from cache.lua import load_lua
 from cache.redis.client import queue_set
@@ -105,11 +105,6 @@ class Refreshing:
     def grace_left(self) -> float:
         """Seconds until the graces set last have expired on their own."""
         return max(self.graced_at + self.grace_ms / 1000 - time.monotonic(), 0.0) if self.graces else 0.0
-
-
-# Set while a write answered over HTTP runs (app/graphql_view.py): its invalidations set graces, and note there
-# what to refresh. Unset (None) or no longer open, an invalidation moves generations with no grace.
-REFRESHING: ContextVar[Refreshing | None] = ContextVar("refreshing", default=None)
 
 
 def refreshing_now() -> Refreshing | None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextvars
 from dataclasses import dataclass, field
 
+from ambient import CAPTURE
+
 
 @dataclass
 class Capture:
@@ -39,12 +41,9 @@ class Capture:
         self.cold = self.cold or inner.cold
 
 
-_current: contextvars.ContextVar[Capture | None] = contextvars.ContextVar("response_capture", default=None)
-
-
 def report(generations: dict[str, bytes] | None) -> None:
     """Called by the cache on every validated read; `None` means the read did not go through Redis."""
-    capture = _current.get()
+    capture = CAPTURE.get()
     if capture is None:
         return
     if generations is None:
@@ -55,45 +54,45 @@ def report(generations: dict[str, bytes] | None) -> None:
 
 def read_cold() -> None:
     """A value read was not kept under the current epoch (cache/store.py reports it)."""
-    capture = _current.get()
+    capture = CAPTURE.get()
     if capture is not None:
         capture.cold = True
 
 
 def cold() -> bool:
     """Whether the computation being captured read a value not kept under the current epoch."""
-    capture = _current.get()
+    capture = CAPTURE.get()
     return capture is not None and capture.cold
 
 
 def viewed(shout_id: int) -> None:
-    capture = _current.get()
+    capture = CAPTURE.get()
     if capture is not None:
         capture.views.append(shout_id)
 
 
 def viewer_read() -> None:
     """The answer being computed depends on the viewer (schema/context.py reports it)."""
-    capture = _current.get()
+    capture = CAPTURE.get()
     if capture is not None:
         capture.read_viewer = True
 
 
 def active() -> bool:
     """Whether a response being computed now may be stored (so reads should report what they saw)."""
-    return _current.get() is not None
+    return CAPTURE.get() is not None
 
 
 def begin() -> tuple[Capture, contextvars.Token[Capture | None]]:
     """Capture what the reads from here on depend on. Captures nest: what an inner one saw, its outer one
     saw too (`end` hands it on)."""
     capture = Capture()
-    return capture, _current.set(capture)
+    return capture, CAPTURE.set(capture)
 
 
 def end(token: contextvars.Token[Capture | None]) -> None:
-    finished = _current.get()
-    _current.reset(token)
-    outer = _current.get()
+    finished = CAPTURE.get()
+    CAPTURE.reset(token)
+    outer = CAPTURE.get()
     if outer is not None and finished is not None and finished is not outer:
         outer.absorb(finished)

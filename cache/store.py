@@ -27,7 +27,6 @@ import zlib
 from collections import Counter, OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -36,6 +35,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
+from ambient import RIDING_FILLS
 from cache import keys, response_capture
 from cache.lua import load_lua
 from cache.redis.client import cannot_serve, guard_of, is_cluster, queue_script, queue_set, script_reply, unreachable
@@ -197,9 +197,6 @@ class RidingFills:
     def take(self) -> tuple[list[Fill], list[str]]:
         fills, unlocks, self.fills, self.unlocks = self.fills, self.unlocks, [], []
         return fills, unlocks
-
-
-_RIDING: ContextVar[RidingFills | None] = ContextVar("riding_fills", default=None)
 
 
 @dataclass(slots=True)
@@ -786,7 +783,7 @@ class Cache:
     def _riding(self) -> RidingFills | None:
         """The fills of the request under way that ride along, if it opened them on this cache and has not
         ended (once ended, they are all sent and none is added)."""
-        riding = _RIDING.get()
+        riding = RIDING_FILLS.get()
         return riding if riding is not None and riding.cache is self and riding.open else None
 
     @asynccontextmanager
@@ -797,13 +794,13 @@ class Cache:
         it when the block ended without an error (and it is at most LEFT_MOST commands), for the caller to
         send (`queue_left`)."""
         riding = left if left is not None else RidingFills(self)
-        token = _RIDING.set(riding)
+        token = RIDING_FILLS.set(riding)
         handed = False
         try:
             yield
             handed = left is not None
         finally:
-            _RIDING.reset(token)
+            RIDING_FILLS.reset(token)
             riding.open = False
             if not handed or len(riding.fills) + len(riding.unlocks) > LEFT_MOST:
                 fills, unlocks = riding.take()

@@ -36,7 +36,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +50,7 @@ from graphql import (
     SelectionSetNode,
 )
 
+from ambient import ROOT_RENDERING
 from cache import keys, response_capture
 from cache.entities import ENTITY_KINDS
 from cache.response.rendered import ToKeep, read_rendered_items
@@ -77,18 +77,15 @@ class RootRendering:
     computed: list[ToKeep] = field(default_factory=list)
 
 
-_ROOT: ContextVar[RootRendering | None] = ContextVar("item_fragments_root", default=None)
-
-
 @contextmanager
 def rendering_items(key: str, ttl: int) -> Iterator[RootRendering]:
     """Within, pages under the root field keyed `key` answer their items by their rendered JSON."""
     root = RootRendering(key, ttl)
-    token = _ROOT.set(root)
+    token = ROOT_RENDERING.set(root)
     try:
         yield root
     finally:
-        _ROOT.reset(token)
+        ROOT_RENDERING.reset(token)
 
 
 # --- a page's items ----------------------------------------------------------------------------------
@@ -154,7 +151,7 @@ async def item_page(info: Any, items: Sequence[dict[str, Any]], relations: Relat
     """The page's items as kept (one round trip), when the request answers its root field rendered, the
     selection is made of what an item's stamp covers and the root's reads were not cold; None otherwise (the
     page is executed as ever)."""
-    root = _ROOT.get()
+    root = ROOT_RENDERING.get()
     if root is None or not items or response_capture.cold():  # cold: see the module's docstring
         return None
     selected = _relations_of(info, relations)
@@ -256,7 +253,7 @@ def _object_type(kind: Any) -> GraphQLObjectType | None:
 def kept_when_done(executor: Any, source: Any, path: Any, results: Any) -> Any:
     """What the field loop returns for an object: for an item its page placed to be executed, its answer
     rendered (and noted, to be kept with the root's) once complete, without an error under it."""
-    root = _ROOT.get()
+    root = ROOT_RENDERING.get()
     if root is None or not root.pending:
         return results
     pending = root.pending.pop(id(source), None)

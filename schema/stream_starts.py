@@ -18,13 +18,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator
-from contextvars import ContextVar
 from typing import TypeVar
+
+from ambient import STREAM_TURN
 
 T = TypeVar("T")
 
 
-class _Turn:
+class Turn:
     """One start's turn, given back once, by whichever comes first."""
 
     __slots__ = ("_slots", "_timer")
@@ -44,12 +45,9 @@ class _Turn:
             self._timer.cancel()
 
 
-_TURN: ContextVar[_Turn | None] = ContextVar("stream_start_turn", default=None)
-
-
 def started() -> None:
     """The current subscription is subscribed: its turn goes to the next start."""
-    turn = _TURN.get()
+    turn = STREAM_TURN.get()
     if turn is not None:
         turn.end()
 
@@ -74,16 +72,16 @@ class StreamStarts:
     @contextlib.asynccontextmanager
     async def turn(self) -> AsyncIterator[None]:
         """Wait for a turn and hold it within: see the module's docstring."""
-        current = _TURN.get()
+        current = STREAM_TURN.get()
         if current is not None and current.live:
             yield
             return
         slots = self._slots_here()
         await slots.acquire()
-        turn = _Turn(slots, self.hold)
+        turn = Turn(slots, self.hold)
         # Left set once ended (an ended turn is no one's): a generator closed later, from another task's
         # context, has nothing to reset there.
-        _TURN.set(turn)
+        STREAM_TURN.set(turn)
         try:
             yield
         finally:

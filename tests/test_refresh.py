@@ -13,10 +13,11 @@ import pytest
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from ambient import REFRESHING
 from app import graphql_view
 from app.main import create_app
 from cache import keys
-from cache.refresh import GRACE_CHAIN_MOST, INDEXED_PER_TAG, REFRESHING, Refreshing
+from cache.refresh import GRACE_CHAIN_MOST, INDEXED_PER_TAG, Refreshing
 from cache.response.responses import ResponseCache, request_key
 from cache.response_capture import Capture
 from cache.store import Cache

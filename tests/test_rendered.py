@@ -14,9 +14,9 @@ import pytest
 from prometheus_client import REGISTRY
 from redis.asyncio import Redis
 
+from ambient import SENT_AT_ONCE
 from app.main import create_app
 from cache import keys
-from cache.redis import coalesce
 from cache.redis.client import RedisUnavailable, make_redis
 from cache.redis.coalesce import Coalescer
 from cache.response.rendered import keep_rendered, read_rendered
@@ -102,7 +102,7 @@ async def test_the_look_up_of_an_answer_goes_out_at_once_and_an_execution_after_
     def noted(self: Coalescer, commands: Any) -> Any:
         looks_up = any((arg.decode() if isinstance(arg, bytes) else str(arg)).startswith("rendered:")
                        for args, _ in commands for arg in args)
-        submitted.append((looks_up, coalesce._AT_ONCE.get()))  # the flag `at_once` sets
+        submitted.append((looks_up, SENT_AT_ONCE.get()))  # the flag `at_once` sets
         return submit(self, commands)
 
     monkeypatch.setattr(Coalescer, "submit", noted)

@@ -10,7 +10,6 @@ the same flush, which may follow inserts of those related rows, reads them afres
 from __future__ import annotations
 
 import contextlib
-import contextvars
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -19,24 +18,22 @@ from sqlalchemy import bindparam, literal, select, union_all
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import BindParameter
 
+from ambient import RELATED_ANSWERS
 from orm import Reaction, Shout, ShoutAuthor, ShoutTopic
 from orm.stats import is_listed
-
-_answers: contextvars.ContextVar[dict[tuple[str, int], Any] | None] = contextvars.ContextVar(
-    "related_answers", default=None)
 
 
 @contextlib.contextmanager
 def one_event() -> Iterator[None]:
-    token = _answers.set({})
+    token = RELATED_ANSWERS.set({})
     try:
         yield
     finally:
-        _answers.reset(token)
+        RELATED_ANSWERS.reset(token)
 
 
 def _shared(question: str, entity_id: int, ask: Callable[[], Any]) -> Any:
-    answers = _answers.get()
+    answers = RELATED_ANSWERS.get()
     if answers is None:
         return ask()
     key = (question, entity_id)

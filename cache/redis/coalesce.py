@@ -28,9 +28,9 @@ import functools
 import types
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
-from contextvars import ContextVar
 from typing import Any
 
+from ambient import SENT_AT_ONCE
 from cache.redis.seam import Command, HeldConnections, execute_pipelined
 
 QUIET_TURNS = 2  # turns of the loop with no new command after which the queue is sent
@@ -42,10 +42,6 @@ UNBATCHED = frozenset({
 })
 
 
-# Set while commands are sent `at_once`.
-_AT_ONCE: ContextVar[bool] = ContextVar("coalesce_at_once", default=False)
-
-
 @contextmanager
 def at_once() -> Iterator[None]:
     """Commands sent within go out at the next turn of the loop, with whatever is queued by then, instead
@@ -54,11 +50,11 @@ def at_once() -> Iterator[None]:
     hit waits for the batch of all that arrived meanwhile, and while Redis runs that batch the worker has
     nothing to do: it sat idle a tenth of the time at 16 connections, under a twentieth with hits sent at
     once, for the same CPU per request (bench/RESULTS.md)."""
-    token = _AT_ONCE.set(True)
+    token = SENT_AT_ONCE.set(True)
     try:
         yield
     finally:
-        _AT_ONCE.reset(token)
+        SENT_AT_ONCE.reset(token)
 
 
 def batchable(commands: Sequence[Command]) -> bool:
@@ -107,7 +103,7 @@ class Coalescer:
             task = loop.create_task(self._send_when_quiet())
             self._sending.add(task)
             task.add_done_callback(self._sending.discard)
-        if _AT_ONCE.get():
+        if SENT_AT_ONCE.get():
             self._turns = MAX_TURNS  # sent by the task just started, with whatever joins before it runs
         return future
 
