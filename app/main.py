@@ -19,17 +19,18 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL, GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL
 
-from app import link_pages, oauth_routes, observability
-from app.cors import cors
 from app.graceful import drain_on_sigterm
-from app.graphiql import assets_route
-from app.graphql_view import DiscoursGraphQL
-from app.hit_reads import HitReads, stop_hit_reads
-from app.http_guards import BodySizeLimit
-from app.observability import metrics_route
-from app.response_front import ResponseCacheFront
-from app.served_by import WorkerHeader
-from app.stream_turns import StreamsInTurn
+from app.http.cors import cors
+from app.http.graphiql import assets_route
+from app.http.graphql_view import DiscoursGraphQL
+from app.http.guards import BodySizeLimit
+from app.http.hit_reads import HitReads, stop_hit_reads
+from app.http.response_front import ResponseCacheFront
+from app.http.served_by import WorkerHeader
+from app.http.stream_turns import StreamsInTurn
+from app.routes import link_pages, observability
+from app.routes import oauth as oauth_routes
+from app.routes.observability import metrics_route
 from auth.services import AuthServices, build_auth
 from cache.failover import RedisTooOld, check_data_owner
 from cache.live.structures import LiveStore
@@ -265,10 +266,10 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
         debug=settings.debug,
         middleware=[*([Middleware(WorkerHeader)] if settings.expose_worker else []), cors(settings),
                     Middleware(BodySizeLimit, max_bytes=settings.max_body_bytes),
-                    # An event stream's request waits for its start's turn before it is read (app/stream_turns.py).
+                    # An event stream's request waits for its start's turn before it is read (app/http/stream_turns.py).
                     Middleware(StreamsInTurn, starts=starts, view=graphql),
                     # Every GraphQL request read once, and hits answered, before routing and before Strawberry
-                    # (app/response_front.py).
+                    # (app/http/response_front.py).
                     Middleware(ResponseCacheFront, view=graphql, ttl=settings.response_cache_ttl)],
         routes=[
             Route("/", root),

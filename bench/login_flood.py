@@ -27,7 +27,7 @@ from pathlib import Path
 
 import httpx
 
-from app.seed import SIZES
+from app.cli.seed import SIZES
 from bench import services
 from bench.read_path import PAGE
 from devtools.services import free_port

@@ -277,7 +277,7 @@ def render(table: dict[tuple[int, str], Measured], args: argparse.Namespace) -> 
         "per write (/metrics); *failed*: a server error, a timeout or no answer; *refused*: the site's rules "
         "answering (a vote given twice, an unfollow of what is not followed); *shed*: answered 503 with "
         "Retry-After, nothing done, as a worker had no turn for them within WRITE_WAIT_SECONDS "
-        "(app/write_gate.py). *writes/s*: writes done or refused.",
+        "(app/http/write_gate.py). *writes/s*: writes done or refused.",
         "",
         "| workers | scenario | reads/s | of read-only | hit ratio | read p50 ms | read p99 ms | p99 x | "
         "writes/s | write p50 ms | write p99 ms | failed writes | refused | shed | tags/write |",
@@ -349,8 +349,8 @@ async def main() -> None:
     parser.add_argument("--comments", type=float, default=100, help="comments a second, the second scenario")
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--write-share", type=float, default=None,
-                        help="the worker's WRITE_SHARE (app/write_gate.py; unset: its default); when set, the results "
-                             "go to a section of their own")
+                        help="the worker's WRITE_SHARE (app/http/write_gate.py; unset: its default); when set, the "
+                             "results go to a section of their own")
     await services.report(parser.parse_args(), run, RESULTS, write_section)
 
 

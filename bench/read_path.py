@@ -29,8 +29,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.cli.seed import SIZES
 from app.main import create_app
-from app.seed import SIZES
 from bench import services
 from cache import keys
 from cache.store import Cache

@@ -4,7 +4,7 @@ times the shouts.
 
     python -m bench.search [--sizes bench,bench10] [--queries N]
 
-For each word class it takes words of the seeded corpus by their frequency rank (app/corpus.py), in
+For each word class it takes words of the seeded corpus by their frequency rank (app/cli/corpus.py), in
 several of their forms, and measures, per query:
 
 - cold: the search not cached (its `shouts` tag moved, as any shout's publication or edit moves it), the
@@ -32,8 +32,8 @@ from typing import Any
 from sqlalchemy import case, event, func, literal, or_, select, text
 from sqlalchemy.dialects import postgresql
 
-from app.corpus import COMMON, MEDIUM, RARE, Corpus
-from app.seed import SIZES, Size
+from app.cli.corpus import COMMON, MEDIUM, RARE, Corpus
+from app.cli.seed import SIZES, Size
 from bench import services
 from cache import keys
 from cache.redis.client import make_redis

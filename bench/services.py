@@ -16,7 +16,7 @@ from pathlib import Path
 from sqlalchemy.engine import make_url
 
 from alembic import command
-from app.seed import SIZES, Size, seed_database
+from app.cli.seed import SIZES, Size, seed_database
 from devtools.services import LOCAL_POSTGRES, RedisServer, scratch_database
 from orm.engine import create_database_if_missing
 from orm.migrations import alembic_config

@@ -20,7 +20,7 @@ second, CPU the server's worker lost (it had 0.78 of a core in the mixed round, 
 
 With `--wait` it signs its users up, says "ready" on stderr and starts on a line on stdin. At the end it
 prints one JSON line: writes due, failed, refused (the site's rules), shed (503: the worker had no turn
-for it, app/write_gate.py; nothing done), unsent (the writer's own bound), the rate answered (done or
+for it, app/http/write_gate.py; nothing done), unsent (the writer's own bound), the rate answered (done or
 refused) and the latency p50/p99 in ms.
 
     python -m bench.writers --url URL --rate 50 --seconds 10 --shouts 1,2,3 --topics a,b
@@ -181,7 +181,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 elif status == 200 and codes <= REFUSALS:
                     outcome = "refused"
                 elif status == 503 and codes == {"SERVICE_UNAVAILABLE"}:
-                    outcome = "shed"  # no turn for it (app/write_gate.py): nothing done, told to retry
+                    outcome = "shed"  # no turn for it (app/http/write_gate.py): nothing done, told to retry
                 cause = f"{status} {','.join(sorted(str(code) for code in codes))}".strip()
             except (OSError, TimeoutError, asyncio.IncompleteReadError, ValueError, TypeError, KeyError,
                     StopIteration) as exc:

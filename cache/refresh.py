@@ -7,7 +7,7 @@ so the page's readers were the read p99 (bench/RESULTS.md, reads under writes). 
 *once a mutation's response is sent* no reader gets what it made wrong: until then, a reader may be given the
 answer from before it, as it would have been had it come a moment earlier.
 
-So a write answered over HTTP (app/graphql_view.py) invalidates in three steps:
+So a write answered over HTTP (app/http/graphql_view.py) invalidates in three steps:
 
 1. Its invalidation moves each generation as ever, and notes the move in the tag's grace: `grace:{tag}` holds
    the chain of moves made by writes not yet answered (`g0>g1>g2`, the current generation last), with a TTL of
@@ -75,7 +75,7 @@ class Refresh:
 
 @dataclass(slots=True)
 class Refreshing:
-    """What a write's invalidation left to the write (app/graphql_view.py): the graces it set (their keys), the
+    """What a write's invalidation left to the write (app/http/graphql_view.py): the graces it set (their keys), the
     responses to compute again (at most `most`: the most recently read again of each tag moved, first), and
     when the graces were set (`time.monotonic`), to wait them out when they cannot be deleted."""
 

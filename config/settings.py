@@ -167,7 +167,7 @@ class Settings(DatabaseSettings):
     # in flight may take to finish before they are cancelled.
     shutdown_drain_seconds: float = 5.0
     shutdown_timeout: float = 30.0
-    # Slow clients (app/slow_clients.py, and uvicorn's own options): seconds a request's headers may take
+    # Slow clients (app/http/slow_clients.py, and uvicorn's own options): seconds a request's headers may take
     # from their first byte, seconds its whole body may take after them (408 past either; 0: no
     # limit), seconds an idle keep-alive connection stays open, and connections (and tasks) a worker
     # takes before it answers 503 (above the 1,000 event streams and WebSockets a worker holds).
@@ -263,7 +263,7 @@ class Settings(DatabaseSettings):
     views_flush_interval: int = 60
     views_per_hour_cap: int = 500
     # The reads response-cache hits answer (a view, a signed-in reader's history) are counted together,
-    # this many seconds after the first since the last count (app/hit_reads.py): a crash loses at most
+    # this many seconds after the first since the last count (app/http/hit_reads.py): a crash loses at most
     # these seconds of them. At most this many wait; more are not counted.
     hit_reads_interval: float = Field(default=0.25, ge=0, le=60)
     hit_reads_max_pending: int = Field(default=10_000, ge=1)
@@ -286,7 +286,7 @@ class Settings(DatabaseSettings):
     notification_digest_window: int = 3600
     max_page_size: int = 100
 
-    # --- what one request may ask (schema/limits.py, app/http_guards.py); each refused before execution ---
+    # --- what one request may ask (schema/limits.py, app/http/guards.py); each refused before execution ---
     # Body bytes (413 above); the 2025 client's largest operation is about 120 tokens, depth 4, and costs
     # at most 8,400 with every page at its largest.
     max_body_bytes: int = 1_048_576
@@ -304,7 +304,7 @@ class Settings(DatabaseSettings):
     # under way still finishes, with its cache invalidation).
     request_timeout: float = 15.0
     # State-changing requests (mutations) one worker runs at once; more wait at most WRITE_WAIT_SECONDS
-    # for a turn, then are answered 503 with Retry-After, unchanged (app/write_gate.py). 0: no bound. The
+    # for a turn, then are answered 503 with Retry-After, unchanged (app/http/write_gate.py). 0: no bound. The
     # wait rides out a Redis or PostgreSQL failover (the writes holding the turns wait for it too) and
     # ends before REQUEST_TIMEOUT. One at a time leaves the worker to its readers while a write waits on
     # PostgreSQL or Redis; with more, one write's waits were another's CPU, and under more writes than a
@@ -329,7 +329,7 @@ class Settings(DatabaseSettings):
     # Parsed documents kept per worker, by their text.
     parsed_documents_cache: int = 512
 
-    # --- watching it run (app/observability.py, cache/redis_metrics.py) ---
+    # --- watching it run (app/routes/observability.py, cache/redis_metrics.py) ---
     # /metrics answers loopback clients only; with a token set, a bearer token from anywhere instead.
     metrics_token: str | None = None
     # Seconds between flushes of this worker's counts to seed 000's metrics:* and stats:* keys in Redis.

@@ -9,7 +9,7 @@ field metadata so the SDL stays the contract's):
 An answer's policy is the smallest `max_age` over its fields and PRIVATE if any of them is. A root field
 without a declaration has no max age: its answers are never kept. A nested field without one inherits.
 
-The response cache (app/graphql_view.py) stores PUBLIC answers once for everyone, signed in or not, and
+The response cache (app/http/graphql_view.py) stores PUBLIC answers once for everyone, signed in or not, and
 PRIVATE answers per viewer; `Cache-Control` carries the same policy to browsers and CDNs. What makes the
 declaration safe to get wrong in one direction: an answer whose computation read the viewer
 (`Context.viewer()`) is never stored for everyone, whatever its declaration says.

@@ -30,12 +30,12 @@ from graphql import (
     MiddlewareManager,
 )
 from graphql.pyutils import Path, Undefined, gather_with_cancel
-from strawberry.asgi import ASGIWebSocketAdapter as ASGIWebSocketAdapter  # re-exported for app/graphql_view.py
+from strawberry.asgi import ASGIWebSocketAdapter as ASGIWebSocketAdapter  # re-exported for app/http/graphql_view.py
 from strawberry.asgi import GraphQL
 from strawberry.asgi import HTTPException as HTTPException  # re-exported: what Strawberry's view raises
 
 # The adapter Strawberry's ASGI view wraps each Starlette request in (its `request_adapter_class`, from the
-# `cross_web` package Strawberry depends on): app/exchange.py's adapter extends it.
+# `cross_web` package Strawberry depends on): app/http/exchange.py's adapter extends it.
 from strawberry.asgi import StarletteRequestAdapter as StarletteRequestAdapter
 from strawberry.extensions import SchemaExtension
 from strawberry.http.exceptions import WebSocketDisconnected as WebSocketDisconnected  # re-exported
@@ -45,7 +45,7 @@ from strawberry.schema.schema import StreamResult as StreamResult  # re-exported
 from strawberry.schema.schema import validate_document as _strawberry_validate
 from strawberry.schema.schema_converter import GraphQLCoreConverter
 
-# Strawberry's WebSocket protocol handlers, whose per-message `handle_message` app/subscription_messages.py
+# Strawberry's WebSocket protocol handlers, whose per-message `handle_message` app/http/subscription_messages.py
 # overrides to hold each message to its protocol before the library indexes it.
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
 from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
@@ -107,7 +107,7 @@ def graphql_ide_page() -> str:
     return get_graphql_ide_html(graphql_ide="graphiql")
 
 
-# Strawberry's ASGI view (app/graphql_view.py subclasses it): the methods it overrides beyond the documented
+# Strawberry's ASGI view (app/http/graphql_view.py subclasses it): the methods it overrides beyond the documented
 # ones (get_context, get_root_value, process_result, encode_json, decode_json), each still called by the
 # view's request path (tests/test_seams.py checks), and what it imports from Strawberry's HTTP internals.
 VIEW_HOOKS = ("run", "parse_http_body", "get_sub_response", "should_render_graphql_ide", "graphql_ide_html",

@@ -3,7 +3,7 @@
 Strawberry's GraphiQL page (strawberry/static/graphiql.html) loads pinned files from unpkg with Subresource
 Integrity hashes. This script takes the same files from the npm registry's package tarballs, checks each
 against the page's own hash and writes them to app/static/graphiql/<package>@<version>/<path>; the server
-serves the page with unpkg's address replaced by its own (app/graphiql.py), and the browser checks the same
+serves the page with unpkg's address replaced by its own (app/http/graphiql.py), and the browser checks the same
 hashes. Run it again after upgrading Strawberry:
 
     .venv/bin/python scripts/vendor_graphiql.py

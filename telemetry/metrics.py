@@ -73,9 +73,9 @@ REPLICA_LAG = Gauge("discours_db_replica_lag_seconds", "How far each replica's r
                     "the last check (0: it has replayed all it received; -1: it did not answer)", ["replica"],
                     multiprocess_mode="livemax")
 WRITES_REFUSED = Counter("discours_writes_refused", "State-changing requests answered 503: no turn came within "
-                         "WRITE_WAIT_SECONDS (app/write_gate.py)")
+                         "WRITE_WAIT_SECONDS (app/http/write_gate.py)")
 HIT_READS_DROPPED = Counter("discours_hit_reads_dropped", "Reads of response-cache hits not counted: more than "
-                            "HIT_READS_MAX_PENDING were waiting (app/hit_reads.py)")
+                            "HIT_READS_MAX_PENDING were waiting (app/http/hit_reads.py)")
 SESSIONS_CHECKED = Counter("discours_sessions_checked", "Session checks by result (valid, invalid, grace: "
                            "valid from memory while Redis did not answer, unavailable)", ["result"])
 

@@ -17,8 +17,8 @@ from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from alembic import command
+from app.cli.seed import SIZES, seed_connection
 from app.main import create_app, wire
-from app.seed import SIZES, seed_connection
 from auth.mailer import LogMailer
 from auth.services import build_auth
 from cache.redis.client import make_redis
@@ -172,8 +172,8 @@ def deps(engine: AsyncEngine, cache: Cache, redis: Redis, settings: Settings, ma
 @pytest.fixture
 async def app(deps: Deps, settings: Settings) -> AsyncIterator[Any]:
     """The app; stopped as a graceful stop does: the reads its hits noted are counted before the next test,
-    whose statements and commands a count arriving late (app/hit_reads.py) would otherwise join."""
-    from app.hit_reads import stop_hit_reads
+    whose statements and commands a count arriving late (app/http/hit_reads.py) would otherwise join."""
+    from app.http.hit_reads import stop_hit_reads
 
     app = create_app(settings, deps=deps)
     yield app

@@ -18,7 +18,7 @@ from redis.asyncio.client import Pipeline
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.hit_reads import hit_reads_of
+from app.http.hit_reads import hit_reads_of
 from cache import keys
 from cache.live.boards import COMPLETE, FLOOR, board_query
 from cache.redis import coalesce
@@ -67,7 +67,7 @@ class Api:
         self.deps = deps
 
     async def count_hit_reads(self) -> int:
-        """Count now the reads that response-cache hits noted (app/hit_reads.py), instead of on its timer."""
+        """Count now the reads that response-cache hits noted (app/http/hit_reads.py), instead of on its timer."""
         return await hit_reads_of(self.client._transport.app).flush()
 
     async def raw(self, query: str, variables: dict[str, Any] | None = None, user: User | None = None,

@@ -17,7 +17,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 
 from alembic import command
-from app.adopt_cli import _adopt, refuse_migrating_a_discours_database
+from app.cli.adopt import _adopt, refuse_migrating_a_discours_database
 from app.main import create_app, wire
 from auth.services import build_auth
 from cache.live.rebuild import rebuild_all
@@ -343,7 +343,7 @@ async def test_views_carry_over_exactly_and_importing_again_changes_nothing(
     """A views.json and a Discours Redis (seed 000 section 5) give each shout its imported views (the higher
     of the two); a second import changes nothing; views this server counted since stay on top; a running
     server's counters move with the totals."""
-    from app.adopt_cli import _import_views
+    from app.cli.adopt import _import_views
     from cache import keys
 
     assert await _adopt(discours_url, check_only=False, fanout=1000) == 0
@@ -408,7 +408,7 @@ async def test_accounts_carried_over_sign_in_with_their_bcrypt_hash_rehashed_and
     importing again changes nothing; authors left with no way to sign in are listed."""
     import bcrypt
 
-    from app.adopt_cli import _import_accounts
+    from app.cli.adopt import _import_accounts
 
     assert await _adopt(discours_url, check_only=False, fanout=1000) == 0
     maria_hash = bcrypt.hashpw(b"long password one", bcrypt.gensalt(rounds=4)).decode()

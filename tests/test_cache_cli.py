@@ -27,7 +27,7 @@ from tests.test_cli import BASE_ENV
 def cache_cli(*args: str, redis_url: str | None) -> subprocess.CompletedProcess[str]:
     env = {**BASE_ENV, "PYTHONPATH": str(ROOT), "DATABASE_URL": TEST_DATABASE_URL, "JWT_SECRET": "c" * 40,
            **({"REDIS_URL": redis_url} if redis_url else {})}
-    return subprocess.run([sys.executable, "-m", "app.cli", "cache", *args], cwd=ROOT, env=env,
+    return subprocess.run([sys.executable, "-m", "app.cli.commands", "cache", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=120)
 
 

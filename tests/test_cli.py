@@ -19,7 +19,7 @@ BASE_ENV = {k: v for k, v in os.environ.items()
 
 
 def discours(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=cwd, env={
+    return subprocess.run([sys.executable, "-m", "app.cli.commands", *args], cwd=cwd, env={
         **BASE_ENV, "PYTHONPATH": str(ROOT), **env}, capture_output=True, text=True, timeout=60)
 
 
@@ -64,7 +64,7 @@ async def test_a_database_that_answers_is_not_said_not_to(where: str, statement:
     from sqlalchemy import text
     from sqlalchemy.engine import make_url
 
-    from app.cli import explain
+    from app.cli.commands import explain
     from orm.engine import make_engine
 
     url = {"the test database": TEST_DATABASE_URL,

@@ -192,7 +192,7 @@ async def test_a_warm_read_costs_two_round_trips_and_a_hit_one(read: str, client
                                                                sql_counter: Any) -> None:
     """Warm (the response cache off, every value cached): what the read starts from (a composite: a page
     with its items, an entity with its slug), then everything the items need, together. A hit: the
-    stored answer (a shout's hit notes its read, counted later with the other hits': app/hit_reads.py)."""
+    stored answer (a shout's hit notes its read, counted later with the other hits': app/http/hit_reads.py)."""
     query, variables = WARM_READS[read]
     if "s" in variables:
         page = await client.post("/graphql", json={"query": "{ load_shouts_by(options: {limit: 1}) { slug } }"})

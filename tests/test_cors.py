@@ -39,7 +39,7 @@ async def test_a_listed_origin_gets_its_preflight_answered(client: httpx.AsyncCl
 
 
 async def test_a_credentialed_request_gets_its_origin_back(client: httpx.AsyncClient) -> None:
-    """Computed or answered from the response cache in front of the view (app/response_front.py)."""
+    """Computed or answered from the response cache in front of the view (app/http/response_front.py)."""
     client.cookies.set("session_token", "whatever")
     answers = [await client.post("/graphql", json=QUERY, headers={"origin": "https://new.discours.io"})
                for _ in range(2)]

@@ -125,7 +125,7 @@ async def test_the_cli_shows_parked_messages(redis: Redis) -> None:
     queue = DelayedQueue(redis, DEFERRED_QUEUE, max_attempts=1)
     await queue.enqueue("no_such_kind", {"n": 7}, at=time.time())
     await queue.run_once()  # no handler: fails at once and, with one attempt allowed, is parked
-    process = await asyncio.create_subprocess_exec(sys.executable, "-m", "app.cli", "queue", cwd=ROOT,
+    process = await asyncio.create_subprocess_exec(sys.executable, "-m", "app.cli.commands", "queue", cwd=ROOT,
                                                    stdout=subprocess.PIPE,
                                                    env={**os.environ, "REDIS_URL": TEST_REDIS_URL,
                                                         "REDIS_CLUSTER": str(TEST_REDIS_CLUSTER).lower()})

@@ -13,8 +13,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
 from alembic import command
+from app.cli.seed import SIZES, seed_database
 from app.main import check_services, create_app, open_deps
-from app.seed import SIZES, seed_database
 from config.settings import Settings, SettingsError, load_settings
 from orm.migrations import alembic_config
 from orm.shout import Shout

@@ -22,7 +22,7 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from app.seed import SIZES, seed_connection
+from app.cli.seed import SIZES, seed_connection
 from orm.engine import create_database_if_missing
 from schema.schema import build_schema
 from tests.conftest import TEST_DATABASE_URL, TEST_REDIS_URL, _migrate_fresh

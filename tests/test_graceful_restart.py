@@ -62,7 +62,7 @@ class Server:
 
     async def start(self) -> None:
         self.process = subprocess.Popen(  # noqa: ASYNC220 - it runs beside the test
-            [sys.executable, "-m", "app.cli", "serve", "--port", str(self.port), "--workers", str(self.workers)],
+            [sys.executable, "-m", "app.cli.commands", "serve", "--port", str(self.port), "--workers", str(self.workers)],
             cwd=ROOT, env=self.env)
         async with httpx.AsyncClient(base_url=self.url, timeout=2) as client:
             async def ready() -> bool:

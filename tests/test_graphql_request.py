@@ -1,4 +1,4 @@
-"""The request read once (app/graphql_request.py) at its boundary: what it makes of a GET and a POST, what it
+"""The request read once (app/http/graphql_request.py) at its boundary: what it makes of a GET and a POST, what it
 refuses and how, and that a POST which misses the response cache is decoded from JSON once, whoever reads
 its parameters afterwards (the front, the view's steps, Strawberry)."""
 
@@ -11,8 +11,8 @@ import orjson
 import pytest
 from starlette.types import Message
 
-from app.graphql_request import GraphQLRequest, ReadingRules, read
-from app.http_guards import Refused
+from app.http.graphql_request import GraphQLRequest, ReadingRules, read
+from app.http.guards import Refused
 from cache.response.persisted import sha256
 
 RULES = ReadingRules(max_json_depth=8, max_batch=3, session_cookie="session_token")

@@ -1,4 +1,4 @@
-"""The reads that response-cache hits answer, counted together (app/hit_reads.py) on real Redis and
+"""The reads that response-cache hits answer, counted together (app/http/hit_reads.py) on real Redis and
 PostgreSQL: however many hits and readers, a count is two round trips; each reader's view counts once and
 enters their history; a token that does not check out reads as a guest; the count comes by itself, a stop
 counts what waits, and no more than the bound waits."""
@@ -16,7 +16,7 @@ from redis.asyncio import Redis
 from sqlalchemy import select
 from starlette.requests import Request
 
-from app.hit_reads import HitRead, HitReads, hit_reads_of, stop_hit_reads
+from app.http.hit_reads import HitRead, HitReads, hit_reads_of, stop_hit_reads
 from app.main import create_app
 from cache import keys
 from config.settings import Settings

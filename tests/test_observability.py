@@ -221,9 +221,9 @@ async def test_readiness_follows_redis_and_postgres(outage_app: Any) -> None:
 
 
 async def test_readiness_needs_migrations_at_head(client: httpx.AsyncClient, monkeypatch: Any) -> None:
-    import app.observability
+    import app.routes.observability
 
-    monkeypatch.setattr(app.observability, "head_revisions", lambda: frozenset({"a_newer_revision"}))
+    monkeypatch.setattr(app.routes.observability, "head_revisions", lambda: frozenset({"a_newer_revision"}))
     response = await client.get("/readyz")
     assert response.status_code == 503
     assert "migrations not at head" in response.json()["checks"]["database"]

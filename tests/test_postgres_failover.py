@@ -16,8 +16,8 @@ import pytest
 from redis.asyncio import Redis
 
 from alembic import command
+from app.cli.seed import SIZES, seed_connection
 from app.main import create_app, wire
-from app.seed import SIZES, seed_connection
 from auth.mailer import LogMailer
 from auth.services import build_auth
 from cache.store import Cache

@@ -14,7 +14,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from ambient import REFRESHING
-from app import graphql_view
+from app.http import graphql_view
 from app.main import create_app
 from cache import keys
 from cache.refresh import GRACE_CHAIN_MOST, INDEXED_PER_TAG, Refreshing

@@ -253,7 +253,7 @@ async def test_the_response_made_of_a_rendered_answer_is_made_once_while_the_ans
     """The worker keeps the whole response (`{"data":{name:answer}}`) with the rendered answer it read: sent
     again, it is the same bytes, not put together again; an alias is another key, with a response of its
     own; once the answer moves, the response is made again from the new one."""
-    from app import graphql_view
+    from app.http import graphql_view
 
     sent: list[bytes] = []  # each response's bytes as the view got them (held: no id is reused)
     answer = graphql_view.answer_without_executing

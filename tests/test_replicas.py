@@ -22,8 +22,8 @@ from sqlalchemy import case, event, func, literal, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from alembic import command
+from app.cli.seed import SIZES, seed_connection
 from app.main import create_app, wire
-from app.seed import SIZES, seed_connection
 from auth.mailer import LogMailer
 from auth.services import build_auth
 from cache import keys

@@ -287,7 +287,7 @@ async def test_a_waiter_is_given_the_answer_as_computed_when_no_invalidation_cam
     cluster the look-up reads no clock: the waiter always waits for the store."""
     import asyncio
 
-    from app.single_flight import Flight
+    from app.http.single_flight import Flight
 
     query = {"query": "query($o: LoadShoutsOptions) { load_shouts_by(options: $o) { id title } }",
              "variables": {"o": {"limit": 7, "offset": 3}}}
@@ -344,13 +344,13 @@ def _keys_asked(monkeypatch: pytest.MonkeyPatch, method: str) -> list[str]:
 
 
 async def test_a_hit_is_answered_before_the_graphql_view(own_redis_app: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The response cache answers in front of routing and Strawberry (app/response_front.py): a hit never
+    """The response cache answers in front of routing and Strawberry (app/http/response_front.py): a hit never
     enters the view; a miss enters it once and is looked up once; a persisted query's hash alone finds the
     answer over POST and over GET without fetching the document; a client's current copy gets 304."""
     import hashlib
     import json
 
-    from app.graphql_view import DiscoursGraphQL
+    from app.http.graphql_view import DiscoursGraphQL
 
     client, redis, app = own_redis_app
     await app.state.deps.cache.invalidate_tags(["author:0"])  # a write before: the invalidation clock runs
@@ -473,11 +473,11 @@ async def test_readers_whose_computation_a_write_outdated_wait_for_one_next_comp
     the answers are just as current)."""
     import asyncio
 
-    import app.graphql_view
-    from app.graphql_view import DiscoursGraphQL
-    from app.single_flight import Flight
+    import app.http.graphql_view
+    from app.http.graphql_view import DiscoursGraphQL
+    from app.http.single_flight import Flight
 
-    monkeypatch.setattr(app.graphql_view, "FLIGHTS_JOINED", flights_joined)
+    monkeypatch.setattr(app.http.graphql_view, "FLIGHTS_JOINED", flights_joined)
     user = await api.user()
     read = {"query": 'query($s: String) { get_author(slug: $s) { name } }', "variables": {"s": user.slug}}
     first_stores, release, waiting = asyncio.Event(), asyncio.Event(), []
@@ -595,7 +595,7 @@ async def test_reading_apart_answers_what_the_hit_script_answers(cache: Cache, r
     async def answers(key: str) -> list[Any]:
         script = await responses._check_here(key)
         apart = await responses._check_apart(key)
-        if script[0] != 2:  # the script also says the invalidation clock it read (app/single_flight.py)
+        if script[0] != 2:  # the script also says the invalidation clock it read (app/http/single_flight.py)
             assert script[1] == await redis.get(keys.invalidation_clock())
             assert script[2:] == ([b"", tag.encode()] if script[0] == 1 else [])  # what moved (cache/refresh.py)
             script = script[:1]

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.graphql_view import DiscoursGraphQL
+from app.http.graphql_view import DiscoursGraphQL
 from app.main import create_app, wire
 from auth.services import build_auth
 from cache import keys

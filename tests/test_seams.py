@@ -181,7 +181,7 @@ async def test_the_middleware_manager_is_what_graphql_core_gets(monkeypatch: pyt
 def test_the_graphiql_page_comes_from_strawberry() -> None:
     page = graphql_ide_page()
     canary("graphiql" in page and "https://unpkg.com/" in page, STRAWBERRY, "`strawberry.http.ides`",
-           "The offline GraphiQL page (app/graphiql.py, its scripts vendored by scripts/vendor_graphiql.py)",
+           "The offline GraphiQL page (app/http/graphiql.py, its scripts vendored by scripts/vendor_graphiql.py)",
            "find Strawberry's page and run scripts/vendor_graphiql.py again for its new scripts")
 
 
@@ -623,14 +623,14 @@ async def test_a_command_is_sent_without_a_task_and_a_stalled_send_still_times_o
 
 async def test_the_views_overridden_hooks_are_still_called(app: Any, client: Any,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    """app/graphql_view.py overrides Strawberry view methods that its documentation does not name; each must
+    """app/http/graphql_view.py overrides Strawberry view methods that its documentation does not name; each must
     still exist and be called on the request path, or its override would silently do nothing."""
     from strawberry.asgi import GraphQL
 
-    from app.graphql_view import DiscoursGraphQL
+    from app.http.graphql_view import DiscoursGraphQL
 
     missing = [name for name in VIEW_HOOKS if not hasattr(GraphQL, name)]
-    canary(not missing, STRAWBERRY, f"the view's {missing}", "app/graphql_view.py DiscoursGraphQL",
+    canary(not missing, STRAWBERRY, f"the view's {missing}", "app/http/graphql_view.py DiscoursGraphQL",
            "find what replaced them and move the overrides there")
     called: list[str] = []
     overridden = ("run", "parse_http_body", "get_sub_response")
@@ -647,10 +647,10 @@ async def test_the_views_overridden_hooks_are_still_called(app: Any, client: Any
     await client.post("/graphql", json={"query": "{ get_topics_all { slug } }"}, headers={"cache-control": "no-cache"})
     not_called = set(overridden) - set(called)
     canary(not not_called, STRAWBERRY, f"the view no longer calls {sorted(not_called)}",
-           "app/graphql_view.py DiscoursGraphQL (its overrides)",
+           "app/http/graphql_view.py DiscoursGraphQL (its overrides)",
            "find where Strawberry's view now does that step and override it there")
     canary(GraphQL.request_adapter_class is StarletteRequestAdapter, STRAWBERRY,
-           "the view's `request_adapter_class`", "app/exchange.py ExchangeAdapter (how the view's hooks find the "
+           "the view's `request_adapter_class`", "app/http/exchange.py ExchangeAdapter (how the view's hooks find the "
            "request read once)", "extend the adapter class Strawberry's ASGI view now uses")
     view = GraphQL(strawberry.Schema(query=Query), subscription_protocols=(GRAPHQL_SSE_PROTOCOL,))
     protocols = (stream_protocol(view, {"accept": "text/event-stream"}), stream_protocol(view, {"accept": "*/*"}))
@@ -664,7 +664,7 @@ async def test_the_views_overridden_hooks_are_still_called(app: Any, client: Any
 
 
 def test_each_websocket_message_passes_through_the_handlers_handle_message() -> None:
-    """app/subscription_messages.py checks every message in `handle_message`, which must still be what the
+    """app/http/subscription_messages.py checks every message in `handle_message`, which must still be what the
     protocol handlers call for each message they read, and the view must still build them from its
     `*_handler_class` attributes."""
     from strawberry.asgi import GraphQL
@@ -673,12 +673,12 @@ def test_each_websocket_message_passes_through_the_handlers_handle_message() -> 
 
     for handler in (TransportWSHandler, LegacyWSHandler):
         canary("self.handle_message(" in inspect.getsource(handler.handle), STRAWBERRY,
-               f"{handler.__name__}.handle", "app/subscription_messages.py (messages checked before the library)",
+               f"{handler.__name__}.handle", "app/http/subscription_messages.py (messages checked before the library)",
                "find where the handler now reads each message and check it there")
     canary(GraphQL.graphql_transport_ws_handler_class.__origin__ is TransportWSHandler  # type: ignore[attr-defined]
            and GraphQL.graphql_ws_handler_class.__origin__ is LegacyWSHandler,  # type: ignore[attr-defined]
            STRAWBERRY, "the view's `graphql_transport_ws_handler_class` / `graphql_ws_handler_class`",
-           "app/graphql_view.py DiscoursGraphQL", "set the view's new handler attributes to the checked handlers")
+           "app/http/graphql_view.py DiscoursGraphQL", "set the view's new handler attributes to the checked handlers")
 
 
 # --- SQLAlchemy -----------------------------------------------------------------------------------

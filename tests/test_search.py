@@ -18,7 +18,7 @@ import pytest
 from redis.asyncio import Redis
 from sqlalchemy import func, select, text
 
-from app.corpus import VOCABULARY
+from app.cli.corpus import VOCABULARY
 from cache import keys
 from cache.store import decode
 from orm import Author, Reaction, Shout
@@ -234,7 +234,7 @@ async def test_comments_by_their_words(deps: Deps, written: dict[str, int]) -> N
 
 
 async def test_every_lemma_of_the_corpus_is_found_in_every_form(engine: Any) -> None:
-    """The promise of app/corpus.py: each lemma's forms come to one lexeme in its language's config."""
+    """The promise of app/cli/corpus.py: each lemma's forms come to one lexeme in its language's config."""
     lexemes: dict[tuple[str, str], set[str]] = {}
     async with engine.connect() as conn:
         for lemma in VOCABULARY:

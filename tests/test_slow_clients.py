@@ -1,5 +1,5 @@
 """Slow clients cut off, over real sockets to a real uvicorn with the protocol and options `discours serve`
-gives it (app/slow_clients.py): headers a byte at a time, a body a byte at a time, an idle keep-alive
+gives it (app/http/slow_clients.py): headers a byte at a time, a body a byte at a time, an idle keep-alive
 connection, and connections over the cap; while an open WebSocket outlives every deadline."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import uvicorn
 
+from app.http.slow_clients import ReadDeadlines
 from app.main import create_app
-from app.slow_clients import ReadDeadlines
 from config.settings import Settings
 from devtools.services import free_port
 from resolvers.deps import Deps
@@ -139,7 +139,7 @@ async def test_connections_over_the_cap_are_answered_503(deps: Deps, settings: S
 
 
 def test_serve_starts_uvicorn_with_the_limits(monkeypatch: pytest.MonkeyPatch) -> None:
-    from app import cli
+    from app.cli import commands as cli
 
     seen: dict[str, Any] = {}
     monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: seen.update(kwargs))

@@ -10,7 +10,7 @@ import httpx
 from redis.asyncio import Redis
 from sqlalchemy import select
 
-from app.hit_reads import hit_reads_of
+from app.http.hit_reads import hit_reads_of
 from app.main import create_app
 from cache import keys
 from config.settings import Settings
@@ -96,7 +96,7 @@ async def test_reading_and_search_histories(api: Api, deps: Deps) -> None:
 async def test_a_hit_counts_its_view_after_answering_also_signed_in_and_when_not_modified(
         api: Api, deps: Deps, redis: Redis, settings: Settings) -> None:
     """A hit is answered from its one round trip and notes its read; the next count of the hits' reads
-    (app/hit_reads.py) counts its shout's view: for a guest, for a signed-in reader (whose reading
+    (app/http/hit_reads.py) counts its shout's view: for a guest, for a signed-in reader (whose reading
     history gets the shout, as a computed answer's would) and for a hit answered 304 Not Modified."""
     app = create_app(settings.model_copy(update={"hit_reads_interval": 60}), deps=deps)  # counted when told
     reads = hit_reads_of(app)

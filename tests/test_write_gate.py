@@ -1,4 +1,4 @@
-"""Writes beyond what a worker takes at once (app/write_gate.py): they wait at most WRITE_WAIT_SECONDS
+"""Writes beyond what a worker takes at once (app/http/write_gate.py): they wait at most WRITE_WAIT_SECONDS
 for a turn, then are answered 503 SERVICE_UNAVAILABLE with Retry-After, having changed nothing; past
 WRITES_WAITING waiting they are answered so at once; reads are never held by the bound; a write sent again
 once a turn is free is done. With WRITE_SHARE below 1, each write is followed by a pause that keeps the
@@ -15,9 +15,9 @@ import pytest
 from sqlalchemy import select
 from starlette.routing import Route
 
-from app.http_guards import Refused
+from app.http.guards import Refused
+from app.http.write_gate import MAX_PAUSE, Readers, WriteGate
 from app.main import create_app
-from app.write_gate import MAX_PAUSE, Readers, WriteGate
 from cache.response.responses import ResponseCache
 from config.settings import Settings
 from orm import Topic

@@ -21,7 +21,7 @@ only for the others.
 A response is kept by a script too, which checks its stamp first (every generation it names is still
 current) and keeps nothing otherwise: an answer read before a write that committed while it was computed
 is never kept, and one that is kept was current when it was, at the invalidation clock it notes (`c`), so
-its first hit skips the check. Readers that waited for the computation (app/single_flight.py) are given it
+its first hit skips the check. Readers that waited for the computation (app/http/single_flight.py) are given it
 as it is, with no look-up.
 
 A response missing or stale is computed by one worker at a time while no write comes (`ResponseCache.claim`):
@@ -117,7 +117,7 @@ class LookUp:
     """What a look-up found under a key: `hit`, the stored response if current; `stale`, whether what was
     there was a response a write made stale; `clock`, the invalidation clock as the look-up read it when it
     found nothing current (one Redis server; None on a cluster, or when there is no clock). Two look-ups
-    that read the same clock had no invalidation between them (app/single_flight.py)."""
+    that read the same clock had no invalidation between them (app/http/single_flight.py)."""
 
     hit: Hit | None
     stale: bool = False
@@ -259,7 +259,7 @@ class ResponseCache:
     async def claim(self, key: str, clock: Callable[[], float] = time.perf_counter) -> Claim:
         """Whether this worker is to compute the response under `key`, which a look-up did not find: the
         cache's fill lock (cache/store.py `Cache._fill`) for whole answers. Each worker has its own single
-        flight (app/single_flight.py); without a claim, a write to a hot page had every worker compute it
+        flight (app/http/single_flight.py); without a claim, a write to a hot page had every worker compute it
         again. The first to claim it computes; the others look again, after CLAIM_POLL_FIRST seconds and then
         more slowly, and are answered by what it kept (current, as any hit). Each look finds the answer, or
         else tries the claim, in one step (`_HIT_OR_CLAIM`); the claim is released by the store of the answer,

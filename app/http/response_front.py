@@ -1,8 +1,8 @@
 """The response cache in front of everything else: a hit answered before routing, before Starlette makes a
 Request and before Strawberry's view is entered (DESIGN.md, data flow of a read, step 1).
 
-Every GraphQL request over HTTP (GET or POST to /graphql) is read here, once (app/graphql_request.py); the
-view (app/graphql_view.py) is handed what was read, and never reads the body again. A hit's cost is what
+Every GraphQL request over HTTP (GET or POST to /graphql) is read here, once (app/http/graphql_request.py); the
+view (app/http/graphql_view.py) is handed what was read, and never reads the body again. A hit's cost is what
 any route of this stack pays, plus one Redis round trip: read the body, hash the request, run the hit
 script (cache/response/responses.py), send the stored bytes. Everything a hit does not need is left to the view:
 
@@ -15,9 +15,9 @@ script (cache/response/responses.py), send the stored bytes. Everything a hit do
   the session and looks under the reader's own key.
 
 A public entry is served to signed-in readers as well: an answer is stored under the public key only
-when computing it never read the viewer and no field of it is private (app/graphql_view.py `_compute`),
+when computing it never read the viewer and no field of it is private (app/http/graphql_view.py `_compute`),
 so it is the same for every reader. That is why no session is checked on this path; a hit of a shout
-notes its read, counted later with the other hits' reads (app/hit_reads.py), the sessions checked then.
+notes its read, counted later with the other hits' reads (app/http/hit_reads.py), the sessions checked then.
 
 A hash-only persisted query (`extensions.persistedQuery.sha256Hash`, POST or GET) is looked up by that
 hash, which is what the response key is made of (cache/response/responses.py `request_key`), with no second round
@@ -32,13 +32,13 @@ from typing import Any, Protocol
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.graphql_request import GraphQLRequest, ReadingRules, read
-from app.hit_reads import HitRead, hit_reads_of
-from app.http_caching import cache_control, is_current
-from app.http_guards import Refused
-from app.negotiation import media_type, stored_body
-from app.single_flight import now
-from app.write_gate import Readers
+from app.http.caching import cache_control, is_current
+from app.http.graphql_request import GraphQLRequest, ReadingRules, read
+from app.http.guards import Refused
+from app.http.hit_reads import HitRead, hit_reads_of
+from app.http.negotiation import media_type, stored_body
+from app.http.single_flight import now
+from app.http.write_gate import Readers
 from cache.response.responses import Hit, ResponseCache
 from schema.context import guest_of
 from telemetry import metrics
@@ -49,11 +49,11 @@ PATH = "/graphql"
 
 
 class View(Protocol):
-    """What the front hands a request on to (app/graphql_view.py `DiscoursGraphQL`)."""
+    """What the front hands a request on to (app/http/graphql_view.py `DiscoursGraphQL`)."""
 
     rules: ReadingRules
     response_cache_ttl: int  # RESPONSE_CACHE_TTL
-    readers: Readers  # the reads being answered, a hit among them (app/write_gate.py)
+    readers: Readers  # the reads being answered, a hit among them (app/http/write_gate.py)
 
     async def serve(self, scope: Scope, receive: Receive, send: Send, request: GraphQLRequest | Refused, *,
                     looked_up: bool = False, stale: bool = False, clock: bytes | None = None,
@@ -121,13 +121,13 @@ class ResponseCacheFront:
         operation = metrics.operation_label(request.operation_name)
         metrics.child(metrics.REQUESTS, operation, "hit").inc()
         metrics.child(metrics.REQUEST_SECONDS, operation, "hit").observe(time.perf_counter() - started)
-        if hit.views:  # a read of a shout answered from the cache still counts, with the others (app/hit_reads.py)
+        if hit.views:  # a read of a shout answered from the cache still counts, with the others (app/http/hit_reads.py)
             note_hit_reads(scope, hit.views, token=request.token)
 
 
 async def _send_hit(send: Send, hit: Hit, request: GraphQLRequest, responses: ResponseCache) -> None:
     """The stored answer as it is, or 304 when the client's copy is current; the headers the view gives
-    an answer (app/http_caching.py)."""
+    an answer (app/http/caching.py)."""
     common = [(b"etag", hit.etag.encode()), (b"cache-control", cache_control(hit.max_age, hit.private).encode()),
               (b"vary", b"accept-encoding"), (b"x-cache", b"HIT")]
     if is_current(hit.etag, request.if_none_match):
@@ -144,5 +144,5 @@ async def _send_hit(send: Send, hit: Hit, request: GraphQLRequest, responses: Re
 
 def note_hit_reads(scope: Scope, shout_ids: list[int], *, token: str | None) -> None:
     """The shouts a stored answer shows were read again, by this reader: counted with the other hits'
-    reads (app/hit_reads.py), the session `token` checked then."""
+    reads (app/http/hit_reads.py), the session `token` checked then."""
     hit_reads_of(scope["app"]).add(HitRead(tuple(shout_ids), guest_of(scope), token))

@@ -1,21 +1,21 @@
 """The GraphQL HTTP view: Strawberry's ASGI app, composing the steps of answering one request.
 
-A request reaches `serve` read once (app/graphql_request.py: by the front, app/response_front.py, or by
-`__call__` when nothing is in front), wrapped in an `Exchange` (app/exchange.py) that Strawberry's hooks
+A request reaches `serve` read once (app/http/graphql_request.py: by the front, app/http/response_front.py, or by
+`__call__` when nothing is in front), wrapped in an `Exchange` (app/http/exchange.py) that Strawberry's hooks
 are handed. `run` then, within the request's time limit and counted in the metrics:
 
-1. finds a persisted query's document (app/persisted_queries.py) and refuses a state change over GET
-   (app/http_guards.py);
+1. finds a persisted query's document (app/http/persisted_queries.py) and refuses a state change over GET
+   (app/http/guards.py);
 2. answers from the response cache under the request's key (the public one, or the viewer's own for a
    private answer), or computes the answer once for every identical request waiting meanwhile
-   (app/single_flight.py) and keeps it if its policy and its reads allow (schema/cache_control.py);
-3. gives the answer its HTTP caching headers, or a 304 (app/http_caching.py), and GraphQL over HTTP's
-   media type (app/negotiation.py).
+   (app/http/single_flight.py) and keeps it if its policy and its reads allow (schema/cache_control.py);
+3. gives the answer its HTTP caching headers, or a 304 (app/http/caching.py), and GraphQL over HTTP's
+   media type (app/http/negotiation.py).
 
 Subscriptions go over WebSocket (`graphql-transport-ws`, legacy `graphql-ws`) and over HTTP as server-sent
 events (`graphql-sse`, `Accept: text/event-stream`). Strawberry keeps a WebSocket's connection_init
 payload on `Context.connection_params`, where `Context.session` looks for a token first. GraphiQL is served
-from the server's own copies of its scripts (app/graphiql.py), working offline.
+from the server's own copies of its scripts (app/http/graphiql.py), working offline.
 """
 
 from __future__ import annotations
@@ -38,18 +38,18 @@ from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
 from strawberry.types import ExecutionResult
 
 from ambient import REFRESHING
-from app import persisted_queries
-from app.exchange import Exchange, ExchangeAdapter
-from app.graphiql import offline_page
-from app.graphql_request import GraphQLRequest, ReadingRules, read
-from app.http_caching import marked, with_http_caching
-from app.http_guards import BAD_REQUEST, TIMEOUT, Refused, refuse_state_change_over_get
-from app.negotiation import media_type, stored_body, wants_graphql_response
-from app.response_front import note_hit_reads, responses_of
-from app.single_flight import FLIGHTS_JOINED, Computed, Flight, SingleFlight, now
-from app.subscription_messages import CheckedLegacyWS, CheckedTransportWS
-from app.write_gate import Readers, WriteGate
-from app.write_refresh import noted_for_refresh, refresh
+from app.http import persisted_queries
+from app.http.caching import marked, with_http_caching
+from app.http.exchange import Exchange, ExchangeAdapter
+from app.http.graphiql import offline_page
+from app.http.graphql_request import GraphQLRequest, ReadingRules, read
+from app.http.guards import BAD_REQUEST, TIMEOUT, Refused, refuse_state_change_over_get
+from app.http.negotiation import media_type, stored_body, wants_graphql_response
+from app.http.response_front import note_hit_reads, responses_of
+from app.http.single_flight import FLIGHTS_JOINED, Computed, Flight, SingleFlight, now
+from app.http.subscription_messages import CheckedLegacyWS, CheckedTransportWS
+from app.http.write_gate import Readers, WriteGate
+from app.http.write_refresh import noted_for_refresh, refresh
 from cache import response_capture
 from cache.redis.coalesce import at_once
 from cache.refresh import Refreshing
@@ -214,7 +214,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         if key is None:
             return marked(await self._executed_unkept(exchange, root_value), "BYPASS")
         responses = responses_of(exchange.app)
-        # The front (app/response_front.py) looked the public key up already and found nothing it could serve.
+        # The front (app/http/response_front.py) looked the public key up already and found nothing it could serve.
         hit = None
         if not (exchange.looked_up and key == exchange.graphql.public_key) and not exchange.refreshing:
             looked = await responses.look_up(key)
@@ -237,7 +237,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
     async def _waited_for(flight: Flight[Hit, Kept], exchange: Exchange, responses: ResponseCache,
                           key: str) -> Hit | None:
         """The answer of an identical computation under way, once computed, when this request may have it
-        (app/single_flight.py): as computed, when the computation began after this request or no
+        (app/http/single_flight.py): as computed, when the computation began after this request or no
         invalidation came between the two look-ups; else as the store kept it, current then (after this
         request began), or as a look-up finds it. None: the next computation is joined, or this one leads."""
         hit = await flight.answer_for(exchange.clock, exchange.began)
@@ -296,7 +296,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         body, encoding = stored_body(hit, exchange.graphql.accept_encoding, responses.plain)
         response = Response(body, media_type=media_type(exchange.graphql.accept),
                             headers={"vary": "accept-encoding", "etag": hit.etag, **encoding})
-        if hit.views:  # a read of a shout served from the response cache still counts (app/hit_reads.py)
+        if hit.views:  # a read of a shout served from the response cache still counts (app/http/hit_reads.py)
             note_hit_reads(exchange.scope, hit.views, token=exchange.graphql.token)
         return marked(response, "HIT")  # type: ignore[no-any-return]
 
@@ -354,7 +354,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
     # --- writes -------------------------------------------------------------------------------------------
 
     async def _write(self, exchange: Exchange, root_value: Any) -> Any:
-        """A state-changing request, in its turn (app/write_gate.py). Its invalidations leave graces, and the hot
+        """A state-changing request, in its turn (app/http/write_gate.py). Its invalidations leave graces, and the hot
         responses they made stale are computed again before it is answered (cache/refresh.py); its graces are
         gone before its answer, whatever happened, or else waited out."""
         refreshing = Refreshing(self.refreshed_per_write, self.refresh_grace_ms) if self.refreshed_per_write else None
@@ -447,7 +447,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         return isinstance(request, ExchangeAdapter) and request.exchange.graphql.asks_for_page
 
     async def parse_http_body(self, request: Any) -> GraphQLRequestData | list[GraphQLRequestData]:
-        """The request's operations as read once (app/graphql_request.py): nothing is decoded again."""
+        """The request's operations as read once (app/http/graphql_request.py): nothing is decoded again."""
         graphql: GraphQLRequest = request.exchange.graphql
         protocol = stream_protocol(self, request.headers)
         if graphql.batch and protocol != "http":

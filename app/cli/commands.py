@@ -9,7 +9,7 @@ import os
 import sys
 import tempfile
 
-from app import adopt_cli, cache_cli
+from app.cli import adopt, cache_tools
 from config.settings import SettingsError, load_database_settings, load_settings
 
 
@@ -18,7 +18,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     from orm.migrations import alembic_config
 
     url = load_database_settings().database_url
-    refused = adopt_cli.refuse_migrating_a_discours_database(url)
+    refused = adopt.refuse_migrating_a_discours_database(url)
     if refused is not None:
         print(f"discours migrate: {refused}", file=sys.stderr)
         return 2
@@ -29,7 +29,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from app.slow_clients import BODY_TIMEOUT_ENV, HEADER_TIMEOUT_ENV, ReadDeadlines
+    from app.http.slow_clients import BODY_TIMEOUT_ENV, HEADER_TIMEOUT_ENV, ReadDeadlines
 
     settings = load_settings()
     host = args.host or settings.host
@@ -45,7 +45,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # scrape that reaches any of them sees the whole server. Set before they start; they inherit it.
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="discours-metrics-")
     # Each worker drains on SIGTERM (app/graceful.py), then has SHUTDOWN_TIMEOUT for what is in flight.
-    # Slow clients (app/slow_clients.py): the workers' protocol reads its deadlines from here.
+    # Slow clients (app/http/slow_clients.py): the workers' protocol reads its deadlines from here.
     os.environ[HEADER_TIMEOUT_ENV] = str(settings.header_read_timeout)
     os.environ[BODY_TIMEOUT_ENV] = str(settings.body_read_timeout)
     uvicorn.run("app.asgi:app", host=host, port=port, workers=workers, factory=False,
@@ -57,7 +57,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_seed(args: argparse.Namespace) -> int:
-    from app.seed import SIZES, seed_database
+    from app.cli.seed import SIZES, seed_database
 
     settings = load_settings()
     size = SIZES[args.size]
@@ -99,8 +99,8 @@ def cmd_queue(args: argparse.Namespace) -> int:
 
 def cmd_rebuild(args: argparse.Namespace) -> int:
     """Rebuild the live structures (counters, follow sets, threads, leaderboards) from SQL."""
+    from app.cli.seed import Progress
     from app.main import open_deps
-    from app.seed import Progress
     from cache.live.rebuild import rebuild_all
 
     async def run() -> dict[str, int]:
@@ -150,8 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     rebuild.add_argument("--quiet", action="store_true")
     rebuild.set_defaults(func=cmd_rebuild)
 
-    cache_cli.add_parser(sub)
-    adopt_cli.add_parser(sub)
+    cache_tools.add_parser(sub)
+    adopt.add_parser(sub)
 
     export = sub.add_parser("export-schema", help="print the GraphQL SDL")
     export.set_defaults(func=cmd_export_schema)

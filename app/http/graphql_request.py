@@ -1,6 +1,6 @@
 """One GraphQL request over HTTP, read once: the body received and decoded, the parameters checked, the
-response key derived. The front (app/response_front.py) makes it before anything else; the view and its
-steps (app/graphql_view.py), the response cache and Strawberry (`GraphQLRequestData`, handed to it as it
+response key derived. The front (app/http/response_front.py) makes it before anything else; the view and its
+steps (app/http/graphql_view.py), the response cache and Strawberry (`GraphQLRequestData`, handed to it as it
 is, not parsed again) all read this one value.
 
 A request the server will not run is refused here, before anything is parsed as GraphQL: a POST body
@@ -20,7 +20,7 @@ import orjson
 from starlette.requests import cookie_parser
 from starlette.types import Message, Receive, Scope
 
-from app.http_guards import (
+from app.http.guards import (
     BAD_REQUEST,
     PERSISTED_QUERY_NOT_SUPPORTED,
     TOO_MANY_OPERATIONS,

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.graphql_request import body_of
-from app.graphql_view import DiscoursGraphQL
-from app.response_front import PATH
+from app.http.graphql_request import body_of
+from app.http.graphql_view import DiscoursGraphQL
+from app.http.response_front import PATH
 from schema.stream_starts import StreamStarts
 
 

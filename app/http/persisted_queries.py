@@ -4,8 +4,8 @@ PERSISTED_QUERY_NOT_FOUND, which tells the client to send the document too."""
 
 from __future__ import annotations
 
-from app.graphql_request import GraphQLRequest
-from app.http_guards import BAD_REQUEST, PERSISTED_QUERY_NOT_FOUND, Refused
+from app.http.graphql_request import GraphQLRequest
+from app.http.guards import BAD_REQUEST, PERSISTED_QUERY_NOT_FOUND, Refused
 from cache.response.persisted import PersistedQueries, sha256
 
 

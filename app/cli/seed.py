@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import func, insert, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.corpus import Corpus, Zipf
+from app.cli.corpus import Corpus, Zipf
 from orm import (
     Author,
     AuthorBookmark,

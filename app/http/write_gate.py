@@ -41,7 +41,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-from app.http_guards import SERVICE_UNAVAILABLE, Refused
+from app.http.guards import SERVICE_UNAVAILABLE, Refused
 from telemetry import metrics
 
 # A write that held its turn long was waiting (a failover, a lock), not taking the worker's CPU: the pause
@@ -50,8 +50,8 @@ MAX_PAUSE = 1.0
 
 
 class Readers:
-    """How many reads a worker is answering now: a hit the response front serves (app/response_front.py)
-    and a query the view answers (app/graphql_view.py). Not a stream being sent: a subscriber waiting for
+    """How many reads a worker is answering now: a hit the response front serves (app/http/response_front.py)
+    and a query the view answers (app/http/graphql_view.py). Not a stream being sent: a subscriber waiting for
     events waits for no CPU. Counted inline rather than by a context manager: a hit is a few hundred
     microseconds, and this is on its path."""
 

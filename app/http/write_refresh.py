@@ -14,8 +14,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from app.exchange import Exchange
-from app.graphql_request import GraphQLRequest, Operation
+from app.http.exchange import Exchange
+from app.http.graphql_request import GraphQLRequest, Operation
 from cache import keys
 from cache.refresh import Refresh, Refreshing, queue_noted, request_record
 from telemetry import metrics
@@ -27,7 +27,7 @@ MOVES_NOTED_MOST = 4
 
 
 class Serve(Protocol):
-    """The view's `serve` (app/graphql_view.py)."""
+    """The view's `serve` (app/http/graphql_view.py)."""
 
     def __call__(self, scope: Any, receive: Any, send: Any, request: GraphQLRequest, *, stale: bool = False,
                  refreshing: bool = False) -> Awaitable[None]: ...

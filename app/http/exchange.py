@@ -1,5 +1,5 @@
 """A request as the view's steps and Strawberry's hooks hand it along: a Starlette `Request` that carries
-its GraphQL parameters, read once (`graphql`, app/graphql_request.py), and what the steps learn while
+its GraphQL parameters, read once (`graphql`, app/http/graphql_request.py), and what the steps learn while
 answering it (whether execution had errors, how long the answer may be kept and for whom, the context).
 
 Strawberry calls the view's hooks (`get_context`, `parse_http_body`, `process_result`, ...) with the
@@ -16,8 +16,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope
 
-from app.graphql_request import GraphQLRequest
-from app.single_flight import now
+from app.http.graphql_request import GraphQLRequest
+from app.http.single_flight import now
 from schema.seam import StarletteRequestAdapter
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ class Exchange(Request):
                  began: float | None = None, refreshing: bool = False) -> None:
         super().__init__(scope, receive)
         self.graphql = graphql
-        # when the request began, before any look-up of its answer (app/single_flight.py `now`)
+        # when the request began, before any look-up of its answer (app/http/single_flight.py `now`)
         self.began = now() if began is None else began
         self.looked_up = looked_up  # the front looked the public key up already and found nothing to serve
         self.stale = stale  # what a look-up found under the request's key was a response a write made stale
@@ -40,7 +40,7 @@ class Exchange(Request):
         self.moved = moved  # when stale: the tags whose moves made it so (noted for writes to refresh it)
         # A write computes this answer again before it is answered (cache/refresh.py): nothing is looked up.
         self.refreshing = refreshing
-        # Work left for after the answer has gone out (the computed answer's store: app/single_flight.py).
+        # Work left for after the answer has gone out (the computed answer's store: app/http/single_flight.py).
         self.after_answer: Callable[[], Awaitable[None]] | None = None
         self.context: Context | None = None  # made once, by the first step that needs it
         self.sub_response: Response | None = None  # Strawberry's, for status and headers set while executing

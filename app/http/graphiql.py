@@ -13,7 +13,7 @@ from starlette.staticfiles import StaticFiles
 
 from schema.seam import graphql_ide_page
 
-ASSETS = Path(__file__).resolve().parent / "static" / "graphiql"
+ASSETS = Path(__file__).resolve().parents[1] / "static" / "graphiql"  # app/static
 PREFIX = "/graphiql-assets/"
 CDN = "https://unpkg.com/"
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from starlette.responses import Response
 
-from app.exchange import Exchange
+from app.http.exchange import Exchange
 from cache.response.responses import etag_of
 from schema.cache_control import Policy
 

@@ -1,0 +1,6 @@
+"""The routes beside /graphql.
+
+- `observability`: `/metrics`, `/healthz`, `/readyz`
+- `oauth`: the sign-in flows with a provider (auth/oauth.py)
+- `link_pages`: the pages the links in our mail open
+"""
