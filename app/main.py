@@ -32,6 +32,7 @@ from app.routes import link_pages, observability
 from app.routes import oauth as oauth_routes
 from app.routes.observability import metrics_route
 from auth.services import AuthServices, build_auth
+from cache.containment import LOST_WRITE_RECOVERY
 from cache.failover import RedisTooOld, check_data_owner
 from cache.live.structures import LiveStore
 from cache.live.views import ViewCounter
@@ -44,7 +45,7 @@ from cache.redis.client import open_connections as open_redis_connections
 from cache.redis_metrics import RedisMetrics
 from cache.response.responses import ResponseCache
 from cache.revalidator import CacheRevalidationManager
-from cache.store import LOST_WRITE_RECOVERY, Cache
+from cache.store import Cache
 from cache.wal_floor import WalFloor
 from config.settings import Settings, SettingsError, get_settings
 from orm.engine import make_engine, make_session_factory

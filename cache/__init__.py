@@ -8,8 +8,9 @@ read), then the stamped-value core here (one value, or a composite of values), w
 The core, at this level:
 
 - `keys`: every key and channel name, its TTL or bound
-- `store`: a value kept under the generations it was computed at (`cached_query`); a lost invalidation
-  contained
+- `store`: a value kept under the generations it was computed at, read through (`cached_query`)
+- `stamps`: what a value is stored as, and the stamp it was computed under
+- `containment`: a lost invalidation contained, so nothing computed before it is served after
 - `response_capture`: what one computation's reads depended on (the stamps a response is kept under)
 - `composite`: values computed from other cached reads, in one round trip
 - `entities`: entity caches by id and slug, in batches

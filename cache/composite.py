@@ -31,16 +31,8 @@ from redis.exceptions import RedisError
 from cache import keys, response_capture
 from cache.lua import load_lua
 from cache.redis.client import is_cluster
-from cache.store import (
-    MISSING,
-    Cache,
-    KeptDecoded,
-    capture_stamp,
-    decode,
-    decode_json,
-    parse_stamp,
-    stamp_is_current,
-)
+from cache.stamps import KeptDecoded, capture_stamp, decode, decode_json, parse_stamp, stamp_is_current
+from cache.store import MISSING, Cache
 from telemetry import metrics
 
 T = TypeVar("T")

@@ -14,7 +14,8 @@ import orjson
 from cache import keys
 from cache.redis_metrics import CACHE_READS
 from cache.response.responses import as_bytes, gunzip
-from cache.store import BATCH, Cache, decode, parse_stamp
+from cache.stamps import decode, parse_stamp
+from cache.store import BATCH, Cache
 
 
 @dataclass

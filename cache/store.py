@@ -23,10 +23,9 @@ import asyncio
 import logging
 import random
 import time
-import zlib
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -37,117 +36,18 @@ from redis.exceptions import RedisError
 
 from ambient import RIDING_FILLS
 from cache import keys, response_capture
+from cache.containment import LOST_WRITE_WAIT, UNREACHABLE_WRITE_WAIT, LostWrites
 from cache.lua import load_lua
-from cache.redis.client import cannot_serve, guard_of, is_cluster, queue_script, queue_set, script_reply, unreachable
+from cache.redis.client import cannot_serve, guard_of, is_cluster, queue_script, queue_set, script_reply
 from cache.refresh import END_GRACES, GRACE_BUMP, GRACED_TAGS_MOST, Refreshing, refreshing_now
+from cache.stamps import KeptDecoded, encode, json_of, stamp_parts
 from telemetry import metrics
 
 log = logging.getLogger(__name__)
 
-# Seed 004: a string value over 10 KB is compressed.
-COMPRESS_OVER = 10_240
-_JSON = b"j"
-_ZLIB = b"z"
 MISSING = object()  # what `get_many` returns for a value that is absent or stale
 # A value to store: (key, data, the stamp read before it was computed, ttl); no stamp, not stored.
 Fill = tuple[str, Any, bytes | None, int | None]
-
-
-def dumps(data: Any) -> bytes:
-    return orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS)
-
-
-def encode(stamp: bytes, data: Any) -> bytes:
-    return encode_json(stamp, dumps(data))
-
-
-def encode_json(stamp: bytes, body: bytes) -> bytes:
-    """A stamp and JSON already encoded, as stored: compressed over COMPRESS_OVER (seed 004)."""
-    if len(body) > COMPRESS_OVER:
-        return stamp + b"|" + _ZLIB + zlib.compress(body, 1)
-    return stamp + b"|" + _JSON + body
-
-
-def decode(raw: bytes) -> tuple[bytes, Any]:
-    stamp, body = decode_json(raw)
-    return stamp, orjson.loads(body)
-
-
-def decode_json(raw: bytes) -> tuple[bytes, bytes]:
-    """The stamp and the JSON bytes of a stored value, not parsed."""
-    stamp, _, rest = raw.partition(b"|")
-    return stamp, _json_of(rest)
-
-
-def _json_of(rest: bytes) -> bytes:
-    """The JSON bytes of what follows a stored value's stamp (its format byte, then its body)."""
-    fmt, body = rest[:1], rest[1:]
-    return zlib.decompress(body) if fmt == _ZLIB else body
-
-
-class KeptDecoded:
-    """The values last decoded under some keys, each with the bytes it was decoded from, the most recently
-    read `size` of them. A value read again as the very same bytes (its stamp included) is the same value:
-    it is handed out again, not parsed again. What it hands out is shared by every reader in the worker,
-    so it is only read, never changed (tests/test_composite.py checks the readers of composites)."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._kept: OrderedDict[str, tuple[bytes, bytes, Any]] = OrderedDict()
-
-    def decode(self, key: str, raw: bytes, decoder: Callable[[bytes], tuple[bytes, Any]] | None = None
-               ) -> tuple[bytes, Any]:
-        """`raw`'s stamp and value, as `decoder` gives them (by default parsed: the module's `decode`)."""
-        kept = self._kept.get(key)
-        if kept is not None and kept[0] == raw:
-            self._kept.move_to_end(key)
-            return kept[1], kept[2]
-        stamp, data = (decoder or decode)(raw)
-        if self.size:
-            self._kept[key] = (raw, stamp, data)
-            self._kept.move_to_end(key)
-            if len(self._kept) > self.size:
-                self._kept.popitem(last=False)
-        return stamp, data
-
-    def items(self) -> list[tuple[str, bytes, Any]]:
-        """What is kept: (key, bytes, value)."""
-        return [(key, raw, data) for key, (raw, _, data) in self._kept.items()]
-
-
-def stamp_parts(generations: Mapping[str, bytes]) -> dict[str, bytes]:
-    """Each tag's part of a stamp. A stamp names its tags (`epoch=81,author:5=3`), so a stored value or
-    response can be checked by itself (`discours cache inspect`, the response cache's Lua)."""
-    return {tag: tag.encode() + b"=" + generation for tag, generation in generations.items()}
-
-
-def parse_stamp(stamp: bytes) -> dict[str, bytes]:
-    """The tags a stored value depends on, with the generations it was computed under."""
-    return dict((tag.decode(), generation) for tag, _, generation in
-                (part.rpartition(b"=") for part in stamp.split(b",") if part))
-
-
-def capture_stamp(capture: response_capture.Capture) -> bytes | None:
-    """The stamp to keep what a capture saw under (a response, a composite), naming every generation; None
-    when it must not be kept: it read while Redis was unavailable or saw a tag move, read nothing, or read
-    more tags than a script checks in ten MGETs."""
-    if not capture.storable or not capture.generations:
-        return None
-    # a member's tag moves only with its family's (keys.covering): the family's generation answers for it
-    generations = {tag: generation for tag, generation in capture.generations.items()
-                   if keys.covering(tag) not in capture.generations}
-    if len(generations) > 10 * BATCH:
-        return None
-    return b",".join(stamp_parts(generations).values())
-
-
-
-
-async def stamp_is_current(redis: Redis, stamp: bytes) -> bool:
-    """What cache/lua/stamp_is_current.lua answers, from outside Redis (a cluster keeps generations in other slots
-    than the value, where a script cannot read them): one more round trip."""
-    wanted = parse_stamp(stamp)
-    return not wanted or list(wanted.values()) == await redis.mget(keys.generations(wanted))
 
 
 _READ_OR_LEASE = load_lua("read_or_lease")
@@ -161,14 +61,6 @@ LEFT_MOST = BATCH // 2
 DEFAULT_TTL = 7 * 86_400
 MISSING_TTL = 60
 GENERATION_TTL = 30 * 86_400
-# A write whose invalidation was lost waits for the loss to be contained before it answers (`Cache.lose_write`),
-# trying every LOST_WRITE_RETRY seconds: up to LOST_WRITE_WAIT (REDIS_LOST_WRITE_WAIT) while a server refuses
-# for now, up to UNREACHABLE_WRITE_WAIT (REDIS_UNREACHABLE_WRITE_WAIT) while none answers at all. A loss left
-# uncontained is tried again every LOST_WRITE_RECOVERY seconds in the background (`Cache.recover_quietly`).
-LOST_WRITE_WAIT = 10.0
-UNREACHABLE_WRITE_WAIT = 1.0
-LOST_WRITE_RETRY = 0.05
-LOST_WRITE_RECOVERY = 0.5
 # A worker waiting for another's fill looks again after FILL_POLL_FIRST seconds, then after twice as long
 # each time, up to FILL_POLL_MOST: a fill is a few milliseconds (a list's statement and its store), and a
 # waiter that looked again only every 20 ms waited several times longer than the fill took.
@@ -216,7 +108,7 @@ class CacheStats:
             self.stale += n
 
 
-class Cache:
+class Cache(LostWrites):
     """One per process, created by the lifespan and handed to resolvers through the context."""
 
     def __init__(
@@ -256,11 +148,7 @@ class Cache:
             self.guard.breaker_seconds = breaker_seconds
         self.stats = CacheStats()
         self._bugs_reported: dict[str, float] = {}  # `what` -> when its last error reply was logged (`trip`)
-        self._lost_invalidations = False
-        self._losses = 0  # invalidations lost so far: a forgetting clears the flag only if none came since
-        self._forgetting: asyncio.Task[tuple[list[BaseException], int]] | None = None  # joined (`_forget_joined`)
-        self.lost_write_wait = lost_write_wait
-        self.unreachable_write_wait = unreachable_write_wait
+        self.contain_losses(lost_write_wait, unreachable_write_wait)
         self._inflight: dict[str, asyncio.Future[Any]] = {}
         self.fill_lock_ms = fill_lock_ms
         self.fill_wait_ms = fill_wait_ms
@@ -293,110 +181,6 @@ class Cache:
             self._bugs_reported[what] = now
             log.error("Redis answered %s with an error, a bug (the breaker stays closed): %s", what, exc,
                       exc_info=exc)
-
-    @property
-    def lost_invalidations(self) -> bool:
-        """Whether an invalidation or live update failed and the epochs have not been bumped since."""
-        return self._lost_invalidations
-
-    def lose(self, exc: BaseException, what: str) -> None:
-        """A write's invalidation or live update did not reach Redis: trust nothing until it is back."""
-        self._losses += 1
-        self._lost_invalidations = True
-        metrics.LOST_INVALIDATIONS.inc()
-        self.stats.errors += 1
-        self.guard.trip(exc, what)  # whatever the error: until the loss is contained nothing cached is trusted
-
-    async def lose_write(self, exc: BaseException, what: str) -> None:
-        """`lose`, and before the write answers, the loss contained: every epoch forgotten wherever a
-        server answers, by a command each, tried again every `LOST_WRITE_RETRY` seconds until every one is
-        forgotten. UNLINK, which a full Redis (`noeviction`) still takes. Contained, nothing is left to
-        recover.
-
-        Why wait at all: other workers may be reading a server this one did not reach. On a Redis Cluster
-        that lost a master the others go on serving every worker, and a write whose pipeline failed on the
-        lost one may have left its updates undone on them too; a cluster failing over refuses every command
-        (CLUSTERDOWN) and serves again after: tried up to `lost_write_wait`. Behind Sentinel the workers
-        find the promoted replica at different moments: the first to reach it moves the epochs there
-        (cache/failover.py), which covers every write lost before, but not one this worker loses just
-        after, its attempt still sent to the dead master or told that no master is named yet, while
-        another worker reads the promoted one (a test drill found such reads stale). So a loss where no
-        server answered is tried again too, up to `unreachable_write_wait`, long enough for this worker to
-        find the new master. A server no worker reaches (an outage) costs each write that wait; the loss
-        is then left to the recovery, which tries again in the background (`recover_quietly`) and before
-        this worker reads Redis again."""
-        self.lose(exc, what)
-        mine, started = self._losses, time.monotonic()
-        while True:
-            failed, covered = await self._forget_joined()
-            if not failed:
-                if covered >= mine:
-                    break
-                continue  # the forgetting joined began before this loss: the next one covers it
-            waited = time.monotonic() - started
-            if waited >= self.lost_write_wait or (
-                    waited >= self.unreachable_write_wait and all(unreachable(error) for error in failed)):
-                return
-            await asyncio.sleep(LOST_WRITE_RETRY)
-        metrics.LOST_WRITES_CONTAINED.inc()
-        log.warning("an update lost during %s was contained: the cache and live epochs were forgotten", what)
-
-    async def recover_if_needed(self) -> None:
-        """After an invalidation or a live update was lost, forget the global epoch and the epochs of the
-        live structures before trusting Redis again: everything computed before is then a miss. Raises
-        what failed."""
-        while self._lost_invalidations:
-            failed, _ = await self._forget_joined()
-            if failed:
-                raise failed[0]
-
-    async def recover_quietly(self) -> None:
-        """`recover_if_needed` as a background round (the lifespan's, every LOST_WRITE_RECOVERY seconds): a
-        loss a write left behind is contained as soon as Redis answers this worker, not at its next read.
-        A Redis still away is tried again next round (its failures trip the breaker, and are counted)."""
-        with suppress(RedisError):
-            await self.recover_if_needed()
-
-    async def _forget_joined(self) -> tuple[list[BaseException], int]:
-        """The epochs forgotten (`_forget_epochs`) once for every caller at this moment: the writes that lost
-        their invalidation and the readers that found a loss join the forgetting under way (each forgetting
-        them again would make a miss of what the others stored meanwhile). What failed, and how many losses
-        it covers: those before it began (a caller whose loss came later starts another). The flag goes
-        down when it covered every loss so far."""
-        if self._forgetting is None:
-            self._forgetting = asyncio.create_task(self._forget_after_losses())
-        return await asyncio.shield(self._forgetting)
-
-    async def _forget_after_losses(self) -> tuple[list[BaseException], int]:
-        try:
-            covered = self._losses
-            failed = await self._forget_epochs()
-            if not failed and self._losses == covered and self._lost_invalidations:
-                self._lost_invalidations = False
-                log.warning("cache and live epochs forgotten after lost writes")
-            return failed, covered
-        finally:
-            self._forgetting = None
-
-    async def _forget_epochs(self) -> list[BaseException]:
-        """Every live kind's epoch and the WAL floor, then the global epoch, unlinked by a command each (sent
-        together); each epoch starts again at random when next read, which nothing stored before can match,
-        and the floor again from the primary's position, past every commit so far (cache/wal_floor.py).
-        Those first: a reader that sees the new global epoch sees the new live epochs too, so it cannot
-        store a value built from the old structures under the new stamp, nor one read from a replica that
-        lacks the lost write. What failed, having tried all (`lose_write` tries again)."""
-        # a command of one key each: a cluster client's `unlink` splits its keys by slot into a pipeline
-        live = await asyncio.gather(*(self.state.execute_command("UNLINK", key)
-                                      for key in (*map(keys.live_epoch, keys.LIVE_KINDS), keys.wal_floor())),
-                                    return_exceptions=True)
-        stamps = await asyncio.gather(self.redis.execute_command("UNLINK", keys.generation(keys.GLOBAL_TAG)),
-                                      return_exceptions=True)
-        # then the invalidation clock, or a response found current at its value would skip the check that
-        # now fails on the epoch (cache/response/responses.py); after the epoch, not with it: a hit in between would
-        # find the old epoch current and start the clock again at a value no move of the epoch then changes
-        clock = await asyncio.gather(self.redis.execute_command("UNLINK", keys.invalidation_clock()),
-                                     return_exceptions=True)
-        return [result for result in (*live, *stamps, *clock) if isinstance(result, BaseException)]
 
     def jittered(self, ttl: int | None) -> int | None:
         """Seed 004: spread the expiry of keys written together."""
@@ -526,7 +310,7 @@ class Cache:
                     result, value = "stale", MISSING
                     cold = cold or stored.partition(b",")[0] != epoch
                 else:
-                    result, value = "hit", orjson.loads(_json_of(rest))
+                    result, value = "hit", orjson.loads(json_of(rest))
             outcomes[(keys.family(key), result)] += 1
             values.append(value)
         if cold:

@@ -18,7 +18,8 @@ from sqlalchemy import event, select
 from app.main import create_app
 from cache import entities, keys, store
 from cache.redis.client import RedisUnavailable, make_redis
-from cache.store import BATCH, MISSING, Cache, CacheStats, KeptDecoded, capture_stamp, parse_stamp, stamp_parts
+from cache.stamps import KeptDecoded, capture_stamp, parse_stamp, stamp_parts
+from cache.store import BATCH, MISSING, Cache, CacheStats
 from devtools.services import RedisServer
 from orm import ShoutAuthor, ShoutTopic, Topic
 from orm.driver import DriverReads, SessionReads, reads

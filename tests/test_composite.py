@@ -14,7 +14,8 @@ from sqlalchemy import select
 from cache import keys, response_capture
 from cache.composite import cached_composite, read_composite
 from cache.redis.client import make_redis
-from cache.store import MISSING, Cache, KeptDecoded, capture_stamp, parse_stamp
+from cache.stamps import KeptDecoded, capture_stamp, parse_stamp
+from cache.store import MISSING, Cache
 from devtools.services import RedisServer
 from orm import Author, Shout
 from orm.stats import is_listed
@@ -213,7 +214,7 @@ async def test_what_the_readers_of_composites_are_handed_they_leave_as_it_was(
         deps: Deps, uncached_client: httpx.AsyncClient) -> None:
     """Decoded composites are shared by every reader in a worker: after every reader of them ran on them
     twice (the second time handed the kept values), each kept value is still what its bytes decode to."""
-    from cache.store import decode
+    from cache.stamps import decode
 
     for _ in range(2):
         for query in READERS_OF_COMPOSITES:

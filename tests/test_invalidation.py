@@ -16,7 +16,8 @@ from cache import invalidation, keys
 from cache.entities import ENTITY_KINDS, get_cached_author, get_cached_shouts
 from cache.live.structures import structure_key
 from cache.response_capture import Capture
-from cache.store import Cache, capture_stamp, parse_stamp
+from cache.stamps import capture_stamp, parse_stamp
+from cache.store import Cache
 from orm import Author, Reaction, Shout
 from orm.stats import is_listed
 from resolvers.deps import Deps

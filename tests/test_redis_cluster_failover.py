@@ -23,7 +23,7 @@ import pytest
 from app.main import create_app, open_deps
 from cache import keys
 from cache.live.structures import LiveOps
-from cache.store import decode
+from cache.stamps import decode
 from config.settings import load_settings
 from devtools.redis_cluster import SLOTS, RedisClusterServers
 from tests.conftest import TEST_DATABASE_URL, TEST_REDIS_CLUSTER

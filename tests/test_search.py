@@ -20,7 +20,7 @@ from sqlalchemy import func, select, text
 
 from app.cli.corpus import VOCABULARY
 from cache import keys
-from cache.store import decode
+from cache.stamps import decode
 from orm import Author, Reaction, Shout
 from resolvers.deps import Deps, SearchLimits
 from resolvers.errors import Busy, RateLimited

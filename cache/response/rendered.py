@@ -27,14 +27,8 @@ from redis.exceptions import RedisError
 from cache import response_capture
 from cache.composite import read_stamped, read_stamped_many
 from cache.redis.client import queue_set
-from cache.store import (
-    MISSING,
-    Cache,
-    KeptDecoded,
-    capture_stamp,
-    decode_json,
-    encode_json,
-)
+from cache.stamps import KeptDecoded, capture_stamp, decode_json, encode_json
+from cache.store import MISSING, Cache
 
 # A worker keeps the answers it read last as they are sent (decompressed), by key, as many as composites.
 _kept: WeakKeyDictionary[Cache, KeptDecoded] = WeakKeyDictionary()

@@ -54,12 +54,8 @@ from cache.lua import load_lua
 from cache.redis.client import is_cluster, queue_script, script_reply
 from cache.redis.coalesce import at_once
 from cache.response_capture import Capture
-from cache.store import (
-    COMPRESS_OVER,
-    Cache,
-    capture_stamp,
-    stamp_is_current,
-)
+from cache.stamps import COMPRESS_OVER, capture_stamp, stamp_is_current
+from cache.store import Cache
 from telemetry import metrics
 
 RESPONSE_TTL = 60  # bounds the lag of what is not tagged (view counters); counters may lag more anyway
