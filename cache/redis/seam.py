@@ -387,7 +387,7 @@ def lost_connection(error: BaseException) -> bool:
 
 def lua_with_sha1hex() -> None:
     """Every fake server's Lua given `redis.sha1hex`, which Redis gives every script and fakeredis (2.40,
-    2.41) does not: without it the cache's fill-lock script (cache/store.py `_READ_OR_LEASE`) fails on the
+    2.41) does not: without it the cache's fill-lock script (cache/lua/read_or_lease.lua) fails on the
     embedded default. Added as fakeredis makes a server's Lua runtime, on its first script
     (`ScriptingCommandsMixin._get_server_runtime`); a fakeredis that has the function keeps its own."""
     from fakeredis.commands_mixins.scripting_mixin import ScriptingCommandsMixin  # only the embedded default

@@ -64,10 +64,11 @@ PLAIN_KEPT_BYTES = 16 * 1024 * 1024  # plain forms of gzip bodies a worker keeps
 # The fields of a stored response, in the order a hit returns them after its first element.
 _FIELDS = ("s", "b", "z", "v", "e", "a", "p")
 KEPT, KEPT_GRACED = 1, 2  # what `_STORE` returns when it kept the response current, or graced
-_LOOKED_UP = {"grace_prefix": keys.grace(""), "fields_end": 3 + len(_FIELDS) + 1}  # the fields asked end at `c`
-_HIT = load_lua("response_hit", **_LOOKED_UP)
-_HIT_OR_CLAIM = load_lua("response_hit_or_claim", **_LOOKED_UP)
-_STORE = load_lua("response_store", grace_prefix=keys.grace(""), kept=KEPT, kept_graced=KEPT_GRACED)
+_GRACE_PREFIX = keys.grace("")
+_FIELDS_END = 3 + len(_FIELDS) + 1  # the fields a look-up asks for end there: `c` is the last
+_HIT = load_lua("response_hit", grace_prefix=_GRACE_PREFIX, fields_end=_FIELDS_END)
+_HIT_OR_CLAIM = load_lua("response_hit_or_claim", grace_prefix=_GRACE_PREFIX, fields_end=_FIELDS_END)
+_STORE = load_lua("response_store", grace_prefix=_GRACE_PREFIX, kept=KEPT, kept_graced=KEPT_GRACED)
 CLAIMED = b"1"  # another worker computes the response, and its answer will be current
 UNSHARED = b"0"  # the last computation's answer was not to be kept (an error, the viewer's): no one waits
 # A worker waiting for another's answer looks again after CLAIM_POLL_FIRST seconds, then twice as long each

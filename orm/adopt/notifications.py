@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import text
@@ -73,12 +74,13 @@ def _int(value: Any) -> int | None:
 
 
 async def convert_notifications(conn: AsyncConnection, legacy: str, *, fanout: int,
-                                columns: list[str]) -> tuple[int, int]:
-    """Copy `legacy`.notification (of these `columns`) into ours, converted, then derive recipients from the
-    adopted rows; returns (notifications, recipients)."""
+                                absent: Mapping[str, str]) -> tuple[int, int]:
+    """Copy `legacy`.notification into ours, converted, then derive recipients from the adopted rows; returns
+    (notifications, recipients). `absent`: the columns this database lacks, each with the SQL read instead
+    (the notification transfer's `optional_columns`, transfers.py)."""
     now = int(time.time())
-    # the columns some versions lack (transfers.py, the notification's `optional_columns`) read as NULL
-    maybe = ", ".join(name if name in columns else f"NULL AS {name}" for name in ("updated_at", "status", "kind"))
+    maybe = ", ".join(f"{absent[name]} AS {name}" if name in absent else name
+                      for name in ("updated_at", "status", "kind"))
     copied = 0
     last = -(2**31)
     while True:  # a batch at a time, by id

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from orm.adopt import ADOPTED_AT, LEGACY
 from orm.adopt.database import Found, Kind, read
 from orm.adopt.notifications import convert_notifications
-from orm.adopt.plan import Plan, columns_of, make_plan
+from orm.adopt.plan import Plan, absent_columns, columns_of, make_plan
 from orm.adopt.transfers import SEQUENCED
 
 
@@ -57,7 +57,8 @@ async def adopt(conn: AsyncConnection, *, fanout: int = 1000) -> Adopted:
         if transfer.source is None or not step.present:
             continue
         if transfer.in_python:
-            await convert_notifications(conn, LEGACY, fanout=fanout, columns=found.columns[transfer.source])
+            absent = {column: transfer.optional_columns[column].sql for column in absent_columns(transfer, found)}
+            await convert_notifications(conn, LEGACY, fanout=fanout, absent=absent)
             continue
         columns = columns_of(transfer, found)
         source = transfer.from_sql or f"{{L}}.{transfer.source} s"
