@@ -17,9 +17,9 @@ context), which is why each setter says how long its value holds.
 - `SENT_AT_ONCE`: the command goes out at the next turn of the loop instead of waiting for the queue to be
   quiet. Set by cache/redis/coalesce.py `at_once`, around one command; read by cache/redis/coalesce.py.
 - `ROOT_RENDERING`: pages under the root field answer their items by their rendered JSON. Set by
-  schema/item_fragments.py `rendering_items`, around a root field; read by schema/item_fragments.py.
+  schema/engine/item_fragments.py `rendering_items`, around a root field; read by schema/engine/item_fragments.py.
 - `STREAM_TURN`: a start nested in a live turn takes none; `started` ends the turn early. Set by
-  schema/stream_starts.py `StreamStarts.turn`, for a subscription's start; read by schema/stream_starts.py
+  schema/engine/stream_starts.py `StreamStarts.turn`, for a subscription's start; read by schema/engine/stream_starts.py
   `started`.
 - `RELATED_ANSWERS`: the rules of one change ask each question of the database once. Set by triggers/related.py
   `one_event`, around one change's rules; read by triggers/related.py.
@@ -31,11 +31,11 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the types of the values only: nothing here imports the layers above at run time
+    from cache.fills import RidingFills
     from cache.refresh import Refreshing
     from cache.response_capture import Capture
-    from cache.store import RidingFills
-    from schema.item_fragments import RootRendering
-    from schema.stream_starts import Turn
+    from schema.engine.item_fragments import RootRendering
+    from schema.engine.stream_starts import Turn
 
 REFRESHING: ContextVar[Refreshing | None] = ContextVar("refreshing", default=None)
 CAPTURE: ContextVar[Capture | None] = ContextVar("response_capture", default=None)

@@ -54,9 +54,9 @@ from orm.pooler import shares_server_connections
 from orm.replicas import ReadRouting, primary_position
 from resolvers import digests, scheduled
 from resolvers.deps import DEFERRED_QUEUE, Deps, SearchLimits
-from schema.limits import Limits
+from schema.engine.limits import Limits
+from schema.engine.stream_starts import StreamStarts
 from schema.schema import build_schema
-from schema.stream_starts import StreamStarts
 from triggers.listeners import register as register_triggers
 from triggers.listeners import writing_sessions
 from triggers.sink import CacheSink

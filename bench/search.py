@@ -42,9 +42,9 @@ from orm import Shout
 from orm.engine import make_engine, make_session_factory
 from orm.search import shout_match
 from resolvers.deps import Deps, like_pattern
-from resolvers.reader import filtered
 from resolvers.search import full_text_ranking, load_shouts_search, window_start_query
 from resolvers.shout_query import NO_FILTERS, ShoutsQuery
+from resolvers.shout_reads import filtered
 
 SEARCH_SIZES: dict[str, Size] = {
     "bench": SIZES["bench"],

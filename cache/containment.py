@@ -24,8 +24,8 @@ from telemetry import metrics
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
+    from cache.generations import CacheStats
     from cache.redis.client import RedisGuard
-    from cache.store import CacheStats
 
 log = logging.getLogger(__name__)
 

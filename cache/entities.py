@@ -19,7 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cache import keys
 from cache.composite import cached_composite
-from cache.store import MISSING, Cache, Fill
+from cache.fills import Fill
+from cache.store import MISSING, Cache
 from orm import Author, Community, Shout, ShoutAuthor, ShoutTopic, Topic
 from orm.driver import Reads, on_the_driver, reads
 from orm.engine import SessionFactory, reads_only

@@ -31,8 +31,8 @@ from typing import Any
 from redis.exceptions import RedisError
 
 from cache import keys
+from cache.generations import GENERATION_TTL
 from cache.lua import load_lua
-from cache.store import GENERATION_TTL
 
 log = logging.getLogger(__name__)
 

@@ -510,7 +510,7 @@ def rendered(selection_digest: str) -> str:
 
 def rendered_item(digest: str) -> str:
     """One item of a page as rendered JSON, for one root field's selection and the item as its list gave it
-    (schema/item_fragments.py); kept as long as rendered answers are."""
+    (schema/engine/item_fragments.py); kept as long as rendered answers are."""
     return f"item:{digest}"
 
 

@@ -22,7 +22,8 @@ from redis.exceptions import RedisError
 
 from cache import keys
 from cache.periodic import Periodic
-from cache.store import BATCH, Cache
+from cache.redis.client import BATCH
+from cache.store import Cache
 from telemetry import metrics
 
 HOURLY_TTL = 2 * 86_400

@@ -208,7 +208,7 @@ class Settings(DatabaseSettings):
     precache_on_start: bool = True
     # Whole anonymous responses of public queries, seconds; 0 switches the response cache off.
     response_cache_ttl: int = 60
-    # Root fields that declare it (schema/rendered.py) keep their answer as rendered JSON, seconds; 0: off.
+    # Root fields that declare it (schema/engine/rendered.py) keep their answer as rendered JSON, seconds; 0: off.
     rendered_answer_ttl: int = 60
     # The plain forms of stored gzip responses a worker keeps for clients that do not accept gzip, bytes.
     plain_bodies_kept_bytes: int = 16 * 1024 * 1024
@@ -286,7 +286,7 @@ class Settings(DatabaseSettings):
     notification_digest_window: int = 3600
     max_page_size: int = 100
 
-    # --- what one request may ask (schema/limits.py, app/http/guards.py); each refused before execution ---
+    # --- what one request may ask (schema/engine/limits.py, app/http/guards.py); each refused before execution ---
     # Body bytes (413 above); the 2025 client's largest operation is about 120 tokens, depth 4, and costs
     # at most 8,400 with every page at its largest.
     max_body_bytes: int = 1_048_576
@@ -347,7 +347,7 @@ class Settings(DatabaseSettings):
     subscriptions_per_connection: int = 20
     # Seconds a WebSocket may take to send connection_init.
     subscription_init_timeout: int = 10
-    # Subscriptions that start together in a worker (the others wait their turn, schema/stream_starts.py), and
+    # Subscriptions that start together in a worker (the others wait their turn, schema/engine/stream_starts.py), and
     # the seconds one start may hold its turn (past them it waits for a service, not the loop).
     subscription_starts_at_once: int = Field(default=4, ge=1)
     subscription_start_hold: float = Field(default=1.0, gt=0)

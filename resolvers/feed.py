@@ -15,8 +15,8 @@ from orm.reaction import COMMENT_KINDS, RATING_KINDS
 from resolvers.access import require_viewer
 from resolvers.author import resolve_author_id
 from resolvers.deps import Deps
-from resolvers.reader import filtered, ordered, shouts_of_ids
 from resolvers.shout_query import ShoutsQuery
+from resolvers.shout_reads import filtered, ordered, shouts_of_ids
 
 
 async def _viewer_list(deps: Deps, author_id: int, name: str, query: ShoutsQuery,

@@ -27,7 +27,7 @@ from resolvers.deps import Deps
 from resolvers.digests import queue_digests
 from resolvers.errors import BadInput, NotFound
 from resolvers.events import follow_event
-from resolvers.reader import get_shout
+from resolvers.shout_reads import get_shout
 from resolvers.writes import added_once, locked_row, transaction
 
 

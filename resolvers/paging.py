@@ -1,6 +1,6 @@
 """Paging: the one place that decides what `limit` and `offset` a list may be asked for, and how a page's
 bounds reach its statement. The resolvers take their pages through `page`; the query cost
-(schema/limits.py) prices a list at `clamped` items, so a limit is counted as the resolvers will read it.
+(schema/engine/limits.py) prices a list at `clamped` items, so a limit is counted as the resolvers will read it.
 
 A first page's limit may be written into its statement's text (`kept_page`); any other page's bounds are
 bound parameters. PostgreSQL plans a statement whose LIMIT is a parameter at every execution: a plan made

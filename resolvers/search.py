@@ -50,8 +50,8 @@ from resolvers.author_query import DEFAULT_LIMIT as DEFAULT_AUTHORS_LIMIT
 from resolvers.deps import Deps, like_pattern
 from resolvers.errors import BadInput, Busy, RateLimited
 from resolvers.paging import page
-from resolvers.reader import filtered
 from resolvers.shout_query import ShoutFilters, ShoutsQuery
+from resolvers.shout_reads import filtered
 
 TOO_LONG = "the search text is too long"
 TIMED_OUT = "the search took too long: try rarer words, or a phrase in quotes"

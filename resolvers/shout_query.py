@@ -29,7 +29,7 @@ BOARD_ORDERS = {"rating": "shouts:rating", "comments_count": "shouts:comments", 
 
 @dataclass(frozen=True, slots=True)
 class ShoutFilters:
-    """Which listed shouts a list holds (resolvers/reader.py `filtered` turns them into SQL)."""
+    """Which listed shouts a list holds (resolvers/shout_reads.py `filtered` turns them into SQL)."""
 
     topic: str | None = None  # a topic's slug
     author: str | None = None  # an author's slug
@@ -104,7 +104,7 @@ class ShoutsQuery:
 @dataclass(frozen=True, slots=True)
 class Along:
     """The relations a page of shout cards brings along in its own round trip: those its reader shows
-    (schema/pages.py `along`), kept with the page's composite (resolvers/reader.py `load_shouts_by`)."""
+    (schema/pages.py `along`), kept with the page's composite (resolvers/shout_reads.py `load_shouts_by`)."""
 
     authors: bool = False  # the cards' authors and creators
     topics: bool = False  # the cards' topics and main topics

@@ -8,8 +8,9 @@ import strawberry
 
 from auth.cookies import clear_session_cookie, set_session_cookie
 from resolvers import auth, identities
-from schema.cache_control import READ_MAX_AGE, cache_control
 from schema.context import Info, client_address
+from schema.engine.cache_control import READ_MAX_AGE, cache_control
+from schema.engine.safety import CHANGES_STATE
 from schema.results import (
     AuthResult,
     AuthSuccess,
@@ -19,7 +20,6 @@ from schema.results import (
     SecurityUpdateResult,
     SessionInfo,
 )
-from schema.safety import CHANGES_STATE
 from schema.types import Author
 
 

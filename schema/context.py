@@ -25,7 +25,7 @@ from resolvers.auth import account_viewer
 from resolvers.deps import Deps
 from resolvers.errors import Busy
 from resolvers.reaction import reactions_by_ids
-from schema.rendered import RenderedAnswers
+from schema.engine.rendered import RenderedAnswers
 
 log = logging.getLogger(__name__)
 _UNSET = object()
@@ -260,7 +260,7 @@ class Context:
     extra: dict[str, Any] = field(default_factory=dict)
     # A WebSocket's connection_init payload (Strawberry sets it): `{"token": ...}` or `{"Authorization": ...}`
     connection_params: dict[str, Any] | None = None
-    # Set by the view when root fields may be answered from rendered JSON (schema/rendered.py).
+    # Set by the view when root fields may be answered from rendered JSON (schema/engine/rendered.py).
     rendered: RenderedAnswers | None = None
     # Whether the request is someone's read, whose shouts count a view: not a write's computing a response again
     # (cache/refresh.py), whose readers count theirs when it is served to them.

@@ -10,11 +10,11 @@ from resolvers import (
     community,
     draft,
     follower,
+    histories,
     invite,
     notifier,
     rating,
     reaction_write,
-    reading,
     scheduled,
     topic_admin,
 )
@@ -102,11 +102,11 @@ class WriteMutation:
 
     @strawberry.mutation(description="Forget the shouts the signed-in reader read.")
     async def clear_reading_history(self, info: Info) -> CommonResult:
-        return common(await reading.clear_history(info.context.deps, await info.context.viewer(), "reading"))
+        return common(await histories.clear_history(info.context.deps, await info.context.viewer(), "reading"))
 
     @strawberry.mutation(description="Forget what the signed-in reader searched for.")
     async def clear_search_history(self, info: Info) -> CommonResult:
-        return common(await reading.clear_history(info.context.deps, await info.context.viewer(), "search"))
+        return common(await histories.clear_history(info.context.deps, await info.context.viewer(), "search"))
 
     @strawberry.mutation
     async def rate_author(self, info: Info, rated_slug: str, value: int) -> CommonResult:

@@ -17,12 +17,12 @@ from typing import Any
 
 from graphql import FieldNode, FragmentSpreadNode, InlineFragmentNode, SelectionSetNode
 
-from resolvers.reader import author_ids_of, topic_ids_of, unique
 from resolvers.shout_query import Along, ShoutPage
+from resolvers.shout_reads import author_ids_of, topic_ids_of, unique
 from schema.context import Info, Loader, Loaders
-from schema.item_fragments import loaded_then_placed
-from schema.node_memo import NodeMemo
-from schema.seam import resolve_info
+from schema.engine.item_fragments import loaded_then_placed
+from schema.engine.node_memo import NodeMemo
+from schema.engine.seam import resolve_info
 from schema.types import Reaction, Shout
 
 
@@ -132,7 +132,7 @@ async def shouts_list(info: Info, shouts: Sequence[dict[str, Any] | None]) -> li
     return await shouts_page(info, ShoutPage(shouts))
 
 
-# The relations of a reaction whose entities an item kept rendered is stamped by (schema/item_fragments.py).
+# The relations of a reaction whose entities an item kept rendered is stamped by (schema/engine/item_fragments.py).
 _REACTION_RELATIONS = {"created_by": ("author", "created_by"), "shout": ("shout", "shout")}
 
 

@@ -8,14 +8,14 @@ import strawberry
 
 from resolvers import author as authors
 from resolvers import community as communities
-from resolvers import feed, reader, reading, search
+from resolvers import feed, histories, search, shout_reads
 from resolvers import follower as followers
 from resolvers import reaction as reactions
 from resolvers import topic as topics
 from schema.admin import AdminQuery
 from schema.auth import AuthQuery
-from schema.cache_control import READ_MAX_AGE, cache_control
 from schema.context import Info, client_address
+from schema.engine.cache_control import READ_MAX_AGE, cache_control
 from schema.enums import ReactionSort, ShoutsOrderBy
 from schema.inputs import (
     AuthorsBy,
@@ -183,14 +183,14 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
     async def get_shout(self, info: Info, slug: str | None = None, shout_id: int | None = None) -> Shout | None:
         ctx = info.context
         viewer = await ctx.viewer(shapes_answer=False)  # for the reading history only
-        shout = await reader.get_shout(ctx.deps, slug=slug, shout_id=shout_id)
+        shout = await shout_reads.get_shout(ctx.deps, slug=slug, shout_id=shout_id)
         if shout is None:
             return None
         # The view is counted while the shout's relations load: their commands share a round trip, the
         # count first, so the page reads it. A counter that had to be started from the database meanwhile
         # may have been read before it held this view: read again.
         started, (loaded,) = await asyncio.gather(
-            reading.count_read(ctx.deps, viewer, await ctx.client(), shout["id"], counted=ctx.counts_reads),
+            histories.count_read(ctx.deps, viewer, await ctx.client(), shout["id"], counted=ctx.counts_reads),
             shouts_list(info, [shout]))
         if started:
             ctx.loaders.views.clear(shout["id"])
@@ -203,25 +203,25 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
         if query.reacted:
             viewer = await info.context.viewer()
             return await shouts_list(info, await feed.load_shouts_reacted(info.context.deps, viewer, query))
-        return await shouts_page(info, await reader.load_shouts_by(info.context.deps, query, along(info)))
+        return await shouts_page(info, await shout_reads.load_shouts_by(info.context.deps, query, along(info)))
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE, rendered=True))
     async def load_shouts_with_topic(self, info: Info, slug: str | None = None,
                                      options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
         query = shouts_query(options, info.context.deps).narrowed(topic=slug)
-        return await shouts_page(info, await reader.load_shouts_by(info.context.deps, query, along(info)))
+        return await shouts_page(info, await shout_reads.load_shouts_by(info.context.deps, query, along(info)))
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE, rendered=True))
     async def load_shouts_authored_by(self, info: Info, slug: str | None = None,
                                       options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
         query = shouts_query(options, info.context.deps).narrowed(author=slug)
-        return await shouts_page(info, await reader.load_shouts_by(info.context.deps, query, along(info)))
+        return await shouts_page(info, await shout_reads.load_shouts_by(info.context.deps, query, along(info)))
 
     @strawberry.field
     async def load_shouts_random_top(self, info: Info,
                                      options: LoadShoutsOptions | None = None) -> list[Shout | None] | None:
         query = shouts_query(options, info.context.deps)
-        return await shouts_list(info, await reader.load_shouts_random_top(info.context.deps, query))
+        return await shouts_list(info, await shout_reads.load_shouts_random_top(info.context.deps, query))
 
     @strawberry.field(description="A leaderboard of shouts (an addition to the Discours contract): by "
                       "rating, comments or views, all time or in one ISO week (`2026-W47`, or `current`: "
@@ -229,14 +229,14 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
     async def load_shouts_top(self, info: Info, order_by: ShoutsOrderBy = ShoutsOrderBy.rating,
                               week: str | None = None, limit: int | None = None,
                               offset: int | None = None) -> list[Shout | None] | None:
-        found = await reader.load_shouts_top(info.context.deps, order_by.value, week, limit, offset)
+        found = await shout_reads.load_shouts_top(info.context.deps, order_by.value, week, limit, offset)
         return await shouts_list(info, found)
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_shouts_search(self, info: Info, text: str,
                                  options: LoadShoutsOptions | None = None) -> list[SearchResult | None] | None:
         viewer = await info.context.viewer(shapes_answer=False)  # for the search history only
-        found = await reading.search_shouts(info.context.deps, viewer, text, shouts_query(options, info.context.deps),
+        found = await histories.search_shouts(info.context.deps, viewer, text, shouts_query(options, info.context.deps),
                                             client=client_address(info.context.request))
         return [SearchResult.of(s) for s in found]
 

@@ -8,8 +8,8 @@ from typing import Any
 import strawberry
 
 from schema.context import Info, Soon
+from schema.engine.execution import DIRECT
 from schema.enums import InviteStatus, ReactionKind, ReactionStatus
-from schema.execution import DIRECT
 from schema.types import (
     Author,
     Community,

@@ -15,13 +15,13 @@ from resolvers.errors import ApiError
 from schema import enums, inputs, results
 from schema.admin import AdminMutation
 from schema.auth import AuthMutation
-from schema.errors import ErrorMapping, is_client_error
-from schema.execution import PlainFieldsFirst, prepare_execution
-from schema.limits import LimitChecks, Limits, request_limits
+from schema.engine.errors import ErrorMapping, is_client_error
+from schema.engine.execution import PlainFieldsFirst, prepare_execution
+from schema.engine.limits import LimitChecks, Limits, request_limits
+from schema.engine.seam import FieldResolversUnwrapped, PreExecutionError, StreamResult
+from schema.engine.stream_starts import StreamStarts
 from schema.mutation import WriteMutation
 from schema.query import Query
-from schema.seam import FieldResolversUnwrapped, PreExecutionError, StreamResult
-from schema.stream_starts import StreamStarts
 from schema.subscription import Subscription
 
 log = logging.getLogger("discours.graphql")
@@ -48,7 +48,7 @@ _NOT_YET_REACHABLE = [
 
 class DiscoursSchema(FieldResolversUnwrapped, strawberry.Schema):
     checks: LimitChecks | None = None
-    starts: StreamStarts | None = None  # subscriptions started in turns (schema/stream_starts.py)
+    starts: StreamStarts | None = None  # subscriptions started in turns (schema/engine/stream_starts.py)
 
     def parse(self, query: str) -> DocumentNode:
         """A document as execution will see it (through the limits' cache and token limit, when set)."""
@@ -58,7 +58,7 @@ class DiscoursSchema(FieldResolversUnwrapped, strawberry.Schema):
         """Strawberry's stream (subscriptions over WebSocket and server-sent events), with a document the
         limits refuse to parse answered as a refusal: the limits' parse hook raises it, which Strawberry's
         `execute` turns into an answer and its `stream` does not (a traceback, the stream cut). Its start
-        takes a turn with the worker's other starts (schema/stream_starts.py)."""
+        takes a turn with the worker's other starts (schema/engine/stream_starts.py)."""
         if self.checks is not None and query:
             try:
                 self.checks.parse(query)
@@ -91,7 +91,7 @@ async def _one(result: PreExecutionError) -> StreamResult:
 
 def build_schema(limits: Limits | None = None, starts: StreamStarts | None = None) -> DiscoursSchema:
     """With `limits`, documents are parsed through a cache and refused over them before validation
-    (schema/limits.py); without (the exported SDL, contract checks), nothing is limited. With `starts`,
+    (schema/engine/limits.py); without (the exported SDL, contract checks), nothing is limited. With `starts`,
     subscriptions start in turns."""
     checks = LimitChecks(limits) if limits is not None else None
     extensions: list[type[SchemaExtension]] = [ErrorMapping]

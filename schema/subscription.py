@@ -23,7 +23,7 @@ from resolvers.access import require_viewer
 from resolvers.deps import Deps
 from resolvers.listening import watchable_shout, watchable_topic
 from schema.context import Info, Loaders
-from schema.stream_starts import started
+from schema.engine.stream_starts import started
 from schema.types import Reaction
 from schema.types import Shout as ShoutType
 
@@ -87,7 +87,7 @@ async def _events(info: Info, channels: list[str]) -> AsyncIterator[Event]:
             task.add_done_callback(_closing.discard)
 
     async with deps.hub.subscription(channels, on_overflow=close_slow_socket) as subscription:
-        started()  # the next subscription may start (schema/stream_starts.py)
+        started()  # the next subscription may start (schema/engine/stream_starts.py)
         async for _channel, raw in subscription:
             event = Event.decode(raw)
             if event is not None:

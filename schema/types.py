@@ -11,10 +11,10 @@ import strawberry
 
 from auth.accounts import get_account
 from auth.permissions import DEFAULT_COMMUNITY
-from schema.cache_control import cache_control
 from schema.context import Info, Soon, at_once, many_at_once, then
+from schema.engine.cache_control import cache_control
+from schema.engine.execution import DIRECT
 from schema.enums import ReactionKind
-from schema.execution import DIRECT
 
 T = TypeVar("T")
 
@@ -340,7 +340,7 @@ class Shout(Edited):
     @strawberry.field(metadata=DIRECT, graphql_type=str)
     def body(self, info: Info) -> Soon[str]:
         """A list's cards leave the text out (most of a shout's size, and no list shows it: a page is read
-        whole, resolvers/reader.py `card`); asked of one, it comes from the full shout."""
+        whole, resolvers/shout_reads.py `card`); asked of one, it comes from the full shout."""
         data = self.data or {}
         if "body" in data:
             return data["body"] or ""

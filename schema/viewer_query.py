@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import strawberry
 
-from resolvers import bookmark, draft, feed, notifier, rating, reading
-from schema.cache_control import READ_MAX_AGE, cache_control
+from resolvers import bookmark, draft, feed, histories, notifier, rating
 from schema.context import Info
+from schema.engine.cache_control import READ_MAX_AGE, cache_control
 from schema.enums import ReactionKind
 from schema.inputs import LoadShoutsOptions, shouts_query
 from schema.pages import shouts_list
@@ -81,12 +81,12 @@ class ViewerQuery:
     @strawberry.field(description="The shouts the signed-in reader read, most recent first (the newest 100).")
     async def load_reading_history(self, info: Info, limit: int | None = None,
                                    offset: int | None = None) -> list[Shout | None]:
-        found = await reading.reading_history(info.context.deps, await info.context.viewer(), limit, offset)
+        found = await histories.reading_history(info.context.deps, await info.context.viewer(), limit, offset)
         return await shouts_list(info, found)
 
     @strawberry.field(description="What the signed-in reader searched for, most recent first (the newest 50).")
     async def load_search_history(self, info: Info, limit: int | None = None) -> list[str]:
-        return await reading.search_history(info.context.deps, await info.context.viewer(), limit)
+        return await histories.search_history(info.context.deps, await info.context.viewer(), limit)
 
     @strawberry.field
     async def get_shouts_drafts(self, info: Info) -> CommonResult:

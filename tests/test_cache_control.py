@@ -1,4 +1,4 @@
-"""Cache policies declared next to the types (schema/cache_control.py): an answer's policy is the smallest
+"""Cache policies declared next to the types (schema/engine/cache_control.py): an answer's policy is the smallest
 max age of its fields and private if any field is; undeclared root fields, mutations and introspection are
 never kept."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from schema.cache_control import Policy, PolicyCache
+from schema.engine.cache_control import Policy, PolicyCache
 from schema.schema import build_schema
 
 SCHEMA = build_schema()

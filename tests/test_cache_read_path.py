@@ -17,9 +17,11 @@ from sqlalchemy import event, select
 
 from app.main import create_app
 from cache import entities, keys, store
-from cache.redis.client import RedisUnavailable, make_redis
+from cache.fills import Lease
+from cache.generations import CacheStats
+from cache.redis.client import BATCH, RedisUnavailable, make_redis
 from cache.stamps import KeptDecoded, capture_stamp, parse_stamp, stamp_parts
-from cache.store import BATCH, MISSING, Cache, CacheStats
+from cache.store import MISSING, Cache
 from devtools.services import RedisServer
 from orm import ShoutAuthor, ShoutTopic, Topic
 from orm.driver import DriverReads, SessionReads, reads
@@ -525,21 +527,21 @@ async def test_concurrent_misses_share_one_computation_unless_a_write_came_betwe
         await release.wait()
         return value
 
-    def noting_lock_answers(worker: Cache) -> list[bool | None]:
+    def noting_lock_answers(worker: Cache) -> list[Lease]:
         """What `worker` hears when it asks for a fill lock, in order: with the read that finds the value
         missing (one server), or on its own."""
-        answers: list[bool | None] = []
+        answers: list[Lease] = []
         take, read = worker.take_fill_lock, worker._read_leasing
 
-        async def noted(cache_key: str, stamp: bytes = b"") -> bool | None:
+        async def noted(cache_key: str, stamp: bytes = b"") -> Lease:
             answers.append(await take(cache_key, stamp))
             return answers[-1]
 
         async def noted_with_read(cache_key: str, tags: Any) -> Any:
-            values, stamps, owner = await read(cache_key, tags)
-            if owner is not None:
-                answers.append(owner)
-            return values, stamps, owner
+            values, stamps, lease = await read(cache_key, tags)
+            if lease is not Lease.UNTRIED:
+                answers.append(lease)
+            return values, stamps, lease
 
         worker.take_fill_lock = noted  # type: ignore[method-assign]
         worker._read_leasing = noted_with_read  # type: ignore[method-assign]
@@ -554,10 +556,10 @@ async def test_concurrent_misses_share_one_computation_unless_a_write_came_betwe
     after_the_write = asyncio.create_task(cache.cached_query(key, compute, tags=[tag], value=2))
     # the fill lock of the generation it read is free: it computes, not waiting for the first computation
     await until(lambda: calls == [1, 2], "the reader after the write computing")
-    assert here == [True, True]
+    assert here == [Lease.OURS, Lease.OURS]
     forced = asyncio.create_task(cache.cached_query(key, compute, tags=[tag], force_refresh=True, value=3))
     await until(lambda: 3 in calls, "the forced refresh computing")  # at once, without the fill lock
-    assert here == [True, True]
+    assert here == [Lease.OURS, Lease.OURS]
     release.set()
     assert await asyncio.gather(*readers) == [1] * 5  # one computation for the five
     # the reader after the write took its own value, computed after the write: never the one begun before
@@ -570,7 +572,7 @@ async def test_concurrent_misses_share_one_computation_unless_a_write_came_betwe
     first = asyncio.create_task(cache.cached_query(key, compute, tags=[tag], value=4))
     await until(lambda: calls == [4], "the first worker computing, holding the fill lock")
     second = asyncio.create_task(other_worker.cached_query(key, compute, tags=[tag], value=5))
-    await until(lambda: lock_answers == [False], "the other worker finding the lock taken")
+    await until(lambda: lock_answers == [Lease.ANOTHERS], "the other worker finding the lock taken")
     release.set()
     assert (await first, await second) == (4, 4) and calls == [4]  # the other worker waited for the value
 
@@ -581,11 +583,11 @@ async def test_concurrent_misses_share_one_computation_unless_a_write_came_betwe
     first = asyncio.create_task(cache.cached_query(key, compute, tags=[tag], value=6))
     await until(lambda: calls == [6], "the first worker computing, holding the fill lock")
     second = asyncio.create_task(other_worker.cached_query(key, compute, tags=[tag], value=7))
-    await until(lambda: lock_answers == [False], "the other worker waiting for the first's value")
+    await until(lambda: lock_answers == [Lease.ANOTHERS], "the other worker waiting for the first's value")
     await cache.invalidate_tags([tag])
     # it stops waiting, takes the lock of the generation it reads now and computes, the first still under way
     await until(lambda: calls == [6, 7], "the other worker computing after the write")
-    assert lock_answers == [False, True] and not first.done()
+    assert lock_answers == [Lease.ANOTHERS, Lease.OURS] and not first.done()
     moved = keys.fill_lock(key, (await cache.get_many([key], [[tag]]))[1][0] or b"")
     assert await redis.exists(moved)  # it holds the lock of the generation it computes, which others wait on
     release.set()
@@ -634,7 +636,7 @@ async def test_a_waiter_looks_again_soon_then_less_often(cache: Cache, redis: Re
     time up to 20 ms, and has the value at the first look after it is stored."""
     key, tag = f"author:id:{secrets.randbelow(10**9)}", f"author:{secrets.randbelow(10**9)}"
     stamp = (await cache.get_many([key], [[tag]]))[1][0]
-    assert await cache.take_fill_lock(key, stamp or b"")  # another worker computes it
+    assert await cache.take_fill_lock(key, stamp or b"") is Lease.OURS  # another worker computes it
     pauses: list[float] = []
     sleep = asyncio.sleep
 
@@ -711,9 +713,9 @@ async def test_the_fill_lock_is_held_while_computing_expires_and_is_released_by_
     assert await cache.get_cached_data(key, [tag]) == 2  # stored under the stamp read before it waited
 
     failed = metrics.REDIS_ERRORS.labels("fill lock")._value.get()
-    assert await down.take_fill_locks(["a", "b"]) == [None, None]  # the failure is said, not raised
+    assert await down.take_fill_locks(["a", "b"]) == [Lease.NO_LOCK, Lease.NO_LOCK]  # the failure is said, not raised
     assert not down.available and metrics.REDIS_ERRORS.labels("fill lock")._value.get() - failed == 1
-    assert await down.take_fill_locks(["a"]) == [None]  # the breaker open: Redis is not even asked
+    assert await down.take_fill_locks(["a"]) == [Lease.NO_LOCK]  # the breaker open: Redis is not even asked
     assert metrics.REDIS_ERRORS.labels("fill lock")._value.get() - failed == 1
 
 

@@ -18,8 +18,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from auth.mailer import LogMailer
 from orm import AuthorFollower, Invite, Reaction, Shout, ShoutAuthor, Topic, TopicFollower
 from orm.stats import is_listed
+from schema.engine.seam import graphql_schema
 from schema.schema import build_schema
-from schema.seam import graphql_schema
 from tests.contract import CONTRACT
 from tests.helpers import Api, User
 

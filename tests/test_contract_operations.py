@@ -12,8 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from orm import AuthorFollower, Reaction, Shout, Topic, TopicFollower
 from orm.stats import is_listed
+from schema.engine.seam import graphql_schema
 from schema.schema import build_schema
-from schema.seam import graphql_schema
 from tests.contract import operations
 
 # Operations that need a signed-in viewer, or are mutations: run in one user's story below.

@@ -13,8 +13,8 @@ from graphql import (
     GraphQLSchema,
 )
 
+from schema.engine.seam import graphql_schema
 from schema.schema import build_schema
-from schema.seam import graphql_schema
 from tests.contract import contract_schema
 
 # Query fields that need a signed-in viewer or notifications: they arrive with the auth issue (#3) and

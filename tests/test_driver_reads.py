@@ -24,8 +24,8 @@ from orm.seam import driver_sql
 from resolvers import reaction, topic
 from resolvers.deps import Deps
 from resolvers.paging import kept_page
-from resolvers.reader import filtered, ordered
 from resolvers.shout_query import NO_FILTERS, ShoutFilters
+from resolvers.shout_reads import filtered, ordered
 from telemetry import metrics
 from tests.conftest import TEST_DATABASE_URL, Counter
 from tests.helpers import until

@@ -23,8 +23,8 @@ from resolvers.deps import Deps
 from resolvers.events import follow_event
 from resolvers.notifier import notifications_of
 from resolvers.writes import transaction
+from schema.engine.seam import graphql_schema
 from schema.schema import build_schema
-from schema.seam import graphql_schema
 from tests.helpers import Api, sink_of, until
 from tests.live import subscribed
 

@@ -1,4 +1,4 @@
-"""Execution shortcuts (schema/execution.py): plain fields read and serialized directly, marked relations
+"""Execution shortcuts (schema/engine/execution.py): plain fields read and serialized directly, marked relations
 resolved without Strawberry's wrapper. Both must answer exactly what graphql-core and Strawberry answer,
 errors included; the schema refuses a marked field that needs more than its context."""
 
@@ -13,7 +13,7 @@ import strawberry
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.types import Info
 
-from schema.execution import DIRECT, PlainFieldsFirst, prepare_execution
+from schema.engine.execution import DIRECT, PlainFieldsFirst, prepare_execution
 
 
 @strawberry.enum
@@ -237,8 +237,8 @@ class GuardedQuery:
 async def test_a_field_with_a_permission_class_or_an_extension_is_never_read_plainly() -> None:
     """A field without a resolver of its own is plain only when Strawberry calls it basic: a permission
     class or an extension on it must run (reading it plainly would serve it without its check)."""
-    from schema.execution import PLAIN
-    from schema.seam import graphql_schema
+    from schema.engine.execution import PLAIN
+    from schema.engine.seam import graphql_schema
 
     schema = strawberry.Schema(query=GuardedQuery, execution_context_class=PlainFieldsFirst)
     prepare_execution(schema)
@@ -249,7 +249,7 @@ async def test_a_field_with_a_permission_class_or_an_extension_is_never_read_pla
     assert result.errors is None and result.data == {"guarded": {"open": "o", "loud": "L"}}
 
 
-# --- relations executed straight (schema/seam.py `FieldLoop.execute_relation`) ----------------------
+# --- relations executed straight (schema/engine/seam.py `FieldLoop.execute_relation`) ----------------------
 
 @strawberry.type
 class Pair:
@@ -303,7 +303,7 @@ HOLDER_QUERIES = (
 
 
 def _holders_schema() -> strawberry.Schema:
-    """As the server runs it: no middleware manager (schema/seam.py `FieldResolversUnwrapped`), which the
+    """As the server runs it: no middleware manager (schema/engine/seam.py `FieldResolversUnwrapped`), which the
     straight path requires (with one, every resolved field goes through it)."""
     from schema.schema import DiscoursSchema
 

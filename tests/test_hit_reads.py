@@ -141,7 +141,7 @@ async def test_one_count_runs_at_a_time(deps: Deps, monkeypatch: pytest.MonkeyPa
         await release.wait()
         return False
 
-    monkeypatch.setattr("resolvers.reading.count_views", slow_count)
+    monkeypatch.setattr("resolvers.histories.count_views", slow_count)
     reads = HitReads(deps, interval=0.01, max_pending=100)
     reads.add(HitRead((1,), "cslow-1", None))
     await until(lambda: counting == [[1]], "the first count under way")

@@ -1,4 +1,4 @@
-"""Items of a page kept rendered one by one (schema/item_fragments.py): after a comment moves a page of
+"""Items of a page kept rendered one by one (schema/engine/item_fragments.py): after a comment moves a page of
 reactions, only the new item is executed and the others are placed as the JSON they were sent as, the
 same bytes a full execution gives; an item whose author is renamed is executed again, the others not;
 a selection that reads past what an item's stamp covers keeps no item; and a page computed cold (its list

@@ -13,9 +13,9 @@ from typing import Any
 import httpx
 import pytest
 
-from schema.limits import Limits, query_cost
+from schema.engine.limits import Limits, query_cost
+from schema.engine.seam import graphql_schema
 from schema.schema import build_schema
-from schema.seam import graphql_schema
 from tests.helpers import Api
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"
@@ -80,11 +80,11 @@ async def test_cost_reads_limits_from_variables(api: Api) -> None:
 async def test_a_document_is_validated_once_per_worker(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
     """Validation depends on the text alone: the second request with the same document (other variables)
     skips it, and still gets the checks that depend on the variables."""
-    import schema.limits
+    import schema.engine.limits
 
     validations: list[object] = []
-    real = schema.limits.validate_document
-    monkeypatch.setattr(schema.limits, "validate_document", lambda *a: validations.append(a) or real(*a))
+    real = schema.engine.limits.validate_document
+    monkeypatch.setattr(schema.engine.limits, "validate_document", lambda *a: validations.append(a) or real(*a))
     document = "query($n: Int!) { load_shouts_by(options: {limit: $n}) { id authors { id } } } # once"
     assert "errors" not in await api.raw(document, {"n": 3})
     assert "errors" not in await api.raw(document, {"n": 5})
@@ -120,10 +120,10 @@ async def test_ten_thousand_aliases_are_refused_early_and_leave_memory_flat(
     """Refused by the parser at its token limit: nothing is validated (graphql-core's validation is what a
     hostile document makes slow), and memory does not grow with repeated refusals (the process's current
     resident size, not its high-water mark, which earlier tests may have set)."""
-    import schema.limits
+    import schema.engine.limits
 
     validated: list[Any] = []
-    monkeypatch.setattr(schema.limits, "validate_document", lambda *args: validated.append(args) or [])
+    monkeypatch.setattr(schema.engine.limits, "validate_document", lambda *args: validated.append(args) or [])
     document = aliases(10_000)  # about 400 KB
     await client.post("/graphql", json={"query": document})  # warm the path
     gc.collect()

@@ -46,7 +46,7 @@ from orm import (
 from orm.reaction import COMMENT_KINDS
 from orm.stats import is_listed, reaction_stats
 from resolvers.deps import Deps
-from resolvers.reader import BOARD_ORDERS
+from resolvers.shout_reads import BOARD_ORDERS
 from tests.conftest import TEST_REDIS_CLUSTER, redis_gone
 from tests.helpers import Api, User, board_equals_sql, built_ids, pipelines_sent
 

@@ -1,10 +1,10 @@
-"""What is worked out from a parsed document's nodes is kept by their identity (schema/node_memo.py)."""
+"""What is worked out from a parsed document's nodes is kept by their identity (schema/engine/node_memo.py)."""
 
 from __future__ import annotations
 
 from graphql import parse
 
-from schema.node_memo import NodeMemo
+from schema.engine.node_memo import NodeMemo
 
 
 def _field(text: str = "{ a { b } }") -> list:

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from cache.store import BATCH, MISSING, Cache
+from cache.redis.client import BATCH
+from cache.store import MISSING, Cache
 from tests.helpers import pipelines_sent
 
 MULTI_KEY = {"MGET", "DEL", "UNLINK", "EXISTS", "MSET"}

@@ -1,4 +1,4 @@
-"""Rendered answers (schema/rendered.py, cache/response/rendered.py): a root field that declares it is answered from
+"""Rendered answers (schema/engine/rendered.py, cache/response/rendered.py): a root field that declares it is answered from
 its rendered JSON, with the response cache off as with it on, and a write to anything the answer was made
 of makes it a miss, as it makes each value one."""
 
@@ -24,10 +24,10 @@ from cache.response.responses import ResponseCache
 from cache.response_capture import Capture
 from cache.store import Cache
 from config.settings import Settings
-from resolvers import reaction, reader
+from resolvers import reaction, shout_reads
 from resolvers import topic as topics
 from resolvers.deps import Deps
-from schema import rendered as rendered_answers
+from schema.engine import rendered as rendered_answers
 from tests.conftest import single_redis
 from tests.helpers import Api
 
@@ -198,7 +198,7 @@ async def test_off_when_its_ttl_is_zero(deps: Deps, settings: Settings, redis: R
     assert first == second and executed == ["get_topics_all"] * 2 and await _rendered_keys(redis) == []
 
 
-# --- a query of one rendered field, answered without executing (schema/rendered.py answer_without_executing)
+# --- a query of one rendered field, answered without executing (schema/engine/rendered.py answer_without_executing)
 
 @pytest.fixture
 def strawberry_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -211,7 +211,7 @@ def strawberry_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 @pytest.fixture
 def rendered_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The keys of the rendered answers looked up."""
-    from schema import rendered
+    from schema.engine import rendered
 
     return _recorded(monkeypatch, rendered, "read_rendered", lambda _cache, key: key)
 
@@ -407,7 +407,7 @@ async def test_a_page_of_shouts_is_sent_rendered_until_a_write_to_any_of_its_par
         http: httpx.AsyncClient, deps: Deps, sql_counter: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The newest shouts with their authors and main topics: executed once, then the same bytes without
     executing it; an author renamed, a topic renamed and a shout published each make it a miss at once."""
-    executed = _recorded(monkeypatch, reader, "load_shouts_by")
+    executed = _recorded(monkeypatch, shout_reads, "load_shouts_by")
     api = Api(http, deps)
     author, editor = await api.user(), await api.user("editor")
     topic = orjson.loads(await _post(http, ALL))["data"]["get_topics_all"][0]

@@ -1,6 +1,6 @@
 """The response cache: a hit skips parse, validate and execute; any invalidation of anything the response
 was built from makes it a miss; error-free answers of queries whose fields declare a max age are stored,
-public ones once for guests and signed-in readers alike, private ones per viewer (schema/cache_control.py)."""
+public ones once for guests and signed-in readers alike, private ones per viewer (schema/engine/cache_control.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Canaries for what the project relies on past its libraries' public API (schema/seam.py for Strawberry and
+"""Canaries for what the project relies on past its libraries' public API (schema/engine/seam.py for Strawberry and
 graphql-core, cache/redis/seam.py for redis-py). Each fails with a message naming the library and its version,
 the internal, what depends on it and what to do, so that an upgrade that changes one says so here, in one
 line, instead of as a slower server or a silently skipped check somewhere else."""
@@ -38,7 +38,7 @@ from cache.redis.seam import (
     startup_nodes,
 )
 from schema.context import Loader
-from schema.seam import (
+from schema.engine.seam import (
     VIEW_HOOKS,
     FieldLoop,
     FieldResolversUnwrapped,
@@ -60,7 +60,7 @@ STRAWBERRY = f"Strawberry {version('strawberry-graphql')}"
 GRAPHQL_CORE = f"graphql-core {version('graphql-core')}"
 REDIS_PY = f"redis-py {version('redis')}"
 FAKEREDIS = f"fakeredis {version('fakeredis')}"
-# The source of graphql-core's `Executor.execute_fields` that schema/seam.py `FieldLoop` copies (3.3.2).
+# The source of graphql-core's `Executor.execute_fields` that schema/engine/seam.py `FieldLoop` copies (3.3.2).
 EXECUTE_FIELDS_COPIED = "9a241b5415503bfb50d4a8209b20c9743a972919e40aa3b5de956639825cf45a"
 # The sources `FieldLoop.execute_relation` takes a straight path through (3.3.2), in this order.
 RELATION_PATH = ("execute_field", "complete_value", "complete_object_value", "collect_and_execute_subfields")
@@ -99,15 +99,15 @@ def test_graphql_core_fields_lead_back_to_their_strawberry_definition() -> None:
     definition = field_definition(field)
     canary(definition is not None and definition.python_name == "name" and definition.is_basic_field,
            STRAWBERRY, "GraphQLCoreConverter.DEFINITION_BACKREF (a graphql-core field's `StrawberryField`)",
-           "Cache policies (schema/cache_control.py), the refusal of state changes over GET (schema/safety.py) "
-           "and plain fields (schema/execution.py)",
-           "find where Strawberry now keeps a field's definition and change schema/seam.py `field_definition`")
+           "Cache policies (schema/engine/cache_control.py), the refusal of state changes over GET (schema/engine/safety.py) "
+           "and plain fields (schema/engine/execution.py)",
+           "find where Strawberry now keeps a field's definition and change schema/engine/seam.py `field_definition`")
 
 
 def test_a_strawberry_schema_has_its_graphql_core_schema() -> None:
     canary(isinstance(graphql_schema(strawberry.Schema(query=Query)), GraphQLSchema), STRAWBERRY,
            "`Schema._schema` (the graphql-core schema)", "Every check on a parsed document",
-           "find the graphql-core schema's new attribute and change schema/seam.py `graphql_schema`")
+           "find the graphql-core schema's new attribute and change schema/engine/seam.py `graphql_schema`")
 
 
 async def test_a_resolver_reaches_graphql_cores_resolve_info() -> None:
@@ -118,7 +118,7 @@ async def test_a_resolver_reaches_graphql_cores_resolve_info() -> None:
     canary(raw.field_nodes[0].name.value == "title"
            and "F" in raw.fragments, STRAWBERRY, "`Info._raw_info` (graphql-core's resolve info)",
            "Pages reading their selection once per document (schema/pages.py `selected_paths`)",
-           "find graphql-core's info in Strawberry's Info and change schema/seam.py `resolve_info`")
+           "find graphql-core's info in Strawberry's Info and change schema/engine/seam.py `resolve_info`")
 
 
 def test_validation_runs_strawberrys_rules_too() -> None:
@@ -128,8 +128,8 @@ def test_validation_runs_strawberrys_rules_too() -> None:
     canary(validate_document(schema, parse("{ item { name } }"), rules) == []
            and len(refused) == 1 and "nope" in refused[0].message, STRAWBERRY,
            "`strawberry.schema.schema.validate_document(schema, document, rules)`",
-           "Validation of every request (schema/limits.py validates in Strawberry's place)",
-           "validate as Strawberry's own validation step now does, in schema/seam.py `validate_document`")
+           "Validation of every request (schema/engine/limits.py validates in Strawberry's place)",
+           "validate as Strawberry's own validation step now does, in schema/engine/seam.py `validate_document`")
 
 
 async def test_a_request_is_validated_with_the_rules_an_answer_without_executing_checks() -> None:
@@ -143,16 +143,16 @@ async def test_a_request_is_validated_with_the_rules_an_answer_without_executing
     await strawberry.Schema(query=Query, extensions=[Rules]).execute("{ item { name } }")
     canary(seen == [request_validation_rules()] and len(seen[0]) >= len(specified_rules), STRAWBERRY,
            "`ExecutionContext.validation_rules`' default (the rules a request is validated with)",
-           "Rendered answers sent without executing (schema/rendered.py `answer_without_executing` checks a "
+           "Rendered answers sent without executing (schema/engine/rendered.py `answer_without_executing` checks a "
            "document as Strawberry would)",
-           "take the rules Strawberry now validates with in schema/seam.py `request_validation_rules`")
+           "take the rules Strawberry now validates with in schema/engine/seam.py `request_validation_rules`")
 
 
 def test_the_middleware_manager_is_asked_for_per_request() -> None:
     params = list(inspect.signature(strawberry.Schema._get_middleware_manager).parameters)
     canary(params == ["self", "extensions"] and hasattr(SchemaExtension, "_implements_resolve"), STRAWBERRY,
            "`Schema._get_middleware_manager(extensions)` / `SchemaExtension._implements_resolve`",
-           "Skipping graphql-core's middleware per resolved field (schema/seam.py `FieldResolversUnwrapped`; "
+           "Skipping graphql-core's middleware per resolved field (schema/engine/seam.py `FieldResolversUnwrapped`; "
            "without it, requests are slower, not wrong)",
            "override Strawberry's new hook in `FieldResolversUnwrapped`, or remove the mixin")
 
@@ -202,7 +202,7 @@ def test_the_field_loop_copied_is_graphql_cores_own() -> None:
     source = textwrap.dedent(inspect.getsource(Executor.execute_fields))
     canary(hashlib.sha256(source.encode()).hexdigest() == EXECUTE_FIELDS_COPIED, GRAPHQL_CORE,
            "`Executor.execute_fields` (the loop over an object's fields, marked private)",
-           "schema/seam.py `FieldLoop.execute_fields`, a copy of it with plain fields read in the loop",
+           "schema/engine/seam.py `FieldLoop.execute_fields`, a copy of it with plain fields read in the loop",
            "compare graphql-core's new loop with the copy, port every change into the copy, run "
            "tests/test_execution.py, then put the new source's sha256 in EXECUTE_FIELDS_COPIED")
     params = list(inspect.signature(Executor.execute_fields).parameters)
@@ -216,7 +216,7 @@ def test_the_path_a_relation_takes_straight_is_graphql_cores_own() -> None:
         digest.update(textwrap.dedent(inspect.getsource(getattr(Executor, name))).encode())
     canary(digest.hexdigest() == RELATION_PATH_COPIED, GRAPHQL_CORE,
            "`Executor.execute_field`, `complete_value`, `complete_object_value` or `collect_and_execute_subfields`",
-           "schema/seam.py `FieldLoop.execute_relation`, which executes a relation given an object at once as "
+           "schema/engine/seam.py `FieldLoop.execute_relation`, which executes a relation given an object at once as "
            "they do, without their checks of the type",
            "compare the new sources with `execute_relation`, port what changed, run tests/test_execution.py, "
            "then put the new sources' sha256 in RELATION_PATH_COPIED")
@@ -237,22 +237,22 @@ def test_a_field_loop_sees_the_requests_fragments_variables_and_errors() -> None
             parse("query($n: Int = 7) { a(n: $n) ...F } fragment F on Query { b }"),
             root_value={"a": lambda _info, n: n, "b": failing}, executor_class=Seeing)
     executor = seen[-1]
-    depends = "The key of a rendered answer, and whether it is kept (schema/rendered.py)"
+    depends = "The key of a rendered answer, and whether it is kept (schema/engine/rendered.py)"
     canary(set(fragment_definitions(executor)) == {"F"}, GRAPHQL_CORE, "`ExecutionContext.fragment_definitions`",
-           depends, "change schema/seam.py `fragment_definitions` to where the fragments are now")
+           depends, "change schema/engine/seam.py `fragment_definitions` to where the fragments are now")
     canary(dict(coerced_variables(executor)) == {"n": 7}, GRAPHQL_CORE, "`ExecutionContext.variable_values.coerced`",
-           depends, "change schema/seam.py `coerced_variables` to where the coerced variables are now")
+           depends, "change schema/engine/seam.py `coerced_variables` to where the coerced variables are now")
     canary([error.path for error in field_errors(executor)] == [["b"]], GRAPHQL_CORE,
            "`ExecutionContext.collected_errors.errors`", depends,
-           "change schema/seam.py `field_errors` to where the errors collected so far are now")
+           "change schema/engine/seam.py `field_errors` to where the errors collected so far are now")
 
 
 def test_the_token_limit_is_told_apart_by_its_wording() -> None:
     with pytest.raises(GraphQLSyntaxError) as refused:
         parse("{ a b c d }", max_tokens=3)
     canary(over_token_limit(refused.value), GRAPHQL_CORE, "the parser's message for too many tokens",
-           "The TOO_MANY_TOKENS code of a refused document (schema/limits.py)",
-           "change schema/seam.py `_TOKEN_LIMIT_WORDING` to the new message")
+           "The TOO_MANY_TOKENS code of a refused document (schema/engine/limits.py)",
+           "change schema/engine/seam.py `_TOKEN_LIMIT_WORDING` to the new message")
     with pytest.raises(GraphQLSyntaxError) as wrong:
         parse("{ a ")
     assert not over_token_limit(wrong.value)
@@ -655,7 +655,7 @@ async def test_the_views_overridden_hooks_are_still_called(app: Any, client: Any
     view = GraphQL(strawberry.Schema(query=Query), subscription_protocols=(GRAPHQL_SSE_PROTOCOL,))
     protocols = (stream_protocol(view, {"accept": "text/event-stream"}), stream_protocol(view, {"accept": "*/*"}))
     canary(protocols == ("sse", "http"), STRAWBERRY, "`_get_stream_transport_from_headers`",
-           "schema/seam.py `stream_protocol` (subscriptions over server-sent events)",
+           "schema/engine/seam.py `stream_protocol` (subscriptions over server-sent events)",
            "find how Strawberry's parse_http_body now picks a request's stream transport")
     html = await client.get("/graphql", headers={"accept": "text/html"})
     canary(html.status_code == 200 and "/graphiql-assets/" in html.text, STRAWBERRY,
@@ -669,7 +669,7 @@ def test_each_websocket_message_passes_through_the_handlers_handle_message() -> 
     `*_handler_class` attributes."""
     from strawberry.asgi import GraphQL
 
-    from schema.seam import LegacyWSHandler, TransportWSHandler
+    from schema.engine.seam import LegacyWSHandler, TransportWSHandler
 
     for handler in (TransportWSHandler, LegacyWSHandler):
         canary("self.handle_message(" in inspect.getsource(handler.handle), STRAWBERRY,

@@ -1,4 +1,4 @@
-"""Subscriptions start in turns (schema/stream_starts.py, app/http/stream_turns.py): a burst of them over
+"""Subscriptions start in turns (schema/engine/stream_starts.py, app/http/stream_turns.py): a burst of them over
 server-sent events runs at most SUBSCRIPTION_STARTS_AT_ONCE starts together, every one of them still
 subscribed whole; a stream never goes through the response cache. Counted, not timed: the starts running
 together, the streams subscribed, the response cache's look-ups. The bystander's latency during a burst of
@@ -21,7 +21,7 @@ from cache.response.responses import ResponseCache
 from config.settings import Settings
 from resolvers.deps import Deps
 from schema import subscription
-from schema.stream_starts import StreamStarts, started
+from schema.engine.stream_starts import StreamStarts, started
 from tests.helpers import Api
 from tests.live import serve, subscribed
 

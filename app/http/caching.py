@@ -1,6 +1,6 @@
 """HTTP caching of query answers: an ETag on every error-free query answer (stored with a cached response,
 else computed) and 304 Not Modified when `If-None-Match` names it; `Cache-Control` from the answer's
-policy (schema/cache_control.py: the smallest max age its fields declare, private when a field is or the
+policy (schema/engine/cache_control.py: the smallest max age its fields declare, private when a field is or the
 answer was shaped by its reader); `no-store` for mutations, errors and whatever sets a cookie. `X-Cache`
 says what the response cache did."""
 
@@ -13,7 +13,7 @@ from starlette.responses import Response
 
 from app.http.exchange import Exchange
 from cache.response.responses import etag_of
-from schema.cache_control import Policy
+from schema.engine.cache_control import Policy
 
 
 def with_http_caching(exchange: Exchange, response: Any, *, changes_state: Callable[[], bool],

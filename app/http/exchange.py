@@ -18,12 +18,12 @@ from starlette.types import Receive, Scope
 
 from app.http.graphql_request import GraphQLRequest
 from app.http.single_flight import now
-from schema.seam import StarletteRequestAdapter
+from schema.engine.seam import StarletteRequestAdapter
 
 if TYPE_CHECKING:
     from cache.response.rendered import ToKeep
-    from schema.cache_control import Policy
     from schema.context import Context
+    from schema.engine.cache_control import Policy
 
 
 class Exchange(Request):
@@ -47,8 +47,8 @@ class Exchange(Request):
         self.errors = False  # execution reported errors
         self.policy: Policy | None = None  # the document's cache policy, once looked up
         self.rendered_missed: str | None = None  # a rendered answer's key looked up before executing, absent
-        self.handed: list[ToKeep] | None = None  # rendered answers to keep with the response (schema/rendered.py)
-        # How long the answer may be kept and whether for one viewer only (schema/cache_control.py); None
+        self.handed: list[ToKeep] | None = None  # rendered answers kept with the response (engine/rendered)
+        # How long the answer may be kept and whether for one viewer only (schema/engine/cache_control.py); None
         # until known (a hit carries its own, an answer computed is judged by its document and its reads).
         self.max_age: int | None = None
         self.private = False

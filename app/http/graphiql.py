@@ -11,7 +11,7 @@ from pathlib import Path
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
-from schema.seam import graphql_ide_page
+from schema.engine.seam import graphql_ide_page
 
 ASSETS = Path(__file__).resolve().parents[1] / "static" / "graphiql"  # app/static
 PREFIX = "/graphiql-assets/"

@@ -8,7 +8,7 @@ are handed. `run` then, within the request's time limit and counted in the metri
    (app/http/guards.py);
 2. answers from the response cache under the request's key (the public one, or the viewer's own for a
    private answer), or computes the answer once for every identical request waiting meanwhile
-   (app/http/single_flight.py) and keeps it if its policy and its reads allow (schema/cache_control.py);
+   (app/http/single_flight.py) and keeps it if its policy and its reads allow (schema/engine/cache_control.py);
 3. gives the answer its HTTP caching headers, or a 304 (app/http/caching.py), and GraphQL over HTTP's
    media type (app/http/negotiation.py).
 
@@ -51,20 +51,26 @@ from app.http.subscription_messages import CheckedLegacyWS, CheckedTransportWS
 from app.http.write_gate import Readers, WriteGate
 from app.http.write_refresh import noted_for_refresh, refresh
 from cache import response_capture
+from cache.fills import RidingFills
 from cache.redis.coalesce import at_once
 from cache.refresh import Refreshing
 from cache.response.persisted import PersistedQueries
 from cache.response.rendered import ToKeep, queue_kept
 from cache.response.responses import Claim, Hit, Kept, ResponseCache, etag_of, followed
-from cache.store import RidingFills
 from resolvers.deps import Deps
 from resolvers.errors import Busy
-from schema.cache_control import Policy, PolicyCache
 from schema.context import Context, Loaders
-from schema.rendered import RenderedAnswers, WholeAnswer, answer_without_executing
-from schema.safety import changes_state
+from schema.engine.cache_control import Policy, PolicyCache
+from schema.engine.rendered import RenderedAnswers, WholeAnswer, answer_without_executing
+from schema.engine.safety import changes_state
+from schema.engine.seam import (
+    ASGIWebSocketAdapter,
+    HTTPException,
+    WebSocketDisconnected,
+    graphql_schema,
+    stream_protocol,
+)
 from schema.schema import DiscoursSchema
-from schema.seam import ASGIWebSocketAdapter, HTTPException, WebSocketDisconnected, graphql_schema, stream_protocol
 from telemetry import metrics
 
 log = logging.getLogger(__name__)
@@ -248,7 +254,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
     async def _execute(self, exchange: Exchange, root_value: Any, left: RidingFills | None = None) -> Any:
         """Strawberry's run: parse (cached), validate with the limits, execute; the answer in the media type
         the client asked for. A query of one rendered field whose answer is current is sent as it is, with
-        nothing executed (schema/rendered.py `answer_without_executing`). `left`: keeps the values computed
+        nothing executed (schema/engine/rendered.py `answer_without_executing`). `left`: keeps the values computed
         that are still to be stored when execution ends, for the caller to send (cache/store.py `queue_left`)."""
         with at_once():  # when it answers, the request's only command: sent at the next turn, as a hit's is
             rendered = await self._rendered_whole(exchange)
@@ -505,7 +511,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
 
     def _rendered_answers(self, exchange: Exchange, deps: Deps) -> RenderedAnswers | None:
         """Whether root fields may be answered from rendered JSON: in a single query whose every field is
-        public (schema/rendered.py)."""
+        public (schema/engine/rendered.py)."""
         if self.rendered_answer_ttl <= 0 or exchange.graphql.single is None:
             return None
         policy = self._policy(exchange)

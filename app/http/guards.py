@@ -13,9 +13,9 @@ from graphql import GraphQLError
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from schema.safety import changes_state
+from schema.engine.safety import changes_state
+from schema.engine.seam import graphql_schema
 from schema.schema import DiscoursSchema
-from schema.seam import graphql_schema
 
 BAD_REQUEST = "BAD_REQUEST"
 TOO_LARGE = "REQUEST_TOO_LARGE"
@@ -44,7 +44,7 @@ class Refused(Exception):
 def refuse_state_change_over_get(schema: DiscoursSchema, method: str, document: str | None,
                                  operation_name: str | None) -> None:
     """405 for an operation that changes state sent over GET: a link on another site must not sign a
-    user out or write anything with the user's cookie (schema/safety.py says which do)."""
+    user out or write anything with the user's cookie (schema/engine/safety.py says which do)."""
     if method != "GET" or not document:
         return
     try:

@@ -30,7 +30,7 @@ from typing import Any
 from redis.exceptions import RedisError
 
 from cache.live.views import client_key
-from resolvers import reading
+from resolvers import histories
 from resolvers.deps import Deps
 from telemetry import metrics
 
@@ -97,7 +97,7 @@ class HitReads:
                 reader = readers.get(read.token) if read.token is not None else None
                 client = client_key(reader, None, None) if reader is not None else read.guest
                 shouts[reader, client].update(dict.fromkeys(read.shout_ids))
-            await asyncio.gather(*(reading.count_views(self.deps, reader, client, list(ids))
+            await asyncio.gather(*(histories.count_views(self.deps, reader, client, list(ids))
                                    for (reader, client), ids in shouts.items()))
         except Exception:
             log.exception("the reads of %d response-cache hits were not counted", len(reads))

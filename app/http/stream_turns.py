@@ -1,4 +1,4 @@
-"""A subscription over server-sent events takes its start's turn (schema/stream_starts.py) before the rest
+"""A subscription over server-sent events takes its start's turn (schema/engine/stream_starts.py) before the rest
 of its start runs: reading the request and the view's steps are most of it, and for a burst of them would
 otherwise all run at once, in one turn of the loop. Its stream runs within the same turn, given back once
 it is subscribed. The body is received before the turn is taken: a client sending it slowly holds no turn.
@@ -12,7 +12,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.http.graphql_request import body_of
 from app.http.graphql_view import DiscoursGraphQL
 from app.http.response_front import PATH
-from schema.stream_starts import StreamStarts
+from schema.engine.stream_starts import StreamStarts
 
 
 class StreamsInTurn:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from schema.context import Context
-from schema.seam import LegacyWSHandler, TransportWSHandler
+from schema.engine.seam import LegacyWSHandler, TransportWSHandler
 
 INVALID_MESSAGE = 4400  # graphql-transport-ws: "Invalid message received"
 

@@ -28,6 +28,7 @@ from sqlalchemy import Select, case, func, select
 
 from cache import keys
 from cache.entities import SessionFactory
+from cache.fills import Lease
 from cache.live.structures import BOARD_ENTITY, LiveStore, Noted
 from cache.store import Cache
 from orm import Author, AuthorRating, Reaction, Shout, ShoutViews, ShoutViewsWeekly
@@ -161,16 +162,16 @@ class Boards:
         """Build the board from SQL (its top `cap` and the floor), one builder at a time; returns the
         (id, score) rows read, highest first (`cap` + 1 of them when the board does not hold every entity)."""
         lock = keys.leaderboard(board)
-        ours = await self.cache.take_fill_lock(lock) if noted else False
+        lease = await self.cache.take_fill_lock(lock) if noted else Lease.ANOTHERS
         try:
             rows = await self._sql(board, self.cap + 1)
-            if ours is not False:
+            if lease is not Lease.ANOTHERS:
                 kept, rest = rows[:self.cap], rows[self.cap:]
                 data: list[Any] = [x for entity_id, score in kept for x in (int(score), keys.member(entity_id))]
                 data += [rest[0][1] if rest else COMPLETE, FLOOR]
                 await self.live.build(keys.board_kind(board), board, [(BOARD_ENTITY, data)], noted, structure="zset")
         finally:
-            if ours:
+            if lease is Lease.OURS:
                 await self.cache.release_fill_lock(lock)
         return rows
 

@@ -26,6 +26,7 @@ from sqlalchemy.orm import aliased
 
 from cache import keys
 from cache.entities import SessionFactory
+from cache.fills import Lease
 from cache.live.structures import LiveStore, structure_key
 from cache.store import Cache
 from orm import Reaction, Shout
@@ -123,7 +124,7 @@ class Threads:
         lock_keys = {i: structure_key(owner_kind, i, name) for i in to_build}
         taken = dict(zip(to_build, await self.cache.take_fill_locks(list(lock_keys.values())), strict=True))
         # This reader stores the sets whose lock it took (or all, with Redis down: nothing is stored then).
-        builders = [i for i in to_build if taken[i] is not False]
+        builders = [i for i in to_build if taken[i] is not Lease.ANOTHERS]
         try:
             async with self.db() as session:
                 rows = (await session.execute(members_query(owner_kind, name, owner_ids))).all()
@@ -135,7 +136,7 @@ class Threads:
                         for i in builders if len(members[i]) <= cap]
             await self.live.build(owner_kind, name, storable, noted, structure="zset")
         finally:
-            await self.cache.release_fill_lock(*(lock_keys[i] for i in to_build if taken[i]))
+            await self.cache.release_fill_lock(*(lock_keys[i] for i in to_build if taken[i] is Lease.OURS))
         return {i: [cid for _, cid in m] for i, m in members.items()}
 
     async def comments(self, ids: Sequence[int], *, children_limit: int = 0,

@@ -60,6 +60,8 @@ from telemetry import metrics
 
 log = logging.getLogger(__name__)
 
+# Seed 004: at most this many keys in one command and commands in one pipeline.
+BATCH = 100
 POOL_WAIT = 2.0  # seconds a command may wait for a free connection
 # What a Redis call may raise: a cluster client's errors do not derive from RedisError.
 REDIS_ERRORS: tuple[type[Exception], ...] = (RedisError, RedisClusterException)

@@ -10,7 +10,7 @@ A rendered answer is kept like a composite (cache/composite.py): under the stamp
 reads that computed it saw, checked inside Redis by the same script on each read, so a write to anything
 it was made of makes it a miss. What read the viewer, counted a view or read while Redis was unavailable
 is not kept (a hit would skip the viewer's reading, or the view). Which fields, and the key of a selection,
-schema/rendered.py decides.
+schema/engine/rendered.py decides.
 
 Stored as `stamp|j<json>`, or `stamp|z<zlib>` over 10 KB (seed 004), for RENDERED_ANSWER_TTL seconds at most.
 """
@@ -37,7 +37,7 @@ _kept: WeakKeyDictionary[Cache, KeptDecoded] = WeakKeyDictionary()
 @dataclass(slots=True, eq=False)
 class Rendered:
     """A rendered answer as the worker keeps it once read: its JSON bytes, and the response that is this
-    answer alone with its ETag (schema/rendered.py `answer_without_executing` makes them the first time it
+    answer alone with its ETag (schema/engine/rendered.py `answer_without_executing` makes them the first time it
     sends it so; a key names one field with one response name, so one response). Kept made: putting the
     88 KB of all topics inside `{"data":{...}}` again on every read took a tenth of such a read's CPU."""
 
@@ -51,7 +51,7 @@ def _decoded(raw: bytes) -> tuple[bytes, Rendered]:
 
 
 async def read_rendered_items(cache: Cache, item_keys: Sequence[str]) -> list[bytes | None]:
-    """The JSON of each page item kept under `item_keys` (schema/item_fragments.py) whose stamp is current,
+    """The JSON of each page item kept under `item_keys` (schema/engine/item_fragments.py) whose stamp is current,
     in one round trip; None for one absent or outdated (`read_stamped_many`)."""
     return await read_stamped_many(cache, item_keys, "rendered item")
 

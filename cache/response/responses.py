@@ -5,7 +5,7 @@ every tag generation the cache reads saw while computing it (captured through a 
 `Cache.get_many` reports to), so any later invalidation of any of them makes the stored response a miss:
 the same correctness argument as for each cached value, applied to the whole response.
 
-Which answers are stored, and for whom, their fields' cache policies say (schema/cache_control.py): public
+Which answers are stored, and for whom, their fields' cache policies say (schema/engine/cache_control.py): public
 answers under one key for everyone, private ones under a key of the viewer's (`scope`). A request that
 read while Redis was unavailable, or saw a tag move while it ran, is not stored.
 
@@ -215,7 +215,7 @@ class ResponseCache:
 
     async def look_up(self, key: str) -> LookUp:
         """`get`, whether there was a response under the key that a write made stale (its rendered root
-        field, stored with it under the same reads, most likely is too: schema/rendered.py), and the
+        field, stored with it under the same reads, most likely is too: schema/engine/rendered.py), and the
         invalidation clock the look-up read (`LookUp`)."""
         if not self.cache.available:
             return LookUp(None)

@@ -12,9 +12,9 @@ from cache.live.views import READING_HISTORY, SEARCH_HISTORY
 from resolvers.access import require_viewer
 from resolvers.deps import Deps
 from resolvers.paging import page
-from resolvers.reader import shouts_of_ids
 from resolvers.search import load_shouts_search
 from resolvers.shout_query import ShoutsQuery
+from resolvers.shout_reads import shouts_of_ids
 
 MAX_REMEMBERED_TEXT = 100
 

@@ -14,7 +14,7 @@ from strawberry.extensions import SchemaExtension
 
 from orm.errors import is_unavailable
 from resolvers.errors import ApiError
-from schema.limits import PARSE_FAILED, VALIDATION_FAILED
+from schema.engine.limits import PARSE_FAILED, VALIDATION_FAILED
 
 
 def is_client_error(error: GraphQLError) -> bool:

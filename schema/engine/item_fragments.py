@@ -5,11 +5,11 @@ change: after a comment, nineteen of the twenty are what they were. Executed fie
 nineteen were most of what such a page cost (graphql-core completing each field of each item and its
 author and shout: about 60% of a `load_reactions_by(20)` recomputed after its list's tag moved). So each
 item's answer is kept as the JSON bytes it is sent as, and placed in the page as it is (`orjson.Fragment`,
-which the field loop passes through without executing it, schema/execution.py).
+which the field loop passes through without executing it, schema/engine/execution.py).
 
 What an item's answer is made of, and so what keeps it current:
 - the item itself as the page's list gave it (its columns and counters): it is part of the key, with the
-  root field's selection, arguments and variables (the rendered answer's key, schema/rendered.py);
+  root field's selection, arguments and variables (the rendered answer's key, schema/engine/rendered.py);
 - the entities its selected relations load (a reaction's author and shout): its stamp names the
   generations their values were read under, as the value's own stamp does, so that a write to either makes
   it a miss. Taken from what the page's loads read (a capture of their own), item by item: the loads are
@@ -26,7 +26,7 @@ under a write. The first time a write moves its list, the page is computed again
 Only a selection made of the item's own fields, and of the plain fields of the entities its relations
 load, is kept so (`_relations_of`): a field that reads anything else (an author's counters, a shout's
 topics, the viewer) has no generation here to be stamped by, and the page is executed as before. As for
-rendered answers, only within a public query that may be answered rendered (schema/rendered.py
+rendered answers, only within a public query that may be answered rendered (schema/engine/rendered.py
 `answered`), never on a Redis Cluster (the script checks the generations where they live), and nothing is
 kept of an item whose execution reported an error.
 """
@@ -55,10 +55,10 @@ from cache import keys, response_capture
 from cache.entities import ENTITY_KINDS
 from cache.response.rendered import ToKeep, read_rendered_items
 from cache.response_capture import Capture
-from schema.node_memo import NodeMemo
-from schema.seam import field_errors, resolve_info
+from schema.engine.node_memo import NodeMemo
+from schema.engine.seam import field_errors, resolve_info
 
-# Kept here, read by the field loop (schema/execution.py): an object type's plain fields, and the mark of a
+# Kept here, read by the field loop (schema/engine/execution.py): an object type's plain fields, and the mark of a
 # resolver given its object alone, which answers from what the object holds.
 PLAIN = "discours-plain-fields"
 OWN_FIELD = "discours_own_field"
@@ -230,7 +230,7 @@ def _own_selection(object_type: GraphQLObjectType, selection_set: SelectionSetNo
 def _own_field(object_type: GraphQLObjectType, name: str, sub: SelectionSetNode | None,
                fragments: Mapping[str, Any]) -> bool:
     """Whether the field answers from what its object holds (a plain field, or a resolver given the object
-    alone, schema/execution.py), and so does everything selected under it."""
+    alone, schema/engine/execution.py), and so does everything selected under it."""
     if name == "__typename":
         return True
     found = object_type.fields.get(name)

@@ -53,7 +53,7 @@ from strawberry.extensions import MaxAliasesLimiter, QueryDepthLimiter, SchemaEx
 
 from config.settings import Settings
 from resolvers.paging import clamped
-from schema.seam import graphql_schema, over_token_limit, validate_document
+from schema.engine.seam import graphql_schema, over_token_limit, validate_document
 
 # extensions.code of each refusal (and of plain parse and validation errors, as Apollo names them).
 PARSE_FAILED = "GRAPHQL_PARSE_FAILED"

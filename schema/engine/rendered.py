@@ -1,6 +1,6 @@
 """Root fields answered from their rendered JSON (cache/response/rendered.py) instead of being executed.
 
-Which fields: a root field that declares `rendered=True` (schema/cache_control.py), a public answer read
+Which fields: a root field that declares `rendered=True` (schema/engine/cache_control.py), a public answer read
 often and costly to execute field by field (all topics, a community's topics, pages of shouts and of
 reactions: twenty shouts with their authors, topics and counters are hundreds of fields). When: the view
 sets `Context.rendered` for a single query whose policy is public; the in-process executions (the CLI, the
@@ -46,11 +46,11 @@ from cache import keys, response_capture
 from cache.response.rendered import ToKeep, keep_all, keep_rendered, read_rendered
 from cache.response.responses import etag_of
 from cache.store import Cache
-from schema.cache_control import hint_of
-from schema.item_fragments import rendering_items
-from schema.limits import LimitChecks
-from schema.node_memo import NodeMemo
-from schema.seam import coerced_variables, field_errors, fragment_definitions, request_validation_rules
+from schema.engine.cache_control import hint_of
+from schema.engine.item_fragments import rendering_items
+from schema.engine.limits import LimitChecks
+from schema.engine.node_memo import NodeMemo
+from schema.engine.seam import coerced_variables, field_errors, fragment_definitions, request_validation_rules
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +167,7 @@ async def answer_without_executing(schema: GraphQLSchema, checks: LimitChecks, a
     ever, with its errors if it has any).
 
     What execution would check first is checked the same way and from the same caches: the document's
-    limits and validation, the variables' NUL check and cost (schema/limits.py), the variables' coercion.
+    limits and validation, the variables' NUL check and cost (schema/engine/limits.py), the variables' coercion.
     Anything else (a spread at the root, fields beside it, several operations and no name, variables that
     do not coerce) is left to execution, which keeps the answer for the next time. `look` False: the key
     alone, nothing read (the caller knows the answer under it is stale)."""

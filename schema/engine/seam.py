@@ -1,6 +1,6 @@
 """Strawberry and graphql-core past their public API: every such use of the project is here, and only here.
 
-The server is fast because it goes around parts of these libraries (schema/execution.py reads plain fields in
+The server is fast because it goes around parts of these libraries (schema/engine/execution.py reads plain fields in
 graphql-core's own field loop; pages read their selection from graphql-core's nodes; no middleware manager
 is built per request). What it relies on for that is not promised by their documentation, so an upgrade
 may change it without notice. Each reliance is a named function or class below; `tests/test_seams.py` has a
@@ -92,7 +92,7 @@ def validate_document(schema: GraphQLSchema, document: DocumentNode,
 
 def request_validation_rules() -> tuple[type[ASTValidationRule], ...]:
     """The rules Strawberry validates a request's document with when nothing adds to them (the default of
-    its `ExecutionContext.validation_rules`): an answer given without executing (schema/rendered.py
+    its `ExecutionContext.validation_rules`): an answer given without executing (schema/engine/rendered.py
     `answer_without_executing`) must have passed the same validation."""
     return _REQUEST_RULES
 
@@ -148,7 +148,7 @@ def over_token_limit(error: GraphQLSyntaxError) -> bool:
     return error.message.endswith(_TOKEN_LIMIT_WORDING)
 
 
-# What a field loop knows of the request it executes (schema/rendered.py keys a root field's answer by them):
+# What a field loop knows of the request it executes (schema/engine/rendered.py keys a root field's answer by them):
 # `ExecutionContext` attributes, not documented as API.
 
 def fragment_definitions(executor: Any) -> Mapping[str, FragmentDefinitionNode]:
@@ -166,10 +166,10 @@ def field_errors(executor: Any) -> list[GraphQLError]:
     return executor.collected_errors.errors  # type: ignore[no-any-return]
 
 
-# A plain field's reading (schema/execution.py): its attribute, the Python type its scalar returns unchanged
+# A plain field's reading (schema/engine/execution.py): its attribute, the Python type its scalar returns unchanged
 # (None: always serialize), and the scalar's serialize.
 PlainField = tuple[str, type | None, Callable[[Any], Any]]
-# A relation resolved given its object (schema/execution.py `resolve_directly`), whose type is an object type
+# A relation resolved given its object (schema/engine/execution.py `resolve_directly`), whose type is an object type
 # with no `is_type_of`: its field, that object type, and whether its resolver takes a resolve info.
 Relation = tuple[GraphQLField, GraphQLObjectType, bool]
 PlannedField = tuple[str, Any, PlainField | None, Relation | None]

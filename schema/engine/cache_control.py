@@ -4,7 +4,7 @@ field metadata so the SDL stays the contract's):
     @strawberry.field(metadata=cache_control(60))                 # a public root field, kept 60 s
     @strawberry.field(metadata=cache_control(60, private=True))   # the viewer's own list
     @strawberry.field(metadata=cache_control(private=True))       # a private field of a public type
-    @strawberry.field(metadata=cache_control(60, rendered=True))  # also kept as rendered JSON (schema/rendered.py)
+    @strawberry.field(metadata=cache_control(60, rendered=True))  # also kept as rendered JSON (engine/rendered.py)
 
 An answer's policy is the smallest `max_age` over its fields and PRIVATE if any of them is. A root field
 without a declaration has no max age: its answers are never kept. A nested field without one inherits.
@@ -33,7 +33,7 @@ from graphql import (
     visit,
 )
 
-from schema.seam import field_definition, graphql_schema
+from schema.engine.seam import field_definition, graphql_schema
 
 METADATA_KEY = "cache_control"
 # The public reads' max age: what they show that no invalidation covers (view counters, counts that the
@@ -45,7 +45,7 @@ READ_MAX_AGE = 60
 class CacheHint:
     max_age: int | None = None  # seconds; None: as the enclosing field
     private: bool = False
-    rendered: bool = False  # a root field whose answer is kept as rendered JSON too (schema/rendered.py)
+    rendered: bool = False  # a root field whose answer is kept as rendered JSON too (schema/engine/rendered.py)
 
 
 def cache_control(max_age: int | None = None, *, private: bool = False, rendered: bool = False) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from graphql import (
     get_operation_ast,
 )
 
-from schema.seam import field_definition
+from schema.engine.seam import field_definition
 
 CHANGES_STATE = {"changes_state": True}
 

@@ -12,7 +12,7 @@ nulls exactly as graphql-core does. Which fields are plain is decided once, when
 (`prepare_execution`): a field Strawberry calls basic (`is_basic_field`: no resolver, no extension, so no
 permission class) whose type is a scalar or an enum; its definition's `python_name` is the attribute.
 The loop itself is graphql-core's, copied into the one module that leans on library internals
-(`schema/seam.py` `FieldLoop`).
+(`schema/engine/seam.py` `FieldLoop`).
 
 A relation resolved directly (`resolve_directly`: a reaction's author, shout and stat, an author's stat)
 whose type is an object type is executed the same way, without graphql-core's general path: its resolver
@@ -47,16 +47,16 @@ from graphql import (
 )
 from graphql.pyutils import Path, Undefined
 
-from schema.item_fragments import OWN_FIELD, PLAIN, kept_when_done
-from schema.rendered import answer_root_field
-from schema.seam import FieldLoop, PlainField, PlannedField, Relation, field_definition, graphql_schema
+from schema.engine.item_fragments import OWN_FIELD, PLAIN, kept_when_done
+from schema.engine.rendered import answer_root_field
+from schema.engine.seam import FieldLoop, PlainField, PlannedField, Relation, field_definition, graphql_schema
 
 if TYPE_CHECKING:
     import strawberry
 
 # Field metadata of a relation resolved directly (`resolve_directly`).
 DIRECT = {"direct": True}
-# The plain fields of an object type, by name, kept under PLAIN in its extensions (schema/item_fragments.py
+# The plain fields of an object type, by name, kept under PLAIN in its extensions (schema/engine/item_fragments.py
 # reads them too).
 Plain = dict[str, PlainField]
 _NONE: Plain = {}
@@ -120,7 +120,7 @@ class PlainFieldsFirst(FieldLoop):
     def execute_fields(self, parent_type: GraphQLObjectType, source_value: Any, path: Path | None,
                        grouped_field_set: Any, position_context: Any) -> Any:
         """An item of a page may be placed as its rendered JSON, which is its answer as it is; an item placed
-        to be executed is kept rendered once it is (schema/item_fragments.py)."""
+        to be executed is kept rendered once it is (schema/engine/item_fragments.py)."""
         if type(source_value) is orjson.Fragment:
             return source_value
         results = super().execute_fields(parent_type, source_value, path, grouped_field_set, position_context)
@@ -128,7 +128,7 @@ class PlainFieldsFirst(FieldLoop):
 
     def execute_field(self, parent_type: GraphQLObjectType, source: Any, field_details_list: Any, path: Path,
                       position_context: Any) -> Any:
-        """A root field may be answered by its rendered JSON (schema/rendered.py); any other as usual."""
+        """A root field may be answered by its rendered JSON (schema/engine/rendered.py); any other as usual."""
         if path.prev is not None:
             return super().execute_field(parent_type, source, field_details_list, path, position_context)
         return answer_root_field(
@@ -207,6 +207,6 @@ def _given_the_object(func: Callable[[Any], Any]) -> Callable[..., Any]:
     def resolve(source: Any, info: Any) -> Any:
         return func(source)
 
-    setattr(resolve, OWN_FIELD, True)  # answers from its object alone (schema/item_fragments.py)
+    setattr(resolve, OWN_FIELD, True)  # answers from its object alone (schema/engine/item_fragments.py)
     setattr(resolve, _TAKES, "object")  # the info it is given is not read: none is built (`execute_relation`)
     return resolve
