@@ -6,7 +6,7 @@ declared here, named for what it means, with who sets it and who reads it; no ot
 context), which is why each setter says how long its value holds.
 
 - `REFRESHING`: the write's invalidations set graces and note the responses to compute again. Set by
-  app/http/graphql_view.py, around a write answered over HTTP; read by cache/refresh.py `refreshing_now`
+  app/http/write_path.py, around a write answered over HTTP; read by cache/refresh.py `refreshing_now`
   (cache/store.py's invalidation).
 - `CAPTURE`: which generations the answer being computed depends on: the stamps it is kept under. Set by
   cache/response_capture.py `begin` / `end`, around one computation; read by cache/response_capture.py

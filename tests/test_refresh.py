@@ -14,7 +14,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from ambient import REFRESHING
-from app.http import graphql_view
+from app.http import write_path
 from app.main import create_app
 from cache import keys
 from cache.refresh import GRACE_CHAIN_MOST, INDEXED_PER_TAG, Refreshing
@@ -111,14 +111,14 @@ async def test_readers_get_the_answer_from_before_a_write_until_it_is_answered_a
     writer, shout = await _page_read_under_writes(api)
     before = (await _read(api)).json()
     refreshing, release = asyncio.Event(), asyncio.Event()
-    refresh = graphql_view.refresh
+    refresh = write_path.refresh
 
     async def held(*args: Any) -> None:
         refreshing.set()
         await release.wait()
         await refresh(*args)
 
-    monkeypatch.setattr(graphql_view, "refresh", held)
+    monkeypatch.setattr(write_path, "refresh", held)
     pubsub = redis.pubsub()
     await pubsub.subscribe(keys.channel_shout(shout))
     assert (await pubsub.get_message(timeout=2))["type"] == "subscribe"

@@ -253,10 +253,10 @@ async def test_the_response_made_of_a_rendered_answer_is_made_once_while_the_ans
     """The worker keeps the whole response (`{"data":{name:answer}}`) with the rendered answer it read: sent
     again, it is the same bytes, not put together again; an alias is another key, with a response of its
     own; once the answer moves, the response is made again from the new one."""
-    from app.http import graphql_view
+    from app.http import documents
 
     sent: list[bytes] = []  # each response's bytes as the view got them (held: no id is reused)
-    answer = graphql_view.answer_without_executing
+    answer = documents.answer_without_executing
 
     async def noted(*args: Any, **kwargs: Any) -> Any:
         key, whole = await answer(*args, **kwargs)
@@ -264,7 +264,7 @@ async def test_the_response_made_of_a_rendered_answer_is_made_once_while_the_ans
             sent.append(whole.body)
         return key, whole
 
-    monkeypatch.setattr(graphql_view, "answer_without_executing", noted)
+    monkeypatch.setattr(documents, "answer_without_executing", noted)
     aliased = ALL.replace("get_topics_all", "all: get_topics_all")
     await _post(http, ALL), await _post(http, aliased)  # executed, kept rendered
     for query in (ALL, aliased, ALL, aliased, ALL):

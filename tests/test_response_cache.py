@@ -473,15 +473,15 @@ async def test_readers_whose_computation_a_write_outdated_wait_for_one_next_comp
     the answers are just as current)."""
     import asyncio
 
-    import app.http.graphql_view
-    from app.http.graphql_view import DiscoursGraphQL
+    import app.http.read_path
+    from app.http.read_path import ReadPath
     from app.http.single_flight import Flight
 
-    monkeypatch.setattr(app.http.graphql_view, "FLIGHTS_JOINED", flights_joined)
+    monkeypatch.setattr(app.http.read_path, "FLIGHTS_JOINED", flights_joined)
     user = await api.user()
     read = {"query": 'query($s: String) { get_author(slug: $s) { name } }', "variables": {"s": user.slug}}
     first_stores, release, waiting = asyncio.Event(), asyncio.Event(), []
-    keep, kept_meanwhile, compute = ResponseCache.keep, Flight.kept_meanwhile, DiscoursGraphQL._compute
+    keep, kept_meanwhile, compute = ResponseCache.keep, Flight.kept_meanwhile, ReadPath._compute
     computations = 0
 
     async def held(self: ResponseCache, *args: Any, **kwargs: Any) -> Any:
@@ -494,14 +494,14 @@ async def test_readers_whose_computation_a_write_outdated_wait_for_one_next_comp
         waiting.append(self)
         return await kept_meanwhile(self)
 
-    async def counted(self: DiscoursGraphQL, *args: Any, **kwargs: Any) -> Any:
+    async def counted(self: ReadPath, *args: Any, **kwargs: Any) -> Any:
         nonlocal computations
         computations += 1
         return await compute(self, *args, **kwargs)
 
     monkeypatch.setattr(ResponseCache, "keep", held)
     monkeypatch.setattr(Flight, "kept_meanwhile", waited)
-    monkeypatch.setattr(DiscoursGraphQL, "_compute", counted)
+    monkeypatch.setattr(ReadPath, "_compute", counted)
     client.cookies.clear()
     first = asyncio.create_task(client.post("/graphql", json=read))
     await asyncio.wait_for(first_stores.wait(), 10)  # it read the old name

@@ -72,7 +72,7 @@ def _executions(monkeypatch: pytest.MonkeyPatch) -> tuple[list[DiscoursGraphQL],
     `release` is set, having set `holding`."""
     executed: list[DiscoursGraphQL] = []
     holding, release = asyncio.Event(), asyncio.Event()
-    execute = DiscoursGraphQL._execute
+    execute = DiscoursGraphQL.execute
 
     async def counted(self: DiscoursGraphQL, *args: Any, **kwargs: Any) -> Any:
         executed.append(self)
@@ -81,7 +81,7 @@ def _executions(monkeypatch: pytest.MonkeyPatch) -> tuple[list[DiscoursGraphQL],
             await release.wait()
         return await execute(self, *args, **kwargs)
 
-    monkeypatch.setattr(DiscoursGraphQL, "_execute", counted)
+    monkeypatch.setattr(DiscoursGraphQL, "execute", counted)
     return executed, holding, release
 
 

@@ -23,13 +23,13 @@ def with_http_caching(exchange: Exchange, response: Any, *, changes_state: Calla
     if not isinstance(response, Response) or not hasattr(response, "body"):
         return response  # a stream (a subscription over SSE)
     kept = response.headers.get("x-cache") in ("HIT", "MISS")
-    if (response.status_code != 200 or exchange.errors or "set-cookie" in response.headers
+    if (response.status_code != 200 or exchange.answer.errors or "set-cookie" in response.headers
             or (not kept and changes_state())):
         response.headers["cache-control"] = "no-store"
         return response
     etag = response.headers.get("etag") or etag_of(bytes(response.body))
     headers = {"etag": etag, "cache-control": _cache_control_of(exchange, policy)}
-    if is_current(etag, exchange.graphql.if_none_match):
+    if is_current(etag, exchange.asked.graphql.if_none_match):
         not_modified = Response(status_code=304, headers=headers, background=response.background)
         return marked(not_modified, response.headers.get("x-cache", "BYPASS"))
     response.headers.update(headers)
@@ -37,13 +37,14 @@ def with_http_caching(exchange: Exchange, response: Any, *, changes_state: Calla
 
 
 def _cache_control_of(exchange: Exchange, policy: Callable[[], Policy]) -> str:
-    signed_in = exchange.graphql.signed_in
-    if exchange.max_age is None:  # not kept by the response cache: judged by the document
+    signed_in = exchange.asked.graphql.signed_in
+    max_age, private = exchange.answer.max_age, exchange.answer.private
+    if max_age is None:  # not kept by the response cache: judged by the document
         found = policy()
         if found.cacheable:
-            exchange.max_age, exchange.private = found.max_age, found.private or signed_in
-    if exchange.max_age:
-        return cache_control(exchange.max_age, exchange.private)
+            max_age, private = found.max_age, found.private or signed_in
+    if max_age:
+        return cache_control(max_age, private)
     return "private, no-cache" if signed_in else "no-cache"
 
 

@@ -15,7 +15,7 @@ script (cache/response/responses.py), send the stored bytes. Everything a hit do
   the session and looks under the reader's own key.
 
 A public entry is served to signed-in readers as well: an answer is stored under the public key only
-when computing it never read the viewer and no field of it is private (app/http/graphql_view.py `_compute`),
+when computing it never read the viewer and no field of it is private (app/http/read_path.py `_compute`),
 so it is the same for every reader. That is why no session is checked on this path; a hit of a shout
 notes its read, counted later with the other hits' reads (app/http/hit_reads.py), the sessions checked then.
 
@@ -39,7 +39,7 @@ from app.http.hit_reads import HitRead, hit_reads_of
 from app.http.negotiation import media_type, stored_body
 from app.http.single_flight import now
 from app.http.write_gate import Readers
-from cache.response.responses import Hit, ResponseCache
+from cache.response.responses import Hit, LookUp, ResponseCache
 from schema.context import guest_of
 from telemetry import metrics
 
@@ -56,8 +56,7 @@ class View(Protocol):
     readers: Readers  # the reads being answered, a hit among them (app/http/write_gate.py)
 
     async def serve(self, scope: Scope, receive: Receive, send: Send, request: GraphQLRequest | Refused, *,
-                    looked_up: bool = False, stale: bool = False, clock: bytes | None = None,
-                    moved: tuple[str, ...] = (), began: float | None = None) -> None: ...
+                    looked: LookUp | None = None, began: float | None = None) -> None: ...
 
 
 def responses_of(app: Any) -> ResponseCache:
@@ -115,8 +114,7 @@ class ResponseCacheFront:
         finally:
             readers.count -= 1
         if hit is None:
-            await self.view.serve(scope, receive, send, request, looked_up=True, stale=looked.stale, clock=looked.clock,
-                                  moved=looked.moved, began=began)
+            await self.view.serve(scope, receive, send, request, looked=looked, began=began)
             return
         operation = metrics.operation_label(request.operation_name)
         metrics.child(metrics.REQUESTS, operation, "hit").inc()

@@ -30,8 +30,8 @@ class StreamsInTurn:
         await self.app(scope, receive, send)
 
     def _streamed(self, scope: Scope) -> bool:
-        """Whether the request asks for its answer as a stream (`DiscoursGraphQL.streamed`)."""
+        """Whether the request asks for its answer as a stream (app/http/documents.py `Documents.streamed`)."""
         for name, value in scope["headers"]:
             if name == b"accept":
-                return self.view.streamed(value.decode("latin-1"))
+                return self.view.documents.streamed(value.decode("latin-1"))
         return False

@@ -12,15 +12,19 @@ operation's task after the subscription was registered. Here each message is hel
   for its id, and a message that is not an object a `connection_error`; the socket stays open, as that
   protocol's servers do.
 
-A subscription therefore reaches the library whole, or not at all.
+A subscription therefore reaches the library whole, or not at all. Messages go out as text frames
+(`TextFrames`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from starlette.websockets import WebSocketDisconnect
+
 from schema.context import Context
-from schema.engine.seam import LegacyWSHandler, TransportWSHandler
+from schema.engine.seam import ASGIWebSocketAdapter, LegacyWSHandler, TransportWSHandler, WebSocketDisconnected
 
 INVALID_MESSAGE = 4400  # graphql-transport-ws: "Invalid message received"
 
@@ -94,3 +98,15 @@ class CheckedLegacyWS(LegacyWSHandler[Context, None]):
                 await self.send_message({"type": "connection_error", "payload": {"message": problem}})
             return
         await super().handle_message(message)
+
+
+class TextFrames(ASGIWebSocketAdapter):
+    """WebSocket messages as text frames: browsers' and the reference graphql-ws client read no binary
+    ones, and the view's orjson encoder gives bytes (Strawberry would send those as binary frames)."""
+
+    async def send_json(self, message: Mapping[str, object]) -> None:
+        try:
+            encoded = self.view.encode_json(message)
+            await self.ws.send_text(encoded.decode() if isinstance(encoded, bytes) else encoded)
+        except WebSocketDisconnect as exc:
+            raise WebSocketDisconnected from exc

@@ -18,19 +18,21 @@ from app.http.exchange import Exchange
 from app.http.graphql_request import GraphQLRequest, Operation
 from cache import keys
 from cache.refresh import Refresh, Refreshing, queue_noted, request_record
+from cache.response.responses import LookUp
 from telemetry import metrics
 
 log = logging.getLogger(__name__)
 
 # A computed answer stale by the moves of more tags than this is not noted for writes to refresh (a bulk change).
 MOVES_NOTED_MOST = 4
+STALE = LookUp(hit=None, stale=True)  # what a refresh's request finds under its key, as far as it knows
 
 
 class Serve(Protocol):
     """The view's `serve` (app/http/graphql_view.py)."""
 
-    def __call__(self, scope: Any, receive: Any, send: Any, request: GraphQLRequest, *, stale: bool = False,
-                 refreshing: bool = False) -> Awaitable[None]: ...
+    def __call__(self, scope: Any, receive: Any, send: Any, request: GraphQLRequest, *,
+                 looked: LookUp | None = None, refreshing: bool = False) -> Awaitable[None]: ...
 
 
 def noted_for_refresh(exchange: Exchange, key: str, *, ttl: int) -> Callable[[Any], None] | None:
@@ -39,13 +41,13 @@ def noted_for_refresh(exchange: Exchange, key: str, *, ttl: int) -> Callable[[An
     compute it again before it is answered; None when it is not to be noted: stale by more than a few moves, or
     by the epoch's (a bulk change, a recovery: no write over HTTP makes those), kept for one viewer, computed by a
     write already, or not a single operation with its document."""
-    single = exchange.graphql.single
-    if (not exchange.stale or not exchange.moved or len(exchange.moved) > MOVES_NOTED_MOST
-            or keys.GLOBAL_TAG in exchange.moved or exchange.refreshing or exchange.private
-            or key != exchange.graphql.public_key or single is None or not single.document):
+    asked, answer = exchange.asked, exchange.answer
+    single, moved = asked.graphql.single, answer.looked.moved
+    if (not answer.looked.stale or not moved or len(moved) > MOVES_NOTED_MOST or keys.GLOBAL_TAG in moved
+            or asked.refreshing or answer.private or key != asked.graphql.public_key
+            or single is None or not single.document):
         return None
     record = request_record(key, single.document, single.operation_name, single.variables)
-    moved = exchange.moved
     return lambda pipe: queue_noted(pipe, key, record, moved, ttl)
 
 
@@ -77,7 +79,7 @@ async def _refresh_one(serve: Serve, app: Any, refresh: Refresh) -> None:
             statuses.append(message["status"])
 
     try:
-        await serve(scope, nothing_to_receive, sent_to_no_one, request, stale=True, refreshing=True)
+        await serve(scope, nothing_to_receive, sent_to_no_one, request, looked=STALE, refreshing=True)
     except Exception:  # a read's failure never fails the write that asked for it
         log.exception("computing a response again after a write failed")
         statuses.append(0)

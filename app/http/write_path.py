@@ -1,0 +1,48 @@
+"""A state-changing request over HTTP: executed in its turn (app/http/write_gate.py), its invalidations leaving
+graces under which the hot responses it made stale are computed again before it is answered (cache/refresh.py,
+app/http/write_refresh.py). Its graces are gone before its answer, whatever happened, or else waited out: no
+reader is served under them once the write is answered."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ambient import REFRESHING
+from app.http.caching import marked
+from app.http.exchange import Exchange
+from app.http.write_gate import Readers, WriteGate
+from app.http.write_refresh import Serve, refresh
+from cache.refresh import Refreshing
+
+
+class WritePath:
+    """`readers`: the reads being answered, whose share a write yields to; `refreshed_per_write`: at most this
+    many hot responses a write computes again (0: none), under graces of `refresh_grace_ms`."""
+
+    def __init__(self, readers: Readers, *, in_flight: int, wait: float, waiting: int, share: float,
+                 refreshed_per_write: int, refresh_grace_ms: int) -> None:
+        self.gate = WriteGate(in_flight, wait, waiting, share, readers)
+        self.refreshed_per_write = refreshed_per_write
+        self.refresh_grace_ms = refresh_grace_ms
+
+    async def answer(self, exchange: Exchange, execute: Callable[[Exchange], Awaitable[Any]], serve: Serve) -> Any:
+        """`execute` runs the write; `serve` answers the refreshes as the view answers any request."""
+        refreshing = Refreshing(self.refreshed_per_write, self.refresh_grace_ms) if self.refreshed_per_write else None
+        token = REFRESHING.set(refreshing)
+        try:
+            try:
+                async with self.gate.turn():
+                    response = marked(await execute(exchange), "BYPASS")
+            finally:
+                REFRESHING.reset(token)
+            if refreshing is not None and refreshing.requests:
+                await refresh(serve, exchange.scope["app"], refreshing)
+            return response
+        finally:
+            if refreshing is not None:
+                refreshing.open = False  # what the write started and invalidates later sets no grace
+                if refreshing.graces:
+                    await exchange.app.state.deps.cache.end_graces(refreshing)
+                for then in refreshing.then:
+                    await then()
