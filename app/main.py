@@ -28,7 +28,7 @@ from app.http.hit_reads import HitReads, stop_hit_reads
 from app.http.response_front import ResponseCacheFront
 from app.http.served_by import WorkerHeader
 from app.http.stream_turns import StreamsInTurn
-from app.routes import link_pages, observability
+from app.routes import mail_links, observability
 from app.routes import oauth as oauth_routes
 from app.routes.observability import metrics_route
 from auth.services import AuthServices, build_auth
@@ -244,9 +244,8 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
             # response in an anyio task group): sixteen modules imported in the middle of a request.
             anyio.current_time()
             # What start-up made (the schema, models, clients, the warmed caches' structures) lives as long
-            # as the process: moved out of the collector's reach, a full collection no longer walks it. Before,
-            # those collections stalled every request in flight: a response-cache hit's p99 was about 95 ms
-            # under load, 11 ms after (bench.over_http).
+            # as the process: moved out of the collector's reach, a full collection does not walk it, and
+            # does not stall every request in flight (bench/RESULTS.md, figures behind the code's rules).
             gc.collect()
             gc.freeze()
             drain_on_sigterm(settings.shutdown_drain_seconds)
@@ -280,7 +279,7 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
             WebSocketRoute("/graphql", graphql),
             assets_route(),
             *oauth_routes.routes,
-            *link_pages.routes,
+            *mail_links.routes,
         ],
         lifespan=lifespan,
     )

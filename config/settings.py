@@ -307,8 +307,8 @@ class Settings(DatabaseSettings):
     # for a turn, then are answered 503 with Retry-After, unchanged (app/http/write_gate.py). 0: no bound. The
     # wait rides out a Redis or PostgreSQL failover (the writes holding the turns wait for it too) and
     # ends before REQUEST_TIMEOUT. One at a time leaves the worker to its readers while a write waits on
-    # PostgreSQL or Redis; with more, one write's waits were another's CPU, and under more writes than a
-    # worker does, reads fell to a tenth of their read-only rate (bench/RESULTS.md, reads under writes).
+    # PostgreSQL or Redis; with more, one write's waits are another's CPU, and under more writes than a
+    # worker does, the reads starve (bench/RESULTS.md, reads under writes).
     writes_in_flight: int = Field(default=1, ge=0)
     write_wait_seconds: float = Field(default=10.0, gt=0)
     # Writes that wait for a turn in one worker at most; the next is answered 503 at once (its memory, and

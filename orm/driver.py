@@ -2,11 +2,10 @@
 list of shouts' ids, a slug's id) sent to asyncpg as they are, without SQLAlchemy's session, ORM and result
 layers.
 
-For such a read those layers cost several times the driver's own work: 20 authors by id were 1.3 ms of
-CPU through a read session and 0.35-0.5 ms here (measured side by side on this project's bench data), and
-a cold page of reactions runs three such statements. A statement is compiled once (`orm.seam.driver_sql`:
-an IN list is one array parameter; one built per request, for that request: 0.3 ms, still less than a
-session) and asyncpg prepares its text once per connection.
+For such a read those layers cost several times the driver's own work (bench/RESULTS.md, figures behind
+the code's rules), and a cold page of reactions runs three such statements. A statement is compiled once
+(`orm.seam.driver_sql`: an IN list is one array parameter; one built per request, for that request, still
+costs less than a session) and asyncpg prepares its text once per connection.
 
 What SQLAlchemy did for these reads is done here too: the connection comes from the engine's pool (lent
 without a checkout when the pool holds one for such reads, checked as a checkout would: orm/held.py), a

@@ -223,7 +223,7 @@ def _reply_sums(reply: Any = Reaction) -> tuple[Any, Any]:
 def reaction_stat_columns() -> tuple[Any, Any]:
     """`reaction_stats` as two columns of the statement that reads the reactions (correlated subqueries):
     a page of reactions and their stats in one statement. Built once: expressions are immutable, and
-    building these two again cost a cold page of reactions a tenth of its time."""
+    building these two is a tenth of a cold page of reactions' time."""
     reply = aliased(Reaction)
     live_replies = (reply.reply_to == Reaction.id) & reply.deleted_at.is_(None)
     rating, replies = (select(total).where(live_replies).scalar_subquery() for total in _reply_sums(reply))

@@ -122,7 +122,7 @@ async def _signed_in(deps: Deps, author: Author, device_info: dict[str, Any] | N
 
 def _link(deps: Deps, path: str, token: str) -> str:
     """A link in our mail: to the web client (LINKS_URL) or, by default, this server's own pages
-    (app/routes/link_pages.py)."""
+    (app/routes/mail_links.py)."""
     settings = deps.accounts.settings
     return f"{(settings.links_url or settings.public_url).rstrip('/')}/{path}?token={token}"
 

@@ -60,11 +60,10 @@ _ORDERS = {
     "newest": (Reaction.created_at.desc(), Reaction.id.desc()),
 }
 # Filters that keep a list to one person's or one comment's reactions: its votes are summed for its own
-# reactions. The whole table's sum read every vote at benchmark size (115,000): 105-140 ms for an author's
-# or a comment's reactions, which take 0.2-3.5 ms so (the author with the most, 16,229: 115-195 ms against
-# 155-295). Not for the other lists: the busiest shout's reactions (33,552) took 5.4 s so when PostgreSQL
-# kept a plan made for a quiet shout, and the lists that are not narrowed (all reactions, kinds, dates) read
-# every vote either way and are slower so (990 ms against 650).
+# reactions: the whole table's sum reads every vote. Not for the other lists: a busy shout's reactions are
+# slow so under a plan PostgreSQL kept for a quiet shout, and the lists that are not narrowed (all reactions,
+# kinds, dates) read every vote either way and are slower so (bench/RESULTS.md, figures behind the code's
+# rules).
 _VOTES_OF_ITS_OWN = frozenset({"created_by", "author", "reply_to"})
 
 
@@ -109,8 +108,8 @@ async def _cached_reactions(deps: Deps, key: str, tags: list[str], stmt: Select[
 
 # The filters of `load_reactions_by`, each a condition on bound parameters named after the filter (a
 # shout by its id, found from its slug first): a list's statement is put together once per set of filters
-# and order (`_list_statement`), and each request only binds its values. Built per request, keying such a
-# statement for the compiled-statement cache was a tenth of the CPU of a page computed after a write.
+# and order (`_list_statement`), and each request only binds its values: keying a statement built per
+# request for the compiled-statement cache is a tenth of the CPU of a page computed after a write.
 _FILTERS: dict[str, Any] = {
     "shout": Reaction.shout == bindparam("shout"),
     "shouts": Shout.slug.in_(bindparam("shouts", expanding=True)),
@@ -127,9 +126,8 @@ _GIVEN_IF_SET = frozenset({"reply_to", "created_by", "after"})
 # What a first page's kept plan reads right whatever the values (resolvers/paging.py): filters that are an
 # equality on an indexed column (a shout's, a comment's, an author's reactions) or a lower bound on the date,
 # in date order. Kinds, a topic's shouts and a list of shouts are not: the plan kept would guess how many
-# reactions they select (for a kind with none, a walk of the whole table: 180 ms against 2 ms). Nor are
-# the orders by votes, which join every vote's sum (their plans were measured no better kept, and their cost
-# is that join's: 120-700 ms at benchmark size, whatever the plan).
+# reactions they select (for a kind with none, a walk of the whole table). Nor are the orders by votes,
+# which join every vote's sum: their plans are no better kept, their cost is that join's whatever the plan.
 _PLANNED_ONCE_FILTERS = frozenset({"shout", "reply_to", "created_by", "author", "after"})
 _PLANNED_ONCE_ORDERS = frozenset({"newest", "oldest"})
 

@@ -45,7 +45,7 @@ class _Target:
 
 
 _FOLLOW = aliased(ShoutReactionsFollower)
-# Built once (a statement built per write cost the comment a tenth of its CPU): the shout, the writer's
+# Built once (a statement built per write is a tenth of a comment's CPU): the shout, the writer's
 # follow of its discussion and its authors, by the parameters `shout` and `writer`.
 _TARGET = (select(Shout, _FOLLOW, ShoutAuthor.author)
            .outerjoin(_FOLLOW, (_FOLLOW.shout == Shout.id) & (_FOLLOW.follower == bindparam("writer")))

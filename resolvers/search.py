@@ -77,8 +77,8 @@ async def count_cold(deps: Deps, client: str | None) -> None:
 async def _cold_session(deps: Deps) -> AsyncIterator[Any]:
     """A session for a cold search. On PostgreSQL its statements stop after the setting's time (`BUSY`
     then) and each is planned for its own words: asyncpg prepares statements, and a plan PostgreSQL made
-    generic would not know whether a word is in five shouts or in forty thousand (measured, 200 ms instead
-    of 40 for a common word)."""
+    generic would not know whether a word is in five shouts or in forty thousand, and reads a common word
+    several times slower."""
     async with deps.db() as session:
         try:
             if is_postgres(session):

@@ -88,13 +88,13 @@ def _held(loader: Loader[Any, Any], key: Any) -> tuple[bool, Any]:
     return True, future.result()
 
 
-def at_once(loader: Loader[K, V], key: K) -> Soon[V]:
+def soon(loader: Loader[K, V], key: K) -> Soon[V]:
     """The loader's value for `key`: at once when it holds it, else its future (awaited by GraphQL)."""
     held, value = _held(loader, key)
     return value if held else loader.load(key)
 
 
-def many_at_once(loader: Loader[K, V], keys: Sequence[K]) -> Soon[list[V]]:
+def soon_all(loader: Loader[K, V], keys: Sequence[K]) -> Soon[list[V]]:
     values = []
     for key in keys:
         held, value = _held(loader, key)

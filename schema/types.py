@@ -11,7 +11,7 @@ import strawberry
 
 from auth.accounts import get_account
 from auth.permissions import DEFAULT_COMMUNITY
-from schema.context import Info, Soon, at_once, many_at_once, then
+from schema.context import Info, Soon, soon, soon_all, then
 from schema.engine.cache_control import cache_control
 from schema.engine.execution import DIRECT
 from schema.enums import ReactionKind
@@ -56,7 +56,7 @@ def _inspect_init(cls: type) -> tuple[tuple[str, ...], bool]:
 
 def _stat(info: Info, kind: str, entity_id: int, cls: type[T]) -> Soon[T | None]:
     """An entity's live counters as its `stat` type, at once when the request's loader holds them."""
-    return then(at_once(info.context.loaders.counters[kind], entity_id), lambda counts: build(cls, counts))
+    return then(soon(info.context.loaders.counters[kind], entity_id), lambda counts: build(cls, counts))
 
 
 class FromData:
@@ -247,7 +247,7 @@ class Stat:
     shout_id: strawberry.Private[int | None] = None
 
     def _views(self, info: Info) -> int | Awaitable[int] | None:
-        return None if self.shout_id is None else at_once(info.context.loaders.views, self.shout_id)
+        return None if self.shout_id is None else soon(info.context.loaders.views, self.shout_id)
 
     @strawberry.field(metadata=DIRECT, graphql_type=int | None)
     def viewed(self, info: Info) -> Soon[int | None]:
@@ -263,7 +263,7 @@ class Stat:
 # schema/pages.py), else awaited: each returns a value or an awaitable, which GraphQL awaits.
 
 def load_authors(info: Info, ids: list[int]) -> Soon[list[Author | None]]:
-    return then(many_at_once(info.context.loaders.authors, ids),
+    return then(soon_all(info.context.loaders.authors, ids),
                 lambda found: [Author.of(a) for a in found if a is not None])
 
 
@@ -271,19 +271,19 @@ def main_topic_of(info: Info, shout: dict[str, Any]) -> Soon[Topic | None]:
     topic_id = shout.get("main_topic_id")
     if topic_id is None:
         return None
-    return then(at_once(info.context.loaders.topics, topic_id), lambda topic: Topic.of(topic, is_main=True))
+    return then(soon(info.context.loaders.topics, topic_id), lambda topic: Topic.of(topic, is_main=True))
 
 
 def topics_of_shout(info: Info, shout: dict[str, Any]) -> Soon[list[Topic | None]]:
     main = shout.get("main_topic_id")
-    return then(many_at_once(info.context.loaders.topics, shout.get("topic_ids") or []),
+    return then(soon_all(info.context.loaders.topics, shout.get("topic_ids") or []),
                 lambda found: [Topic.of(t, is_main=t["id"] == main) for t in found if t is not None])
 
 
 def load_author(info: Info, author_id: int | None) -> Soon[Author | None]:
     if author_id is None:
         return None
-    return then(at_once(info.context.loaders.authors, author_id), Author.of)
+    return then(soon(info.context.loaders.authors, author_id), Author.of)
 
 
 @strawberry.type
@@ -309,7 +309,7 @@ class Edited(Authored):
 
     @strawberry.field(metadata=DIRECT, graphql_type=Community)
     def community(self, info: Info) -> Soon[Community | None]:
-        return then(at_once(info.context.loaders.communities, self._get("community")),
+        return then(soon(info.context.loaders.communities, self._get("community")),
                     Community.of)
 
     @strawberry.field
@@ -344,7 +344,7 @@ class Shout(Edited):
         data = self.data or {}
         if "body" in data:
             return data["body"] or ""
-        return then(at_once(info.context.loaders.shouts, self.id),
+        return then(soon(info.context.loaders.shouts, self.id),
                     lambda full: (full or {}).get("body") or "")
 
     @strawberry.field(metadata=DIRECT, graphql_type=Topic | None)
@@ -370,7 +370,7 @@ class Shout(Edited):
 
     @strawberry.field(metadata=DIRECT, graphql_type=Stat | None)
     def stat(self, info: Info) -> Soon[Stat | None]:
-        return then(at_once(info.context.loaders.counters["shout"], self.id),
+        return then(soon(info.context.loaders.counters["shout"], self.id),
                     lambda counts: Stat(rating=counts["rating"], comments_count=counts["comments"],
                                         # 0, not null, for a shout without comments: as Discours answers
                                         last_commented_at=counts["last_commented_at"] or 0, shout_id=self.id))
@@ -398,7 +398,7 @@ class Reaction(Authored):
 
     @strawberry.field(metadata=DIRECT, graphql_type=Shout)
     def shout(self, info: Info) -> Soon[Shout | None]:
-        return then(at_once(info.context.loaders.shouts, self._get("shout")), Shout.of)
+        return then(soon(info.context.loaders.shouts, self._get("shout")), Shout.of)
 
     @strawberry.field
     def stat(self) -> Stat | None:
@@ -459,5 +459,5 @@ class Draft(Edited):
 
     @strawberry.field(metadata=DIRECT, graphql_type=list[Topic | None])
     def topics(self, info: Info) -> Soon[list[Topic | None]]:
-        return then(many_at_once(info.context.loaders.topics, self._get("topic_ids") or []),
+        return then(soon_all(info.context.loaders.topics, self._get("topic_ids") or []),
                     lambda found: [Topic.of(t) for t in found if t is not None])

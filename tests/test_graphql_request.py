@@ -67,9 +67,9 @@ async def test_a_get_decodes_its_json_parameters_and_keys_as_the_same_post() -> 
     browser = await _read("GET", query_string=b"query=%7B+__typename+%7D", headers={"accept": "text/html"})
     assert browser.public_key is None  # a browser's GET is answered, never kept
     page = await _read("GET", headers={"accept": "text/html"})
-    assert page.asks_for_page and page.single is None
+    assert page.asks_for_ide and page.single is None
     script = await _read("GET", headers={"accept": "application/json"})
-    assert not script.asks_for_page and script.single is not None and script.single.document is None
+    assert not script.asks_for_ide and script.single is not None and script.single.document is None
 
 
 async def test_a_hash_only_persisted_query_keys_as_its_document() -> None:

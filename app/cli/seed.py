@@ -326,7 +326,7 @@ async def seed_connection(conn: AsyncConnection, size: Size, *, seed: int = 1, p
     await _reset_sequences(conn, ["author", "community", "topic", "shout", "reaction", "draft"])
     if conn.dialect.name == "postgresql":
         # Fresh bulk-loaded tables have no planner statistics; without them PostgreSQL picks nested
-        # loops over 100k-row joins (measured: 1.5 s instead of 50 ms for topic stats).
+        # loops over 100k-row joins (bench/RESULTS.md, figures behind the code's rules).
         await conn.execute(text("ANALYZE"))
     if progress:
         print(f"seeded in {time.monotonic() - started:.1f}s", file=sys.stderr)
@@ -343,7 +343,7 @@ async def seed_database(url: str, size: Size, *, seed: int = 1, only_if_empty: b
             await seed_connection(conn, size, seed=seed, progress=progress)
         if engine.dialect.name == "postgresql":
             # VACUUM moves the full-text indexes' pending entries (GIN's fast update) into the indexes,
-            # which every search would otherwise read whole: 500 pages for a word in five shouts, measured.
+            # which every search would otherwise read whole, hundreds of pages for a rare word.
             # Autovacuum does it in time on a live database; a bulk load is done at once.
             async with engine.connect() as conn:
                 await conn.execution_options(isolation_level="AUTOCOMMIT")

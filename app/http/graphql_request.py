@@ -78,7 +78,7 @@ class GraphQLRequest(NamedTuple):
     if_none_match: str = ""
     token: str | None = None  # the session token it carries (checked later, where it matters)
     address: str | None = None  # the client's (uvicorn takes it from X-Forwarded-For behind a trusted proxy)
-    asks_for_page: bool = False  # a browser's GET with no query: GraphiQL
+    asks_for_ide: bool = False  # a browser's GET with no query: GraphiQL
     public_key: str | None = None  # where a public answer to it is kept
 
     @property
@@ -124,7 +124,7 @@ async def read(scope: Scope, receive: Receive, rules: ReadingRules) -> tuple[Gra
         query = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
         if "query" not in query and "extensions" not in query and any(
                 kind in accept for kind in ("text/html", "*/*")):
-            return GraphQLRequest(method, (), accept=accept, token=token, asks_for_page=True,
+            return GraphQLRequest(method, (), accept=accept, token=token, asks_for_ide=True,
                                   address=client[0] if client else None), receive
         params: dict[str, Any] = dict(query)
         for name in ("variables", "extensions"):

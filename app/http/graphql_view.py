@@ -42,7 +42,7 @@ from app.http.guards import BAD_REQUEST, TIMEOUT, Refused, refuse_state_change_o
 from app.http.negotiation import media_type, wants_graphql_response
 from app.http.read_path import ReadPath
 from app.http.request_metrics import count_request, outcome_of
-from app.http.single_flight import now
+from app.http.single_flight import flight_clock
 from app.http.subscription_messages import CheckedLegacyWS, CheckedTransportWS, TextFrames
 from app.http.write_path import WritePath
 from cache.fills import RidingFills
@@ -119,7 +119,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
             accept = dict(scope["headers"]).get(b"accept", b"").decode("latin-1")
             await request.response(media_type(accept))(scope, receive, send)
             return
-        began = now() if began is None else began
+        began = flight_clock() if began is None else began
         exchange: Exchange | None = None
         outcome = "refused"
         try:
@@ -188,7 +188,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
     # --- Strawberry's hooks ---------------------------------------------------------------------------
 
     def should_render_graphql_ide(self, request: Any) -> bool:
-        return isinstance(request, ExchangeAdapter) and request.exchange.asked.graphql.asks_for_page
+        return isinstance(request, ExchangeAdapter) and request.exchange.asked.graphql.asks_for_ide
 
     async def parse_http_body(self, request: Any) -> GraphQLRequestData | list[GraphQLRequestData]:
         """The request's operations as read once (app/http/graphql_request.py): nothing is decoded again."""

@@ -19,7 +19,7 @@ from app.http.documents import Documents
 from app.http.exchange import Exchange
 from app.http.negotiation import media_type, stored_body
 from app.http.response_front import note_hit_reads, responses_of
-from app.http.single_flight import FLIGHTS_JOINED, Computed, Flight, SingleFlight, now
+from app.http.single_flight import FLIGHTS_JOINED, Computed, Flight, SingleFlight, flight_clock
 from app.http.write_gate import Readers
 from app.http.write_refresh import noted_for_refresh
 from cache import response_capture
@@ -48,7 +48,7 @@ class ReadPath:
         self.view = view
         self.ttl = ttl
         self.refreshed_per_write = refreshed_per_write
-        # The reads being answered now, counted here and by the response front: a write's share yields to them.
+        # The reads being answered flight_clock, counted here and by the response front: a write's share yields to them.
         self.readers = Readers()
         self.single_flight: SingleFlight[Hit, Kept] = SingleFlight()
 
@@ -140,7 +140,7 @@ class ReadPath:
         meanwhile (`flight`) and keep it once it has gone out (`Answer.after_answer`)."""
         answer = exchange.answer
         # A write's refresh computes whatever the others do: a look-up would find the answer it replaces.
-        claim = Claim(ours=False) if exchange.asked.refreshing else await responses.claim(key, clock=now)
+        claim = Claim(ours=False) if exchange.asked.refreshing else await responses.claim(key, clock=flight_clock)
         if claim.hit is not None:
             flight.found(claim.hit, claim.looked)
             self.single_flight.end(flight, None)

@@ -37,7 +37,7 @@ from app.http.graphql_request import GraphQLRequest, ReadingRules, read
 from app.http.guards import Refused
 from app.http.hit_reads import HitRead, hit_reads_of
 from app.http.negotiation import media_type, stored_body
-from app.http.single_flight import now
+from app.http.single_flight import flight_clock
 from app.http.write_gate import Readers
 from cache.response.responses import Hit, LookUp, ResponseCache
 from schema.context import guest_of
@@ -103,7 +103,7 @@ class ResponseCacheFront:
         responses = responses_of(scope["app"])
         readers = self.view.readers
         readers.count += 1
-        began = now()  # before the look-up: a computation begun after it answers this request too
+        began = flight_clock()  # before the look-up: a computation begun after it answers this request too
         try:
             looked = await responses.look_up(request.public_key or "")
             hit = looked.hit

@@ -46,17 +46,17 @@ class Computed(Generic[A]):
     clock: bytes | None  # the invalidation clock the computing request's look-up read, before it read anything
 
 
-def now() -> float:
+def flight_clock() -> float:
     """When a request or a computation began, on the clock `Flight.answer_for` compares them by."""
     return time.perf_counter()
 
 
 class Flight(Generic[A, K]):
-    """One computation under way, begun at `began` (`now`)."""
+    """One computation under way, begun at `began` (`flight_clock`)."""
 
     def __init__(self, key: str) -> None:
         self.key = key
-        self.began = now()
+        self.began = flight_clock()
         loop = asyncio.get_running_loop()
         self.computed: asyncio.Future[Computed[A] | None] = loop.create_future()
         self.kept: asyncio.Future[K | None] = loop.create_future()

@@ -5,8 +5,8 @@ answered so at once.
 
 Why: a write costs a worker some ten times the CPU of a warm read and a hundred times a hit (a comment:
 nine SQL statements, its invalidation, its live structures and notifications). Offered more writes than
-it can do, a worker without a bound took them all at once: each waited behind the others (a write's p50
-was 4.5 s in the mixed bench), and the reads waited behind all of them (at 0.05 of their read-only rate).
+it can do, a worker without a bound takes them all at once: each waits behind the others, and the reads
+wait behind all of them (bench/RESULTS.md, figures behind the code's rules).
 With the bound, the writes beyond what the worker does are refused in `wait` seconds, told to retry, and
 the readers keep the CPU the admitted writes leave them. A client that gets 503 may send the write again:
 nothing of it was done (the refusal comes before its execution). The wait (10 s by default) is long

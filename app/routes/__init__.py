@@ -2,5 +2,5 @@
 
 - `observability`: `/metrics`, `/healthz`, `/readyz`
 - `oauth`: the sign-in flows with a provider (auth/oauth.py)
-- `link_pages`: the pages the links in our mail open
+- `mail_links`: the pages the links in our mail open
 """

@@ -160,7 +160,7 @@ HASH_READS = (CHUNK - 1) // 2  # ids per script call: at most CHUNK keys in one 
 _READ_NUMBERS = load_lua("live_read_numbers")
 
 
-def queue_script(pipe: Pipeline, script: str, key_list: Sequence[str], args: Sequence[Any]) -> None:
+def queue_eval(pipe: Pipeline, script: str, key_list: Sequence[str], args: Sequence[Any]) -> None:
     """A script call queued in `pipe` as EVAL of its text. A Script object in a pipeline makes redis-py
     ask Redis first whether it knows the script (SCRIPT EXISTS, one round trip more on every commit) and
     take the pipeline off the coalesced connection; EVAL needs no such question, Redis caches the compiled
@@ -207,7 +207,7 @@ class LiveStore:
         try:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for call in calls:
-                    queue_script(pipe, _ANNOUNCE, call, [int(time.time()), self.ttl])
+                    queue_eval(pipe, _ANNOUNCE, call, [int(time.time()), self.ttl])
                 await pipe.execute()
         except RedisError as exc:
             self.cache.trip(exc, "live announce")
@@ -228,7 +228,7 @@ class LiveStore:
                 if key not in key_list:
                     key_list.append(key)
                 args += [op.verb, str(key_list.index(key) + 1), op.name, *op.args]
-            queue_script(pipe, _APPLY, key_list, args)
+            queue_eval(pipe, _APPLY, key_list, args)
 
     # --- the read side --------------------------------------------------------------------------------
 
@@ -356,7 +356,7 @@ class LiveStore:
                 async with self.redis.pipeline(transaction=False) as pipe:
                     for entity_id, data in todo[start:start + CHUNK]:
                         seen = noted[entity_id]
-                        queue_script(pipe, _BUILD,
+                        queue_eval(pipe, _BUILD,
                                      [keys.live_meta(kind, entity_id), structure_key(kind, entity_id, name)],
                                      [seen.version, seen.epoch, now, str(self.ttl), name, structure,
                                       *(str(v) for v in data)])

@@ -24,7 +24,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
-from cache.live.structures import queue_script
+from cache.live.structures import queue_eval
 from cache.lua import load_lua
 from cache.redis.client import is_cluster
 
@@ -127,7 +127,7 @@ async def _publish_batch(redis: Redis, batch: list[tuple[str, bytes]]) -> int:
                 pipe.publish(channel, message)
         else:
             for start in range(0, len(batch), PUBLISH_PER_CALL):
-                queue_script(pipe, _PUBLISH_ALL, [],
+                queue_eval(pipe, _PUBLISH_ALL, [],
                              [part for message in batch[start:start + PUBLISH_PER_CALL] for part in message])
         await pipe.execute()
     return len(batch)

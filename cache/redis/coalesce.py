@@ -48,8 +48,7 @@ def at_once() -> Iterator[None]:
     of waiting for the queue to be quiet. For a request's only command, with nothing of its own to wait
     for: a response-cache hit (cache/response/responses.py). Under a load of hits the queue is never quiet, every
     hit waits for the batch of all that arrived meanwhile, and while Redis runs that batch the worker has
-    nothing to do: it sat idle a tenth of the time at 16 connections, under a twentieth with hits sent at
-    once, for the same CPU per request (bench/RESULTS.md)."""
+    nothing to do (bench/RESULTS.md, figures behind the code's rules)."""
     token = SENT_AT_ONCE.set(True)
     try:
         yield

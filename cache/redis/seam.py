@@ -199,8 +199,8 @@ def _hiredis_reader(connection: Any) -> Any:
 async def _read_all(connection: Any, reader: Any, commands: Sequence[Command]) -> list[Any]:
     """The raw replies to `commands`, taken from the connection's hiredis reader as they are parsed, the
     socket read only when the reader holds no whole reply. redis-py reads a reply through four coroutines
-    (the connection's `read_response`, its parser's, their checks): sixty replies of a round trip took
-    0.56 ms of CPU that way and take 0.36 ms so (GETs; SETs 0.62 and 0.47 ms; one process, side by side).
+    (the connection's `read_response`, its parser's, their checks), a third of a round trip's CPU more
+    (bench/RESULTS.md, figures behind the code's rules).
     What `read_response` does around a reply is done here too: a reply that is a connection error is
     raised, a push notification goes to the parser's handler and the reply after it is the command's, the
     health check is moved after the read, and the connection is dropped on any failure
