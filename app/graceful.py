@@ -19,7 +19,7 @@ uvicorn has no drain of its own, and its supervisor makes each worker's server i
 installed from the lifespan, in the worker: it takes over the SIGTERM handler uvicorn installed, which is
 its server's `handle_exit`, and ends the drain by setting that server's `should_exit` (uvicorn's own way to
 stop a server; a signal passed on to `handle_exit` would be raised again at exit, killing the process by
-SIGTERM instead of exiting 0). `tests/test_seams.py` has a canary for that handler.
+SIGTERM instead of exiting 0). `tests/schema/test_seams.py` has a canary for that handler.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 auth/permissions.py decides what a role may do; this table says, per operation, whom that lets through
 when the operation is called on another person's object, and what a caller who may not gets. The
-authorization matrix (tests/test_authorization_matrix.py) calls every operation of the exported schema as
+authorization matrix (tests/api/test_authorization_matrix.py) calls every operation of the exported schema as
 each kind of caller and holds the answers to this table; an operation missing from it fails that test,
 so no operation lands unchecked. Operations added later (the admin API's among them) add their line here.
 

@@ -117,7 +117,7 @@ async def cached_composite(cache: Cache, key: str, compute: Callable[[], Awaitab
     reads saw."""
     found = await read_composite(cache, key)
     if found is not MISSING:
-        return found  # type: ignore[no-any-return]
+        return found
     capture, token = response_capture.begin()
     try:
         value = await compute()

@@ -51,7 +51,7 @@ class Periodic:
             # A cancellation that lands as a round's timeout fires comes out as that timeout (asyncio's and
             # redis-py's timeouts do this in Python 3.11), which the handling above takes for a failed round:
             # without this the loop would go on and `stop()` wait for ever (found under load by
-            # tests/test_revalidator.py). A cancellation during the sleep ends the loop as usual.
+            # tests/cache/test_revalidator.py). A cancellation during the sleep ends the loop as usual.
             if self._stopping:
                 return
 

@@ -63,7 +63,7 @@ class KeptDecoded:
     """The values last decoded under some keys, each with the bytes it was decoded from, the most recently
     read `size` of them. A value read again as the very same bytes (its stamp included) is the same value:
     it is handed out again, not parsed again. What it hands out is shared by every reader in the worker,
-    so it is only read, never changed (tests/test_composite.py checks the readers of composites)."""
+    so it is only read, never changed (tests/cache/test_composite.py checks the readers of composites)."""
 
     def __init__(self, size: int) -> None:
         self.size = size

@@ -18,14 +18,15 @@ from devtools.redis_cluster import RedisClusterServers
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = [
-    "tests/test_cache_read_path.py", "tests/test_composite.py", "tests/test_invalidation.py",
-    "tests/test_invalidation_api.py", "tests/test_response_cache.py", "tests/test_auth.py",
-    "tests/test_permissions_and_settings_store.py",
-    "tests/test_revalidator.py", "tests/test_live_structures.py", "tests/test_boards.py", "tests/test_views.py",
-    "tests/test_delayed_queue.py", "tests/test_pubsub.py", "tests/test_subscriptions.py", "tests/test_events.py",
-    "tests/test_cluster.py", "tests/test_lua.py",
+    "tests/cache/test_cache_read_path.py", "tests/cache/test_composite.py", "tests/triggers/test_invalidation.py",
+    "tests/cache/test_invalidation_api.py", "tests/cache/test_response_cache.py", "tests/auth/test_auth.py",
+    "tests/auth/test_permissions_and_settings_store.py",
+    "tests/cache/test_revalidator.py", "tests/cache/test_live_structures.py", "tests/cache/test_boards.py",
+    "tests/cache/test_views.py", "tests/cache/test_delayed_queue.py", "tests/cache/test_pubsub.py",
+    "tests/schema/test_subscriptions.py", "tests/api/test_events.py",
+    "tests/cache/test_cluster.py", "tests/cache/test_lua.py",
     # one multi-worker run: two worker processes on the cluster client, readers checked for stale reads
-    "tests/test_concurrency.py::test_no_stale_reads_across_two_workers",
+    "tests/drills/test_concurrency.py::test_no_stale_reads_across_two_workers",
 ]
 
 

@@ -74,7 +74,7 @@ class RedisClusterServers:
 
     async def master_of(self, key: str) -> RedisServer:
         """The node serving `key`'s slot now."""
-        slot = int(await _command(self.nodes[0], "CLUSTER", "KEYSLOT", key))  # type: ignore[call-overload]
+        slot = int(await _command(self.nodes[0], "CLUSTER", "KEYSLOT", key))
         for node in self.running():
             if await _serves(node, slot):
                 return node
@@ -195,7 +195,7 @@ async def _role(node: RedisServer) -> dict[str, Any]:
     """INFO replication of `node`."""
     client = Redis.from_url(node.url, socket_timeout=5)
     try:
-        return await client.info("replication")  # type: ignore[no-any-return]
+        return await client.info("replication")
     finally:
         await client.aclose()
 

@@ -37,7 +37,8 @@ class Author(Base):
     @classmethod
     def signs_in_with(cls, provider: str, subject: str) -> ColumnElement[bool]:
         """The author holding this provider identity (the one place that reads `oauth` by identity)."""
-        return cls.oauth[provider].as_string() == subject
+        held: ColumnElement[bool] = cls.oauth[provider].as_string() == subject
+        return held
 
     __table_args__ = (
         Index("ix_author_created_at", "created_at"),

@@ -1,5 +1,5 @@
 """SQLAlchemy past its public API: every such use of the project is here, and only here, each with a
-canary in `tests/test_seams.py` that fails naming SQLAlchemy, the internal and what to do.
+canary in `tests/schema/test_seams.py` that fails naming SQLAlchemy, the internal and what to do.
 
 Routing a read to a replica (orm/replicas.py) happens in `Session.get_bind`, which SQLAlchemy calls
 synchronously, inside the greenlet its asyncio extension runs a session's work in; deciding needs a Redis
@@ -36,7 +36,7 @@ T = TypeVar("T")
 
 def await_in_session(awaitable: Awaitable[T]) -> T:
     """Await `awaitable` from synchronous code a session runs for an AsyncSession (`Session.get_bind`)."""
-    return await_(awaitable)  # type: ignore[no-any-return]
+    return await_(awaitable)
 
 
 def locks_rows(select: Select[Any]) -> bool:
@@ -81,14 +81,15 @@ def before_cursor_execute(engine: Engine, connection: PoolProxiedConnection, sql
 
 def pool_of(connection: PoolProxiedConnection) -> Pool:
     """The pool `connection` was checked out of (the engine's may have been replaced since: `dispose`)."""
-    return connection._pool  # type: ignore[attr-defined,no-any-return]
+    pool: Pool = connection._pool
+    return pool
 
 
 def invalidated_since_connected(connection: PoolProxiedConnection) -> bool:
     """Whether the pool saw its connections fail (a disconnect: every connection made before is suspect) or
     this one was soft-invalidated, since `connection` connected: what the pool's checkout checks
     (`_ConnectionRecord.get_connection`), for a connection lent without one (orm/held.py)."""
-    record = connection._connection_record  # type: ignore[attr-defined]
+    record = connection._connection_record
     if record is None:  # checked in or detached
         return True
     started = record.starttime

@@ -110,7 +110,7 @@ def then(value: Soon[V], make: Callable[[V], R]) -> Soon[R]:
         return make(value)  # type: ignore[arg-type]
 
     async def later() -> R:
-        return make(await value)  # type: ignore[misc]
+        return make(await value)
 
     return later()
 
@@ -291,7 +291,7 @@ class Context:
                     self._session = _UNSET
                     log.warning("a session could not be checked: Redis does not answer")
                     raise Busy("sessions cannot be checked right now; try again shortly") from exc
-        return self._session  # type: ignore[no-any-return]
+        return self._session
 
     async def client(self) -> str:
         """Who reads, for view counting: the signed-in author or a hash of the anonymous client."""
@@ -305,7 +305,7 @@ class Context:
         if self._viewer is _UNSET:
             session = await self.session(shapes_answer=False)
             self._viewer = None if session is None else await account_viewer(self.deps, session.user_id)
-        return self._viewer  # type: ignore[no-any-return]
+        return self._viewer
 
 
 Info = StrawberryInfo[Context, None]

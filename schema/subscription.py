@@ -38,7 +38,7 @@ class NotificationMessage:
     entity_type: str
     entity_id: int
     action: str
-    data: JSON  # type: ignore[valid-type]
+    data: JSON
     timestamp: int
 
     @classmethod

@@ -53,13 +53,13 @@ if ! redis_up; then
   for _ in $(seq 1 30); do redis_up && break; sleep 0.5; done
   redis_up || { echo "Redis did not start" >&2; exit 1; }
 fi
-# The GraphiQL test drives Debian's Chromium (tests/test_graphiql_browser.py).
+# The GraphiQL test drives Debian's Chromium (tests/http/test_graphiql_browser.py).
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 if [ ! -x "$CHROMIUM" ]; then
   echo "Chromium is not installed; installing Debian's chromium for the browser test" >&2
   apt_install chromium
 fi
-# The failover, pooling and restart drills start their own PgBouncer, HAProxy (tests/test_pgbouncer.py) and their own
+# The failover, pooling and restart drills start their own PgBouncer, HAProxy (tests/drills/test_pgbouncer.py) and their own
 # PostgreSQL primary and replica from the installed server's initdb and pg_basebackup (devtools/postgres.py).
 if ! command -v pgbouncer >/dev/null && [ ! -x /usr/sbin/pgbouncer ]; then
   echo "PgBouncer is not installed; installing Debian's pgbouncer for the pooling test" >&2

@@ -1,4 +1,4 @@
-"""A delayed-queue consumer in its own process, for tests/test_delayed_queue.py:
+"""A delayed-queue consumer in its own process, for tests/cache/test_delayed_queue.py:
 `python -m tests.queue_worker REDIS_URL DATABASE_URL QUEUE`.
 
 Its handlers: `probe` records the delivery (queue_delivery, one row per call) and its effect once per

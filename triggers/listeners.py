@@ -62,14 +62,14 @@ async def settle(session: AsyncSession) -> None:
 
 
 def _sink(session: Session) -> Sink | None:
-    return session.info.get(INFO_SINK)  # type: ignore[no-any-return]
+    return session.info.get(INFO_SINK)
 
 
 def _pending(session: Session) -> Changes:
     changes = session.info.get(INFO_PENDING)
     if changes is None:
         changes = session.info[INFO_PENDING] = Changes()
-    return changes  # type: ignore[no-any-return]
+    return changes
 
 
 def _record(event_name: Event, connection: Connection, target: Any) -> None:

@@ -67,7 +67,7 @@ def shout_facts(conn: Connection, shout_id: int) -> ShoutFacts:
         rows = conn.execute(_SHOUT_FACTS, {"shout": shout_id}).all()
         return ShoutFacts([i for what, i in rows if what == _AUTHOR], [i for what, i in rows if what == _TOPIC],
                           any(what == _LISTED for what, _ in rows))
-    return _shared("shout", shout_id, ask)  # type: ignore[no-any-return]
+    return _shared("shout", shout_id, ask)
 
 
 def shout_authors(conn: Connection, shout_id: int) -> list[int]:

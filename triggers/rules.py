@@ -191,7 +191,7 @@ RULES: dict[type, Rule] = {
     NotificationMuted: notification_muted,
 }
 
-# Mapped models with no rule, and why: a new model gets a rule or a line here (tests/test_rules.py fails
+# Mapped models with no rule, and why: a new model gets a rule or a line here (tests/triggers/test_rules.py fails
 # on a model that has neither).
 EXEMPT: dict[type, str] = {
     ShoutViews: "written by the views flush (cache/live/views.py), a copy of the live `viewed:` counters, which "

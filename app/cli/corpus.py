@@ -7,7 +7,7 @@ adjectives, conjugation of verbs; English plurals, -ed, -ing). Lemmas whose form
 rule (fleeting vowels, consonant alternations) are left out rather than misspelt, and so are those whose
 forms PostgreSQL's Snowball stemmer does not bring to one lexeme (`память`/`памяти`; it cuts
 `проблемами`, `журналах` and `островами` shorter than their other forms):
-tests/test_search.py checks, against PostgreSQL, that every lemma here is found in every one of its forms.
+tests/api/test_search.py checks, against PostgreSQL, that every lemma here is found in every one of its forms.
 
 The order of the lemmas (shuffled by the seed) is their frequency rank: `COMMON`, `MEDIUM` and `RARE`
 name ranks a benchmark or a test can ask for.

@@ -60,7 +60,7 @@ log = logging.getLogger(__name__)
 class DiscoursGraphQL(GraphQL[Context, None]):
     """See the module's docstring."""
 
-    websocket_adapter_class = TextFrames  # type: ignore[assignment]
+    websocket_adapter_class = TextFrames
     graphql_transport_ws_handler_class = CheckedTransportWS
     graphql_ws_handler_class = CheckedLegacyWS
     request_adapter_class = ExchangeAdapter  # type: ignore[assignment]
@@ -207,7 +207,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         """orjson (WebSocket messages: one that is not JSON closes its connection, as the protocols say)."""
         return orjson.loads(data)
 
-    def encode_json(self, data: object) -> bytes:  # type: ignore[override]
+    def encode_json(self, data: object) -> bytes:
         return orjson.dumps(data)
 
     async def get_sub_response(self, request: Any) -> Response:

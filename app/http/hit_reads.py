@@ -130,7 +130,7 @@ class HitReads:
 
 def hit_reads_of(app: Any) -> HitReads:
     """The app's one HitReads (app/main.py `attach_shared`)."""
-    return app.state.hit_reads  # type: ignore[no-any-return]
+    return app.state.hit_reads
 
 
 async def stop_hit_reads(app: Any) -> None:

@@ -132,7 +132,7 @@ class ReadPath:
                             headers={"vary": "accept-encoding", "etag": hit.etag, **encoding})
         if hit.views:  # a read of a shout served from the response cache still counts (app/http/hit_reads.py)
             note_hit_reads(exchange.scope, hit.views, token=graphql.token)
-        return marked(response, "HIT")  # type: ignore[no-any-return]
+        return marked(response, "HIT")
 
     async def _compute(self, exchange: Exchange, key: str, responses: ResponseCache, flight: Flight[Hit, Kept]) -> Any:
         """Execute, unless another worker computes the same answer (`ResponseCache.claim`): then its answer,

@@ -61,7 +61,7 @@ class View(Protocol):
 
 def responses_of(app: Any) -> ResponseCache:
     """The app's one ResponseCache (app/main.py `attach_shared`)."""
-    return app.state.responses  # type: ignore[no-any-return]
+    return app.state.responses
 
 
 def worth_looking_up(request: GraphQLRequest) -> bool:

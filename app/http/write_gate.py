@@ -11,7 +11,7 @@ With the bound, the writes beyond what the worker does are refused in `wait` sec
 the readers keep the CPU the admitted writes leave them. A client that gets 503 may send the write again:
 nothing of it was done (the refusal comes before its execution). The wait (10 s by default) is long
 enough to ride out a Redis or PostgreSQL failover, when the writes holding the turns wait too
-(tests/test_redis_cluster_failover.py: every write done); it ends before REQUEST_TIMEOUT.
+(tests/drills/test_redis_cluster_failover.py: every write done); it ends before REQUEST_TIMEOUT.
 
 A bound on the writes' share of the worker's time while readers wait for it (WRITE_SHARE, 0.5 by
 default). One write at a time still takes the worker whole when writes keep coming, since the next starts

@@ -18,7 +18,7 @@ HERE = Path(__file__).parent
 _INCLUDE = re.compile(r"^-- include: (\w+)\n", re.MULTILINE)
 _COMMENT_LINE = re.compile(r"^\s*--.*\n", re.MULTILINE)
 
-# name -> text of every script loaded so far, and the libraries they included (tests/test_lua.py)
+# name -> text of every script loaded so far, and the libraries they included (tests/cache/test_lua.py)
 LOADED: dict[str, str] = {}
 INCLUDED: set[str] = set()
 

@@ -205,7 +205,7 @@ class GuardedRedisCluster(_Guarded, RedisCluster):  # type: ignore[misc]
     - keys that one command, script or MULTI uses together share a hash tag (cache/keys.py).
     """
 
-    async def mget(self, keys: Any, *args: Any) -> list[Any]:  # type: ignore[override]
+    async def mget(self, keys: Any, *args: Any) -> list[Any]:
         return await self.mget_nonatomic(keys, *args)
 
     def pubsub(self, **kwargs: Any) -> PubSub:  # type: ignore[override]
@@ -220,7 +220,7 @@ class GuardedRedisCluster(_Guarded, RedisCluster):  # type: ignore[misc]
         pool = ConnectionPool(host=node.host, port=node.port, socket_connect_timeout=2.0, **passed_on)
         return _NodePubSub(pool, **kwargs)
 
-    def pipeline(self, transaction: bool | None = None, shard_hint: str | None = None) -> Any:  # type: ignore[override]
+    def pipeline(self, transaction: bool | None = None, shard_hint: str | None = None) -> Any:
         pipe = GuardedClusterPipeline(self, transaction)  # type: ignore[abstract]
         pipe.guard = self.guard
         return pipe
@@ -254,25 +254,25 @@ class GuardedClusterPipeline(ClusterPipeline):
         self.queued += 1
         return super().execute_command(*args, **kwargs)
 
-    def mget(self, keys: Any, *args: Any) -> Any:  # type: ignore[override]
+    def mget(self, keys: Any, *args: Any) -> Any:
         names = [keys, *args] if isinstance(keys, (str, bytes)) else [*keys, *args]
         self.mget_groups.append((self.queued, len(names)))
         for name in names:
             self.get(name)
         return self
 
-    def publish(self, channel: Any, message: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+    def publish(self, channel: Any, message: Any, **kwargs: Any) -> Any:
         return self.execute_command("PUBLISH", channel, message, **kwargs)
 
     # redis-py's cluster pipeline makes these coroutines that split keys by slot, which a pipeline never
     # awaits (the command would be lost): here they are queued as they are, their keys in one slot.
-    def delete(self, *names: Any) -> Any:  # type: ignore[override]
+    def delete(self, *names: Any) -> Any:
         return self.execute_command("DEL", *names)
 
-    def unlink(self, *names: Any) -> Any:  # type: ignore[override]
+    def unlink(self, *names: Any) -> Any:
         return self.execute_command("UNLINK", *names)
 
-    def exists(self, *names: Any) -> Any:  # type: ignore[override]
+    def exists(self, *names: Any) -> Any:
         return self.execute_command("EXISTS", *names)
 
     async def execute(self, raise_on_error: bool = True, allow_redirections: bool = True) -> list[Any]:
@@ -389,7 +389,7 @@ def _sentinel_master(url: str, *, max_connections: int, guard: RedisGuard,
     client.connection_pool.connection_class = _connection_class(client.connection_pool.connection_class,
                                                                 on_connect)
     client.guard = guard
-    return client  # type: ignore[no-any-return]
+    return client
 
 
 def is_cluster(redis: Redis) -> bool:
@@ -402,7 +402,7 @@ def guard_of(redis: Redis) -> RedisGuard:
     if guard is None:
         guard = RedisGuard()
         redis.guard = guard  # type: ignore[attr-defined]
-    return guard  # type: ignore[no-any-return]
+    return guard
 
 
 def queue_set(pipe: Pipeline, key: str, value: bytes, ex: int | None) -> None:

@@ -8,7 +8,7 @@ parser's reader;
 pub/sub on a cluster needs the nodes a cluster client was started with. None of this is promised by
 redis-py's documentation. The embedded default's in-process Redis (fakeredis) lacks a function of Redis's Lua
 that the cache's scripts call: it is given it here, through fakeredis' internals (`lua_with_sha1hex`).
-Each reliance is a named function or class below, and `tests/test_seams.py` has a canary for each that
+Each reliance is a named function or class below, and `tests/schema/test_seams.py` has a canary for each that
 fails naming the library, the internal and what to do. The rest of the project uses these names and
 redis-py's public API (including subclassing its clients and pipelines and overriding their public methods).
 
@@ -43,7 +43,7 @@ Command = tuple[tuple[Any, ...], Mapping[str, Any]]
 
 def queued_commands(pipe: Pipeline) -> list[Command]:
     """The commands a pipeline has queued, as (args, options) (redis-py's `command_stack`)."""
-    return pipe.command_stack  # type: ignore[no-any-return]
+    return pipe.command_stack
 
 
 def runs_on_its_own(pipe: Pipeline) -> bool:
@@ -106,7 +106,7 @@ def ready_on_lend(pool_class: type[Any]) -> type[Any]:
     """`pool_class` that makes each connection it lends ready (`make_ready`, in place of its own
     `ensure_connection`, which its `get_connection` calls); one class per pool class."""
 
-    class ReadyOnLend(pool_class):  # type: ignore[misc, valid-type]
+    class ReadyOnLend(pool_class):
         async def ensure_connection(self, connection: Any) -> None:
             await make_ready(connection)
 
@@ -349,7 +349,7 @@ def checked_on_connect(connection_class: type[Any], check: Callable[[Any], Await
     (HELLO, AUTH, SELECT) and before the connection carries anything else (redis-py's
     `on_connect_check_health`, which its `connect` calls)."""
 
-    class Checked(connection_class):  # type: ignore[misc, valid-type]
+    class Checked(connection_class):
         async def on_connect_check_health(self, *args: Any, **kwargs: Any) -> None:
             try:
                 await super().on_connect_check_health(*args, **kwargs)

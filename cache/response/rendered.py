@@ -63,7 +63,7 @@ async def read_rendered(cache: Cache, key: str) -> Rendered | None:
     if kept is None:
         kept = _kept[cache] = KeptDecoded(cache.decoded.size)
     found = await read_stamped(cache, key, kept, _decoded, "rendered")
-    return None if found is MISSING else found  # type: ignore[no-any-return]
+    return None if found is MISSING else found
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 The server is fast because it goes around parts of these libraries (schema/engine/execution.py reads plain fields in
 graphql-core's own field loop; pages read their selection from graphql-core's nodes; no middleware manager
 is built per request). What it relies on for that is not promised by their documentation, so an upgrade
-may change it without notice. Each reliance is a named function or class below; `tests/test_seams.py` has a
+may change it without notice. Each reliance is a named function or class below; `tests/schema/test_seams.py` has a
 canary for each, which fails naming the library, the internal and what to do. The rest of the project uses
 these names and the libraries' public API only.
 
@@ -69,7 +69,7 @@ def field_definition(field: GraphQLField | None) -> StrawberryField | None:
     """The Strawberry definition of a graphql-core field (None for a field Strawberry did not make)."""
     if field is None or not field.extensions:
         return None
-    return field.extensions.get(DEFINITION_KEY)  # type: ignore[no-any-return]
+    return field.extensions.get(DEFINITION_KEY)
 
 
 def graphql_schema(schema: strawberry.Schema) -> GraphQLSchema:
@@ -109,7 +109,7 @@ def graphql_ide_page() -> str:
 
 # Strawberry's ASGI view (app/http/graphql_view.py subclasses it): the methods it overrides beyond the documented
 # ones (get_context, get_root_value, process_result, encode_json, decode_json), each still called by the
-# view's request path (tests/test_seams.py checks), and what it imports from Strawberry's HTTP internals.
+# view's request path (tests/schema/test_seams.py checks), and what it imports from Strawberry's HTTP internals.
 VIEW_HOOKS = ("run", "parse_http_body", "get_sub_response", "should_render_graphql_ide", "graphql_ide_html",
               "request_adapter_class")
 
@@ -131,7 +131,7 @@ class FieldResolversUnwrapped:
     def _get_middleware_manager(self, extensions: list[SchemaExtension]) -> MiddlewareManager:
         if not any(extension._implements_resolve() for extension in extensions):
             return None  # type: ignore[return-value]  # graphql-core takes None for no middleware
-        return super()._get_middleware_manager(extensions)  # type: ignore[misc, no-any-return]
+        return super()._get_middleware_manager(extensions)  # type: ignore[misc]
 
 
 TransportWSHandler = BaseGraphQLTransportWSHandler
@@ -153,17 +153,17 @@ def over_token_limit(error: GraphQLSyntaxError) -> bool:
 
 def fragment_definitions(executor: Any) -> Mapping[str, FragmentDefinitionNode]:
     """The document's fragment definitions, by name (`fragment_definitions`)."""
-    return executor.fragment_definitions  # type: ignore[no-any-return]
+    return executor.fragment_definitions
 
 
 def coerced_variables(executor: Any) -> Mapping[str, Any]:
     """The operation's variables as execution uses them: coerced, defaults applied (`variable_values`)."""
-    return executor.variable_values.coerced  # type: ignore[no-any-return]
+    return executor.variable_values.coerced
 
 
 def field_errors(executor: Any) -> list[GraphQLError]:
     """The errors collected so far (`collected_errors`): a nullable field's error leaves null in its place."""
-    return executor.collected_errors.errors  # type: ignore[no-any-return]
+    return executor.collected_errors.errors
 
 
 # A plain field's reading (schema/engine/execution.py): its attribute, the Python type its scalar returns unchanged
@@ -180,7 +180,7 @@ _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 class FieldLoop(StrawberryGraphQLCoreExecutionContext):
     """graphql-core's `ExecutionContext.execute_fields` (marked private there), copied, with two branches
     added: a field its plan reads plainly (`plan`, in the subclass) is read in the loop itself, and a relation
-    its plan names is executed by `execute_relation`. The copies follow graphql-core 3.3 (`tests/test_seams.py`
+    its plan names is executed by `execute_relation`. The copies follow graphql-core 3.3 (`tests/schema/test_seams.py`
     keeps the hash of each source copied from)."""
 
     def plan(self, parent_type: GraphQLObjectType, grouped_field_set: Any) -> tuple[PlannedField, ...]:

@@ -34,7 +34,7 @@ def _view(app: Any) -> Any:
 
 
 def _gate(app: Any) -> WriteGate:
-    return _view(app).writes  # type: ignore[no-any-return]
+    return _view(app).writes.gate  # type: ignore[no-any-return]
 
 
 async def _waited_after(gate: WriteGate, held: float) -> float:
@@ -167,11 +167,11 @@ async def test_hits_and_answered_queries_are_counted_as_readers_and_writes_are_n
     app = create_app(settings.model_copy(update={"response_cache_ttl": 60}), deps=deps)
     view = _view(app)
     seen: list[tuple[str, int]] = []
-    execute, look_up = view._execute, ResponseCache.look_up
+    execute, look_up = view.execute, ResponseCache.look_up
 
-    async def counting_execute(exchange: Any, root_value: Any, *left: Any) -> Any:
+    async def counting_execute(exchange: Any, *left: Any) -> Any:
         seen.append(("execute", view.readers.count))
-        return await execute(exchange, root_value, *left)
+        return await execute(exchange, *left)
 
     async def counting_look_up(self: ResponseCache, key: str) -> Any:
         seen.append(("lookup", view.readers.count))
@@ -180,7 +180,7 @@ async def test_hits_and_answered_queries_are_counted_as_readers_and_writes_are_n
     writer = await api.user()
     async with deps.db() as session:
         slug = await session.scalar(select(Topic.slug).order_by(Topic.id).limit(1))
-    monkeypatch.setattr(view, "_execute", counting_execute)
+    monkeypatch.setattr(view, "execute", counting_execute)
     monkeypatch.setattr(ResponseCache, "look_up", counting_look_up)  # the fixtures' own app is done with it
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
         for _ in range(2):  # a miss, computed and kept, then a hit

@@ -1,7 +1,7 @@
 """What each model's change makes wrong (triggers/rules.py), written out: for one row of each kind, the
 tags a commit invalidates and the entities whose counters it marks; and what a bulk statement on each kind
 invalidates. The behaviour these stand for is tested end to end elsewhere (tests/test_invalidation*.py,
-tests/test_related.py); here every rule is pinned, so that a change to one is a deliberate change of this
+tests/triggers/test_related.py); here every rule is pinned, so that a change to one is a deliberate change of this
 table (the mutation pass found rules no test held: follows, ratings, invites, topics, communities)."""
 
 from __future__ import annotations

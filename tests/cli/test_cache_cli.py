@@ -19,9 +19,9 @@ from cache.redis.client import make_redis
 from cache.redis_metrics import RedisMetrics
 from cache.store import Cache
 from devtools.services import RedisServer
+from tests.cli.test_cli import BASE_ENV
 from tests.conftest import TEST_DATABASE_URL
 from tests.live import ROOT
-from tests.test_cli import BASE_ENV
 
 
 def cache_cli(*args: str, redis_url: str | None) -> subprocess.CompletedProcess[str]:

@@ -36,9 +36,9 @@ from orm.migrations import alembic_config
 from resolvers.deps import Deps
 from telemetry import metrics
 from tests.conftest import TEST_REDIS_URL
+from tests.drills.test_concurrency import freshness_run
 from tests.helpers import Api, until
 from tests.live import two_workers
-from tests.test_concurrency import freshness_run
 
 DATABASE = "replicas"
 APPLY_DELAY = 1.5  # seconds the replica replays behind its primary

@@ -98,7 +98,7 @@ async def test_two_workers_never_process_the_same_batch(deps: Deps, cache: Cache
     first = deps.revalidator
     assert first is not None
     second = CacheRevalidationManager(cache, deps.db, deps.live)
-    assert second.rounds == 0  # the count tests wait on for "a round ran" (tests/test_outage_rules.py)
+    assert second.rounds == 0  # the count tests wait on for "a round ran" (tests/drills/test_outage_rules.py)
     await first.mark_many([("author", str(i)) for i in range(1, 31)])
     results = await asyncio.gather(first.process_revalidation(), second.process_revalidation())
     handled = [r.get("author", 0) for r in results]

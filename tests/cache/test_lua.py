@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 import cache
 from cache.lua import HERE, INCLUDED, LOADED, load_lua
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SERVER = ("app", "schema", "resolvers", "auth", "triggers", "cache", "orm", "config", "telemetry")
 FILES = sorted(path.stem for path in HERE.glob("*.lua"))
 

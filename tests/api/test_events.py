@@ -28,7 +28,7 @@ from schema.schema import build_schema
 from tests.helpers import Api, sink_of, until
 from tests.live import subscribed
 
-CLIENT_OPERATIONS = Path(__file__).parent / "contract_files" / "client-2025" / "notifier.graphql"
+CLIENT_OPERATIONS = Path(__file__).parents[1] / "contract_files" / "client-2025" / "notifier.graphql"
 _MARK = "test-marker"
 COMMENT = "mutation($r: ReactionInput!) { create_reaction(reaction: $r) { error reaction { id } } }"
 

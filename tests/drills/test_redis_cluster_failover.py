@@ -6,7 +6,7 @@ by the master alone: the replica the cluster promotes lacks that write's generat
 computed before the write look current on it. Each new connection to the promoted node sees that another
 server wrote its data and forgets its generations, live metas and WAL floor before it carries anything: the
 write is read at once. The control (REDIS_OWNER_CHECK=off) reads the old value. Under the freshness load of
-tests/test_concurrency.py on two worker processes, the same kill leaves 0 stale reads and 0 failed
+tests/drills/test_concurrency.py on two worker processes, the same kill leaves 0 stale reads and 0 failed
 requests, and so do a coordinated CLUSTER FAILOVER and a migration of slots with their keys (clients told
 MOVED and ASK meanwhile).
 """
@@ -27,9 +27,9 @@ from cache.stamps import decode
 from config.settings import load_settings
 from devtools.redis_cluster import SLOTS, RedisClusterServers
 from tests.conftest import TEST_DATABASE_URL, TEST_REDIS_CLUSTER
+from tests.drills.test_concurrency import Tally, freshness_run
 from tests.helpers import Api, until
 from tests.live import two_workers
-from tests.test_concurrency import Tally, freshness_run
 
 pytestmark = [pytest.mark.skipif(TEST_REDIS_CLUSTER, reason="makes a cluster of its own: run once, on the single pass"),
               pytest.mark.usefixtures("engine")]  # the test database, migrated and seeded

@@ -1,7 +1,7 @@
 """What the live rules (triggers/live_rules.py) record for rows that read nothing else: follows, presences,
 a shout's topics, deletions of authors, topics and communities, written out operation by operation. The
 end-to-end check (random writes leave every live structure equal to SQL) is
-tests/test_live_structures.py; it deletes no author, topic or community, so these are pinned here (the
+tests/cache/test_live_structures.py; it deletes no author, topic or community, so these are pinned here (the
 mutation pass found them held by nothing)."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from redis.asyncio import Redis
 
 from auth.permissions import Viewer, can
 from cache import keys
-from tests.test_auth import LOGIN, PASSWORD, _call, _code, _register_and_login
+from tests.auth.test_auth import LOGIN, PASSWORD, _call, _code, _register_and_login
 
 reader = Viewer(author_id=10, roles={1: frozenset({"reader"})})
 author = Viewer(author_id=11, roles={1: frozenset({"reader", "author"})})

@@ -23,7 +23,7 @@ from devtools.round_trips import redis_round_trips
 from tests.conftest import TEST_DATABASE_URL, TEST_REDIS_CLUSTER, TEST_REDIS_URL
 from tests.helpers import Api
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MESSAGES = 1000
 FAILING = 3
 

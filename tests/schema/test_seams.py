@@ -204,7 +204,7 @@ def test_the_field_loop_copied_is_graphql_cores_own() -> None:
            "`Executor.execute_fields` (the loop over an object's fields, marked private)",
            "schema/engine/seam.py `FieldLoop.execute_fields`, a copy of it with plain fields read in the loop",
            "compare graphql-core's new loop with the copy, port every change into the copy, run "
-           "tests/test_execution.py, then put the new source's sha256 in EXECUTE_FIELDS_COPIED")
+           "tests/schema/test_execution.py, then put the new source's sha256 in EXECUTE_FIELDS_COPIED")
     params = list(inspect.signature(Executor.execute_fields).parameters)
     canary(params == list(inspect.signature(FieldLoop.execute_fields).parameters), GRAPHQL_CORE,
            "the parameters of `Executor.execute_fields`", "FieldLoop", "follow the new signature")
@@ -218,7 +218,7 @@ def test_the_path_a_relation_takes_straight_is_graphql_cores_own() -> None:
            "`Executor.execute_field`, `complete_value`, `complete_object_value` or `collect_and_execute_subfields`",
            "schema/engine/seam.py `FieldLoop.execute_relation`, which executes a relation given an object at once as "
            "they do, without their checks of the type",
-           "compare the new sources with `execute_relation`, port what changed, run tests/test_execution.py, "
+           "compare the new sources with `execute_relation`, port what changed, run tests/schema/test_execution.py, "
            "then put the new sources' sha256 in RELATION_PATH_COPIED")
 
 

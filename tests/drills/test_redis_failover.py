@@ -6,7 +6,7 @@ replica, which never had that write's generation bumps: its values from before t
 Each new connection to the promoted replica sees that another server wrote its data and moves the epochs
 before it carries anything: the write is read at once. The control (REDIS_OWNER_CHECK=off, a server
 unaware of failovers) reads the old value from the promoted replica. Under the freshness load of
-tests/test_concurrency.py on two worker processes, the same failover leaves 0 stale reads and 0 failed
+tests/drills/test_concurrency.py on two worker processes, the same failover leaves 0 stale reads and 0 failed
 requests.
 """
 
@@ -23,9 +23,9 @@ from app.main import create_app, open_deps
 from config.settings import load_settings
 from devtools.redis_sentinel import SentinelSet
 from tests.conftest import TEST_DATABASE_URL, TEST_REDIS_CLUSTER
+from tests.drills.test_concurrency import Tally, freshness_run
 from tests.helpers import Api, until
 from tests.live import two_workers
-from tests.test_concurrency import Tally, freshness_run
 
 pytestmark = [pytest.mark.skipif(TEST_REDIS_CLUSTER, reason="a Sentinel drill, run once on the single pass"),
               pytest.mark.usefixtures("engine")]  # the test database, migrated and seeded

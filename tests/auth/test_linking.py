@@ -1,5 +1,5 @@
 """The linking rules (auth/linking.py) as a table: which account an identity signs in to, when a link or an
-unlink is refused. The flows that carry them out are in tests/test_sign_in_providers.py."""
+unlink is refused. The flows that carry them out are in tests/auth/test_sign_in_providers.py."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 seen by the engine's statement listeners, gives its connection back (held for the next read, orm/held.py),
 and a connection lost under it is not pooled again. A held connection is lent without a checkout, but never
 one the server ended, one the pool's invalidation covers, or one idle too long whose ping fails. Reads on a
-replica, and one read again on the primary, are in tests/test_replicas.py."""
+replica, and one read again on the primary, are in tests/drills/test_replicas.py."""
 
 from __future__ import annotations
 

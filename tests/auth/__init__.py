@@ -1,0 +1,1 @@
+"""Accounts, sessions, sign-in providers and linking, permissions, mail (auth/)."""
