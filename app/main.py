@@ -40,7 +40,7 @@ from cache.messaging.delayed import DelayedQueue
 from cache.messaging.pubsub import Hub
 from cache.periodic import Periodic
 from cache.precache import precache_data
-from cache.redis.client import RedisGuard, make_redis
+from cache.redis.client import RedisGuard, clients_of
 from cache.redis.client import open_connections as open_redis_connections
 from cache.redis_metrics import RedisMetrics
 from cache.response.responses import ResponseCache
@@ -48,7 +48,7 @@ from cache.revalidator import CacheRevalidationManager
 from cache.store import Cache
 from cache.wal_floor import WalFloor
 from config.settings import Settings, SettingsError, get_settings
-from orm.engine import make_engine, make_session_factory
+from orm.engine import engines_of, make_session_factory
 from orm.engine import open_connections as open_database_connections
 from orm.pooler import shares_server_connections
 from orm.replicas import ReadRouting, primary_position
@@ -105,24 +105,13 @@ async def open_deps(settings: Settings, *, serving: bool = False) -> AsyncIterat
     server's lifespan, which first checks that each service answers (`check_services`) and then opens
     the connections each pool keeps, before the first request rather than at the peaks of load that
     would ask for them (DB_CONNECTIONS_AT_START, REDIS_CONNECTIONS_AT_START)."""
-    engine, *replicas = (make_engine(url, pool_size=settings.db_pool_size, ping_after_idle=settings.db_ping_after_idle,
-                                     held_for_reads=settings.db_held_for_reads,
-                                     transaction_pooler=settings.db_transaction_pooler, replica=n > 0)
-                         for n, url in enumerate((settings.database_url, *settings.database_replica_urls)))
+    engine, *replicas = engines_of(settings)
     # One guard (circuit breaker, error mapping) for every Redis call of this process, on either Redis.
     guard = RedisGuard(settings.redis_breaker_seconds)
     # Each new connection checks that its Redis still holds the data it wrote (cache/failover.py).
     on_connect = check_data_owner if settings.redis_owner_check else None
-    redis = make_redis(settings.redis_url, max_connections=settings.redis_max_connections, guard=guard,
-                       cluster=settings.redis_cluster, coalesce=settings.redis_coalesce, on_connect=on_connect)
-    state = (make_redis(settings.redis_state_url, max_connections=settings.redis_max_connections, guard=guard,
-                        cluster=settings.redis_cluster, coalesce=settings.redis_coalesce, on_connect=on_connect)
-             if settings.redis_state_url else redis)
-    cache = Cache(redis, state=state, ttl_jitter=settings.cache_ttl_jitter,
-                  default_ttl=settings.cache_ttl_default, missing_ttl=settings.cache_ttl_missing,
-                  generation_ttl=settings.cache_ttl_generations, kept_decoded=settings.composites_kept_decoded,
-                  lost_write_wait=settings.redis_lost_write_wait,
-                  unreachable_write_wait=settings.redis_unreachable_write_wait)
+    redis, state = clients_of(settings, guard, on_connect)
+    cache = Cache.of(redis, settings, state=state)
     deps = wire(settings, engine, cache, auth=build_auth(settings, state), replicas=replicas)
     try:
         if serving:
@@ -153,8 +142,7 @@ def wire(settings: Settings, engine: AsyncEngine, cache: Cache, *, auth: AuthSer
     that keeps those reads from missing a commit (orm/replicas.py, cache/wal_floor.py)."""
     register_triggers()
     state = cache.state  # what must not be evicted (REDIS_STATE_URL): queues here, sessions in `auth`
-    live = LiveStore(cache, ttl=settings.live_ttl, set_cap=settings.live_set_cap,
-                     thread_cap=settings.live_thread_cap)
+    live = LiveStore.of(cache, settings)
     revalidator = CacheRevalidationManager(cache, make_session_factory(engine), live,
                                            interval=settings.cache_revalidation_interval)
     if not settings.cache_invalidation:
@@ -169,18 +157,11 @@ def wire(settings: Settings, engine: AsyncEngine, cache: Cache, *, auth: AuthSer
                               check_interval=settings.replica_check_interval)
     sink = CacheSink(cache, revalidator, live, invalidation=settings.cache_invalidation, wal_floor=wal_floor)
     db = writing_sessions(engine, sink, routing=routing)
-    views = ViewCounter(cache, make_session_factory(engine), live, per_hour_cap=settings.views_per_hour_cap,
-                        flush_interval=settings.views_flush_interval)
-    delayed = DelayedQueue(state, DEFERRED_QUEUE, batch=settings.queue_batch, lease=settings.queue_lease,
-                           max_attempts=settings.queue_max_attempts, backoff=settings.queue_backoff,
-                           parked_cap=settings.queue_parked_cap)
+    views = ViewCounter.of(cache, make_session_factory(engine), live, settings)
+    delayed = DelayedQueue.of(state, DEFERRED_QUEUE, settings)
     deps = Deps(cache=cache, db=db, max_page_size=settings.max_page_size, ttl_shouts=settings.cache_ttl_shouts,
                 ttl_search=settings.cache_ttl_search, board_weeks=settings.board_weeks,
-                search=SearchLimits(max_length=settings.search_max_length, kept_results=settings.search_kept_results,
-                                    candidates=settings.search_candidates, window=settings.search_window,
-                                    count_cap=settings.search_count_cap,
-                                    statement_timeout=settings.search_statement_timeout,
-                                    author_similarity=settings.author_search_similarity),
+                search=SearchLimits.of(settings),
                 digest_window=settings.notification_digest_window, notify_fanout=settings.notify_fanout_cap,
                 auth=auth,
                 revalidator=revalidator, live=live, views=views, delayed=delayed, routing=routing,
@@ -202,14 +183,8 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
     settings = settings or get_settings()
     starts = StreamStarts(settings.subscription_starts_at_once, settings.subscription_start_hold)
     graphql = DiscoursGraphQL(
-        build_schema(Limits.of(settings), starts), graphql_ide="graphiql",
-        response_cache_ttl=settings.response_cache_ttl,
-        rendered_answer_ttl=settings.rendered_answer_ttl,
-        request_timeout=settings.request_timeout, max_json_depth=settings.max_variables_depth,
-        persisted_query_ttl=settings.persisted_query_ttl, session_cookie=settings.session_cookie,
-        writes_in_flight=settings.writes_in_flight, write_wait=settings.write_wait_seconds,
-        writes_waiting=settings.writes_waiting, write_share=settings.write_share,
-        refreshed_per_write=settings.responses_refreshed_per_write, refresh_grace_ms=settings.refresh_grace_ms,
+        build_schema(Limits.of(settings), starts), settings, graphql_ide="graphiql",
+        max_json_depth=settings.max_variables_depth, session_cookie=settings.session_cookie,
         subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL, GRAPHQL_SSE_PROTOCOL),
         max_subscriptions_per_connection=settings.subscriptions_per_connection,
         connection_init_wait_timeout=timedelta(seconds=settings.subscription_init_timeout))

@@ -22,7 +22,7 @@ import asyncio
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 from redis.asyncio import Redis
@@ -38,6 +38,9 @@ from cache.redis.client import BATCH, guard_of, is_cluster, queue_script, script
 from cache.refresh import END_GRACES, GRACE_BUMP
 from cache.stamps import KeptDecoded, json_of, stamp_parts
 from telemetry import metrics
+
+if TYPE_CHECKING:
+    from config.settings import CacheSettings
 
 MISSING = object()  # what `get_many` returns for a value that is absent or stale
 
@@ -102,6 +105,13 @@ class Cache(Fills):
         # A write's generations moved with graces (cache/refresh.py): one server only, as the hit script reads them.
         self._grace_bump = None if is_cluster(redis) else redis.register_script(GRACE_BUMP)
         self._end_graces = None if is_cluster(redis) else redis.register_script(END_GRACES)
+
+    @classmethod
+    def of(cls, redis: Redis, settings: CacheSettings, *, state: Redis | None = None) -> Cache:
+        return cls(redis, state=state, ttl_jitter=settings.cache_ttl_jitter, default_ttl=settings.cache_ttl_default,
+                   missing_ttl=settings.cache_ttl_missing, generation_ttl=settings.cache_ttl_generations,
+                   kept_decoded=settings.composites_kept_decoded, lost_write_wait=settings.redis_lost_write_wait,
+                   unreachable_write_wait=settings.redis_unreachable_write_wait)
 
     @staticmethod
     def _queue_mget(pipe: Pipeline, names: Sequence[str]) -> int:

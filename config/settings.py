@@ -90,47 +90,18 @@ def _with_port(host: str) -> str:
     return host if ":" in host else f"{host}:5432"
 
 
-class DatabaseSettings(BaseSettings):
-    """What migrations need, and nothing more (no JWT_SECRET, no Redis)."""
+class _Group(BaseSettings):
+    """A group of settings, read from the environment (and `.env`) by their own names."""
 
     model_config = SettingsConfigDict(env_file=".env", extra="ignore")
 
+
+class DatabaseSettings(_Group):
+    """The database: what migrations need (no JWT_SECRET, no Redis), and the pools and replicas the server
+    reads through."""
+
     # No DATABASE_URL: a SQLite file next to where the server starts (the embedded default).
     database_url: str = Field(default="sqlite+aiosqlite:///./discours.db")
-
-    @field_validator("database_url")
-    @classmethod
-    def _normalise_database_url(cls, value: str) -> str:
-        if value.startswith(("postgres://", "postgresql://", "postgresql+asyncpg://")):
-            return postgres_url(value)
-        if value.startswith("sqlite://") and "+aiosqlite" not in value:
-            return value.replace("sqlite://", "sqlite+aiosqlite://", 1)
-        if not value.startswith(("postgresql+asyncpg://", "sqlite+aiosqlite://")):
-            raise ValueError(
-                "DATABASE_URL must be postgresql://... (asyncpg) or sqlite:///path (aiosqlite), "
-                f"got {value!r}"
-            )
-        return value
-
-    @property
-    def is_sqlite(self) -> bool:
-        return self.database_url.startswith("sqlite")
-
-
-class Settings(DatabaseSettings):
-    # No REDIS_URL: an in-process Redis (fakeredis) with the same command set and Lua.
-    redis_url: str | None = None
-    # What must not be evicted (sessions, sign-in and OAuth tokens, rate limits, the settings store, the
-    # delayed and revalidation queues, live structures, views) on a Redis of its own, run with
-    # maxmemory-policy noeviction; then REDIS_URL holds only stamped cached values and may evict
-    # (allkeys-lru). Unset: all on REDIS_URL.
-    redis_state_url: str | None = None
-    # REDIS_URL (and REDIS_STATE_URL) name any node of a Redis Cluster: the client finds the others, and
-    # keys used together share a hash tag (cache/keys.py).
-    redis_cluster: bool = False
-    # Commands issued in the same moment go to Redis as one pipeline (cache/redis/coalesce.py): a page's
-    # concurrent reads, and those of requests served side by side, share round trips. Not on a cluster.
-    redis_coalesce: bool = True
     db_pool_size: int = 10
     # A pooled database connection idle longer than this is pinged before use (one used more recently
     # is trusted: the ping is a round trip that would cost every cold read; orm/engine.py).
@@ -152,7 +123,6 @@ class Settings(DatabaseSettings):
     replica_max_lag: float = 30.0
     # How often each replica's replay position and lag are checked (and a lost one tried again).
     replica_check_interval: float = 1.0
-    redis_max_connections: int = 64
     # Connections opened at start and kept: of the database pool (at most DB_POOL_SIZE), and of each Redis
     # pool (at most REDIS_MAX_CONNECTIONS). A pool that opens them only as concurrency first asks grows at
     # each new peak of load, minutes into a run (bench/soak.py). A Redis pool opens more beyond these
@@ -160,7 +130,58 @@ class Settings(DatabaseSettings):
     # full load, opening theirs as needed, held 17-21 Redis connections in all (their pub/sub and the
     # sampler's among them). Replicas' pools open theirs as needed.
     db_connections_at_start: int = Field(default=10, ge=0)
+    # false ("off") reads a usable replica whatever it has replayed, as a replica-unaware server would (no
+    # WAL floor): the control of the replica drills, refused in production like CACHE_INVALIDATION=off.
+    replica_floor: bool = True
+
+    @field_validator("database_url")
+    @classmethod
+    def _normalise_database_url(cls, value: str) -> str:
+        if value.startswith(("postgres://", "postgresql://", "postgresql+asyncpg://")):
+            return postgres_url(value)
+        if value.startswith("sqlite://") and "+aiosqlite" not in value:
+            return value.replace("sqlite://", "sqlite+aiosqlite://", 1)
+        if not value.startswith(("postgresql+asyncpg://", "sqlite+aiosqlite://")):
+            raise ValueError(
+                "DATABASE_URL must be postgresql://... (asyncpg) or sqlite:///path (aiosqlite), "
+                f"got {value!r}"
+            )
+        return value
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite")
+
+
+class RedisSettings(_Group):
+    """Redis: where the cache and the state live, the client's pools, the breaker."""
+
+    # No REDIS_URL: an in-process Redis (fakeredis) with the same command set and Lua.
+    redis_url: str | None = None
+    # What must not be evicted (sessions, sign-in and OAuth tokens, rate limits, the settings store, the
+    # delayed and revalidation queues, live structures, views) on a Redis of its own, run with
+    # maxmemory-policy noeviction; then REDIS_URL holds only stamped cached values and may evict
+    # (allkeys-lru). Unset: all on REDIS_URL.
+    redis_state_url: str | None = None
+    # REDIS_URL (and REDIS_STATE_URL) name any node of a Redis Cluster: the client finds the others, and
+    # keys used together share a hash tag (cache/keys.py).
+    redis_cluster: bool = False
+    # Commands issued in the same moment go to Redis as one pipeline (cache/redis/coalesce.py): a page's
+    # concurrent reads, and those of requests served side by side, share round trips. Not on a cluster.
+    redis_coalesce: bool = True
+    redis_max_connections: int = 64
+    # Connections of each Redis pool opened at start and kept (DB_CONNECTIONS_AT_START says why).
     redis_connections_at_start: int = Field(default=16, ge=0)
+    # false ("off"): a Redis holding data another server wrote (a promoted replica, a restart) is trusted
+    # as it is, as a server unaware of failovers would (cache/failover.py): the control of the failover
+    # drills, refused in production like CACHE_INVALIDATION=off.
+    redis_owner_check: bool = True
+    # After a Redis error, go straight to the database for this long before trying Redis again.
+    redis_breaker_seconds: float = 5.0
+
+
+class ServingSettings(_Group):
+    """The server process: the address, the workers, restarts, slow clients, CORS."""
 
     # On SIGTERM (app/graceful.py): seconds a worker keeps serving with /readyz at 503, so a load balancer
     # stops sending it requests (above its check interval times its fall count); then seconds the requests
@@ -182,7 +203,6 @@ class Settings(DatabaseSettings):
     # development or production; unset: development with the embedded SQLite database, else production.
     # Development allows what a developer's machine needs (browsers on localhost origins, for one).
     environment: Literal["development", "production"] | None = None
-
     # Browser origins allowed to call the API with credentials (CORS), as JSON: exact origins
     # ("https://discours.io") and patterns with * for a part of the host or the port
     # ("https://*.discours.io", "http://localhost:*"). Unset: localhost origins in development, none in
@@ -190,48 +210,22 @@ class Settings(DatabaseSettings):
     cors_origins: list[str] | None = None
     # Seconds a browser may keep a preflight's answer.
     cors_max_age: int = 3600
+    # Every response names the worker process that answered (X-Worker: its pid); for tests and debugging.
+    expose_worker: bool = False
+
+
+class CacheSettings(_Group):
+    """The stamped-value cache (cache/store.py): invalidation, revalidation, lifetimes, lost writes contained."""
 
     # false ("off") makes the after-commit invalidation a no-op: committed writes leave cached values as
     # they were. Only for tests and drills that show what the invalidation prevents; refused in production.
     cache_invalidation: bool = True
-    # false ("off"): a Redis holding data another server wrote (a promoted replica, a restart) is trusted
-    # as it is, as a server unaware of failovers would (cache/failover.py): the control of the failover
-    # drills, refused in production like CACHE_INVALIDATION=off.
-    redis_owner_check: bool = True
-    # false ("off") reads a usable replica whatever it has replayed, as a replica-unaware server would (no
-    # WAL floor): the control of the replica drills, refused in production like CACHE_INVALIDATION=off.
-    replica_floor: bool = True
-    # Every response names the worker process that answered (X-Worker: its pid); for tests and debugging.
-    expose_worker: bool = False
     # Background revalidation loop period, seconds (seed 002: 5 minutes).
     cache_revalidation_interval: int = 300
     precache_on_start: bool = True
-    # Whole anonymous responses of public queries, seconds; 0 switches the response cache off.
-    response_cache_ttl: int = 60
-    # Root fields that declare it (schema/engine/rendered.py) keep their answer as rendered JSON, seconds; 0: off.
-    rendered_answer_ttl: int = 60
-    # The plain forms of stored gzip responses a worker keeps for clients that do not accept gzip, bytes.
-    plain_bodies_kept_bytes: int = 16 * 1024 * 1024
-    # Automatic persisted queries: a registered document is kept this many seconds after its last use.
-    persisted_query_ttl: int = 86_400
     # Time-limited collections (seed 000 section 3.3: 5 minutes; search: 10 minutes).
     cache_ttl_shouts: int = 300
     cache_ttl_search: int = 600
-    # Search (resolvers/search.py): a query longer than this is refused (BAD_USER_INPUT); the ranked shouts
-    # kept per query in search_cache (seed 004: a value under 10 KB); the matches ranked beyond the title
-    # matches (the most recent ones: a common word does not rank every shout), looked for among the newest
-    # `search_window` shouts (what a cold search reads stays bounded as the table grows); the matches counted for the
-    # total; how long a cold search may run; how close a name must be to be found (pg_trgm word
-    # similarity, 0..1); cold searches (those not answered from the cache) a client address may make in a
-    # minute (0: no limit).
-    search_max_length: int = 200
-    search_kept_results: int = 200
-    search_candidates: int = 1_000
-    search_window: int = 20_000
-    search_count_cap: int = 1_000
-    search_statement_timeout: float = 2.0
-    author_search_similarity: float = 0.4
-    cold_searches_per_address: int = 60
     # Seed 004: every key expires. Cached values without a TTL of their own (entities, follow lists,
     # community pages) live this long; a lookup of something that does not exist is remembered this
     # briefly; generation keys live this long after their last move (longer than any value they stamp).
@@ -243,8 +237,6 @@ class Settings(DatabaseSettings):
     # Composites (a page with its cards, every topic) a worker keeps decoded, with the bytes they were
     # decoded from: a composite read again as the same bytes is not parsed again. 0 parses every read.
     composites_kept_decoded: int = Field(default=64, ge=0)
-    # After a Redis error, go straight to the database for this long before trying Redis again.
-    redis_breaker_seconds: float = 5.0
     # A write whose invalidation was lost while Redis refuses commands for now (a Redis Cluster failing
     # over) waits up to this long for the loss to be contained before it answers (cache/store.py
     # `Cache.lose_write`): set it above the cluster's failover time (cluster-node-timeout and a second).
@@ -252,6 +244,11 @@ class Settings(DatabaseSettings):
     # ... and up to this long while no Redis answers at all: behind Sentinel the workers find a promoted
     # replica at different moments, and one that has found it may read there before this worker does.
     redis_unreachable_write_wait: float = Field(default=1.0, ge=0)
+
+
+class LiveSettings(_Group):
+    """Live structures, views and leaderboards (cache/live/)."""
+
     # Live structures (counters, follow sets, threads): idle ones expire after this many seconds and are
     # rebuilt from SQL when next read; follower sets keep the newest this many members (seed 004: 5,000).
     live_ttl: int = 7 * 86_400
@@ -270,6 +267,11 @@ class Settings(DatabaseSettings):
     # Weekly leaderboards (`load_shouts_top(week:)`) can be read for this many weeks back: each week read
     # is one more board of at most `live_set_cap` members, kept `live_ttl`.
     board_weeks: int = 52
+
+
+class QueueSettings(_Group):
+    """The delayed queue (seed 001, cache/messaging/delayed.py) and what it delivers."""
+
     # The delayed queue (scheduled publication): polled every this many seconds, taken this many at a
     # time; a consumer that holds a message longer than the lease is taken for dead and the message
     # handed to another; a failing message is retried after backoff·2^(attempt-1) seconds (at most an
@@ -284,22 +286,40 @@ class Settings(DatabaseSettings):
     queue_sweep_interval: int = 600
     # An author notified directly gets at most one digest mail per this many seconds, when it ends.
     notification_digest_window: int = 3600
-    max_page_size: int = 100
 
-    # --- what one request may ask (schema/engine/limits.py, app/http/guards.py); each refused before execution ---
-    # Body bytes (413 above); the 2025 client's largest operation is about 120 tokens, depth 4, and costs
-    # at most 8,400 with every page at its largest.
-    max_body_bytes: int = 1_048_576
-    max_query_tokens: int = 2000
-    max_query_depth: int = 10
-    max_query_aliases: int = 30
-    max_query_cost: int = 20_000
-    # A list field with no `limit` argument counts as this many items in the cost.
-    query_cost_list_size: int = 20
-    # Operations in one batched request (a JSON list of requests).
-    max_batch_operations: int = 10
-    # Variables nested deeper than this are refused (400) before anything else reads them.
-    max_variables_depth: int = 32
+
+class SearchSettings(_Group):
+    """Search (resolvers/search.py, orm/search.py)."""
+
+    # Search (resolvers/search.py): a query longer than this is refused (BAD_USER_INPUT); the ranked shouts
+    # kept per query in search_cache (seed 004: a value under 10 KB); the matches ranked beyond the title
+    # matches (the most recent ones: a common word does not rank every shout), looked for among the newest
+    # `search_window` shouts (what a cold search reads stays bounded as the table grows); the matches counted for the
+    # total; how long a cold search may run; how close a name must be to be found (pg_trgm word
+    # similarity, 0..1); cold searches (those not answered from the cache) a client address may make in a
+    # minute (0: no limit).
+    search_max_length: int = 200
+    search_kept_results: int = 200
+    search_candidates: int = 1_000
+    search_window: int = 20_000
+    search_count_cap: int = 1_000
+    search_statement_timeout: float = 2.0
+    author_search_similarity: float = 0.4
+    cold_searches_per_address: int = 60
+
+
+class AnswerSettings(_Group):
+    """How the HTTP view answers (app/http/): the response cache, rendered answers, persisted queries, the time
+    limit, writes' turns and refreshes."""
+
+    # Whole anonymous responses of public queries, seconds; 0 switches the response cache off.
+    response_cache_ttl: int = 60
+    # Root fields that declare it (schema/engine/rendered.py) keep their answer as rendered JSON, seconds; 0: off.
+    rendered_answer_ttl: int = 60
+    # The plain forms of stored gzip responses a worker keeps for clients that do not accept gzip, bytes.
+    plain_bodies_kept_bytes: int = 16 * 1024 * 1024
+    # Automatic persisted queries: a registered document is kept this many seconds after its last use.
+    persisted_query_ttl: int = 86_400
     # Seconds a query or mutation may run; then its work is cancelled and the client told so (a commit
     # under way still finishes, with its cache invalidation).
     request_timeout: float = 15.0
@@ -326,10 +346,33 @@ class Settings(DatabaseSettings):
     # How long a write's grace lasts at most (ms): deleted when the write is answered, before it; a write's
     # refreshes that take longer than half of it are given up (their readers compute them as ever).
     refresh_grace_ms: int = Field(default=1000, ge=10, le=10_000)
+
+
+class LimitSettings(_Group):
+    """What one request may ask (schema/engine/limits.py, app/http/guards.py, resolvers/paging.py); each is
+    refused before execution."""
+
+    max_page_size: int = 100
+    # Body bytes (413 above); the 2025 client's largest operation is about 120 tokens, depth 4, and costs
+    # at most 8,400 with every page at its largest.
+    max_body_bytes: int = 1_048_576
+    max_query_tokens: int = 2000
+    max_query_depth: int = 10
+    max_query_aliases: int = 30
+    max_query_cost: int = 20_000
+    # A list field with no `limit` argument counts as this many items in the cost.
+    query_cost_list_size: int = 20
+    # Operations in one batched request (a JSON list of requests).
+    max_batch_operations: int = 10
+    # Variables nested deeper than this are refused (400) before anything else reads them.
+    max_variables_depth: int = 32
     # Parsed documents kept per worker, by their text.
     parsed_documents_cache: int = 512
 
-    # --- watching it run (app/routes/observability.py, cache/redis_metrics.py) ---
+
+class ObservabilitySettings(_Group):
+    """Watching it run (app/routes/observability.py, cache/redis_metrics.py)."""
+
     # /metrics answers loopback clients only; with a token set, a bearer token from anywhere instead.
     metrics_token: str | None = None
     # Seconds between flushes of this worker's counts to seed 000's metrics:* and stats:* keys in Redis.
@@ -338,7 +381,10 @@ class Settings(DatabaseSettings):
     # before each start. `discours serve --workers N` makes a fresh one when this is unset.
     prometheus_multiproc_dir: str | None = None
 
-    # --- live events: pub/sub and subscriptions (seed 000 section 6, resolvers/events.py) ---
+
+class SubscriptionSettings(_Group):
+    """Live events: pub/sub and subscriptions (seed 000 section 6, resolvers/events.py)."""
+
     # One event is pushed to at most this many people (it is stored and listed for all of them).
     notify_fanout_cap: int = 10_000
     # Messages a subscriber may fall behind before it is dropped (never slowing the others).
@@ -352,7 +398,10 @@ class Settings(DatabaseSettings):
     subscription_starts_at_once: int = Field(default=4, ge=1)
     subscription_start_hold: float = Field(default=1.0, gt=0)
 
-    # --- accounts and sessions (seed 000 section 1) ---
+
+class AccountSettings(_Group):
+    """Accounts and sessions (seed 000 section 1), sign-in providers, mail."""
+
     jwt_secret: str | None = None
     session_ttl: int = 30 * 24 * 3600
     session_cookie: str = "session_token"
@@ -399,6 +448,12 @@ class Settings(DatabaseSettings):
     # Without SMTP, mail is logged by subject only; this adds the body (its sign-in link) to the log. Unset:
     # on in development, off in production (ENVIRONMENT). Never set it on in production.
     mail_log_links: bool | None = None
+
+
+class Settings(DatabaseSettings, RedisSettings, ServingSettings, CacheSettings, LiveSettings, QueueSettings,
+               SearchSettings, AnswerSettings, LimitSettings, ObservabilitySettings, SubscriptionSettings,
+               AccountSettings):
+    """Every setting: the groups together, each group what one part of the server is configured by."""
 
     @field_validator("database_replica_urls")
     @classmethod

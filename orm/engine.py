@@ -10,7 +10,7 @@ import uuid
 import weakref
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from sqlalchemy import event, exc
@@ -21,6 +21,9 @@ from sqlalchemy.pool import QueuePool
 from orm.held import HELD_MOST, IDLE_SINCE, HoldingPool
 from orm.replicas import ReadRouting, RoutingSession
 from telemetry import metrics
+
+if TYPE_CHECKING:
+    from config.settings import DatabaseSettings
 
 
 def _sqlite_pragmas(dbapi_connection: object, _record: object) -> None:
@@ -96,6 +99,14 @@ _BEHIND_POOLER: weakref.WeakSet[Engine] = weakref.WeakSet()
 def behind_pooler(engine: AsyncEngine) -> bool:
     """Whether `engine`'s URL names a transaction pooler."""
     return engine.sync_engine in _BEHIND_POOLER
+
+
+def engines_of(settings: DatabaseSettings) -> list[AsyncEngine]:
+    """The primary's engine (DATABASE_URL), then one per replica (DATABASE_REPLICA_URLS)."""
+    return [make_engine(url, pool_size=settings.db_pool_size, ping_after_idle=settings.db_ping_after_idle,
+                        held_for_reads=settings.db_held_for_reads, transaction_pooler=settings.db_transaction_pooler,
+                        replica=n > 0)
+            for n, url in enumerate((settings.database_url, *settings.database_replica_urls))]
 
 
 def make_engine(url: str, *, pool_size: int = 10, echo: bool = False, ping_after_idle: float = 5.0,

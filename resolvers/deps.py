@@ -20,6 +20,7 @@ from orm.replicas import ReadRouting
 if TYPE_CHECKING:
     from auth.services import AuthServices
     from cache.revalidator import CacheRevalidationManager
+    from config.settings import SearchSettings
 
 
 DEFERRED_QUEUE = "deferred"  # the delayed queue's name: deferred work of every kind
@@ -36,6 +37,13 @@ class SearchLimits:
     count_cap: int = 1_000
     statement_timeout: float = 2.0
     author_similarity: float = 0.4
+
+    @classmethod
+    def of(cls, settings: SearchSettings) -> SearchLimits:
+        return cls(max_length=settings.search_max_length, kept_results=settings.search_kept_results,
+                   candidates=settings.search_candidates, window=settings.search_window,
+                   count_cap=settings.search_count_cap, statement_timeout=settings.search_statement_timeout,
+                   author_similarity=settings.author_search_similarity)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,5 @@
 """Signed-in GraphQL calls for tests: users with roles, one call helper; live structures against SQL; waiting
-for a condition instead of for a time."""
+for a condition instead of for a time; the project's root, for tests in any folder."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,6 +29,8 @@ from resolvers.deps import Deps
 from resolvers.writes import transaction
 from triggers.listeners import INFO_SINK
 from triggers.sink import CacheSink
+
+ROOT = Path(__file__).resolve().parent.parent  # the project's root
 
 PASSWORD = "correct horse battery"
 

@@ -49,6 +49,7 @@ from cache.fills import RidingFills
 from cache.redis.coalesce import at_once
 from cache.response.persisted import PersistedQueries
 from cache.response.responses import LookUp
+from config.settings import AnswerSettings
 from resolvers.deps import Deps
 from schema.context import Context, Loaders
 from schema.engine.seam import HTTPException, stream_protocol
@@ -67,21 +68,19 @@ class DiscoursGraphQL(GraphQL[Context, None]):
 
     schema: DiscoursSchema
 
-    def __init__(self, schema: DiscoursSchema, *args: Any, response_cache_ttl: int = 60, rendered_answer_ttl: int = 60,
-                 request_timeout: float = 15.0, max_json_depth: int = 32, persisted_query_ttl: int = 86_400,
-                 session_cookie: str = "session_token", writes_in_flight: int = 0, write_wait: float = 10.0,
-                 writes_waiting: int = 64, write_share: float = 1.0, refreshed_per_write: int = 0,
-                 refresh_grace_ms: int = 1000, **kwargs: Any) -> None:
+    def __init__(self, schema: DiscoursSchema, answers: AnswerSettings, *args: Any, max_json_depth: int = 32,
+                 session_cookie: str = "session_token", **kwargs: Any) -> None:
+        """`answers`: how requests are answered (config/settings.py `AnswerSettings`); `max_json_depth` and
+        `session_cookie`: how a request is read (app/http/graphql_request.py `ReadingRules`)."""
         super().__init__(schema, *args, **kwargs)
-        self.documents = Documents(schema, self, rendered_ttl=rendered_answer_ttl)
-        self.reads = ReadPath(self.documents, self, ttl=response_cache_ttl, refreshed_per_write=refreshed_per_write)
-        self.writes = WritePath(self.reads.readers, in_flight=writes_in_flight, wait=write_wait,
-                                waiting=writes_waiting, share=write_share, refreshed_per_write=refreshed_per_write,
-                                refresh_grace_ms=refresh_grace_ms)
+        self.documents = Documents(schema, self, rendered_ttl=answers.rendered_answer_ttl)
+        self.reads = ReadPath(self.documents, self, ttl=answers.response_cache_ttl,
+                              refreshed_per_write=answers.responses_refreshed_per_write)
+        self.writes = WritePath.of(self.reads.readers, answers)
         self.readers = self.reads.readers  # the front counts its hits among them (app/http/response_front.py)
-        self.response_cache_ttl = response_cache_ttl
-        self.persisted_query_ttl = persisted_query_ttl
-        self.request_timeout = request_timeout
+        self.response_cache_ttl = answers.response_cache_ttl
+        self.persisted_query_ttl = answers.persisted_query_ttl
+        self.request_timeout = answers.request_timeout
         batching = schema.config.batching_config
         self.rules = ReadingRules(max_json_depth=max_json_depth,
                                   max_batch=batching["max_operations"] if batching else 0,

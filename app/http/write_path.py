@@ -6,7 +6,7 @@ reader is served under them once the write is answered."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ambient import REFRESHING
 from app.http.caching import marked
@@ -14,6 +14,9 @@ from app.http.exchange import Exchange
 from app.http.write_gate import Readers, WriteGate
 from app.http.write_refresh import Serve, refresh
 from cache.refresh import Refreshing
+
+if TYPE_CHECKING:
+    from config.settings import AnswerSettings
 
 
 class WritePath:
@@ -25,6 +28,13 @@ class WritePath:
         self.gate = WriteGate(in_flight, wait, waiting, share, readers)
         self.refreshed_per_write = refreshed_per_write
         self.refresh_grace_ms = refresh_grace_ms
+
+    @classmethod
+    def of(cls, readers: Readers, settings: AnswerSettings) -> WritePath:
+        return cls(readers, in_flight=settings.writes_in_flight, wait=settings.write_wait_seconds,
+                   waiting=settings.writes_waiting, share=settings.write_share,
+                   refreshed_per_write=settings.responses_refreshed_per_write,
+                   refresh_grace_ms=settings.refresh_grace_ms)
 
     async def answer(self, exchange: Exchange, execute: Callable[[Exchange], Awaitable[Any]], serve: Serve) -> Any:
         """`execute` runs the write; `serve` answers the refreshes as the view answers any request."""

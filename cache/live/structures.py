@@ -25,7 +25,7 @@ import random
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
@@ -34,6 +34,9 @@ from cache import keys
 from cache.lua import load_lua
 from cache.redis.client import is_cluster
 from cache.store import Cache
+
+if TYPE_CHECKING:
+    from config.settings import LiveSettings
 
 # How long an announced write may stay unapplied before readers stop waiting for it (a worker that died
 # between its commit and its apply): after that, builds are stored again.
@@ -189,6 +192,10 @@ class LiveStore:
         self.thread_cap = thread_cap
         self._read_hashes = cache.state.register_script(_READ_HASHES)
         self._read_numbers = cache.state.register_script(_READ_NUMBERS)
+
+    @classmethod
+    def of(cls, cache: Cache, settings: LiveSettings) -> LiveStore:
+        return cls(cache, ttl=settings.live_ttl, set_cap=settings.live_set_cap, thread_cap=settings.live_thread_cap)
 
     # --- the write side ------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
 from sqlalchemy import literal, select, update
@@ -31,6 +32,9 @@ from cache.periodic import Periodic
 from cache.store import Cache
 from orm import Shout, ShoutAuthor, ShoutViews, ShoutViewsWeekly
 from orm.stats import is_listed
+
+if TYPE_CHECKING:
+    from config.settings import LiveSettings
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +65,11 @@ class ViewCounter:
         self.flush_interval = flush_interval
         self._count = cache.state.register_script(_COUNT)
         self._loop = Periodic("views flush", flush_interval, self.flush)
+
+    @classmethod
+    def of(cls, cache: Cache, db: SessionFactory, live: LiveStore, settings: LiveSettings) -> ViewCounter:
+        return cls(cache, db, live, per_hour_cap=settings.views_per_hour_cap,
+                   flush_interval=settings.views_flush_interval)
 
     async def count(self, shout_id: int, viewer: str) -> bool:
         """Count one read of a shout; never fails the read. Whether the counter had to be started from the

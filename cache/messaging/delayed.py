@@ -19,7 +19,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from redis.asyncio import Redis
@@ -27,6 +27,9 @@ from redis.asyncio import Redis
 from cache import keys
 from cache.lua import load_lua
 from cache.periodic import Periodic
+
+if TYPE_CHECKING:
+    from config.settings import QueueSettings
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +73,12 @@ class DelayedQueue:
         self.handlers: dict[str, Handler] = {}
         self._loop: Periodic | None = None
         self._stopping = False  # a graceful stop: no batch is fetched after the one under way
+
+    @classmethod
+    def of(cls, redis: Redis, name: str, settings: QueueSettings) -> DelayedQueue:
+        return cls(redis, name, batch=settings.queue_batch, lease=settings.queue_lease,
+                   max_attempts=settings.queue_max_attempts, backoff=settings.queue_backoff,
+                   parked_cap=settings.queue_parked_cap)
 
     # --- producing ------------------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from redis.asyncio import BlockingConnectionPool, ConnectionPool, Redis
 from redis.asyncio.client import Pipeline, PubSub
@@ -41,6 +41,9 @@ from redis.exceptions import (
 )
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+
+if TYPE_CHECKING:
+    from config.settings import RedisSettings
 
 from cache.redis.coalesce import Coalescer, batchable
 from cache.redis.seam import (
@@ -291,6 +294,18 @@ class GuardedClusterPipeline(ClusterPipeline):
         for first, count in reversed(groups):
             replies[first:first + count] = [replies[first:first + count]]
         return replies
+
+
+def clients_of(settings: RedisSettings, guard: RedisGuard,
+               on_connect: Callable[[Any], Awaitable[Any]] | None = None) -> tuple[Redis, Redis]:
+    """The cache's client (REDIS_URL) and the state's (REDIS_STATE_URL; the same client when unset), their
+    calls through `guard`, each new connection checked by `on_connect`."""
+    def client(url: str | None) -> Redis:
+        return make_redis(url, max_connections=settings.redis_max_connections, guard=guard,
+                          cluster=settings.redis_cluster, coalesce=settings.redis_coalesce, on_connect=on_connect)
+
+    redis = client(settings.redis_url)
+    return redis, client(settings.redis_state_url) if settings.redis_state_url else redis
 
 
 def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard | None = None,

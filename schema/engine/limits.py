@@ -51,7 +51,7 @@ from graphql import (
 from graphql.validation import ASTValidationRule
 from strawberry.extensions import MaxAliasesLimiter, QueryDepthLimiter, SchemaExtension
 
-from config.settings import Settings
+from config.settings import LimitSettings
 from resolvers.paging import clamped
 from schema.engine.seam import graphql_schema, over_token_limit, validate_document
 
@@ -79,7 +79,7 @@ class Limits:
     batch: int  # operations in one batched HTTP request
 
     @classmethod
-    def of(cls, settings: Settings) -> Limits:
+    def of(cls, settings: LimitSettings) -> Limits:
         return cls(tokens=settings.max_query_tokens, depth=settings.max_query_depth,
                    aliases=settings.max_query_aliases, cost=settings.max_query_cost,
                    page_size=settings.max_page_size, list_size=settings.query_cost_list_size,

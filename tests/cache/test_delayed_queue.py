@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
@@ -21,9 +20,8 @@ from cache import keys
 from cache.messaging.delayed import DelayedQueue
 from devtools.round_trips import redis_round_trips
 from tests.conftest import TEST_DATABASE_URL, TEST_REDIS_CLUSTER, TEST_REDIS_URL
-from tests.helpers import Api
+from tests.helpers import ROOT, Api
 
-ROOT = Path(__file__).resolve().parents[2]
 MESSAGES = 1000
 FAILING = 3
 

@@ -7,15 +7,14 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
-from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
 
 import cache
 from cache.lua import HERE, INCLUDED, LOADED, load_lua
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 SERVER = ("app", "schema", "resolvers", "auth", "triggers", "cache", "orm", "config", "telemetry")
 FILES = sorted(path.stem for path in HERE.glob("*.lua"))
 
