@@ -10,10 +10,9 @@ from sqlalchemy import select
 
 from auth.permissions import Viewer
 from cache import keys
-from cache.entities import SessionFactory
 from cache.store import Cache
 from orm import Author, CommunityAuthor
-from orm.engine import read_session
+from orm.engine import SessionFactory, read_session
 
 # What an e-mail address looks like (checked on registration, on a change and on an import).
 EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]{1,255}\.[^@\s]{1,63}$")

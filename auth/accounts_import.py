@@ -31,8 +31,8 @@ from sqlalchemy import select
 
 from auth.accounts import normal_address
 from auth.passwords import Passwords
-from cache.entities import SessionFactory
 from orm import Author, Community, CommunityAuthor
+from orm.engine import SessionFactory
 
 TRUE = frozenset({"1", "true", "yes", "t", "y"})
 SHOWN = 20  # names a report lists of each kind, at most

@@ -21,7 +21,7 @@ trips (the value, then its generations), as for the response cache.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 from weakref import WeakKeyDictionary
 
 from redis.asyncio import Redis
@@ -117,7 +117,7 @@ async def cached_composite(cache: Cache, key: str, compute: Callable[[], Awaitab
     reads saw."""
     found = await read_composite(cache, key)
     if found is not MISSING:
-        return found
+        return cast("T", found)
     capture, token = response_capture.begin()
     try:
         value = await compute()

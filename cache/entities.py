@@ -172,11 +172,13 @@ async def get_cached_shouts(ids: Sequence[int], *, cache: Cache, db: SessionFact
 
 
 async def get_cached_author(author_id: int, *, cache: Cache, db: SessionFactory) -> dict[str, Any] | None:
-    return (await get_cached_authors([author_id], cache=cache, db=db))[0]
+    author: dict[str, Any] | None = (await get_cached_authors([author_id], cache=cache, db=db))[0]
+    return author
 
 
 async def get_cached_topic(topic_id: int, *, cache: Cache, db: SessionFactory) -> dict[str, Any] | None:
-    return (await get_cached_topics([topic_id], cache=cache, db=db))[0]
+    topic: dict[str, Any] | None = (await get_cached_topics([topic_id], cache=cache, db=db))[0]
+    return topic
 
 
 async def cache_author(author: dict[str, Any], *, cache: Cache) -> None:
@@ -225,7 +227,8 @@ async def id_by_slug(kind: str, slug: str, *, cache: Cache, db: SessionFactory) 
             return await query(reading)
 
     # A point lookup on a unique column costs less than taking and releasing a fill lock.
-    return await cache.cached_query(key, run, tags=tags, lock=False)
+    found: int | None = await cache.cached_query(key, run, tags=tags, lock=False)
+    return found
 
 
 async def get_cached_by_slug(lookup: str, slug: str, *, cache: Cache, db: SessionFactory) -> dict[str, Any] | None:

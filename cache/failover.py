@@ -93,7 +93,7 @@ async def _check_node(connection: Any, run_id: bytes) -> bool:
         log.warning("Redis Cluster node at %s holds data another server wrote (a failover or a restart): "
                     "forgot its %s generations, live metas and WAL floor", getattr(connection, "port", "?"),
                     forgotten)
-    return forgotten != -1
+    return bool(forgotten != -1)
 
 
 def _check_version(reported: bytes) -> None:

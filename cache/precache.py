@@ -14,10 +14,11 @@ from redis.exceptions import RedisError
 from sqlalchemy import select
 
 from cache import keys
-from cache.entities import SessionFactory, get_cached_entities
+from cache.entities import get_cached_entities
 from cache.redis.locks import RedisLock
 from cache.store import Cache
 from orm import Author, Community, Topic
+from orm.engine import SessionFactory
 
 log = logging.getLogger(__name__)
 # Entities carry no TTL, so an hour-old warming still holds unless Redis was emptied (then the marker

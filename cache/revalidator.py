@@ -25,7 +25,7 @@ from redis.exceptions import RedisError
 from sqlalchemy import select
 
 from cache import keys
-from cache.entities import ENTITY_KINDS, SessionFactory, get_cached_entities
+from cache.entities import ENTITY_KINDS, get_cached_entities
 from cache.live.counters import get_counters
 from cache.live.structures import LiveStore
 from cache.lua import load_lua
@@ -33,6 +33,7 @@ from cache.periodic import Periodic
 from cache.redis.locks import RedisLock
 from cache.store import Cache
 from orm import Reaction
+from orm.engine import SessionFactory
 from telemetry import metrics
 
 log = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ import asyncio
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from redis.asyncio import Redis
@@ -174,7 +174,8 @@ class Cache(Fills):
             self._queue_sets(pipe, store)
             self._queue_unlocks(pipe, unlocks)
             queue_reads(pipe)
-            return cast("list[Any]", await pipe.execute(raise_on_error=raise_on_error))
+            replies: list[Any] = await pipe.execute(raise_on_error=raise_on_error)
+            return replies
 
     def _with_riders(self, store: Sequence[Fill]) -> tuple[Sequence[Fill], list[str]]:
         """`store`, and this request's fills waiting for a round trip, with their locks to release: this one."""

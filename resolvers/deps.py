@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 from redis.asyncio import Redis
 
-from cache.entities import SessionFactory
 from cache.live.boards import Boards
 from cache.live.structures import LiveStore
 from cache.live.threads import Threads
@@ -15,6 +14,7 @@ from cache.live.views import ViewCounter
 from cache.messaging.delayed import DelayedQueue
 from cache.messaging.pubsub import Hub
 from cache.store import Cache
+from orm.engine import SessionFactory
 from orm.replicas import ReadRouting
 
 if TYPE_CHECKING:

@@ -27,11 +27,11 @@ from typing import Any
 from sqlalchemy import Select, case, func, select
 
 from cache import keys
-from cache.entities import SessionFactory
 from cache.fills import Lease
 from cache.live.structures import BOARD_ENTITY, LiveStore, Noted
 from cache.store import Cache
 from orm import Author, AuthorRating, Reaction, Shout, ShoutViews, ShoutViewsWeekly
+from orm.engine import SessionFactory
 from orm.stats import is_listed, shout_stat_columns
 
 FLOOR = "floor"

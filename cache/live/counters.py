@@ -13,9 +13,8 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cache.entities import SessionFactory
 from cache.live.structures import LiveStore
-from orm.engine import read_session
+from orm.engine import SessionFactory, read_session
 from orm.stats import AUTHOR_METRICS, SHOUT_METRICS, author_stats, community_stats, shout_stats, topic_stats
 
 Counts = dict[str, Any]

@@ -18,7 +18,6 @@ from typing import Any
 from sqlalchemy import Select, func, select
 
 from cache import keys
-from cache.entities import SessionFactory
 from cache.live.structures import LiveStore
 from cache.store import Cache
 from orm import (
@@ -30,6 +29,7 @@ from orm import (
     ShoutTopic,
     TopicFollower,
 )
+from orm.engine import SessionFactory
 from orm.stats import is_listed
 
 

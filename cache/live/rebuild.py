@@ -17,7 +17,6 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from cache.entities import SessionFactory
 from cache.live.boards import Boards, current_boards
 from cache.live.counters import get_counters
 from cache.live.follows import EDGES, rebuild_sets
@@ -25,6 +24,7 @@ from cache.live.structures import LiveStore
 from cache.live.threads import Threads
 from cache.store import Cache
 from orm import Author, Community, Reaction, Shout, Topic
+from orm.engine import SessionFactory
 from orm.reaction import COMMENT_KINDS
 
 BATCH = 100

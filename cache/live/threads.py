@@ -25,11 +25,11 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.orm import aliased
 
 from cache import keys
-from cache.entities import SessionFactory
 from cache.fills import Lease
 from cache.live.structures import LiveStore, structure_key
 from cache.store import Cache
 from orm import Reaction, Shout
+from orm.engine import SessionFactory
 from orm.reaction import COMMENT_KINDS, RATING_KINDS
 from orm.stats import is_listed, vote_value
 

@@ -25,12 +25,12 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from cache import keys
-from cache.entities import SessionFactory
 from cache.live.structures import BOARD_ENTITY, LiveOps, LiveStore
 from cache.lua import load_lua
 from cache.periodic import Periodic
 from cache.store import Cache
 from orm import Shout, ShoutAuthor, ShoutViews, ShoutViewsWeekly
+from orm.engine import SessionFactory
 from orm.stats import is_listed
 
 if TYPE_CHECKING:

@@ -29,9 +29,9 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cache import keys
-from cache.entities import SessionFactory
 from cache.lua import load_lua
 from orm import Shout, ShoutViews, ShoutViewsImported
+from orm.engine import SessionFactory
 
 SCAN_COUNT = 1000  # keys / fields per SCAN / HSCAN round trip on the old Redis
 _INCR_IF_EXISTS = load_lua("views_incr_if_exists")

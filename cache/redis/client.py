@@ -398,7 +398,7 @@ def _sentinel_master(url: str, *, max_connections: int, guard: RedisGuard,
 
     sentinels, service, db, password = parse_sentinel_url(url)
     sentinel = Sentinel(sentinels, socket_timeout=2.0, sentinel_kwargs={"socket_timeout": 2.0})
-    client = sentinel.master_for(service, redis_class=GuardedRedis, db=db, password=password,
+    client: GuardedRedis = sentinel.master_for(service, redis_class=GuardedRedis, db=db, password=password,
                                  connection_pool_class=ready_on_lend(SentinelConnectionPool),
                                  socket_timeout=2.0, socket_connect_timeout=2.0, max_connections=max_connections)
     client.connection_pool.connection_class = _connection_class(client.connection_pool.connection_class,

@@ -290,7 +290,8 @@ class _PackedByHiredis:
                 return [hiredis.pack_command(args)]
             except TypeError:  # a bytearray or memoryview, converted there, or a type Redis has no form for
                 pass
-        return self._packer.pack(*args)
+        packed: list[bytes] = self._packer.pack(*args)
+        return packed
 
 
 class SentWithoutATask:

@@ -235,9 +235,10 @@ class ResponseCache:
     async def _check_here(self, key: str) -> list[Any]:
         """What a stored response is now, by the hit script: [0] (none), [1] (stale) or [2, its fields...]."""
         with at_once():  # a hit has nothing else to send, and waits for no one else's commands
-            return await self._hit(keys=[key, keys.invalidation_clock()],
-                                   args=[keys.generation(""), random.getrandbits(62) + 1, self.cache.generation_ttl,
-                                         *_FIELDS, "c"])
+            found: list[Any] = await self._hit(keys=[key, keys.invalidation_clock()],
+                                               args=[keys.generation(""), random.getrandbits(62) + 1,
+                                                     self.cache.generation_ttl, *_FIELDS, "c"])
+            return found
 
     async def _check_apart(self, key: str) -> list[Any]:
         """What `_HIT` answers, in two round trips: the hash, then the current generations. No grace is set
