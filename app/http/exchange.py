@@ -10,7 +10,7 @@ the ASGI scope."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from starlette.requests import Request
@@ -61,7 +61,7 @@ class Answer:
     max_age: int | None = None
     private: bool = False
     # Work left for after the answer has gone out: the computed answer's store (the read path).
-    after_answer: Callable[[], Awaitable[None]] | None = field(default=None)
+    after_answer: Callable[[], Awaitable[None]] | None = None
 
 
 class Exchange(Request):

@@ -18,6 +18,7 @@ from app.main import check_services, create_app, open_deps
 from config.settings import Settings, SettingsError, load_settings
 from orm.migrations import alembic_config
 from orm.shout import Shout
+from resolvers.writes import transaction
 
 
 def test_defaults_are_embedded(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -136,7 +137,8 @@ async def test_the_embedded_default_runs_the_caches_read_and_write_paths(
                 _, warm = await read(http, 3)
                 assert cold > 0 and warm == 0
                 # a write invalidates what it changed at its commit: the next read is computed again, and shows it
-                async with deps.db() as session, session.begin():
+                # (written as resolvers write: the block ends once the invalidation has reached the cache)
+                async with transaction(deps) as session:
                     shout = await session.get(Shout, first[0]["id"])
                     assert shout is not None
                     shout.title = "Новое название"
