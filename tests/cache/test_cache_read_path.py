@@ -934,6 +934,30 @@ async def test_a_value_computed_in_a_request_rides_along_with_its_next_read(cach
     assert await cache.cached_query(first, compute, tags=[tag]) == {"name": "computed"} and len(computed) == 3
 
 
+async def test_a_fill_after_its_request_ended_is_stored_on_its_own(cache: Cache, redis: Redis) -> None:
+    """A task a request started (a stream's) that computes a value after the request's block ended has no read
+    left to ride with: the value is stored at once, not left with fills nobody sends. The control: within the
+    block, the same fill waits for the request's next read."""
+    tag = f"author:{secrets.randbelow(10**9)}"
+    within, after = (f"author:id:{secrets.randbelow(10**9)}" for _ in range(2))
+    ended = asyncio.Event()
+
+    async def compute() -> dict[str, str]:
+        return {"name": "computed"}
+
+    async def late_fill() -> Any:
+        await ended.wait()
+        return await cache.cached_query(after, compute, tags=[tag])
+
+    async with cache.fills_ride_along():
+        late = asyncio.create_task(late_fill())  # the task inherits the request's riding fills
+        assert await cache.cached_query(within, compute, tags=[tag]) == {"name": "computed"}
+        assert await redis.exists(within) == 0  # the control: it rides with the next read
+    ended.set()
+    assert await late == {"name": "computed"}
+    assert await redis.exists(after) == 1
+
+
 async def test_fills_riding_together_release_their_locks_wherever_they_live(cache: Cache, redis: Redis) -> None:
     """Several values riding with one read release their fill locks in that round trip: on a Redis Cluster
     the locks are in slots of their own (one DEL of them all would be refused, and trip the breaker)."""

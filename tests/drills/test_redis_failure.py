@@ -169,6 +169,34 @@ async def test_a_lost_write_forgets_every_epoch_before_it_answers_trying_a_refus
     await admin.aclose()
 
 
+async def test_a_loss_during_a_forgetting_waits_for_one_that_began_after_it(
+        redis: Redis, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write whose invalidation is lost while the epochs are being forgotten for an earlier loss joins that
+    forgetting, but does not answer on it: it began before this write's loss, whose values it may not have
+    made misses. The write waits for the next forgetting; the earlier write answers on the first."""
+    cache = Cache(redis)
+    begun: list[int] = []
+    release = asyncio.Event()
+    forget = cache._forget_epochs
+
+    async def held_first() -> list[BaseException]:
+        begun.append(1)
+        if len(begun) == 1:
+            await release.wait()
+        return await forget()
+
+    monkeypatch.setattr(cache, "_forget_epochs", held_first)
+    first = asyncio.create_task(cache.lose_write(RuntimeError("lost"), "invalidation"))
+    await until(lambda: begun == [1], "the first forgetting under way")
+    second = asyncio.create_task(cache.lose_write(RuntimeError("lost again"), "invalidation"))
+    await asyncio.sleep(0.05)
+    release.set()
+    await asyncio.wait_for(first, 10)
+    await asyncio.wait_for(second, 10)
+    assert begun == [1, 1]  # a second forgetting, begun after the second loss
+    assert cache.lost_invalidations is False
+
+
 async def test_a_lost_write_waits_for_a_server_that_answers_again_and_leaves_a_longer_outage_to_the_recovery(
         ) -> None:
     """Behind Sentinel one worker may not reach the promoted replica yet (its attempt goes to the dead
