@@ -96,8 +96,7 @@ async def main() -> None:
                     await send()  # imports, pools and the first statements' compilation out of the way
                     await before()
                     modules = await _traced(send)
-                    packages = sorted({m.split("/")[0] + ("/" + m.split("/")[1] if m.count("/") > 1 else "")
-                                       for m in modules})
+                    packages = sorted({str(Path(m).parent) for m in modules})
                     print(f"## {name}: {len(modules)} modules in {len(packages)} folders\n")
                     print("folders: " + ", ".join(f"`{p}/`" for p in packages) + "\n")
                     print("\n".join(f"{n}. `{m}`" for n, m in enumerate(modules, 1)) + "\n")

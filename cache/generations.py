@@ -27,11 +27,9 @@ from cache.refresh import GRACED_TAGS_MOST, Refreshing, refreshing_now
 from telemetry import metrics
 
 if TYPE_CHECKING:
-    from redis.asyncio import Redis
     from redis.asyncio.client import Pipeline
     from redis.commands.core import AsyncScript
 
-    from cache.redis.client import RedisGuard
 
 log = logging.getLogger(__name__)
 
@@ -61,10 +59,6 @@ class Generations(LostWrites):
     """A cache's generations, its availability and its invalidation (mixed into `Cache`, which sets the state
     below)."""
 
-    redis: Redis
-    state: Redis
-    guard: RedisGuard
-    stats: CacheStats
     generation_ttl: int
     _bugs_reported: dict[str, float]  # `what` -> when its last error reply was logged (`trip`)
     _grace_bump: AsyncScript | None

@@ -76,9 +76,8 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         self.documents = Documents(schema, self, rendered_ttl=answers.rendered_answer_ttl)
         self.reads = ReadPath(self.documents, self, ttl=answers.response_cache_ttl,
                               refreshed_per_write=answers.responses_refreshed_per_write)
-        self.writes = WritePath.of(self.reads.readers, answers)
+        self.writes = WritePath(self.reads.readers, answers)
         self.readers = self.reads.readers  # the front counts its hits among them (app/http/response_front.py)
-        self.response_cache_ttl = answers.response_cache_ttl
         self.persisted_query_ttl = answers.persisted_query_ttl
         self.request_timeout = answers.request_timeout
         batching = schema.config.batching_config

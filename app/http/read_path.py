@@ -48,7 +48,7 @@ class ReadPath:
         self.view = view
         self.ttl = ttl
         self.refreshed_per_write = refreshed_per_write
-        # The reads being answered flight_clock, counted here and by the response front: a write's share yields to them.
+        # The reads being answered now, counted here and by the response front: a write's share yields to them.
         self.readers = Readers()
         self.single_flight: SingleFlight[Hit, Kept] = SingleFlight()
 

@@ -52,7 +52,6 @@ class View(Protocol):
     """What the front hands a request on to (app/http/graphql_view.py `DiscoursGraphQL`)."""
 
     rules: ReadingRules
-    response_cache_ttl: int  # RESPONSE_CACHE_TTL
     readers: Readers  # the reads being answered, a hit among them (app/http/write_gate.py)
 
     async def serve(self, scope: Scope, receive: Receive, send: Send, request: GraphQLRequest | Refused, *,

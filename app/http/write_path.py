@@ -20,21 +20,15 @@ if TYPE_CHECKING:
 
 
 class WritePath:
-    """`readers`: the reads being answered, whose share a write yields to; `refreshed_per_write`: at most this
-    many hot responses a write computes again (0: none), under graces of `refresh_grace_ms`."""
+    """`readers`: the reads being answered, whose share a write yields to; `settings`: the writes' turns
+    (WRITES_IN_FLIGHT, WRITE_WAIT_SECONDS, WRITES_WAITING, WRITE_SHARE) and how many hot responses a write
+    computes again (RESPONSES_REFRESHED_PER_WRITE, 0: none) under graces of REFRESH_GRACE_MS."""
 
-    def __init__(self, readers: Readers, *, in_flight: int, wait: float, waiting: int, share: float,
-                 refreshed_per_write: int, refresh_grace_ms: int) -> None:
-        self.gate = WriteGate(in_flight, wait, waiting, share, readers)
-        self.refreshed_per_write = refreshed_per_write
-        self.refresh_grace_ms = refresh_grace_ms
-
-    @classmethod
-    def of(cls, readers: Readers, settings: AnswerSettings) -> WritePath:
-        return cls(readers, in_flight=settings.writes_in_flight, wait=settings.write_wait_seconds,
-                   waiting=settings.writes_waiting, share=settings.write_share,
-                   refreshed_per_write=settings.responses_refreshed_per_write,
-                   refresh_grace_ms=settings.refresh_grace_ms)
+    def __init__(self, readers: Readers, settings: AnswerSettings) -> None:
+        self.gate = WriteGate(settings.writes_in_flight, settings.write_wait_seconds, settings.writes_waiting,
+                              settings.write_share, readers)
+        self.refreshed_per_write = settings.responses_refreshed_per_write
+        self.refresh_grace_ms = settings.refresh_grace_ms
 
     async def answer(self, exchange: Exchange, execute: Callable[[Exchange], Awaitable[Any]], serve: Serve) -> Any:
         """`execute` runs the write; `serve` answers the refreshes as the view answers any request."""
