@@ -6,7 +6,6 @@ import contextlib
 import gc
 import logging
 from collections.abc import AsyncIterator, Sequence
-from datetime import timedelta
 
 import anyio
 from redis.exceptions import RedisError
@@ -17,7 +16,6 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route, WebSocketRoute
-from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL, GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL
 
 from app.graceful import drain_on_sigterm
 from app.http.cors import cors
@@ -166,7 +164,7 @@ def wire(settings: Settings, engine: AsyncEngine, cache: Cache, *, auth: AuthSer
                 auth=auth,
                 revalidator=revalidator, live=live, views=views, delayed=delayed, routing=routing,
                 primary=writing_sessions(engine, sink) if routing is not None else db,
-                hub=Hub(cache.redis, queue_size=settings.subscription_queue_size))
+                hub=Hub.of(cache.redis, settings))
     scheduled.register(deps)
     if auth is not None:  # digests are mailed through the auth services' mailer
         digests.register(deps)
@@ -181,13 +179,9 @@ async def _anywhere() -> int:
 def create_app(settings: Settings | None = None, deps: Deps | None = None) -> Starlette:
     """`deps` lets a test hand in its own engine and Redis; otherwise the lifespan creates them."""
     settings = settings or get_settings()
-    starts = StreamStarts(settings.subscription_starts_at_once, settings.subscription_start_hold)
-    graphql = DiscoursGraphQL(
-        build_schema(Limits.of(settings), starts), settings, graphql_ide="graphiql",
-        max_json_depth=settings.max_variables_depth, session_cookie=settings.session_cookie,
-        subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL, GRAPHQL_SSE_PROTOCOL),
-        max_subscriptions_per_connection=settings.subscriptions_per_connection,
-        connection_init_wait_timeout=timedelta(seconds=settings.subscription_init_timeout))
+    starts = StreamStarts.of(settings)
+    graphql = DiscoursGraphQL(build_schema(Limits.of(settings), starts), answers=settings, subscriptions=settings,
+                              max_json_depth=settings.max_variables_depth, session_cookie=settings.session_cookie)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -28,7 +28,7 @@ from auth import telegram
 from auth.oauth_profiles import TELEGRAM, Answers, AsyncOAuth2Client, Endpoints, Identity, OAuthError, endpoints
 from auth.oidc import IdTokenInvalid, OpenIdConfigs
 from cache import keys
-from config.settings import Settings
+from config.settings import AccountSettings
 
 STATE_TTL = 600
 PROVIDER_TIMEOUT = 10.0  # seconds for each call to a provider
@@ -49,23 +49,23 @@ class Started:
     link_to: int | None
 
 
-def callback_url(settings: Settings, provider_id: str) -> str:
+def callback_url(settings: AccountSettings, provider_id: str) -> str:
     return f"{settings.public_url.rstrip('/')}/oauth/{provider_id}/callback"
 
 
-def _endpoints(settings: Settings, provider_id: str) -> Endpoints:
+def _endpoints(settings: AccountSettings, provider_id: str) -> Endpoints:
     configured = settings.oauth_providers.get(provider_id)
     if configured is None:
         raise OAuthError(f"unknown provider {provider_id!r}")
     return endpoints(provider_id, configured)
 
 
-def _redirect_allowed(settings: Settings, redirect_uri: str) -> bool:
+def _redirect_allowed(settings: AccountSettings, redirect_uri: str) -> bool:
     allowed = settings.oauth_redirect_allowed or [settings.public_url]
     return any(redirect_uri == prefix or redirect_uri.startswith(prefix.rstrip("/") + "/") for prefix in allowed)
 
 
-def _client(provider: Endpoints, settings: Settings) -> AsyncOAuth2Client:
+def _client(provider: Endpoints, settings: AccountSettings) -> AsyncOAuth2Client:
     return AsyncOAuth2Client(client_id=provider.client_id, client_secret=provider.client_secret,
                              token_endpoint_auth_method=provider.token_auth, code_challenge_method="S256",
                              redirect_uri=callback_url(settings, provider.provider), scope=provider.scope,
@@ -81,7 +81,7 @@ async def _metadata(provider: Endpoints, client: httpx.AsyncClient) -> dict[str,
         raise OAuthError(f"{provider.name} does not answer") from exc
 
 
-async def start(redis: Redis, settings: Settings, provider_id: str, redirect_uri: str | None, *,
+async def start(redis: Redis, settings: AccountSettings, provider_id: str, redirect_uri: str | None, *,
                 link_to: int | None = None) -> str:
     """Record a new state; returns the provider's authorization URL (Telegram: our widget page's)."""
     provider = _endpoints(settings, provider_id)
@@ -158,7 +158,7 @@ async def _id_claims(provider: Endpoints, client: AsyncOAuth2Client, metadata: d
         raise OAuthError(f"{provider.name}'s ID token is not valid: {exc}") from None
 
 
-async def finish(redis: Redis, settings: Settings, provider_id: str, code: str,
+async def finish(redis: Redis, settings: AccountSettings, provider_id: str, code: str,
                  state: str) -> tuple[Identity, Started]:
     """Exchange the code, validate the ID token of an OpenID provider, and read the user; returns the
     identity and what the state recorded."""
@@ -178,7 +178,8 @@ async def finish(redis: Redis, settings: Settings, provider_id: str, code: str,
     return identity, _started(saved)
 
 
-async def finish_telegram(redis: Redis, settings: Settings, fields: Mapping[str, str]) -> tuple[Identity, Started]:
+async def finish_telegram(redis: Redis, settings: AccountSettings,
+                          fields: Mapping[str, str]) -> tuple[Identity, Started]:
     """The Login Widget's answer (its fields and our state): checked, then the state spent."""
     provider = _endpoints(settings, TELEGRAM)
     identity = await telegram.verify(redis, provider, fields, max_age=settings.telegram_login_max_age)
@@ -186,7 +187,7 @@ async def finish_telegram(redis: Redis, settings: Settings, fields: Mapping[str,
     return identity, _started(saved)
 
 
-def telegram_widget(settings: Settings, state: str) -> str:
+def telegram_widget(settings: AccountSettings, state: str) -> str:
     """The page holding Telegram's Login Widget; the widget sends the browser to our callback with the
     user's fields added to it (our state kept)."""
     provider = _endpoints(settings, TELEGRAM)

@@ -12,7 +12,7 @@ from auth.passwords import Passwords
 from auth.sessions import SessionStore
 from auth.throttle import LoginThrottle, Rate, RateLimits
 from auth.verification import VerificationStore
-from config.settings import Settings
+from config.settings import AccountSettings
 
 # Rate-limited actions: by client address, except MAIL_RECEIVED (by the recipient's address).
 LOGIN, REGISTER, MAIL_ASKED, MAIL_RECEIVED = "login", "register", "mail", "mailto"
@@ -21,7 +21,7 @@ COLD_SEARCH = "search"  # a search the cache could not answer, by client address
 
 @dataclass
 class AuthServices:
-    settings: Settings
+    settings: AccountSettings
     sessions: SessionStore
     verifications: VerificationStore
     throttle: LoginThrottle
@@ -30,12 +30,12 @@ class AuthServices:
     mailer: Mailer
 
 
-def build_auth(settings: Settings, redis: Redis, *, mailer: Mailer | None = None) -> AuthServices:
+def build_auth(settings: AccountSettings, redis: Redis, *, mailer: Mailer | None = None) -> AuthServices:
     if mailer is None:
         mailer = (SmtpMailer(settings.smtp_host, settings.smtp_port, user=settings.smtp_user,
                              password=settings.smtp_password, starttls=settings.smtp_starttls,
                              sender=settings.mail_from)
-                  if settings.smtp_host else LogMailer(log_bodies=settings.logs_mail_bodies))
+                  if settings.smtp_host else LogMailer(log_bodies=settings.mail_log_links is True))
     assert settings.jwt_secret is not None  # the settings validator fills or refuses it
     all_endpoints(settings.oauth_providers)  # a provider configured wrong stops the start, with its reason
     return AuthServices(

@@ -296,8 +296,8 @@ class SearchSettings(_Group):
     # matches (the most recent ones: a common word does not rank every shout), looked for among the newest
     # `search_window` shouts (what a cold search reads stays bounded as the table grows); the matches counted for the
     # total; how long a cold search may run; how close a name must be to be found (pg_trgm word
-    # similarity, 0..1); cold searches (those not answered from the cache) a client address may make in a
-    # minute (0: no limit).
+    # similarity, 0..1). How many cold searches a client address may make is an account rate
+    # (COLD_SEARCHES_PER_ADDRESS, `AccountSettings`).
     search_max_length: int = 200
     search_kept_results: int = 200
     search_candidates: int = 1_000
@@ -305,7 +305,6 @@ class SearchSettings(_Group):
     search_count_cap: int = 1_000
     search_statement_timeout: float = 2.0
     author_search_similarity: float = 0.4
-    cold_searches_per_address: int = 60
 
 
 class AnswerSettings(_Group):
@@ -415,10 +414,12 @@ class AccountSettings(_Group):
     login_max_failures: int = 5
     login_lock_seconds: int = 300
     # Per client address: login attempts a minute, registrations an hour, mails asked for (confirmation,
-    # password reset, email change) an hour; and mails one recipient address gets an hour. 0: no limit.
+    # password reset, email change) an hour, cold searches (those not answered from the cache) a minute;
+    # and mails one recipient address gets an hour. 0: no limit. One limiter keeps them all (auth/throttle.py).
     logins_per_address: int = 30
     registrations_per_address: int = 10
     mails_per_address: int = 20
+    cold_searches_per_address: int = 60
     mails_per_recipient: int = 5
     # Password hashing runs in this many threads (argon2 releases the GIL), off the event loop; at most
     # `password_hash_queue` more wait, past that a sign-in is refused as busy.
@@ -446,7 +447,7 @@ class AccountSettings(_Group):
     smtp_starttls: bool = True
     mail_from: str = "Discours <noreply@discours.io>"
     # Without SMTP, mail is logged by subject only; this adds the body (its sign-in link) to the log. Unset:
-    # on in development, off in production (ENVIRONMENT). Never set it on in production.
+    # on in development, off in production (ENVIRONMENT; `Settings` decides it). Never set it on in production.
     mail_log_links: bool | None = None
 
 
@@ -547,9 +548,11 @@ class Settings(DatabaseSettings, RedisSettings, ServingSettings, CacheSettings, 
                                  "refused in production (set ENVIRONMENT=development for a drill)")
         return self
 
-    @property
-    def logs_mail_bodies(self) -> bool:
-        return not self.is_production if self.mail_log_links is None else self.mail_log_links
+    @model_validator(mode="after")
+    def _mail_bodies_logged_in_development(self) -> Settings:
+        if self.mail_log_links is None:
+            self.mail_log_links = not self.is_production
+        return self
 
 
 def _describe(err: Any) -> str:

@@ -10,6 +10,8 @@ import pytest
 
 from app.logs import WithoutQueryStrings
 from auth.mailer import LogMailer, Message
+from auth.services import build_auth
+from config.settings import load_settings
 
 
 def test_access_lines_keep_the_path_and_drop_the_query_string() -> None:
@@ -25,6 +27,19 @@ async def test_the_log_mailer_names_neither_the_recipient_nor_the_link(caplog: p
         await LogMailer().send(Message("someone@example.org", "Reset your password", "http://x/reset?token=T0KEN"))
     assert "someone@example.org" not in caplog.text and "T0KEN" not in caplog.text
     assert "Reset your password" in caplog.text
+
+
+@pytest.mark.parametrize(("env", "bodies"), [
+    ({}, True),  # the embedded default is development
+    ({"environment": "production", "jwt_secret": "x" * 32}, False),
+    ({"environment": "production", "jwt_secret": "x" * 32, "mail_log_links": True}, True),
+    ({"mail_log_links": False}, False),
+])
+def test_mail_bodies_are_logged_in_development_unless_told(env: dict[str, Any], bodies: bool) -> None:
+    settings = load_settings(database_url="sqlite+aiosqlite:///:memory:", smtp_host=None, **env)
+    assert settings.mail_log_links is bodies
+    mailer = build_auth(settings, redis=None).mailer  # type: ignore[arg-type]  # nothing is sent to Redis here
+    assert isinstance(mailer, LogMailer) and mailer.log_bodies is bodies
 
 
 async def test_a_refused_document_is_logged_once_and_short(client: httpx.AsyncClient,

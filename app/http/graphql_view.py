@@ -13,9 +13,8 @@ counted in the metrics, `serve`:
    media type (app/http/negotiation.py).
 
 Subscriptions go over WebSocket (`graphql-transport-ws`, legacy `graphql-ws`, app/http/subscription_messages.py)
-and over HTTP as server-sent events (`graphql-sse`, `Accept: text/event-stream`). Strawberry keeps a WebSocket's
-connection_init payload on `Context.connection_params`, where `Context.session` looks for a token first.
-GraphiQL is served from the server's own copies of its scripts (app/http/graphiql.py), working offline.
+and over HTTP as server-sent events (`graphql-sse`, `Accept: text/event-stream`); `Context.session` looks for a
+token in a WebSocket's connection_init payload first. GraphiQL is served from our copies (app/http/graphiql.py).
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from datetime import timedelta
 from typing import Any
 
 import orjson
@@ -30,6 +30,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 from strawberry.asgi import GraphQL
 from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
+from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL, GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL
 from strawberry.types import ExecutionResult
 
 from app.http import persisted_queries
@@ -49,13 +50,15 @@ from cache.fills import RidingFills
 from cache.redis.coalesce import at_once
 from cache.response.persisted import PersistedQueries
 from cache.response.responses import LookUp
-from config.settings import AnswerSettings
+from config.settings import AnswerSettings, SubscriptionSettings
 from resolvers.deps import Deps
 from schema.context import Context, Loaders
 from schema.engine.seam import HTTPException, stream_protocol
 from schema.schema import DiscoursSchema
 
 log = logging.getLogger(__name__)
+
+PROTOCOLS = (GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL, GRAPHQL_SSE_PROTOCOL)
 
 
 class DiscoursGraphQL(GraphQL[Context, None]):
@@ -68,22 +71,21 @@ class DiscoursGraphQL(GraphQL[Context, None]):
 
     schema: DiscoursSchema
 
-    def __init__(self, schema: DiscoursSchema, answers: AnswerSettings, *args: Any, max_json_depth: int = 32,
-                 session_cookie: str = "session_token", **kwargs: Any) -> None:
-        """`answers`: how requests are answered (config/settings.py `AnswerSettings`); `max_json_depth` and
-        `session_cookie`: how a request is read (app/http/graphql_request.py `ReadingRules`)."""
-        super().__init__(schema, *args, **kwargs)
+    def __init__(self, schema: DiscoursSchema, *, answers: AnswerSettings, subscriptions: SubscriptionSettings,
+                 max_json_depth: int = 32, session_cookie: str = "session_token") -> None:
+        """Configured by two groups of config/settings.py: how requests are answered and how subscriptions are
+        held; `max_json_depth` and `session_cookie`: how a request is read (app/http/graphql_request.py)."""
+        super().__init__(schema, graphql_ide="graphiql", subscription_protocols=PROTOCOLS,
+                         max_subscriptions_per_connection=subscriptions.subscriptions_per_connection,
+                         connection_init_wait_timeout=timedelta(seconds=subscriptions.subscription_init_timeout))
         self.documents = Documents(schema, self, rendered_ttl=answers.rendered_answer_ttl)
         self.reads = ReadPath(self.documents, self, ttl=answers.response_cache_ttl,
                               refreshed_per_write=answers.responses_refreshed_per_write)
         self.writes = WritePath(self.reads.readers, answers)
         self.readers = self.reads.readers  # the front counts its hits among them (app/http/response_front.py)
-        self.persisted_query_ttl = answers.persisted_query_ttl
-        self.request_timeout = answers.request_timeout
+        self.persisted_query_ttl, self.request_timeout = answers.persisted_query_ttl, answers.request_timeout
         batching = schema.config.batching_config
-        self.rules = ReadingRules(max_json_depth=max_json_depth,
-                                  max_batch=batching["max_operations"] if batching else 0,
-                                  session_cookie=session_cookie)
+        self.rules = ReadingRules(max_json_depth, batching["max_operations"] if batching else 0, session_cookie)
 
     @property
     def graphql_ide_html(self) -> str:

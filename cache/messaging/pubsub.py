@@ -17,7 +17,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from redis.asyncio import Redis
@@ -27,6 +27,9 @@ from redis.exceptions import RedisError
 from cache.live.structures import queue_eval
 from cache.lua import load_lua
 from cache.redis.client import is_cluster
+
+if TYPE_CHECKING:
+    from config.settings import SubscriptionSettings
 
 log = logging.getLogger(__name__)
 
@@ -186,6 +189,11 @@ class Hub:
         self._lock = asyncio.Lock()  # SUBSCRIBE, UNSUBSCRIBE and reconnection, one at a time
         self._broken = False
         self.reconnects = 0
+
+    @classmethod
+    def of(cls, redis: Redis, settings: SubscriptionSettings) -> Hub:
+        """A subscriber's queue holds SUBSCRIPTION_QUEUE_SIZE events."""
+        return cls(redis, queue_size=settings.subscription_queue_size)
 
     @property
     def subscribers(self) -> int:

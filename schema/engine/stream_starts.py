@@ -18,9 +18,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ambient import STREAM_TURN
+
+if TYPE_CHECKING:
+    from config.settings import SubscriptionSettings
 
 T = TypeVar("T")
 
@@ -62,6 +65,10 @@ class StreamStarts:
         # A semaphore belongs to the loop it first waits in; an app served again (tests) runs in a new one.
         self._slots: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def of(cls, settings: SubscriptionSettings) -> StreamStarts:
+        return cls(settings.subscription_starts_at_once, settings.subscription_start_hold)
 
     def _slots_here(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
