@@ -50,7 +50,7 @@ class NotificationSeen(Base):
 
 class NotificationMuted(Base):
     """A thread a reader unsubscribed from (`notification_unsubscribe_thread`): its events neither reach
-    them live nor show in their list. At most `MAX_MUTED_THREADS` per reader (resolvers/notifier.py)."""
+    them live nor show in their list. At most `MAX_MUTED_THREADS` per reader (resolvers/notifications.py)."""
 
     __tablename__ = "notification_muted"
 

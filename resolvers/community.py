@@ -15,7 +15,7 @@ from cache.entities import get_cached_communities
 from orm import COMMUNITY_ROLES, DEFAULT_COMMUNITY_ID, Community, CommunityAuthor, CommunityFollower, Shout
 from orm.driver import first_column
 from resolvers.access import require
-from resolvers.author import resolve_author_id
+from resolvers.author_reads import resolve_author_id
 from resolvers.deps import Deps
 from resolvers.errors import BadInput, Conflict, NotFound
 from resolvers.writes import added_once, locked_row, transaction

@@ -19,7 +19,7 @@ from sqlalchemy import select
 from auth.mailer import Message
 from orm import Author
 from resolvers.deps import Deps
-from resolvers.notifier import note_thread, notifications_of
+from resolvers.notifications import note_thread, notifications_of
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 (seed 000, section 6) published after its commit and not at all if it rolls back.
 
 Who an event concerns is decided here, once, when it happens: the people are stored with the row
-(`NotificationRecipient`), the live message goes to exactly them, and their lists (`resolvers/notifier.py`)
+(`NotificationRecipient`), the live message goes to exactly them, and their lists (`resolvers/notifications.py`)
 show exactly those rows. The rules:
 
 - a reaction created on a shout concerns its authors, the followers of its discussion and the author of

@@ -13,7 +13,7 @@ from cache import keys
 from orm import AuthorFollower, Reaction, Shout, ShoutAuthor, ShoutReactionsFollower, ShoutTopic, TopicFollower
 from orm.reaction import COMMENT_KINDS, RATING_KINDS
 from resolvers.access import require_viewer
-from resolvers.author import resolve_author_id
+from resolvers.author_reads import resolve_author_id
 from resolvers.deps import Deps
 from resolvers.shout_query import ShoutsQuery
 from resolvers.shout_reads import filtered, ordered, shouts_of_ids

@@ -1,6 +1,6 @@
 """Search: shouts by their text (full text in PostgreSQL, orm/search.py), authors by name, slug and bio
 (trigram similarity: a part of a name or a small typo finds the person, in Latin and in Cyrillic).
-Comment search (`ReactionBy.search`) uses the same full-text machinery (resolvers/reaction.py).
+Comment search (`ReactionBy.search`) uses the same full-text machinery (resolvers/reaction_reads.py).
 
 Shouts are ranked in tiers: every title match above every match elsewhere, then by relevance, then the
 most recent first. Their ranked ids and scores are cached per query, as seed 000 section 4 has it:
@@ -45,8 +45,8 @@ from orm.search import (
     shout_score,
 )
 from orm.stats import is_listed
-from resolvers.author import authors_of_ids
 from resolvers.author_query import DEFAULT_LIMIT as DEFAULT_AUTHORS_LIMIT
+from resolvers.author_reads import authors_of_ids
 from resolvers.deps import Deps, like_pattern
 from resolvers.errors import BadInput, Busy, RateLimited
 from resolvers.paging import page

@@ -24,7 +24,7 @@ from cache.live.views import client_key
 from resolvers.auth import account_viewer
 from resolvers.deps import Deps
 from resolvers.errors import Busy
-from resolvers.reaction import reactions_by_ids
+from resolvers.reaction_reads import reactions_by_ids
 from schema.engine.rendered import RenderedAnswers
 
 log = logging.getLogger(__name__)

@@ -9,10 +9,10 @@ from resolvers import (
     collection,
     community,
     draft,
-    follower,
+    following,
     histories,
     invite,
-    notifier,
+    notifications,
     rating,
     reaction_write,
     scheduled,
@@ -122,13 +122,13 @@ class WriteMutation:
     @strawberry.mutation
     async def follow(self, info: Info, what: FollowingEntity, slug: str) -> AuthorFollowsResult:
         viewer = await info.context.viewer()
-        return _follows(await follower.follow(info.context.deps, viewer, what.value, slug, on=True,
+        return _follows(await following.follow(info.context.deps, viewer, what.value, slug, on=True,
                                               answer=_wants(info, "authors", "topics", "communities")))
 
     @strawberry.mutation
     async def unfollow(self, info: Info, what: FollowingEntity, slug: str) -> AuthorFollowsResult:
         viewer = await info.context.viewer()
-        return _follows(await follower.follow(info.context.deps, viewer, what.value, slug, on=False,
+        return _follows(await following.follow(info.context.deps, viewer, what.value, slug, on=False,
                                               answer=_wants(info, "authors", "topics", "communities")))
 
     @strawberry.mutation
@@ -223,35 +223,35 @@ class WriteMutation:
     @strawberry.mutation
     async def notification_mark_seen(self, info: Info, notification_id: int, seen: bool | None = None) -> CommonResult:
         viewer = await info.context.viewer()
-        return common(await notifier.mark_seen(info.context.deps, viewer, notification_id, seen))
+        return common(await notifications.mark_seen(info.context.deps, viewer, notification_id, seen))
 
     @strawberry.mutation
     async def notifications_seen_after(self, info: Info, after: int, seen: bool | None = None) -> CommonResult:
         viewer = await info.context.viewer()
-        return common(await notifier.mark_seen_after(info.context.deps, viewer, after, seen))
+        return common(await notifications.mark_seen_after(info.context.deps, viewer, after, seen))
 
     @strawberry.mutation
     async def notifications_seen_thread(self, info: Info, thread_id: str, seen: bool | None = None) -> CommonResult:
         viewer = await info.context.viewer()
-        return common(await notifier.mark_seen_thread(info.context.deps, viewer, thread_id, seen))
+        return common(await notifications.mark_seen_thread(info.context.deps, viewer, thread_id, seen))
 
-    # the 2025 web client's names for the same (`client-2025/notifier.graphql`)
+    # the 2025 web client's names for the same (`client-2025/notifications.graphql`)
     @strawberry.mutation(description="Mark a notification group seen (the client passes NotificationGroup.id).")
     async def mark_seen(self, info: Info, notification_id: int) -> CommonResult:
         viewer = await info.context.viewer()
-        return common(await notifier.mark_group_seen(info.context.deps, viewer, notification_id))
+        return common(await notifications.mark_group_seen(info.context.deps, viewer, notification_id))
 
     @strawberry.mutation
     async def mark_seen_after(self, info: Info, after: int | None = None) -> CommonResult:
         viewer = await info.context.viewer()
-        return common(await notifier.mark_seen_after(info.context.deps, viewer, after, True))
+        return common(await notifications.mark_seen_after(info.context.deps, viewer, after, True))
 
     @strawberry.mutation
     async def mark_seen_thread(self, info: Info, thread: str, after: int | None = None) -> CommonResult:
         viewer = await info.context.viewer()
-        return common(await notifier.mark_seen_thread(info.context.deps, viewer, thread, True, after))
+        return common(await notifications.mark_seen_thread(info.context.deps, viewer, thread, True, after))
 
     @strawberry.mutation(description="Stop notifications of a thread, live and listed.")
     async def notification_unsubscribe_thread(self, info: Info, thread_id: str) -> SuccessResult:
         viewer = await info.context.viewer()
-        return SuccessResult(**await notifier.unsubscribe_thread(info.context.deps, viewer, thread_id))
+        return SuccessResult(**await notifications.unsubscribe_thread(info.context.deps, viewer, thread_id))

@@ -6,12 +6,12 @@ import asyncio
 
 import strawberry
 
-from resolvers import author as authors
+from resolvers import author_reads as authors
 from resolvers import community as communities
 from resolvers import feed, histories, search, shout_reads
-from resolvers import follower as followers
-from resolvers import reaction as reactions
-from resolvers import topic as topics
+from resolvers import following as followers
+from resolvers import reaction_reads as reactions
+from resolvers import topic_reads as topics
 from schema.admin import AdminQuery
 from schema.auth import AuthQuery
 from schema.context import Info, client_address

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import strawberry
 
-from resolvers import bookmark, draft, feed, histories, notifier, rating
+from resolvers import bookmark, draft, feed, histories, notifications, rating
 from schema.context import Info
 from schema.engine.cache_control import READ_MAX_AGE, cache_control
 from schema.enums import ReactionKind
@@ -99,7 +99,8 @@ class ViewerQuery:
     @strawberry.field
     async def load_notifications(self, info: Info, after: int, limit: int | None = None,
                                  offset: int | None = None) -> NotificationsResult:
-        found = await notifier.load_notifications(info.context.deps, await info.context.viewer(), after, limit, offset)
+        viewer = await info.context.viewer()
+        found = await notifications.load_notifications(info.context.deps, viewer, after, limit, offset)
         groups = [NotificationGroup(id=g["id"], thread=g["thread"], entity=g["entity"], action=g["action"],
                                     updated_at=g["updated_at"], seen=g["seen"], author_ids=g["author_ids"],
                                     shout_id=g["shout_id"], reaction_ids=g["reaction_ids"])

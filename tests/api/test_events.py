@@ -21,7 +21,7 @@ from cache.messaging.pubsub import Subscription
 from orm import Invite, Notification, ShoutReactionsFollower, Topic
 from resolvers.deps import Deps
 from resolvers.events import follow_event
-from resolvers.notifier import notifications_of
+from resolvers.notifications import notifications_of
 from resolvers.writes import transaction
 from schema.engine.seam import graphql_schema
 from schema.schema import build_schema

@@ -109,7 +109,7 @@ async def test_random_top_samples_from_the_top(gql: Any) -> None:
 
 async def test_every_reaction_filter_selects_what_sql_selects(gql: Any, engine: AsyncEngine) -> None:
     """Each filter of `load_reactions_by`, alone and together (its statement is put together once per set of
-    filters, their values bound per request: resolvers/reaction.py `_list_statement`), against the same
+    filters, their values bound per request: resolvers/reaction_reads.py `_list_statement`), against the same
     selection written here in SQL, newest first."""
     live = select(Reaction.id).join(Shout, Shout.id == Reaction.shout).where(Reaction.deleted_at.is_(None),
                                                                                is_listed())
@@ -152,7 +152,7 @@ async def test_every_reaction_filter_selects_what_sql_selects(gql: Any, engine: 
 async def test_reactions_ordered_by_votes_follow_the_sum_of_their_live_votes(gql: Any, engine: AsyncEngine) -> None:
     """`sort: like` and `dislike`: by the sum of the live votes replying to each reaction (a like +1, a
     dislike -1), ties by id, the reverse for dislike; computed here in Python from plain rows. Lists narrowed to
-    a person's or a comment's reactions sum their own votes only (resolvers/reaction.py `_sorted`), the
+    a person's or a comment's reactions sum their own votes only (resolvers/reaction_reads.py `_sorted`), the
     others the whole table's: both are compared."""
     live = (select(Reaction.id, Reaction.shout, Reaction.reply_to, Reaction.created_by, Reaction.kind)
             .join(Shout, Shout.id == Reaction.shout).where(Reaction.deleted_at.is_(None), is_listed()))

@@ -24,8 +24,8 @@ from cache.stamps import decode
 from orm import Author, Reaction, Shout
 from resolvers.deps import Deps, SearchLimits
 from resolvers.errors import Busy, RateLimited
-from resolvers.reaction import load_reactions_by
 from resolvers.reaction_query import ReactionsQuery
+from resolvers.reaction_reads import load_reactions_by
 from resolvers.search import load_authors_search, load_shouts_search
 from resolvers.shout_query import ShoutsQuery
 from resolvers.writes import transaction

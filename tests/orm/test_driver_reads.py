@@ -21,7 +21,7 @@ from orm.engine import make_engine, make_session_factory, open_connections, read
 from orm.errors import is_unavailable
 from orm.held import HoldingPool
 from orm.seam import driver_sql
-from resolvers import reaction, topic
+from resolvers import reaction_reads, topic_reads
 from resolvers.deps import Deps
 from resolvers.paging import kept_page
 from resolvers.shout_query import NO_FILTERS, ShoutFilters
@@ -41,7 +41,7 @@ def _page(statement: Select[Any], params: dict[str, Any], limit: int, offset: in
 
 def _statements() -> list[tuple[str, Select[Any], dict[str, Any]]]:
     """Each statement the driver reads, with parameters that select rows (an empty list too)."""
-    lists = [(f"reactions {filters} {sort} {bounds}", *_page(reaction._list_statement(filters, sort), params, *bounds))
+    lists = [(f"reactions {filters} {sort} {bounds}", *_page(reaction_reads._list_statement(filters, sort), params, *bounds))
              for filters, params in (((), {}), (("kinds",), {"kinds": ["COMMENT", "LIKE"]}),
                                      (("shout", "kinds"), {"shout": 2, "kinds": ["COMMENT"]}),
                                      (("shouts", "created_by"), {"shouts": ["no-such-slug"], "created_by": 3}),
@@ -58,12 +58,12 @@ def _statements() -> list[tuple[str, Select[Any], dict[str, Any]]]:
         ("authors", entities._AUTHORS, IDS), ("topics", entities._TOPICS, IDS),
         ("communities", entities._COMMUNITIES, IDS), ("no ids", entities._AUTHORS, {"ids": []}),
         ("shouts", entities._SHOUTS_RELATED, IDS), ("listed shouts", entities._LISTED_SHOUTS_RELATED, IDS),
-        ("shout ratings", *_page(reaction._SHOUT_RATINGS, {"shout": 1}, 15, 3)),
-        ("comment ratings", *_page(reaction._COMMENT_RATINGS, {"comment": 1}, 50, 0)),
-        ("reactions by id", reaction._BY_IDS, {"ids": [*range(1, 60)]}), *lists,
+        ("shout ratings", *_page(reaction_reads._SHOUT_RATINGS, {"shout": 1}, 15, 3)),
+        ("comment ratings", *_page(reaction_reads._COMMENT_RATINGS, {"comment": 1}, 50, 0)),
+        ("reactions by id", reaction_reads._BY_IDS, {"ids": [*range(1, 60)]}), *lists,
         *((f"{lookup} by slug", statement, {"slug": slug}) for lookup, statement in entities._ID_OF_SLUG.items()
           for slug in ("author-2", "no-such-slug")), *shout_lists,
-        ("every topic", topic._EVERY_TOPIC, {}),
+        ("every topic", topic_reads._EVERY_TOPIC, {}),
         ("authors by name", select(Author.id).where(
             func.lower(Author.name).like("%e\\_%", escape="\\") | Author.name.like("%e%"))
          .order_by(Author.id).limit(30), {}),
@@ -279,15 +279,15 @@ async def test_a_first_page_is_planned_once_per_connection_and_a_later_page_at_e
         engine: AsyncEngine) -> None:
     """A first page's limit is in its text (resolvers/paging.py): after PostgreSQL's five custom plans the
     connection keeps one plan. The controls, planned at every read: the same statement a page further (its
-    LIMIT a parameter), and a first page filtered by kinds (resolvers/reaction.py: a plan kept would guess
+    LIMIT a parameter), and a first page filtered by kinds (resolvers/reaction_reads.py: a plan kept would guess
     how many reactions a kind has)."""
     own = make_engine(TEST_DATABASE_URL, pool_size=1)  # one connection: its prepared statements are read
     try:
         async with reads(make_session_factory(own)) as driver:
-            first_page = await _plans(driver, *reaction._list_page((), "newest", 20, 0), times=8)
-            later_page, bounds = reaction._list_page((), "newest", 20, 20)
+            first_page = await _plans(driver, *reaction_reads._list_page((), "newest", 20, 0), times=8)
+            later_page, bounds = reaction_reads._list_page((), "newest", 20, 20)
             later = await _plans(driver, later_page, bounds, times=8)
-            by_kinds, bounds = reaction._list_page(("kinds",), "newest", 20, 0)
+            by_kinds, bounds = reaction_reads._list_page(("kinds",), "newest", 20, 0)
             kinds = await _plans(driver, by_kinds, {**bounds, "kinds": ["COMMENT"]}, times=8)
     finally:
         await own.dispose()

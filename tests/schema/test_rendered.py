@@ -24,8 +24,8 @@ from cache.response.responses import ResponseCache
 from cache.response_capture import Capture
 from cache.store import Cache
 from config.settings import Settings
-from resolvers import reaction, shout_reads
-from resolvers import topic as topics
+from resolvers import reaction_reads, shout_reads
+from resolvers import topic_reads as topics
 from resolvers.deps import Deps
 from schema.engine import rendered as rendered_answers
 from tests.conftest import single_redis
@@ -433,7 +433,7 @@ async def test_a_page_of_shouts_is_sent_rendered_until_a_write_to_any_of_its_par
 
 async def test_a_page_of_reactions_is_sent_rendered_until_a_comment(
         http: httpx.AsyncClient, deps: Deps, sql_counter: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    executed = _recorded(monkeypatch, reaction, "load_reactions_by")
+    executed = _recorded(monkeypatch, reaction_reads, "load_reactions_by")
     api = Api(http, deps)
     author, reader = await api.user(), await api.user()
     topic = orjson.loads(await _post(http, ALL))["data"]["get_topics_all"][0]

@@ -13,7 +13,7 @@ from cache.live.follows import fan_ids, get_cached_topic_authors
 from orm import Shout, ShoutAuthor, ShoutTopic, Topic
 from orm.driver import first_column
 from orm.stats import is_listed
-from resolvers.author import authors_of_ids, resolve_author_id
+from resolvers.author_reads import authors_of_ids, resolve_author_id
 from resolvers.deps import Deps
 from resolvers.paging import page
 

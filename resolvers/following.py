@@ -22,7 +22,7 @@ from orm import (
 )
 from orm.stats import is_listed
 from resolvers.access import require_own
-from resolvers.author import authors_of_ids, get_author_follows
+from resolvers.author_reads import authors_of_ids, get_author_follows
 from resolvers.deps import Deps
 from resolvers.digests import queue_digests
 from resolvers.errors import BadInput, NotFound
