@@ -46,8 +46,9 @@ async def get_account(author_id: int, *, cache: Cache, db: SessionFactory) -> di
     async def query() -> dict[str, Any] | None:
         return await fetch_account(db, author_id)
 
-    return await cache.cached_query(keys.author_account(author_id), query,
-                                    tags=[keys.tag_author(author_id), keys.tag_account(author_id)])
+    account: dict[str, Any] | None = await cache.cached_query(
+        keys.author_account(author_id), query, tags=[keys.tag_author(author_id), keys.tag_account(author_id)])
+    return account
 
 
 def viewer_of(account: dict[str, Any], admin_emails: list[str]) -> Viewer:

@@ -29,7 +29,7 @@ from config.settings import OAuthProvider
 # the warning: it is silenced for that import only.
 with warnings.catch_warnings():
     warnings.filterwarnings("ignore", message="The httpx module is deprecated")
-    from authlib.integrations.httpx_client import AsyncOAuth2Client
+    from authlib.integrations.httpx_client import AsyncOAuth2Client as AsyncOAuth2Client  # for auth/oauth.py
 
 TELEGRAM = "telegram"
 

@@ -143,9 +143,11 @@ async def _window_start(deps: Deps, session: Any) -> int | None:
     """`window_start_query`, kept for a few minutes: a window a little wider than asked for is as good
     (the shouts published since join it)."""
     async def query() -> int | None:
-        return await session.scalar(window_start_query(deps.search.window))
+        start: int | None = await session.scalar(window_start_query(deps.search.window))
+        return start
 
-    return await deps.cache.cached_query(keys.search_window(deps.search.window), query, ttl=WINDOW_TTL)
+    start: int | None = await deps.cache.cached_query(keys.search_window(deps.search.window), query, ttl=WINDOW_TTL)
+    return start
 
 
 def substring_ranking(needle: str, filters: ShoutFilters) -> Ranking:

@@ -43,7 +43,8 @@ MAX_RANDOM_TOP_POOL = 1000
 async def get_shout(deps: Deps, slug: str | None = None, shout_id: int | None = None) -> dict[str, Any] | None:
     if shout_id is None:
         return await get_cached_by_slug("shout", slug, cache=deps.cache, db=deps.db) if slug else None
-    return (await get_cached_shouts([shout_id], cache=deps.cache, db=deps.db))[0]
+    shout: dict[str, Any] | None = (await get_cached_shouts([shout_id], cache=deps.cache, db=deps.db))[0]
+    return shout
 
 
 def filtered(query: Select[Any], filters: ShoutFilters) -> Select[Any]:

@@ -291,7 +291,8 @@ class Context:
                     self._session = _UNSET
                     log.warning("a session could not be checked: Redis does not answer")
                     raise Busy("sessions cannot be checked right now; try again shortly") from exc
-        return self._session
+        session: Session | None = self._session  # set just above
+        return session
 
     async def client(self) -> str:
         """Who reads, for view counting: the signed-in author or a hash of the anonymous client."""
@@ -305,7 +306,8 @@ class Context:
         if self._viewer is _UNSET:
             session = await self.session(shapes_answer=False)
             self._viewer = None if session is None else await account_viewer(self.deps, session.user_id)
-        return self._viewer
+        viewer: Viewer | None = self._viewer  # set just above
+        return viewer
 
 
 Info = StrawberryInfo[Context, None]

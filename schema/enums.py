@@ -6,7 +6,7 @@ from enum import Enum
 
 import strawberry
 
-from orm.reaction import ReactionKind
+from orm.reaction import ReactionKind as ReactionKind  # the contract's enum too
 
 # The reaction kinds the database stores are the contract's: one class, which Strawberry marks as the
 # GraphQL enum `ReactionKind` here (strawberry.enum sets its definition on the class and returns it).

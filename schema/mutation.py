@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import strawberry
 
 from resolvers import (
@@ -27,7 +29,7 @@ from schema.results import AuthorFollowsResult, CommonResult, SuccessResult, com
 from schema.types import Author, Community, Topic
 
 
-def _follows(result: dict) -> AuthorFollowsResult:
+def _follows(result: dict[str, Any]) -> AuthorFollowsResult:
     return AuthorFollowsResult(
         error=result.get("error"), authors=[Author.of(a) for a in result.get("authors", [])],
         topics=[Topic.of(t) for t in result.get("topics", [])],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import strawberry
 
@@ -32,15 +33,15 @@ from schema.types import Author, Community, Reaction, Shout, Topic
 from schema.viewer_query import ViewerQuery
 
 
-def _authors(items: list[dict]) -> list[Author | None]:
+def _authors(items: list[dict[str, Any]]) -> list[Author | None]:
     return [Author.of(a) for a in items]
 
 
-def _topics(items: list[dict]) -> list[Topic | None]:
+def _topics(items: list[dict[str, Any]]) -> list[Topic | None]:
     return [Topic.of(t) for t in items]
 
 
-def _communities(items: list[dict]) -> list[Community | None]:
+def _communities(items: list[dict[str, Any]]) -> list[Community | None]:
     return [Community.of(c) for c in items]
 
 

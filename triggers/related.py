@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeVar
 
 from sqlalchemy import bindparam, literal, select, union_all
 from sqlalchemy.engine import Connection
@@ -22,6 +22,7 @@ from ambient import RELATED_ANSWERS
 from orm import Reaction, Shout, ShoutAuthor, ShoutTopic
 from orm.stats import is_listed
 
+T = TypeVar("T")
 
 @contextlib.contextmanager
 def one_event() -> Iterator[None]:
@@ -32,14 +33,15 @@ def one_event() -> Iterator[None]:
         RELATED_ANSWERS.reset(token)
 
 
-def _shared(question: str, entity_id: int, ask: Callable[[], Any]) -> Any:
+def _shared(question: str, entity_id: int, ask: Callable[[], T]) -> T:
     answers = RELATED_ANSWERS.get()
     if answers is None:
         return ask()
     key = (question, entity_id)
     if key not in answers:
         answers[key] = ask()
-    return answers[key]
+    found: T = answers[key]  # what `ask` answered for this key
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,4 +88,7 @@ _REACTION_AUTHOR = select(Reaction.created_by).where(Reaction.id == bindparam("r
 
 
 def reaction_author(conn: Connection, reaction_id: int) -> int | None:
-    return _shared("reaction_author", reaction_id, lambda: conn.scalar(_REACTION_AUTHOR, {"reaction": reaction_id}))
+    def ask() -> int | None:
+        author: int | None = conn.scalar(_REACTION_AUTHOR, {"reaction": reaction_id})
+        return author
+    return _shared("reaction_author", reaction_id, ask)

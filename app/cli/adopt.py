@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 BLOCKED, UNKNOWN = 1, 3
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     adopt = sub.add_parser("adopt", help="take over a database the Discours backend created (see --check)")
     adopt.add_argument("--check", action="store_true", help="print the plan and the blockers; write nothing")
     adopt.add_argument("--fanout", type=int, default=Settings.model_fields["notify_fanout_cap"].default,

@@ -7,13 +7,15 @@ says what the response cache did."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from starlette.responses import Response
 
 from app.http.exchange import Exchange
 from cache.response.responses import etag_of
 from schema.engine.cache_control import Policy
+
+T = TypeVar("T")
 
 
 def with_http_caching(exchange: Exchange, response: Any, *, changes_state: Callable[[], bool],
@@ -60,7 +62,7 @@ def is_current(etag: str, if_none_match: str) -> bool:
     return etag.removeprefix("W/") in named
 
 
-def marked(response: Any, outcome: str) -> Any:
+def marked(response: T, outcome: str) -> T:
     """`X-Cache`: HIT (stored bytes), MISS (computed, now stored) or BYPASS (not a cacheable request:
     a mutation, an error, a query outside the public list)."""
     if isinstance(response, Response):

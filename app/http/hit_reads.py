@@ -130,7 +130,8 @@ class HitReads:
 
 def hit_reads_of(app: Any) -> HitReads:
     """The app's one HitReads (app/main.py `attach_shared`)."""
-    return app.state.hit_reads
+    reads: HitReads = app.state.hit_reads
+    return reads
 
 
 async def stop_hit_reads(app: Any) -> None:

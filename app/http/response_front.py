@@ -60,7 +60,8 @@ class View(Protocol):
 
 def responses_of(app: Any) -> ResponseCache:
     """The app's one ResponseCache (app/main.py `attach_shared`)."""
-    return app.state.responses
+    responses: ResponseCache = app.state.responses
+    return responses
 
 
 def worth_looking_up(request: GraphQLRequest) -> bool:

@@ -77,7 +77,7 @@ def graphql_schema(schema: strawberry.Schema) -> GraphQLSchema:
     return schema._schema
 
 
-def resolve_info(info: Info) -> GraphQLResolveInfo:
+def resolve_info(info: Info) -> GraphQLResolveInfo[Any]:
     """graphql-core's resolve info behind Strawberry's (`_raw_info`): its field nodes and fragments, which
     Strawberry's public `selected_fields` only gives converted, at a cost per request."""
     return info._raw_info
@@ -131,7 +131,8 @@ class FieldResolversUnwrapped:
     def _get_middleware_manager(self, extensions: list[SchemaExtension]) -> MiddlewareManager:
         if not any(extension._implements_resolve() for extension in extensions):
             return None  # type: ignore[return-value]  # graphql-core takes None for no middleware
-        return super()._get_middleware_manager(extensions)  # type: ignore[misc]
+        manager: MiddlewareManager = super()._get_middleware_manager(extensions)  # type: ignore[misc]
+        return manager
 
 
 TransportWSHandler = BaseGraphQLTransportWSHandler
@@ -153,17 +154,20 @@ def over_token_limit(error: GraphQLSyntaxError) -> bool:
 
 def fragment_definitions(executor: Any) -> Mapping[str, FragmentDefinitionNode]:
     """The document's fragment definitions, by name (`fragment_definitions`)."""
-    return executor.fragment_definitions
+    fragments: Mapping[str, FragmentDefinitionNode] = executor.fragment_definitions
+    return fragments
 
 
 def coerced_variables(executor: Any) -> Mapping[str, Any]:
     """The operation's variables as execution uses them: coerced, defaults applied (`variable_values`)."""
-    return executor.variable_values.coerced
+    variables: Mapping[str, Any] = executor.variable_values.coerced
+    return variables
 
 
 def field_errors(executor: Any) -> list[GraphQLError]:
     """The errors collected so far (`collected_errors`): a nullable field's error leaves null in its place."""
-    return executor.collected_errors.errors
+    errors: list[GraphQLError] = executor.collected_errors.errors
+    return errors
 
 
 # A plain field's reading (schema/engine/execution.py): its attribute, the Python type its scalar returns unchanged
@@ -242,7 +246,7 @@ class FieldLoop(StrawberryGraphQLCoreExecutionContext):
         return get_results()
 
     def _info_of(self, field: Any, field_details_list: Any, parent_type: GraphQLObjectType,
-                 path: Path) -> GraphQLResolveInfo:
+                 path: Path) -> GraphQLResolveInfo[Any]:
         """The resolve info of a relation (a method, not a closure made on every relation executed)."""
         return self.build_resolve_info(field, [details.node for details in field_details_list], parent_type, path)
 
