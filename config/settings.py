@@ -169,6 +169,9 @@ class RedisSettings(_Group):
     # Commands issued in the same moment go to Redis as one pipeline (cache/redis/coalesce.py): a page's
     # concurrent reads, and those of requests served side by side, share round trips. Not on a cluster.
     redis_coalesce: bool = True
+    # The most commands one coalesced round trip carries (seed 004: a hundred a pipeline); one caller's own
+    # longer pipeline still goes whole, alone.
+    redis_coalesce_max_commands: int = Field(default=100, ge=1)
     redis_max_connections: int = 64
     # Connections of each Redis pool opened at start and kept (DB_CONNECTIONS_AT_START says why).
     redis_connections_at_start: int = Field(default=16, ge=0)

@@ -302,19 +302,21 @@ def clients_of(settings: RedisSettings, guard: RedisGuard,
     calls through `guard`, each new connection checked by `on_connect`."""
     def client(url: str | None) -> Redis:
         return make_redis(url, max_connections=settings.redis_max_connections, guard=guard,
-                          cluster=settings.redis_cluster, coalesce=settings.redis_coalesce, on_connect=on_connect)
+                          cluster=settings.redis_cluster, coalesce=settings.redis_coalesce,
+                          coalesce_max_commands=settings.redis_coalesce_max_commands, on_connect=on_connect)
 
     redis = client(settings.redis_url)
     return redis, client(settings.redis_state_url) if settings.redis_state_url else redis
 
 
 def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard | None = None,
-               cluster: bool = False, coalesce: bool = True,
+               cluster: bool = False, coalesce: bool = True, coalesce_max_commands: int = 100,
                on_connect: Callable[[Any], Awaitable[Any]] | None = None) -> Redis:
     """A client whose calls pass `guard` (a new one when not given: share one between the clients of a
     process so that they agree on whether Redis answers). `cluster`: `url` names any node of a Redis
     Cluster, and the client finds the others. `coalesce`: a server's (or a Sentinel master's) client
-    sends the commands of one moment together (cache/redis/coalesce.py); a cluster client splits by node
+    sends the commands of one moment together, at most `coalesce_max_commands` a round trip
+    (cache/redis/coalesce.py); a cluster client splits by node
     anyway, and the in-process fake has no round trips to save. `on_connect`: run on each new connection (to a
     server, a Sentinel master or a cluster node) before it is used (cache/failover.py)."""
     guard = guard or RedisGuard()
@@ -341,7 +343,7 @@ def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard 
         return fake
     if url.startswith(SENTINEL_SCHEME):
         master = _sentinel_master(url, max_connections=max_connections, guard=guard, on_connect=on_connect)
-        master.coalescer = Coalescer(master) if coalesce else None  # type: ignore[attr-defined]
+        master.coalescer = Coalescer(master, coalesce_max_commands) if coalesce else None  # type: ignore[attr-defined]
         return master
     # A burst of more concurrent commands than connections waits for one (up to POOL_WAIT) instead of
     # failing at once: a plain pool raises "Too many connections", which the breaker would take for an
@@ -361,7 +363,7 @@ def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard 
     # `retry` it is given, which this once was.
     client = GuardedRedis(connection_pool=pool)
     client.guard = guard
-    client.coalescer = Coalescer(client) if coalesce else None
+    client.coalescer = Coalescer(client, coalesce_max_commands) if coalesce else None
     return client
 
 

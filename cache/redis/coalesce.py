@@ -7,6 +7,10 @@ one by one, each is a round trip, and each round trip costs the client more than
 non-transactional pipelines are therefore queued, and the queue goes out as one pipeline once the event
 loop has run everything that was ready: each caller gets its own replies back, in order, errors included.
 
+A round trip carries at most `max_commands` commands (seed 004: a hundred a pipeline; a setting): a caller
+whose commands would take a queue past it closes that queue, which goes out at the next turn, and opens
+the next one. One caller's own pipeline is never split, so a longer one goes alone.
+
 Nothing waits for a timer: the queue is sent once `QUIET_TURNS` turns of the loop in a row added nothing
 to it (at most `MAX_TURNS` turns after its first command, or at the next turn when a command was sent
 `at_once`), so a lone command is delayed by a few loop turns only. Two quiet turns, not one: a
@@ -73,15 +77,34 @@ def batchable(commands: Sequence[Command]) -> bool:
 _BATCHABLE: dict[Any, bool] = {}
 
 
-class Coalescer:
-    """The queue of one client (its connection pool and reply callbacks are the batch's)."""
+class Batch:
+    """The commands of one round trip, and how long it has waited for more."""
 
-    def __init__(self, client: Any) -> None:
+    __slots__ = ("commands", "fresh", "queued", "quiet", "turns")
+
+    def __init__(self) -> None:
+        self.queued: Queued = []
+        self.commands = 0
+        self.fresh = False  # commands were queued since the last turn
+        self.turns = 0  # turns since its first command
+        self.quiet = 0  # turns in a row that queued nothing
+
+    def counted_turn(self) -> bool:
+        """One more turn of its wait: whether it is over (quiet long enough, or long enough)."""
+        self.turns += 1
+        self.quiet = 0 if self.fresh else self.quiet + 1
+        self.fresh = False
+        return self.quiet >= QUIET_TURNS or self.turns >= MAX_TURNS
+
+
+class Coalescer:
+    """The queue of one client (its connection pool and reply callbacks are the batch's). `max_commands`:
+    the most a round trip carries (REDIS_COALESCE_MAX_COMMANDS)."""
+
+    def __init__(self, client: Any, max_commands: int = 100) -> None:
         self._client = client
-        self._queued: Queued = []
-        self._fresh = False  # commands were queued since the last turn
-        self._turns = 0  # turns since the queue's first command
-        self._quiet = 0  # turns in a row that queued nothing
+        self.max_commands = max_commands
+        self._open: Batch | None = None  # the batch new commands join, until it is sent or full
         self._sending: set[asyncio.Task[None]] = set()
         self._held = HeldConnections()  # the pool asked for a connection only by round trips that overlap
 
@@ -95,18 +118,23 @@ class Coalescer:
         that failed), or the error that failed the whole round trip."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[list[Any]] = loop.create_future()
-        self._queued.append((list(commands), future))
-        self._fresh = True
-        if len(self._queued) == 1:
-            self._turns = self._quiet = 0
-            task = loop.create_task(self._send_when_quiet())
+        batch = self._open
+        if batch is not None and batch.commands and batch.commands + len(commands) > self.max_commands:
+            batch.turns = MAX_TURNS  # full: it goes out at its next turn, and these open the next one
+            batch = None
+        if batch is None:
+            batch = self._open = Batch()
+            task = loop.create_task(self._send_when_quiet(batch))
             self._sending.add(task)
             task.add_done_callback(self._sending.discard)
+        batch.queued.append((list(commands), future))
+        batch.commands += len(commands)
+        batch.fresh = True
         if SENT_AT_ONCE.get():
-            self._turns = MAX_TURNS  # sent by the task just started, with whatever joins before it runs
+            batch.turns = MAX_TURNS  # sent by its task, with whatever joins before it runs
         return future
 
-    async def _send_when_quiet(self) -> None:
+    async def _send_when_quiet(self, batch: Batch) -> None:
         """Wait while the loop adds commands, then send the queue. One task from the queue's first command
         to its replies: the task's first step, a turn after that command, can send already, and the
         callers have their replies before the connection goes back to the pool. A round trip sent at once
@@ -115,28 +143,24 @@ class Coalescer:
         release awaited before the replies made it eight:
         under load every turn runs the other requests' ready work, so a miss's round trips were most of
         its wall time."""
-        taken: Queued | None = None
         try:
-            while not self._counted_turn():
+            while not batch.counted_turn():
                 await _next_turn()  # the loop may still add commands
-            taken, self._queued = self._queued, []
-            commands = [command for commands, _ in taken for command in commands]
+            self._close(batch)
+            commands = [command for commands, _ in batch.queued for command in commands]
             # not the client's pipeline: that one would queue them here again
-            await execute_pipelined(self._client, commands, deliver=functools.partial(_answer, taken),
+            await execute_pipelined(self._client, commands, deliver=functools.partial(_answer, batch.queued),
                                     held=self._held)
         except BaseException as exc:  # the round trip failed (or the loop is closing): every caller in it
-            if taken is None:
-                taken, self._queued = self._queued, []
-            _fail(taken, exc if isinstance(exc, Exception) else asyncio.CancelledError())
+            self._close(batch)
+            _fail(batch.queued, exc if isinstance(exc, Exception) else asyncio.CancelledError())
             if not isinstance(exc, Exception):
                 raise
 
-    def _counted_turn(self) -> bool:
-        """One more turn of the queue's wait: whether it is over (quiet long enough, or long enough)."""
-        self._turns += 1
-        self._quiet = 0 if self._fresh else self._quiet + 1
-        self._fresh = False
-        return self._quiet >= QUIET_TURNS or self._turns >= MAX_TURNS
+    def _close(self, batch: Batch) -> None:
+        """No command joins `batch` from now on."""
+        if self._open is batch:
+            self._open = None
 
 
 @types.coroutine

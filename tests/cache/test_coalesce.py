@@ -220,3 +220,35 @@ def test_connection_state_and_blocking_commands_are_never_batched() -> None:
     assert batchable([(("GET", "k"), {}), (("MGET", "a", "b"), {}), (("EVALSHA", "x", 0), {})])
     for name in ("CLIENT SETNAME", "client setname", b"BLPOP", "WATCH", "MULTI", "SELECT", "SUBSCRIBE"):
         assert not batchable([(("GET", "k"), {}), ((name, "arg"), {})]), name
+
+
+async def test_a_coalesced_round_trip_carries_at_most_the_cap(redis_server: RedisServer,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from cache.redis import coalesce
+
+    sizes: list[int] = []
+    send = coalesce.execute_pipelined
+
+    async def counted(client: Any, commands: list[Any], **kwargs: Any) -> None:
+        sizes.append(len(commands))
+        await send(client, commands, **kwargs)
+
+    monkeypatch.setattr(coalesce, "execute_pipelined", counted)
+    client = make_redis(redis_server.url, coalesce_max_commands=100)
+    await client.mset({f"k{i}": str(i) for i in range(250)})
+    sizes.clear()
+
+    async def long_pipeline() -> list[Any]:
+        async with client.pipeline(transaction=False) as pipe:
+            for i in range(150):
+                pipe.get(f"k{i}")
+            return await pipe.execute()
+
+    replies = await asyncio.gather(*(client.get(f"k{i}") for i in range(250)), long_pipeline(),
+                                   *(client.get(f"k{i}") for i in range(30)))
+    assert replies[:250] == [str(i).encode() for i in range(250)]  # every caller its own replies
+    assert replies[250] == [str(i).encode() for i in range(150)] and replies[251:] == [b"0", *replies[1:30]]
+    assert sum(sizes) == 250 + 150 + 30
+    assert 150 in sizes  # one caller's pipeline goes whole, alone
+    assert max(size for size in sizes if size != 150) <= 100 and len(sizes) >= 5
+    await client.aclose()
