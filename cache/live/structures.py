@@ -197,6 +197,11 @@ class LiveStore:
     def of(cls, cache: Cache, settings: LiveSettings) -> LiveStore:
         return cls(cache, ttl=settings.live_ttl, set_cap=settings.live_set_cap, thread_cap=settings.live_thread_cap)
 
+    def _ttl(self) -> int:
+        """An entity's structures' lifetime, spread as the cache's keys are (CACHE_TTL_JITTER): what one
+        rebuild stored together does not expire together, as one wave of SQL rebuilds."""
+        return self.cache.jittered(self.ttl) or self.ttl
+
     # --- the write side ------------------------------------------------------------------------------
 
     async def announce(self, entities: Iterable[tuple[str, int]]) -> bool:
@@ -214,7 +219,7 @@ class LiveStore:
         try:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for call in calls:
-                    queue_eval(pipe, _ANNOUNCE, call, [int(time.time()), self.ttl])
+                    queue_eval(pipe, _ANNOUNCE, call, [int(time.time()), self._ttl()])
                 await pipe.execute()
         except RedisError as exc:
             self.cache.trip(exc, "live announce")
@@ -229,7 +234,7 @@ class LiveStore:
             pipe.incr(keys.live_epoch(kind))
         for (kind, entity_id), entity_ops in ops.by_entity.items():
             key_list = [keys.live_meta(kind, entity_id)]
-            args: list[str] = [str(self.ttl), "1" if announced else "0", str(self.set_cap), str(self.thread_cap)]
+            args: list[str] = [str(self._ttl()), "1" if announced else "0", str(self.set_cap), str(self.thread_cap)]
             for op in entity_ops if announced else [Op("drop", o.name) for o in entity_ops]:
                 key = structure_key(kind, entity_id, op.name)
                 if key not in key_list:
@@ -365,7 +370,7 @@ class LiveStore:
                         seen = noted[entity_id]
                         queue_eval(pipe, _BUILD,
                                      [keys.live_meta(kind, entity_id), structure_key(kind, entity_id, name)],
-                                     [seen.version, seen.epoch, now, str(self.ttl), name, structure,
+                                     [seen.version, seen.epoch, now, str(self._ttl()), name, structure,
                                       *(str(v) for v in data)])
                     await pipe.execute()
         except RedisError as exc:

@@ -705,6 +705,23 @@ async def test_a_build_stores_every_structure_in_pipelines_of_a_chunk(deps: Deps
     assert stored == ([[{b"body": str(i).encode()}] for i in ids], {})
 
 
+async def test_structures_built_together_expire_apart_each_with_its_meta(deps: Deps, redis: Redis) -> None:
+    """Seed 004: keys written together get spread lifetimes (CACHE_TTL_JITTER), so everything one rebuild
+    loaded does not expire as one wave; an entity's structure outlives its meta by the same margin."""
+    from cache.live.structures import KEY_MARGIN, structure_key
+
+    live = deps.live
+    ids = list(range(906_000_000, 906_000_000 + 40))
+    noted = await live.note("comment", "comment", ids)
+    await live.build("comment", "comment", [(i, ["body", str(i)]) for i in ids], noted, structure="hash")
+    metas = [await redis.ttl(keys.live_meta("comment", i)) for i in ids]
+    values = [await redis.ttl(structure_key("comment", i, "comment")) for i in ids]
+    spread = int(live.ttl * deps.cache.ttl_jitter)
+    assert all(live.ttl - 5 <= ttl <= live.ttl + spread for ttl in metas)
+    assert len(set(metas)) > 20  # spread, not one expiry for all (on a fixed TTL: one value)
+    assert all(0 <= value - meta - KEY_MARGIN <= 1 for meta, value in zip(metas, values, strict=True))
+
+
 async def test_a_build_while_the_breaker_is_open_asks_redis_nothing(down: Cache) -> None:
     """A build after Redis failed (the breaker open) stores nothing and does not try: no failure counted."""
     from telemetry import metrics
@@ -750,7 +767,8 @@ async def test_an_announcement_marks_every_entity_pending_in_one_round_trip(deps
     metas = [await redis.hgetall(keys.live_meta(*entity)) for entity in entities]
     assert [(meta[b"v"], meta[b"p"]) for meta in metas] == [(b"5", b"2"), (b"1", b"1"), (b"1", b"1")]
     assert all(before <= int(meta[b"pt"]) <= time.time() for meta in metas)
-    assert all(0 < ttl <= live.ttl for ttl in [await redis.ttl(keys.live_meta(*entity)) for entity in entities])
+    most = live.ttl + int(live.ttl * deps.cache.ttl_jitter)  # jittered (CACHE_TTL_JITTER)
+    assert all(0 < ttl <= most for ttl in [await redis.ttl(keys.live_meta(*entity)) for entity in entities])
     if not TEST_REDIS_CLUSTER:
         assert [[_name(command) for command in pipeline] for pipeline in sent] == [["EVAL"]]
 
