@@ -41,7 +41,7 @@ def build_auth(settings: AccountSettings, redis: Redis, *, mailer: Mailer | None
     return AuthServices(
         settings=settings,
         sessions=SessionStore(redis, secret=settings.jwt_secret, ttl=settings.session_ttl,
-                              grace=settings.session_outage_grace),
+                              grace=settings.session_outage_grace, per_user=settings.sessions_per_user),
         verifications=VerificationStore(redis, ttl=settings.verification_ttl),
         throttle=LoginThrottle(redis, max_failures=settings.login_max_failures,
                                lock_seconds=settings.login_lock_seconds),

@@ -5,6 +5,10 @@ its id is listed in `user_sessions:{user_id}`. Both carry the session TTL and ar
 pipeline. Revoking a session deletes its hash, so a revoked token stops working at once even though
 its signature and expiry are still good.
 
+Each sign-in renews the list's TTL, so the list itself never expires while its user signs in: a sign-in
+therefore drops from it the ids whose hashes have expired, reading it in bounded steps (SSCAN), and past
+`per_user` live sessions revokes the oldest. The list stays as long as the sessions that are live.
+
 While Redis does not answer, a session this worker checked within the last `grace` seconds stays valid
 from memory, so a short outage signs nobody out; any other token cannot be checked, and the caller says
 so (SERVICE_UNAVAILABLE, never "not signed in"). Redis is always asked first: once it answers again, a
@@ -29,6 +33,7 @@ from telemetry import metrics
 
 # last_activity is refreshed at most this often, so a busy session does not cost a write per request
 ACTIVITY_RESOLUTION = 60
+PRUNE_STEP = 100  # ids of a user's session list read at a time (seed 004: a hundred elements a command)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,10 +47,12 @@ class SessionStore:
     # The clock the grace is measured on; a test moves it past the grace instead of waiting it out.
     clock: Callable[[], float] = staticmethod(time.monotonic)
 
-    def __init__(self, redis: Redis, *, secret: str, ttl: int, grace: float = 60.0, remembered: int = 10_000) -> None:
+    def __init__(self, redis: Redis, *, secret: str, ttl: int, grace: float = 60.0, remembered: int = 10_000,
+                 per_user: int = 50) -> None:
         self.redis = redis
         self.secret = secret
         self.ttl = ttl
+        self.per_user = per_user
         self.grace = grace
         self.remembered = remembered
         # token id -> (user id, when Redis last said it is valid), newest last; at most `remembered`
@@ -81,7 +88,32 @@ class SessionStore:
             pipe.sadd(keys.user_sessions(user_id), token_id)
             pipe.expire(keys.user_sessions(user_id), self.ttl)
             await pipe.execute()
+        await self._prune(user_id, keep=token_id)
         return Session(user_id=user_id, token=token, token_id=token_id)
+
+    async def _prune(self, user_id: int, *, keep: str) -> None:
+        """Drop the listed ids whose session has expired; past `per_user` live ones, revoke the oldest
+        (never `keep`, the session just made)."""
+        listed = keys.user_sessions(user_id)
+        live: list[tuple[int, str]] = []
+        cursor = 0
+        while True:
+            cursor, batch = await self.redis.sscan(listed, cursor, count=PRUNE_STEP)
+            ids = [tokens.as_text(m) for m in batch]
+            if ids:
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for token_id in ids:
+                        pipe.hget(keys.session(user_id, token_id), "created_at")
+                    created = await pipe.execute()
+                gone = [t for t, at in zip(ids, created, strict=True) if at is None]
+                if gone:
+                    await self.redis.srem(listed, *gone)
+                live += [(int(at), t) for t, at in zip(ids, created, strict=True) if at is not None and t != keep]
+            if not cursor:
+                break
+        excess = len(live) + 1 - self.per_user  # + 1: `keep`
+        for _, token_id in sorted(live)[:max(excess, 0)]:
+            await self.revoke(user_id, token_id)
 
     async def validate(self, token: str) -> Session | None:
         """The session of a token, or None: forged, expired, or revoked."""

@@ -409,6 +409,8 @@ class AccountSettings(_Group):
     session_cookie: str = "session_token"
     # While Redis does not answer, a session this worker checked this many seconds ago or less stays valid.
     session_outage_grace: float = 60.0
+    # Live sessions one account may hold; a sign-in past it revokes the oldest (auth/sessions.py).
+    sessions_per_user: int = Field(default=50, ge=1)
     cookie_secure: bool = False
     # The session cookie's SameSite: lax (sent to this API from its own site, subdomains included);
     # none when the web client runs on another site (needs COOKIE_SECURE=true: browsers refuse it otherwise).

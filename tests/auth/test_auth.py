@@ -344,3 +344,28 @@ async def test_session_reads_cost_no_sql_when_warm(client: Any, sql_counter: Any
 ])
 def test_slugs_are_transliterated(name: str, slug: str) -> None:
     assert slugify(name) == slug
+
+
+async def test_a_sign_in_prunes_expired_sessions_and_caps_the_live_ones(redis: Redis) -> None:
+    """`user_sessions:{id}` renews its TTL at every sign-in, so only pruning keeps it to the live sessions:
+    expired ids leave it, and past SESSIONS_PER_USER the oldest session is revoked."""
+    from auth.sessions import SessionStore
+
+    store = SessionStore(redis, secret="s" * 40, ttl=3600, per_user=3)
+    user = 900_000_000 + uuid.uuid4().int % 1_000_000
+    listed = keys.user_sessions(user)
+    first = await store.create(user, "u")
+    expired = await store.create(user, "u")
+    await redis.delete(keys.session(user, expired.token_id))  # its hash expired; its id stays listed
+    # 150 ids left from sessions long expired: more than one SSCAN step
+    await redis.sadd(listed, *[f"gone{n}" for n in range(150)])
+    second = await store.create(user, "u")
+    assert {tokens.as_text(m) for m in await redis.smembers(listed)} == {first.token_id, second.token_id}
+    for n, session in enumerate((first, second)):  # distinct creation times: the oldest is `first`
+        await redis.hset(keys.session(user, session.token_id), "created_at", str(1_000 + n))
+    third = await store.create(user, "u")
+    fourth = await store.create(user, "u")
+    assert {tokens.as_text(m) for m in await redis.smembers(listed)} == {
+        second.token_id, third.token_id, fourth.token_id}
+    assert await store.validate(first.token) is None  # revoked: the oldest past the cap
+    assert await store.validate(fourth.token) is not None and await store.validate(second.token) is not None
