@@ -41,11 +41,13 @@ class Family:
 
 
 async def family_stats(cache: Cache, *, progress: Callable[[int], None] | None = None,
-                       day: str | None = None) -> dict[str, Family]:
+                       day: str | None = None, state: bool = False) -> dict[str, Family]:
     """Keys, memory and TTLs per key family (SCAN, then MEMORY USAGE and TTL pipelined per batch of 100),
-    with the hit ratio of the value and response caches over all workers for one UTC day (today)."""
+    with the hit ratio of the value and response caches over all workers for one UTC day (today).
+    `state`: of the state's Redis instead (REDIS_STATE_URL: sessions, queues, live structures), which has
+    no hit ratio."""
     families: dict[str, Family] = {}
-    redis = cache.redis
+    redis = cache.state if state else cache.redis
     seen = 0
     batch: list[bytes] = []
 
@@ -78,6 +80,8 @@ async def family_stats(cache: Cache, *, progress: Callable[[int], None] | None =
             await measure()
     if batch:
         await measure()
+    if state:
+        return families
     day = day or datetime.now(UTC).strftime("%Y-%m-%d")
     counts = await redis.hgetall(keys.entity_stats(CACHE_READS, f"daily:{day}"))
     for raw_field, raw_count in counts.items():

@@ -1,6 +1,7 @@
 """`discours cache ...`: look at the cache and act on it from a shell.
 
-    stats        keys, memory and TTL spread per key family (SCAN, never KEYS), with today's hit ratio
+    stats        keys, memory and TTL spread per key family (SCAN, never KEYS), with today's hit ratio;
+                 a table for the state's Redis too (REDIS_STATE_URL)
     invalidate   an entity (author:5), a family (shouts), or everything (--all: the global epoch moves)
     precache     warm topics, communities and authors now, with a progress count
     revalidate   process the revalidation queue now, as the 5-minute loop would
@@ -53,22 +54,31 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from cache.inventory import age, family_stats
 
     async def work(deps: Any) -> int:
-        families = await family_stats(deps.cache, progress=_counting("keys scanned", args.quiet), day=args.day)
-        if not args.quiet:
-            sys.stderr.write("\n")
-        rows = sorted(families.items(), key=lambda item: -item[1].bytes)
-        print(f"{'family':<28} {'keys':>8} {'memory':>10} {'no ttl':>7} {'ttl min/median/max':>26} {'hit ratio':>9}")
-        for name, entry in rows:
-            spread = entry.ttl_spread()
-            ttls = " / ".join(age(t) for t in spread) if spread else "-"
-            ratio = f"{entry.hit_ratio:.1%}" if entry.hit_ratio is not None else "-"
-            print(f"{name:<28} {entry.keys:>8} {_size(entry.bytes):>10} {entry.no_ttl:>7} {ttls:>26} {ratio:>9}")
-        total_keys = sum(e.keys for e in families.values())
-        print(f"{len(families)} families, {total_keys} keys, {_size(sum(e.bytes for e in families.values()))}; "
-              "hit ratio: reads of today (UTC) over all workers")
+        two = deps.cache.state is not deps.cache.redis  # REDIS_STATE_URL: a table for each server
+        for state in (False, True) if two else (False,):
+            families = await family_stats(deps.cache, progress=_counting("keys scanned", args.quiet),
+                                          day=args.day, state=state)
+            if not args.quiet:
+                sys.stderr.write("\n")
+            if two:
+                print("state Redis (REDIS_STATE_URL)" if state else "cache Redis (REDIS_URL)")
+            _table(families, age)
         return 0
 
     return _run(work)
+
+
+def _table(families: dict[str, Any], age: Callable[[float], str]) -> None:
+    rows = sorted(families.items(), key=lambda item: -item[1].bytes)
+    print(f"{'family':<28} {'keys':>8} {'memory':>10} {'no ttl':>7} {'ttl min/median/max':>26} {'hit ratio':>9}")
+    for name, entry in rows:
+        spread = entry.ttl_spread()
+        ttls = " / ".join(age(t) for t in spread) if spread else "-"
+        ratio = f"{entry.hit_ratio:.1%}" if entry.hit_ratio is not None else "-"
+        print(f"{name:<28} {entry.keys:>8} {_size(entry.bytes):>10} {entry.no_ttl:>7} {ttls:>26} {ratio:>9}")
+    total_keys = sum(e.keys for e in families.values())
+    print(f"{len(families)} families, {total_keys} keys, {_size(sum(e.bytes for e in families.values()))}; "
+          "hit ratio: reads of today (UTC) over all workers")
 
 
 def _size(n: int) -> str:

@@ -24,9 +24,9 @@ from tests.conftest import TEST_DATABASE_URL
 from tests.live import ROOT
 
 
-def cache_cli(*args: str, redis_url: str | None) -> subprocess.CompletedProcess[str]:
+def cache_cli(*args: str, redis_url: str | None, state_url: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**BASE_ENV, "PYTHONPATH": str(ROOT), "DATABASE_URL": TEST_DATABASE_URL, "JWT_SECRET": "c" * 40,
-           **({"REDIS_URL": redis_url} if redis_url else {})}
+           **({"REDIS_URL": redis_url} if redis_url else {}), **({"REDIS_STATE_URL": state_url} if state_url else {})}
     return subprocess.run([sys.executable, "-m", "app.cli.commands", "cache", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=120)
 
@@ -85,6 +85,29 @@ async def test_precache_stats_inspect_and_invalidate(own_redis: tuple[str, Redis
 
     missing = cache_cli("inspect", "no:such:key", redis_url=url)
     assert missing.returncode == 1 and json.loads(missing.stdout) == {"key": "no:such:key", "exists": False}
+
+
+async def test_stats_show_the_state_redis_too(own_redis: tuple[str, Redis]) -> None:
+    """With REDIS_STATE_URL, sessions, queues and live structures live on a second Redis: stats has a table
+    for each server, each with the families it holds."""
+    url, redis = own_redis
+    state_url = url.removesuffix("/0") + "/1"  # another keyspace of the test's server, as a second Redis
+    state = make_redis(state_url)
+    await state.flushdb()
+    await state.hset("session:{5}:abc", "user_id", "5")
+    await state.expire("session:{5}:abc", 600)
+    await redis.set("author:id:77", "x", ex=600)
+    try:
+        result = cache_cli("stats", redis_url=url, state_url=state_url)
+    finally:
+        await state.flushdb()
+        await state.aclose()
+    assert result.returncode == 0, result.stderr
+    cache_part, state_part = result.stdout.split("state Redis (REDIS_STATE_URL)\n")
+    assert cache_part.startswith("cache Redis (REDIS_URL)\n")
+    state_rows = {line.split()[0]: line.split() for line in state_part.splitlines()[1:-1]}
+    assert state_rows["session"][1] == "1" and "author:id" not in state_rows
+    assert "author:id" in cache_part and "session " not in cache_part
 
 
 async def test_revalidate_processes_the_queue_now(own_redis: tuple[str, Redis]) -> None:
