@@ -1,9 +1,9 @@
 """The seed's named invalidation functions (seed 002 "Система инвалидации кеша"), on generation tags.
 
 Point invalidation bumps an entity's tag (O(1), no key lookup); family invalidation bumps a family tag.
-The triggers call nothing here directly — they compute tags from rows — but admin tools, scripts and
-tests use these names. `invalidate_cache_by_prefix` is the one place that walks keys: SCAN and UNLINK
-in batches of at most 100 (seed 004), for admin tools only, never on the request path.
+The triggers call nothing here directly — they compute tags from rows — and scripts use these names.
+`invalidate_cache_by_prefix` is the one place that walks keys: SCAN and UNLINK in batches of at most 100
+(seed 004), for `discours cache invalidate --prefix` only, never on the request path.
 """
 
 from __future__ import annotations

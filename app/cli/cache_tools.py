@@ -2,7 +2,9 @@
 
     stats        keys, memory and TTL spread per key family (SCAN, never KEYS), with today's hit ratio;
                  a table for the state's Redis too (REDIS_STATE_URL)
-    invalidate   an entity (author:5), a family (shouts), or everything (--all: the global epoch moves)
+    invalidate   an entity (author:5); a family (authors: its entities and its lists, as a bulk change of
+                 every row of the kind would); every key under a prefix (--prefix author:id:, unlinked);
+                 or everything (--all: the global epoch moves)
     precache     warm topics, communities and authors now, with a progress count
     revalidate   process the revalidation queue now, as the 5-minute loop would
     inspect KEY  a key's type, TTL and size; for a cached value its data, its stamp and whether it is valid
@@ -96,12 +98,12 @@ def invalidation_tags(args: argparse.Namespace) -> list[str]:
         return [keys.GLOBAL_TAG]
     if args.target is None:
         raise SettingsError("say what to invalidate: an entity (author:5), a family "
-                            f"({', '.join(FAMILIES)}) or --all")
+                            f"({', '.join(FAMILIES)}), --prefix PREFIX or --all")
     kind, _, entity_id = args.target.partition(":")
     if not entity_id:
         if kind not in FAMILIES:
             raise SettingsError(f"{kind!r} is not a family; one of {', '.join(FAMILIES)}")
-        return [kind]
+        return family_tags(kind)
     if kind not in ENTITY_TAGS or not entity_id.isdigit():
         raise SettingsError(f"{args.target!r}: an entity is kind:id with kind one of {', '.join(ENTITY_TAGS)}")
     tag_of = {"author": keys.tag_author, "topic": keys.tag_topic, "community": keys.tag_community,
@@ -114,7 +116,20 @@ def invalidation_tags(args: argparse.Namespace) -> list[str]:
     return tags
 
 
+def family_tags(family: str) -> list[str]:
+    """What rows of every member of a family fixed in SQL make wrong: what a bulk change of the kind's
+    table invalidates (triggers/rules.py `BULK`), its entities with its lists."""
+    from orm import Author, Collection, Community, Invite, Notification, Reaction, Shout, Topic
+    from triggers.rules import BULK
+
+    models = {"shouts": Shout, "authors": Author, "topics": Topic, "communities": Community, "reactions": Reaction,
+              "collections": Collection, "invites": Invite, "notifications": Notification}
+    return list(BULK[models[family]])
+
+
 def cmd_invalidate(args: argparse.Namespace) -> int:
+    if args.prefix is not None:
+        return _run(lambda deps: _unlink_prefix(deps, args.prefix))
     tags = invalidation_tags(args)
 
     async def work(deps: Any) -> int:
@@ -125,6 +140,17 @@ def cmd_invalidate(args: argparse.Namespace) -> int:
         return 0
 
     return _run(work)
+
+
+async def _unlink_prefix(deps: Any, prefix: str) -> int:
+    from cache.invalidation import invalidate_cache_by_prefix
+
+    try:
+        removed = await invalidate_cache_by_prefix(deps.cache, prefix)
+    except ValueError as exc:
+        raise SettingsError(f"--prefix {prefix!r}: {exc}") from None
+    print(f"unlinked {removed} keys under {prefix}")
+    return 0
 
 
 def cmd_precache(args: argparse.Namespace) -> int:
@@ -178,6 +204,8 @@ def add_parser(sub: Any) -> None:
     invalidate.add_argument("target", nargs="?", help=f"kind:id ({', '.join(ENTITY_TAGS)}) or a family "
                             f"({', '.join(FAMILIES)})")
     invalidate.add_argument("--all", action="store_true", help="everything (moves the global epoch)")
+    invalidate.add_argument("--prefix", help="unlink every cached key under this prefix (SCAN and UNLINK in "
+                            "batches of 100; sessions, accounts' secrets, settings and generations refused)")
     invalidate.set_defaults(func=cmd_invalidate)
 
     precache = commands.add_parser("precache", help="warm topics, communities and authors now")

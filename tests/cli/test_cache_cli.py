@@ -79,9 +79,18 @@ async def test_precache_stats_inspect_and_invalidate(own_redis: tuple[str, Redis
     assert inspect("author:id:1", url)["valid"] is False
     assert inspect("author:id:2", url)["valid"] is True
     assert cache_cli("invalidate", "authors", redis_url=url).returncode == 0
+    assert inspect("author:id:2", url)["valid"] is False  # a family is its entities too, not its lists only
     assert inspect("topic:id:1", url)["valid"] is True  # a family of authors spares topics
     assert cache_cli("invalidate", "--all", redis_url=url).returncode == 0
     assert inspect("topic:id:1", url)["valid"] is False
+
+    topics = len([k async for k in redis.scan_iter(match="topic:id:*", count=100)])
+    assert topics > 0
+    unlinked = cache_cli("invalidate", "--prefix", "topic:id:", redis_url=url)
+    assert unlinked.returncode == 0 and f"unlinked {topics} keys" in unlinked.stdout, unlinked
+    assert [k async for k in redis.scan_iter(match="topic:id:*")] == [] and inspect("author:id:2", url)["exists"]
+    refused = cache_cli("invalidate", "--prefix", "session:", redis_url=url)
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
 
     missing = cache_cli("inspect", "no:such:key", redis_url=url)
     assert missing.returncode == 1 and json.loads(missing.stdout) == {"key": "no:such:key", "exists": False}
