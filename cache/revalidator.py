@@ -2,17 +2,21 @@
 batches instead of on every write.
 
 Every worker marks entities in Redis (`revalidation:batch:{entity_type}` sets, so the queue is shared);
-every `interval` seconds one worker, holding `lock:revalidation`, takes each batch atomically and:
+every `interval` seconds one worker, holding `lock:revalidation`, moves each type's marks into its
+processing set (SPOP, a step of `STEP` at a time) and handles that set in chunks of `STEP` (SRANDMEMBER,
+then SREM once handled), so no command or reply grows with the queue:
 
-- authors, topics, communities: recomputes and re-caches each marked entity (hot entries never go cold)
-  and recounts its live counters from SQL, which corrects any drift;
-- shouts and reactions: fewer than `threshold` marked items one by one; on reaching it the collections are
-  invalidated instead; the marked shouts' counters are recounted in one statement either way;
+- authors, topics, communities: a chunk's entities are recomputed and re-cached together (hot entries
+  never go cold) and their live counters recounted from SQL in one batch, which corrects any drift;
+- shouts and reactions: a round of fewer than `threshold` marked items one by one; on reaching it the
+  collections are invalidated instead; the marked shouts' counters are recounted a chunk at a time;
 - the id `all` invalidates every cached entity of the type.
 
-Marks that arrive while a batch runs go to a fresh set and wait for the next round. A batch that a
-crashed worker left half done is picked up again. Redis errors are logged and retried on the next
-round: the loop never dies of one.
+The lock is renewed after every chunk; a worker that finds it lost (its TTL ran out, another took it)
+stops the round there, and what it left in the processing set is the next holder's. Marks that arrive
+while a round runs wait in the waiting set for the next one. A batch that a crashed worker left half
+done is picked up again. Redis errors are logged and retried on the next round: the loop never dies of
+one.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterable
+from typing import cast
 
 from redis.exceptions import RedisError
 from sqlalchemy import select
@@ -41,7 +46,8 @@ log = logging.getLogger(__name__)
 CACHE_REVALIDATION_INTERVAL = 300
 BATCH_THRESHOLD = 10
 ENTITY_TYPES = ("author", "topic", "community", "shout", "reaction")
-ONE_BY_ONE = ("author", "topic", "community")
+RECOMPUTED = ("author", "topic", "community")  # re-cached with their counters; the others by threshold
+STEP = 100  # marks moved, and handled, at a time (seed 004: a hundred elements a command)
 FAMILY = {"shout": keys.TAG_SHOUTS, "reaction": keys.TAG_REACTIONS, "author": keys.TAG_AUTHORS,
           "topic": keys.TAG_TOPICS, "community": keys.TAG_COMMUNITIES}
 
@@ -51,7 +57,7 @@ _TAKE_BATCH = load_lua("revalidation_batch")
 class CacheRevalidationManager:
     def __init__(self, cache: Cache, db: SessionFactory, live: LiveStore, *,
                  interval: float = CACHE_REVALIDATION_INTERVAL, threshold: int = BATCH_THRESHOLD,
-                 lock_ttl_ms: int = 120_000) -> None:
+                 lock_ttl_ms: int = 120_000, step: int = STEP) -> None:
         self.cache = cache
         # The marks, the batches and the lock live on the state Redis: an evicting cache Redis would drop
         # marked work.
@@ -60,6 +66,7 @@ class CacheRevalidationManager:
         self.live = live
         self.threshold = threshold
         self.lock_ttl_ms = lock_ttl_ms
+        self.step = step
         self._loop = Periodic("cache revalidation", interval, self.process_revalidation)
         self.rounds = 0
 
@@ -94,37 +101,57 @@ class CacheRevalidationManager:
         handled: dict[str, int] = {}
         try:
             for entity_type in ENTITY_TYPES:
-                ids = await self._take(entity_type)
-                if ids:
-                    with metrics.REVALIDATION_BATCH_SECONDS.labels(entity_type).time():
-                        await self._revalidate(entity_type, ids)
-                    metrics.REVALIDATED.labels(entity_type).inc(len(ids))
-                    await self._redis.delete(keys.revalidation_processing(entity_type))
-                    handled[entity_type] = len(ids)
+                count = await self._round_of(entity_type, lock)
+                if count is None:
+                    log.warning("the revalidation lock ran out during a round; the next holder goes on")
+                    break
+                if count:
+                    handled[entity_type] = count
         finally:
             with contextlib.suppress(RedisError):
                 await lock.release()
         self.rounds += 1
         return handled
 
-    async def _take(self, entity_type: str) -> list[str]:
-        members = await self._redis.eval(_TAKE_BATCH, 2, keys.revalidation_batch(entity_type),
-                                         keys.revalidation_processing(entity_type))
+    async def _round_of(self, entity_type: str, lock: RedisLock) -> int | None:
+        """Every mark of a type handled, a chunk at a time: how many (None: the lock was lost meanwhile)."""
+        processing = keys.revalidation_processing(entity_type)
+        while await self._redis.eval(_TAKE_BATCH, 2, keys.revalidation_batch(entity_type), processing,
+                                     self.step) == self.step:
+            pass
+        bulk = await self._redis.scard(processing) >= self.threshold  # seed 002: a round *reaching* it
+        handled = 0
+        while chunk := await self._chunk(processing):
+            with metrics.REVALIDATION_BATCH_SECONDS.labels(entity_type).time():
+                everything = await self._revalidate(entity_type, chunk, bulk=bulk)
+            metrics.REVALIDATED.labels(entity_type).inc(len(chunk))
+            handled += len(chunk)
+            if everything:  # `all` covers whatever else is marked
+                handled += await self._redis.scard(processing) - len(chunk)
+                await self._redis.delete(processing)
+            else:
+                await self._redis.srem(processing, *chunk)
+            if not await lock.extend():
+                return None
+        return handled
+
+    async def _chunk(self, processing: str) -> list[str]:
+        """Up to `step` marks of the processing set, in order (the same marks until they are removed)."""
+        members = cast("list[bytes | str]", await self._redis.srandmember(processing, self.step))
         return sorted(m.decode() if isinstance(m, bytes) else m for m in members)
 
-    async def _revalidate(self, entity_type: str, ids: list[str]) -> None:
+    async def _revalidate(self, entity_type: str, ids: list[str], *, bulk: bool) -> bool:
+        """One chunk of marks; True when it held `all` (every entity of the type invalidated)."""
         if "all" in ids:
             await self.cache.invalidate_tags([keys.tag_entities(entity_type), FAMILY[entity_type]])
-            return
+            return True
         numeric = [int(i) for i in ids if i.isdigit()]
-        if entity_type in ONE_BY_ONE:
-            for entity_id in numeric:  # one by one: a slow entity does not hold up a whole batch query
-                await self._recompute(entity_type, entity_id)
-            return
+        if entity_type in RECOMPUTED:
+            await self._recompute(entity_type, numeric)
+            return False
         if entity_type == "shout":
-            for start in range(0, len(numeric), 100):  # seed 004: batches of at most 100
-                await get_counters("shout", numeric[start:start + 100], live=self.live, db=self.db, refresh=True)
-        if len(numeric) >= self.threshold:  # seed 002: on *reaching* the threshold
+            await get_counters("shout", numeric, live=self.live, db=self.db, refresh=True)
+        if bulk:
             tags = [FAMILY[entity_type]]
             if entity_type == "shout":
                 tags += [ENTITY_KINDS["shout"].tag_of(i) for i in numeric]
@@ -132,18 +159,22 @@ class CacheRevalidationManager:
                 tags.append(keys.tag_entities("reaction"))
             await self.cache.invalidate_tags(tags)
         elif entity_type == "shout":
-            for entity_id in numeric:
-                await self._recompute("shout", entity_id)
+            for entity_id in numeric:  # below the threshold: each re-cached, the collections left alone
+                await self._recompute("shout", [entity_id])
         else:
             await self._revalidate_reactions(numeric)
+        return False
 
-    async def _recompute(self, entity_type: str, entity_id: int) -> None:
-        """New counters for one entity: its tag moves (so whole responses built on the old numbers are
-        refreshed too), then it is recomputed and re-cached at once, so a hot entry never goes cold."""
-        await self.cache.invalidate_tags([ENTITY_KINDS[entity_type].tag_of(entity_id)])
-        await get_cached_entities(entity_type, [entity_id], cache=self.cache, db=self.db, force=True)
-        if entity_type != "shout":  # marked shouts are recounted in one batch
-            await get_counters(entity_type, [entity_id], live=self.live, db=self.db, refresh=True)
+    async def _recompute(self, entity_type: str, ids: list[int]) -> None:
+        """New counters for these entities: their tags move (so whole responses built on the old numbers
+        are refreshed too), then they are recomputed and re-cached at once, in one batch, so a hot entry
+        never goes cold."""
+        if not ids:
+            return
+        await self.cache.invalidate_tags([ENTITY_KINDS[entity_type].tag_of(i) for i in ids])
+        await get_cached_entities(entity_type, ids, cache=self.cache, db=self.db, force=True)
+        if entity_type != "shout":  # marked shouts are recounted with their chunk
+            await get_counters(entity_type, ids, live=self.live, db=self.db, refresh=True)
 
     async def _revalidate_reactions(self, ids: list[int]) -> None:
         """A reaction's numbers live in its shout's reaction lists: refresh those lists."""

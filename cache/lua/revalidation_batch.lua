@@ -1,10 +1,8 @@
--- The waiting marks moved into the processing set (cache/revalidator.py), joining a batch a crashed worker
--- left behind.
+-- Waiting marks moved into the processing set (cache/revalidator.py), at most a step of them per call, so
+-- that no reply and no command grows with the queue; they join a batch a crashed worker left behind.
 -- KEYS: the waiting marks, the processing set.
--- ARGV: none.
--- Returns the processing set's members.
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  redis.call('SUNIONSTORE', KEYS[2], KEYS[2], KEYS[1])
-  redis.call('DEL', KEYS[1])
-end
-return redis.call('SMEMBERS', KEYS[2])
+-- ARGV: the most marks to move.
+-- Returns how many moved (fewer than asked: the waiting set is empty).
+local moved = redis.call('SPOP', KEYS[1], ARGV[1])
+if #moved > 0 then redis.call('SADD', KEYS[2], unpack(moved)) end
+return #moved

@@ -10,6 +10,7 @@ from cache import keys
 from cache.lua import load_lua
 
 _RELEASE = load_lua("lock_release")
+_EXTEND = load_lua("lock_extend")
 
 
 class RedisLock:
@@ -24,3 +25,7 @@ class RedisLock:
 
     async def release(self) -> None:
         await self.redis.eval(_RELEASE, 1, self.key, self.token)
+
+    async def extend(self) -> bool:
+        """A full TTL again from now, if the lock is still ours (False: it expired and may be another's)."""
+        return bool(await self.redis.eval(_EXTEND, 1, self.key, self.token, self.ttl_ms))

@@ -83,9 +83,9 @@ async def test_marks_during_processing_wait_for_the_next_round(deps: Deps, redis
     await manager.mark_for_revalidation(1, "topic")
     original = manager._revalidate
 
-    async def revalidate_and_meanwhile_mark(entity_type: str, ids: list[str]) -> None:
+    async def revalidate_and_meanwhile_mark(entity_type: str, ids: list[str], **how: Any) -> bool:
         await manager.mark_for_revalidation(2, "topic")  # arrives while the batch runs
-        await original(entity_type, ids)
+        return await original(entity_type, ids, **how)
 
     monkeypatch.setattr(manager, "_revalidate", revalidate_and_meanwhile_mark)
     assert await manager.process_revalidation() == {"topic": 1}
@@ -434,13 +434,13 @@ async def test_the_revalidation_and_precache_locks_expire(deps: Deps, redis: Red
     revalidator = deps.revalidator
     assert revalidator is not None
     seen: dict[str, int] = {}
-    take = revalidator._take
+    take = revalidator._round_of
 
-    async def noting_take(entity_type: str) -> list[str]:
+    async def noting_take(entity_type: str, lock: Any) -> int | None:
         seen.setdefault("revalidation", await redis.pttl(keys.lock("revalidation")))
-        return await take(entity_type)
+        return await take(entity_type, lock)
 
-    monkeypatch.setattr(revalidator, "_take", noting_take)
+    monkeypatch.setattr(revalidator, "_round_of", noting_take)
     await revalidator.mark_for_revalidation(5, "author")
     await revalidator.process_revalidation()
     entities = cache.precache.get_cached_entities
@@ -489,3 +489,64 @@ async def test_a_loop_stops_even_when_its_round_swallows_the_cancellation() -> N
     await asyncio.wait_for(loop.stop(), 10)
     # Before the fix the loop went on to a second round, where only stop() being given up on ended it.
     assert swallowed and loop.failed == 1 and len(rounds) == 1 and not loop.running
+
+
+async def test_a_round_handles_its_marks_in_bounded_chunks(deps: Deps, redis: Redis,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seed 004: no command and no reply grows with the queue; 250 marks are moved and handled a hundred
+    at a time, every one of them handled once."""
+    manager = deps.revalidator
+    assert manager is not None
+    chunks: list[list[str]] = []
+    original = manager._revalidate
+
+    async def noting(entity_type: str, ids: list[str], **how: Any) -> bool:
+        chunks.append(ids)
+        return await original(entity_type, ids, **how)
+
+    monkeypatch.setattr(manager, "_revalidate", noting)
+    await manager.mark_many([("topic", str(900_000 + i)) for i in range(250)])
+    assert await manager.process_revalidation() == {"topic": 250}
+    assert [len(c) for c in chunks] == [100, 100, 50]  # on one SMEMBERS of everything: [250]
+    assert sorted(i for c in chunks for i in c) == sorted(str(900_000 + i) for i in range(250))
+    assert not await redis.exists(keys.revalidation_processing("topic"), keys.revalidation_batch("topic"))
+
+
+async def test_authors_are_recomputed_in_one_batch_whatever_their_number(deps: Deps, sql_counter: Any) -> None:
+    manager = deps.revalidator
+    assert manager is not None
+    counts = []
+    for many in (3, 30):
+        await manager.mark_many([("author", str(i)) for i in range(1, many + 1)])
+        sql_counter.reset()
+        assert await manager.process_revalidation() == {"author": many}
+        counts.append(sql_counter.count)
+    assert counts[0] == counts[1]  # one by one: ten times the statements for ten times the authors
+
+
+async def test_the_lock_is_renewed_through_a_long_round_and_a_lost_one_stops_it(
+        deps: Deps, redis: Redis, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = CacheRevalidationManager(deps.cache, deps.db, deps.live, lock_ttl_ms=300, step=1)
+    second = CacheRevalidationManager(deps.cache, deps.db, deps.live)
+    original = first._revalidate
+
+    async def slow(entity_type: str, ids: list[str], **how: Any) -> bool:
+        await asyncio.sleep(0.15)  # four chunks: the round outlasts the lock's 300 ms by far
+        return await original(entity_type, ids, **how)
+
+    monkeypatch.setattr(first, "_revalidate", slow)
+    await first.mark_many([("topic", str(i)) for i in range(1, 5)])
+    round_ = asyncio.create_task(first.process_revalidation())
+    await asyncio.sleep(0.45)
+    assert await second.process_revalidation() == {}  # renewed: still the first's (without renewal: a redo)
+    assert await round_ == {"topic": 4}
+
+    async def losing(entity_type: str, ids: list[str], **how: Any) -> bool:
+        await redis.delete(keys.lock("revalidation"))  # its TTL ran out, another took it
+        return await original(entity_type, ids, **how)
+
+    monkeypatch.setattr(first, "_revalidate", losing)
+    await first.mark_many([("topic", str(i)) for i in range(1, 5)])
+    assert await first.process_revalidation() == {}  # stopped after the chunk it had begun
+    assert await redis.scard(keys.revalidation_processing("topic")) == 3  # left for the next holder
+    assert await second.process_revalidation() == {"topic": 3}
