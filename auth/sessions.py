@@ -29,11 +29,11 @@ from redis.exceptions import RedisError
 
 from auth import tokens
 from cache import keys
+from cache.redis.limits import BATCH
 from telemetry import metrics
 
 # last_activity is refreshed at most this often, so a busy session does not cost a write per request
 ACTIVITY_RESOLUTION = 60
-PRUNE_STEP = 100  # ids of a user's session list read at a time (seed 004: a hundred elements a command)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +98,7 @@ class SessionStore:
         live: list[tuple[int, str]] = []
         cursor = 0
         while True:
-            cursor, batch = await self.redis.sscan(listed, cursor, count=PRUNE_STEP)
+            cursor, batch = await self.redis.sscan(listed, cursor, count=BATCH)
             ids = [tokens.as_text(m) for m in batch]
             if ids:
                 async with self.redis.pipeline(transaction=False) as pipe:

@@ -21,7 +21,8 @@ from redis.exceptions import RedisError
 from ambient import RIDING_FILLS
 from cache import keys
 from cache.generations import Generations
-from cache.redis.client import BATCH, queue_set
+from cache.redis.client import queue_set
+from cache.redis.limits import BATCH
 from cache.stamps import encode
 
 if TYPE_CHECKING:

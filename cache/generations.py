@@ -22,7 +22,8 @@ from redis.exceptions import RedisError
 
 from cache import keys, response_capture
 from cache.containment import LostWrites
-from cache.redis.client import BATCH, cannot_serve, is_cluster, queue_script, queue_set, script_reply
+from cache.redis.client import cannot_serve, is_cluster, queue_script, queue_set, script_reply
+from cache.redis.limits import BATCH
 from cache.refresh import GRACED_TAGS_MOST, Refreshing, refreshing_now
 from telemetry import metrics
 

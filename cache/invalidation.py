@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from cache import keys
+from cache.redis.limits import BATCH
 from cache.store import Cache
-
-SCAN_BATCH = 100
 
 
 async def invalidate_authors_cache(cache: Cache, author_id: int | None = None) -> None:
@@ -51,9 +50,9 @@ async def invalidate_cache_by_prefix(cache: Cache, prefix: str) -> int:
         raise ValueError("refusing to unlink this prefix")
     removed = 0
     batch: list[bytes] = []
-    async for key in cache.redis.scan_iter(match=prefix + "*", count=SCAN_BATCH):
+    async for key in cache.redis.scan_iter(match=prefix + "*", count=BATCH):
         batch.append(key)
-        if len(batch) >= SCAN_BATCH:
+        if len(batch) >= BATCH:
             removed += await cache.redis.unlink(*batch)
             batch.clear()
     if batch:

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from cache import keys
-from cache.redis.client import BATCH
+from cache.redis.limits import BATCH
 from cache.redis_metrics import CACHE_READS
 from cache.response.responses import as_bytes, gunzip
 from cache.stamps import decode, parse_stamp

@@ -22,7 +22,7 @@ from redis.exceptions import RedisError
 
 from cache import keys
 from cache.periodic import Periodic
-from cache.redis.client import BATCH
+from cache.redis.limits import BATCH
 from cache.store import Cache
 from telemetry import metrics
 

@@ -3,7 +3,7 @@ batches instead of on every write.
 
 Every worker marks entities in Redis (`revalidation:batch:{entity_type}` sets, so the queue is shared);
 every `interval` seconds one worker, holding `lock:revalidation`, moves each type's marks into its
-processing set (SPOP, a step of `STEP` at a time) and handles that set in chunks of `STEP` (SRANDMEMBER,
+processing set (SPOP, a step of `BATCH` at a time) and handles that set in chunks of `BATCH` (SRANDMEMBER,
 then SREM once handled), so no command or reply grows with the queue:
 
 - authors, topics, communities: a chunk's entities are recomputed and re-cached together (hot entries
@@ -35,6 +35,7 @@ from cache.live.counters import get_counters
 from cache.live.structures import LiveStore
 from cache.lua import load_lua
 from cache.periodic import Periodic
+from cache.redis.limits import BATCH
 from cache.redis.locks import RedisLock
 from cache.store import Cache
 from orm import Reaction
@@ -47,7 +48,6 @@ CACHE_REVALIDATION_INTERVAL = 300
 BATCH_THRESHOLD = 10
 ENTITY_TYPES = ("author", "topic", "community", "shout", "reaction")
 RECOMPUTED = ("author", "topic", "community")  # re-cached with their counters; the others by threshold
-STEP = 100  # marks moved, and handled, at a time (seed 004: a hundred elements a command)
 FAMILY = {"shout": keys.TAG_SHOUTS, "reaction": keys.TAG_REACTIONS, "author": keys.TAG_AUTHORS,
           "topic": keys.TAG_TOPICS, "community": keys.TAG_COMMUNITIES}
 
@@ -57,7 +57,7 @@ _TAKE_BATCH = load_lua("revalidation_batch")
 class CacheRevalidationManager:
     def __init__(self, cache: Cache, db: SessionFactory, live: LiveStore, *,
                  interval: float = CACHE_REVALIDATION_INTERVAL, threshold: int = BATCH_THRESHOLD,
-                 lock_ttl_ms: int = 120_000, step: int = STEP) -> None:
+                 lock_ttl_ms: int = 120_000, step: int = BATCH) -> None:
         self.cache = cache
         # The marks, the batches and the lock live on the state Redis: an evicting cache Redis would drop
         # marked work.

@@ -34,7 +34,8 @@ from cache.containment import LOST_WRITE_WAIT, UNREACHABLE_WRITE_WAIT
 from cache.fills import DEFAULT_TTL, MISSING_TTL, Fill, Fills, Lease
 from cache.generations import GENERATION_TTL, CacheStats
 from cache.lua import load_lua
-from cache.redis.client import BATCH, guard_of, is_cluster, queue_script, script_reply
+from cache.redis.client import guard_of, is_cluster, queue_script, script_reply
+from cache.redis.limits import BATCH
 from cache.refresh import END_GRACES, GRACE_BUMP
 from cache.stamps import KeptDecoded, json_of, stamp_parts
 from telemetry import metrics

@@ -5,6 +5,7 @@
 - `seam`: every use of redis-py's and fakeredis' internals, each fenced by a canary test
 - `coalesce`: commands of one moment sent together (auto-pipelining)
 - `locks`: `lock:*`, released only by its owner
+- `limits`: seed 004's bound on one call (`BATCH`)
 
 It knows key names (`cache.keys`) and nothing else of the cache.
 """

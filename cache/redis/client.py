@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from config.settings import RedisSettings
 
 from cache.redis.coalesce import Coalescer, batchable
+from cache.redis.limits import BATCH
 from cache.redis.seam import (
     checked_on_connect,
     connect_cluster_nodes_with,
@@ -63,8 +64,6 @@ from telemetry import metrics
 
 log = logging.getLogger(__name__)
 
-# Seed 004: at most this many keys in one command and commands in one pipeline.
-BATCH = 100
 POOL_WAIT = 2.0  # seconds a command may wait for a free connection
 # What a Redis call may raise: a cluster client's errors do not derive from RedisError.
 REDIS_ERRORS: tuple[type[Exception], ...] = (RedisError, RedisClusterException)
@@ -310,7 +309,7 @@ def clients_of(settings: RedisSettings, guard: RedisGuard,
 
 
 def make_redis(url: str | None, *, max_connections: int = 64, guard: RedisGuard | None = None,
-               cluster: bool = False, coalesce: bool = True, coalesce_max_commands: int = 100,
+               cluster: bool = False, coalesce: bool = True, coalesce_max_commands: int = BATCH,
                on_connect: Callable[[Any], Awaitable[Any]] | None = None) -> Redis:
     """A client whose calls pass `guard` (a new one when not given: share one between the clients of a
     process so that they agree on whether Redis answers). `cluster`: `url` names any node of a Redis

@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ambient import SENT_AT_ONCE
+from cache.redis.limits import BATCH
 from cache.redis.seam import Command, HeldConnections, execute_pipelined
 
 QUIET_TURNS = 2  # turns of the loop with no new command after which the queue is sent
@@ -101,7 +102,7 @@ class Coalescer:
     """The queue of one client (its connection pool and reply callbacks are the batch's). `max_commands`:
     the most a round trip carries (REDIS_COALESCE_MAX_COMMANDS)."""
 
-    def __init__(self, client: Any, max_commands: int = 100) -> None:
+    def __init__(self, client: Any, max_commands: int = BATCH) -> None:
         self._client = client
         self.max_commands = max_commands
         self._open: Batch | None = None  # the batch new commands join, until it is sent or full

@@ -19,7 +19,8 @@ from app.main import create_app
 from cache import entities, keys, store
 from cache.fills import Lease
 from cache.generations import CacheStats
-from cache.redis.client import BATCH, RedisUnavailable, make_redis
+from cache.redis.client import RedisUnavailable, make_redis
+from cache.redis.limits import BATCH
 from cache.stamps import KeptDecoded, capture_stamp, parse_stamp, stamp_parts
 from cache.store import MISSING, Cache
 from devtools.services import RedisServer

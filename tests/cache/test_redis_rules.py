@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from cache.redis.client import BATCH
+from cache.redis.limits import BATCH
 from cache.store import MISSING, Cache
 from tests.helpers import pipelines_sent
 
