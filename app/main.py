@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
+import time
 from collections.abc import AsyncIterator, Sequence
 
 import anyio
@@ -171,6 +172,14 @@ def wire(settings: Settings, engine: AsyncEngine, cache: Cache, *, auth: AuthSer
     return deps
 
 
+async def sweep_pending(deps: Deps) -> None:
+    """Queue again, from the database, every message the delayed queue should hold (the queue's rule,
+    cache/messaging/delayed.py): scheduled drafts, and the current window's digests where they are sent."""
+    await scheduled.sweep(deps)
+    if digests.DIGEST in deps.delayed.handlers:
+        await digests.sweep(deps, time.time())
+
+
 async def _anywhere() -> int:
     """The floor of a replica-unaware server (REPLICA_FLOOR=off): any replica has replayed position 0."""
     return 0
@@ -198,11 +207,11 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
                 await own.routing.check()
                 own.routing.start()
             await own.views.start()
-            sweeper = Periodic("scheduled drafts sweep", settings.queue_sweep_interval, lambda: scheduled.sweep(own))
+            sweeper = Periodic("pending messages sweep", settings.queue_sweep_interval, lambda: sweep_pending(own))
             try:
-                await scheduled.sweep(own)
+                await sweep_pending(own)
             except RedisError as exc:  # the periodic sweep catches up when Redis is back
-                log.warning("scheduled drafts sweep failed at start: %s", exc)
+                log.warning("pending messages sweep failed at start: %s", exc)
             own.delayed.start(settings.queue_poll_interval)
             sweeper.start()
             redis_metrics = RedisMetrics(own.cache, interval=settings.metrics_flush_interval)

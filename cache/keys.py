@@ -264,7 +264,8 @@ def comment_replies(comment_id: int, order: str = "") -> str:
 
 
 # --- the delayed queue (seed 001) ---------------------------------------------------------------------
-# Every family is bounded: messages leave the queue when handled or parked, the parked set is trimmed.
+# Every family is bounded: the queue and its leased set hold at most QUEUE_MAX_QUEUED messages together, the
+# parked set at most QUEUE_PARKED_CAP (seed 004: 5,000 each), the two hashes one field per message in them.
 # The five keys of a queue meet in its scripts: the queue's name is their hash tag.
 
 def delayed_queue(name: str) -> str:

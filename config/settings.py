@@ -278,14 +278,18 @@ class QueueSettings(_Group):
     # The delayed queue (scheduled publication): polled every this many seconds, taken this many at a
     # time; a consumer that holds a message longer than the lease is taken for dead and the message
     # handed to another; a failing message is retried after backoff·2^(attempt-1) seconds (at most an
-    # hour) and parked after this many attempts; at most this many parked messages are kept.
+    # hour) and parked after this many attempts. At most this many messages are queued (leased ones
+    # included) and at most this many parked (seed 004: a sorted set of at most 5,000); what finds the
+    # queue full waits in the database for the sweep.
     queue_poll_interval: float = 1.0
     queue_batch: int = 100
     queue_lease: int = 60
     queue_backoff: float = 5.0
     queue_max_attempts: int = 5
-    queue_parked_cap: int = 10_000
-    # Scheduled drafts are re-queued from the database this often (a Redis that lost its queue).
+    queue_max_queued: int = Field(default=5000, ge=1)
+    queue_parked_cap: int = Field(default=5000, ge=1)
+    # Pending messages (scheduled drafts, the current window's digests) are queued again from the
+    # database this often, and at start: a full queue, or a Redis that lost its data, loses none.
     queue_sweep_interval: int = 600
     # An author notified directly gets at most one digest mail per this many seconds, when it ends.
     notification_digest_window: int = 3600

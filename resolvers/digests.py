@@ -6,6 +6,12 @@ window ends: the queue keeps the first (ZADD NX), so a busy hour is one message,
 When it is due, the author gets one mail listing what they have not seen since the window began, if
 anything, and if their address is verified. Followers of a discussion are not sent digests: one comment
 would otherwise queue a message for each of thousands of followers; they have the in-app list.
+
+The database says which digests are pending: the authors notified directly since the current window
+began (a new follower; a comment on their shout, or an answer to their comment). `sweep` queues them
+again, so a Redis that lost its queue, or a queue that was full, loses no digest. Only the current
+window: a past window's message was due already and may have been mailed, and mailing it twice is worse
+than the loss of the few seconds between a window's end and its digest.
 """
 
 from __future__ import annotations
@@ -14,10 +20,11 @@ import logging
 from typing import Any
 
 from redis.exceptions import RedisError
-from sqlalchemy import select
+from sqlalchemy import and_, or_, select
+from sqlalchemy.orm import aliased
 
 from auth.mailer import Message
-from orm import Author
+from orm import Author, Notification, NotificationRecipient, Reaction, ShoutAuthor
 from resolvers.deps import Deps
 from resolvers.notifications import note_thread, notifications_of
 
@@ -27,16 +34,47 @@ DIGEST = "notification_digest"
 MAX_LINES = 20  # threads listed in one mail
 
 
+def _window_start(deps: Deps, now: float) -> int:
+    return int(now) // deps.digest_window * deps.digest_window
+
+
+async def _enqueue(deps: Deps, authors: list[int], start: int) -> None:
+    await deps.delayed.enqueue_many(DIGEST, [({"author": author, "since": start}, f"digest-{author}-{start}")
+                                             for author in authors], at=start + deps.digest_window)
+
+
 async def queue_digests(deps: Deps, authors: set[int], now: float) -> None:
     """After the commit that notified `authors`: their digests for the current window. Never fails the
-    write: with Redis away the digest is skipped (the notifications themselves are in the database)."""
-    window = deps.digest_window
-    start = int(now) // window * window
+    write: with Redis away the digest waits for the sweep (the notifications are in the database)."""
     try:
-        await deps.delayed.enqueue_many(DIGEST, [({"author": author, "since": start}, f"digest-{author}-{start}")
-                                                 for author in sorted(authors)], at=start + window)
+        await _enqueue(deps, sorted(authors), _window_start(deps, now))
     except RedisError as exc:
         log.warning("notification digests not queued: %s", exc)
+
+
+_ANSWERED = aliased(Reaction)
+# Recipients notified directly by a notification (what `queue_digests` was given when it was made): the
+# followed author of a follow; of a comment, its shout's authors and the author of the comment it answers.
+_DIRECT = or_(
+    Notification.entity == "follower",
+    and_(Notification.entity == "reaction", Notification.action == "create", or_(
+        NotificationRecipient.author.in_(select(ShoutAuthor.author).where(
+            ShoutAuthor.shout == Notification.payload["shout"].as_integer())),
+        NotificationRecipient.author == select(_ANSWERED.created_by).where(
+            _ANSWERED.id == Notification.payload["reply_to"].as_integer()).scalar_subquery())))
+
+
+async def sweep(deps: Deps, now: float) -> int:
+    """Queue again the digests of the current window (idempotent: a queued message keeps its place);
+    returns how many authors have one."""
+    start = _window_start(deps, now)
+    async with deps.db() as session:
+        authors = list((await session.scalars(
+            select(NotificationRecipient.author).distinct()
+            .join(Notification, Notification.id == NotificationRecipient.notification)
+            .where(Notification.created_at >= start, _DIRECT).order_by(NotificationRecipient.author))).all())
+    await _enqueue(deps, authors, start)
+    return len(authors)
 
 
 async def send_digest(deps: Deps, payload: dict[str, Any]) -> None:

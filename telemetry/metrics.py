@@ -74,6 +74,8 @@ REPLICA_LAG = Gauge("discours_db_replica_lag_seconds", "How far each replica's r
                     multiprocess_mode="livemax")
 WRITES_REFUSED = Counter("discours_writes_refused", "State-changing requests answered 503: no turn came within "
                          "WRITE_WAIT_SECONDS (app/http/write_gate.py)")
+QUEUE_REFUSED = Counter("discours_queue_refused", "Messages the delayed queue refused at its bound (QUEUE_MAX_QUEUED), "
+                        "by kind: their sweep queues them again from the database", ["kind"])
 HIT_READS_DROPPED = Counter("discours_hit_reads_dropped", "Reads of response-cache hits not counted: more than "
                             "HIT_READS_MAX_PENDING were waiting (app/http/hit_reads.py)")
 SESSIONS_CHECKED = Counter("discours_sessions_checked", "Session checks by result (valid, invalid, grace: "

@@ -7,6 +7,12 @@ next fetch puts them back, so none is lost. A failing message comes back after a
 (`backoff · 2^(attempt-1)`, capped, with jitter); after `max_attempts` it is parked in `…:parked` with its
 last error, where `discours queue` shows it and can put it back.
 
+The queue is bounded (seed 004: no sorted set over 5,000 members): queued and leased messages together
+are at most `max_queued`, and parked ones at most `parked_cap`. A message that finds no room is refused
+and counted, not an error: every kind of message is made from rows of the database, which a sweep reads
+to queue again what is pending (resolvers/scheduled.py, resolvers/digests.py), so a full queue, or a
+Redis that lost its data, delays a message and loses none.
+
 Handlers must be idempotent: a message is handed out again when its consumer died after handling it but
 before acknowledging it (the only case of a second delivery).
 """
@@ -27,6 +33,8 @@ from redis.asyncio import Redis
 from cache import keys
 from cache.lua import load_lua
 from cache.periodic import Periodic
+from cache.redis.limits import BATCH
+from telemetry import metrics
 
 if TYPE_CHECKING:
     from config.settings import QueueSettings
@@ -34,6 +42,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Handler = Callable[[dict[str, Any]], Awaitable[None]]
+
+_ENQUEUE = load_lua("delayed_enqueue")
 
 _FETCH = load_lua("delayed_fetch")
 
@@ -62,12 +72,15 @@ def encode(message_id: str, kind: str, payload: dict[str, Any]) -> str:
 
 class DelayedQueue:
     def __init__(self, redis: Redis, name: str, *, batch: int = 100, lease: float = 60.0, max_attempts: int = 5,
-                 backoff: float = 5.0, backoff_cap: float = 3600.0, parked_cap: int = 10_000) -> None:
+                 backoff: float = 5.0, backoff_cap: float = 3600.0, max_queued: int = 5000,
+                 parked_cap: int = 5000) -> None:
         self.redis, self.name = redis, name
         self.batch, self.lease, self.max_attempts = batch, lease, max_attempts
-        self.backoff, self.backoff_cap, self.parked_cap = backoff, backoff_cap, parked_cap
+        self.backoff, self.backoff_cap = backoff, backoff_cap
+        self.max_queued, self.parked_cap = max_queued, parked_cap
         self._keys = [keys.delayed_queue(name), keys.delayed_leased(name), keys.delayed_deliveries(name),
                       keys.delayed_parked(name), keys.delayed_errors(name)]
+        self._enqueue = redis.register_script(_ENQUEUE)
         self._fetch = redis.register_script(_FETCH)
         self._settle = redis.register_script(_SETTLE)
         self.handlers: dict[str, Handler] = {}
@@ -78,23 +91,33 @@ class DelayedQueue:
     def of(cls, redis: Redis, name: str, settings: QueueSettings) -> DelayedQueue:
         return cls(redis, name, batch=settings.queue_batch, lease=settings.queue_lease,
                    max_attempts=settings.queue_max_attempts, backoff=settings.queue_backoff,
-                   parked_cap=settings.queue_parked_cap)
+                   max_queued=settings.queue_max_queued, parked_cap=settings.queue_parked_cap)
 
     # --- producing ------------------------------------------------------------------------------------
 
-    async def enqueue(self, kind: str, payload: dict[str, Any], *, at: float, message_id: str | None = None) -> str:
-        """Add a message due at `at` (unix seconds). A message with the same id, kind and payload that
-        is already queued keeps its place (`message_id` makes scheduling idempotent)."""
-        return (await self.enqueue_many(kind, [(payload, message_id)], at=at))[0]
+    async def enqueue(self, kind: str, payload: dict[str, Any], *, at: float, message_id: str | None = None) -> str | None:
+        """Add a message due at `at` (unix seconds); returns it as stored, or None when the queue is full. A
+        message with the same id, kind and payload that is already queued or leased keeps its place
+        (`message_id` makes scheduling idempotent)."""
+        queued = await self.enqueue_many(kind, [(payload, message_id)], at=at)
+        return queued[0] if queued else None
 
     async def enqueue_many(self, kind: str, messages: list[tuple[dict[str, Any], str | None]], *,
                            at: float) -> list[str]:
         """`enqueue` for several messages of a kind due at the same time (payload and message id each): one
-        command, one round trip (a comment on a shout of three authors queues three digests)."""
+        command a hundred messages (a comment on a shout of three authors queues three digests in one).
+        Returns those in the queue now; the others found it full."""
         members = [encode(message_id or uuid.uuid4().hex, kind, payload) for payload, message_id in messages]
-        if members:
-            await self.redis.zadd(self._keys[0], dict.fromkeys(members, at), nx=True)
-        return members
+        queued: list[str] = []
+        for start in range(0, len(members), BATCH):
+            chunk = members[start:start + BATCH]
+            verdicts = await self._enqueue(keys=self._keys[:2], args=[self.max_queued, at, *chunk])
+            queued += [member for member, verdict in zip(chunk, verdicts, strict=True) if verdict >= 0]
+        if refused := len(members) - len(queued):
+            metrics.QUEUE_REFUSED.labels(kind).inc(refused)
+            log.warning("delayed queue %s is full (%d): %d %s message(s) refused, left to the sweep",
+                        self.name, self.max_queued, refused, kind)
+        return queued
 
     async def cancel(self, member: str) -> bool:
         return bool(await self.redis.zrem(self._keys[0], member))

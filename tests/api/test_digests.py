@@ -4,16 +4,20 @@ one who acted gets no digest of their own act."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
 
 import pytest
 from redis.asyncio import Redis
-from sqlalchemy import update
+from sqlalchemy import select, update
 
+from app.main import sweep_pending
 from auth.mailer import LogMailer
 from cache import keys
+from cache.messaging.delayed import Message
 from config.settings import Settings
-from orm import Author
+from orm import Author, NotificationRecipient
 from resolvers.digests import DIGEST
 from resolvers.writes import transaction
 from tests.helpers import Api, User
@@ -79,3 +83,46 @@ async def test_no_digest_of_what_was_seen_or_to_an_unverified_address(api: Api, 
     mailer.sent.clear()
     assert await _deliver_due(api) == 2  # both handled, neither mailed
     assert list(mailer.sent) == []
+
+
+REPLY = """mutation($s: Int!, $r: Int) {
+  create_reaction(reaction: {kind: COMMENT, shout: $s, body: "ответ", reply_to: $r}) { error reaction { id } }
+}"""
+
+
+async def test_the_sweep_queues_again_from_sql_what_a_lost_redis_held(api: Api, redis: Redis,
+                                                                      mailer: LogMailer) -> None:
+    """A Redis that loses its data loses no digest: the sweep reads from the database who was notified
+    directly in the current window and queues the very messages the writes queued. Who was notified only
+    as a follower of the discussion gets none (the control: that person is in the database's recipients)."""
+    if time.time() % WINDOW > WINDOW - 30:  # the writes and the sweep in one window
+        await asyncio.sleep(WINDOW - time.time() % WINDOW + 1)
+    queue = keys.delayed_queue("deferred")
+    await redis.delete(queue)
+    author, shout, email = await _author_with_shout(api, verified=True)
+    answered, answering, watcher, followed = [await api.user() for _ in range(4)]
+    await api(REPLY, {"s": shout, "r": None}, watcher)  # the watcher follows the discussion from now on
+    comment = (await api(REPLY, {"s": shout, "r": None}, answered))["reaction"]["id"]
+    assert (await api(REPLY, {"s": shout, "r": comment}, answering))["error"] is None
+    assert (await api(FOLLOW, {"s": followed.slug}, watcher))["error"] is None
+    queued = await redis.zrange(queue, 0, -1, withscores=True)
+    async with api.deps.db() as session:
+        recipients = set((await session.scalars(select(NotificationRecipient.author))).all())
+    assert watcher.id in recipients  # notified, as a follower of the discussion
+
+    await redis.flushdb()  # the Redis lost its data
+    await sweep_pending(api.deps)
+    mine = {user.id for user in (author, answered, answering, watcher, followed)}
+
+    def of_this_test(members: list[tuple[bytes, float]]) -> list[tuple[bytes, float]]:
+        return [(m, at) for m, at in members if Message.parse(m.decode()).payload["author"] in mine]
+
+    swept = await redis.zrange(queue, 0, -1, withscores=True)
+    assert of_this_test(swept) == queued  # earlier tests' authors of this window are swept as well
+    due = [Message.parse(member.decode()).payload["author"] for member, _ in queued]
+    assert sorted(due) == sorted([author.id, answered.id, followed.id])
+    await sweep_pending(api.deps)  # idempotent
+    assert await redis.zrange(queue, 0, -1, withscores=True) == swept
+    mailer.sent.clear()
+    assert await _deliver_due(api) == len(swept)
+    assert email in [m.to for m in mailer.sent]

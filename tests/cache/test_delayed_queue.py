@@ -18,7 +18,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from cache import keys
 from cache.messaging.delayed import DelayedQueue
+from config.settings import Settings
 from devtools.round_trips import redis_round_trips
+from telemetry import metrics
 from tests.conftest import TEST_DATABASE_URL, TEST_REDIS_CLUSTER, TEST_REDIS_URL
 from tests.helpers import ROOT, Api
 
@@ -188,3 +190,28 @@ async def test_messages_due_together_are_queued_in_one_round_trip_and_once(redis
     assert await redis.zrange(keys.delayed_queue("together"), 0, -1, withscores=True) == [
         (member.encode(), due) for member in sorted(members)]
     assert await queue.enqueue_many("digest", [], at=due) == []
+
+
+async def test_the_queue_holds_at_most_its_bound_and_counts_what_it_refuses(redis: Redis) -> None:
+    """Seed 004: no sorted set over 5,000 members. Queued and leased messages together stay within
+    `max_queued`: a message past it is refused and counted, one already queued keeps its place, an
+    acknowledged one makes room, and a retry moves a message without passing the bound."""
+    assert (Settings().queue_max_queued, Settings().queue_parked_cap) == (5000, 5000)
+    queue = DelayedQueue(redis, "bounded", max_queued=3)
+    queue_key, leased_key = keys.delayed_queue("bounded"), keys.delayed_leased("bounded")
+    await redis.delete(queue_key, leased_key, keys.delayed_deliveries("bounded"))
+    refused = metrics.total(metrics.QUEUE_REFUSED, kind="probe")
+    now = time.time()
+    members = await queue.enqueue_many("probe", [({"n": n}, f"p-{n}") for n in range(5)], at=now)
+    assert len(members) == 3 and await redis.zcard(queue_key) == 3
+    assert metrics.total(metrics.QUEUE_REFUSED, kind="probe") == refused + 2
+    assert await queue.enqueue("probe", {"n": 0}, at=now, message_id="p-0") == members[0]  # queued already
+    taken = await queue.fetch(now=now + 1)
+    assert len(taken) == 3 and await redis.zcard(queue_key) == 0
+    assert await queue.enqueue("probe", {"n": 9}, at=now, message_id="p-9") is None  # leased ones count
+    assert await queue.enqueue("probe", {"n": 0}, at=now, message_id="p-0") == members[0]  # leased already
+    await queue.ack(taken[0])
+    assert await queue.enqueue("probe", {"n": 9}, at=now, message_id="p-9") is not None
+    assert await queue.fail(taken[1], "later") == "retried"
+    assert await redis.zcard(queue_key) + await redis.zcard(leased_key) == 3
+    assert metrics.total(metrics.QUEUE_REFUSED, kind="probe") == refused + 3

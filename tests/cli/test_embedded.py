@@ -4,6 +4,7 @@ through the same code path (migrations, seeder, lifespan, resolvers) as producti
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,12 @@ from sqlalchemy.engine import Engine
 from alembic import command
 from app.cli.seed import SIZES, seed_database
 from app.main import check_services, create_app, open_deps
+from cache import keys
 from config.settings import Settings, SettingsError, load_settings
 from orm.migrations import alembic_config
 from orm.shout import Shout
+from resolvers import digests
+from resolvers.deps import DEFERRED_QUEUE
 from resolvers.writes import transaction
 
 
@@ -99,6 +103,12 @@ async def test_sqlite_and_fakeredis_serve_the_api(tmp_path: Path) -> None:
                 answer = (await http.post("/graphql", json={"query": comment, "variables": {"s": shout}},
                                           headers={"authorization": f"Bearer {token}"})).json()
                 assert "errors" not in answer and answer["data"]["create_reaction"]["error"] is None, answer
+            # the digests pending in the database are found through SQLite's JSON as through PostgreSQL's
+            queued = await deps.delayed.redis.zrange(keys.delayed_queue(DEFERRED_QUEUE), 0, -1)
+            await deps.delayed.redis.delete(keys.delayed_queue(DEFERRED_QUEUE))
+            assert await digests.sweep(deps, time.time()) >= 1
+            assert set(await deps.delayed.redis.zrange(keys.delayed_queue(DEFERRED_QUEUE), 0, -1)) >= set(queued)
+            assert queued
 
 
 READ = "query($o: LoadShoutsOptions) { load_shouts_by(options: $o) { id title authors { slug } stat { rating } } }"
