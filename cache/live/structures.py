@@ -33,6 +33,7 @@ from redis.exceptions import RedisError
 from cache import keys
 from cache.lua import load_lua
 from cache.redis.client import is_cluster
+from cache.redis.limits import BATCH
 from cache.store import Cache
 
 if TYPE_CHECKING:
@@ -44,7 +45,6 @@ PENDING_TIMEOUT = 60
 # Structure keys outlive their meta hash by this much, so a structure is never read as built while its
 # key has already expired.
 KEY_MARGIN = 600
-CHUNK = 100  # seed 004: at most 100 elements per command
 # Leaderboards are global: the structures of one entity, (kind, BOARD_ENTITY), of the kind "board" for
 # all-time boards and "weekly" for weekly editions (cache/live/boards.py).
 BOARD_ENTITY = keys.BOARD_ENTITY
@@ -53,7 +53,7 @@ _ANNOUNCE = load_lua("live_announce")
 
 _APPLY = load_lua("live_apply", margin=KEY_MARGIN, complete="-1e15")
 
-_BUILD = load_lua("live_build", timeout=PENDING_TIMEOUT, chunk=CHUNK, margin=KEY_MARGIN)
+_BUILD = load_lua("live_build", timeout=PENDING_TIMEOUT, chunk=BATCH, margin=KEY_MARGIN)
 
 
 _NAMED: dict[str, Callable[[int], str]] = {
@@ -158,7 +158,7 @@ class LiveOps:
 
 
 _READ_HASHES = load_lua("live_read_hashes")
-HASH_READS = (CHUNK - 1) // 2  # ids per script call: at most CHUNK keys in one command (seed 004)
+HASH_READS = (BATCH - 1) // 2  # ids per script call: at most BATCH keys in one command (seed 004)
 
 _READ_NUMBERS = load_lua("live_read_numbers")
 
@@ -215,7 +215,7 @@ class LiveStore:
         if not self.cache.available:
             return False
         calls = [[meta] for meta in metas] if is_cluster(self.redis) else [
-            metas[start:start + CHUNK] for start in range(0, len(metas), CHUNK)]
+            metas[start:start + BATCH] for start in range(0, len(metas), BATCH)]
         try:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for call in calls:
@@ -364,9 +364,9 @@ class LiveStore:
             return
         now = str(int(time.time()))
         try:
-            for start in range(0, len(todo), CHUNK):
+            for start in range(0, len(todo), BATCH):
                 async with self.redis.pipeline(transaction=False) as pipe:
-                    for entity_id, data in todo[start:start + CHUNK]:
+                    for entity_id, data in todo[start:start + BATCH]:
                         seen = noted[entity_id]
                         queue_eval(pipe, _BUILD,
                                      [keys.live_meta(kind, entity_id), structure_key(kind, entity_id, name)],

@@ -95,7 +95,8 @@ class DelayedQueue:
 
     # --- producing ------------------------------------------------------------------------------------
 
-    async def enqueue(self, kind: str, payload: dict[str, Any], *, at: float, message_id: str | None = None) -> str | None:
+    async def enqueue(self, kind: str, payload: dict[str, Any], *, at: float,
+                      message_id: str | None = None) -> str | None:
         """Add a message due at `at` (unix seconds); returns it as stored, or None when the queue is full. A
         message with the same id, kind and payload that is already queued or leased keeps its place
         (`message_id` makes scheduling idempotent)."""

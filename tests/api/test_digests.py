@@ -4,8 +4,6 @@ one who acted gets no digest of their own act."""
 
 from __future__ import annotations
 
-import asyncio
-import time
 import uuid
 
 import pytest
@@ -20,7 +18,7 @@ from config.settings import Settings
 from orm import Author, NotificationRecipient
 from resolvers.digests import DIGEST
 from resolvers.writes import transaction
-from tests.helpers import Api, User
+from tests.helpers import Api, User, inside_one_window
 
 DRAFT = "mutation($d: DraftInput!) { create_draft(draft_input: $d) { draft { id } } }"
 PUBLISH = "mutation($id: Int!) { publish_draft(draft_id: $id) { shout { id } } }"
@@ -95,8 +93,7 @@ async def test_the_sweep_queues_again_from_sql_what_a_lost_redis_held(api: Api, 
     """A Redis that loses its data loses no digest: the sweep reads from the database who was notified
     directly in the current window and queues the very messages the writes queued. Who was notified only
     as a follower of the discussion gets none (the control: that person is in the database's recipients)."""
-    if time.time() % WINDOW > WINDOW - 30:  # the writes and the sweep in one window
-        await asyncio.sleep(WINDOW - time.time() % WINDOW + 1)
+    await inside_one_window(WINDOW, needed=30)  # the writes and the sweep in one digest window
     queue = keys.delayed_queue("deferred")
     await redis.delete(queue)
     author, shout, email = await _author_with_shout(api, verified=True)

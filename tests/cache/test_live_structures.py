@@ -27,6 +27,7 @@ from cache.live.follows import fan_ids, fans_query, following_ids, following_que
 from cache.live.rebuild import rebuild_all
 from cache.live.structures import LiveOps, LiveStore, Noted, structure_key
 from cache.live.threads import as_row, comment_rating, encode, members_query
+from cache.redis.limits import BATCH
 from cache.store import Cache
 from config.settings import Settings
 from devtools.services import RedisServer
@@ -693,14 +694,12 @@ async def test_an_epoch_flushed_while_it_is_created_makes_a_miss(deps: Deps, red
 async def test_a_build_stores_every_structure_in_pipelines_of_a_chunk(deps: Deps, redis: Redis) -> None:
     """A build of more structures than a chunk (seed 004: at most 100 per command) stores every one of them,
     each once: one pipeline per chunk."""
-    from cache.live.structures import CHUNK
-
     live = deps.live
-    ids = list(range(905_000_000, 905_000_000 + 2 * CHUNK + 50))
+    ids = list(range(905_000_000, 905_000_000 + 2 * BATCH + 50))
     noted = await live.note("comment", "comment", ids)
     with pipelines_sent() as sent:
         await live.build("comment", "comment", [(i, ["body", str(i)]) for i in ids], noted, structure="hash")
-    assert [len(pipeline) for pipeline in sent] == [CHUNK, CHUNK, 50]
+    assert [len(pipeline) for pipeline in sent] == [BATCH, BATCH, 50]
     stored = await live.read_hashes("comment", "comment", ids)
     assert stored == ([[{b"body": str(i).encode()}] for i in ids], {})
 
