@@ -86,6 +86,7 @@ QUERIES: dict[str, Access] = {
     # public reads
     "get_author": ANYONE,
     "get_authors_all": ANYONE,
+    "load_authors_around": ANYONE,
     "load_authors_by": ANYONE,
     "load_authors_search": ANYONE,
     "get_author_followers": ANYONE,

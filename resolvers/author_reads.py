@@ -22,6 +22,7 @@ from orm.driver import first_column
 from orm.stats import is_listed
 from resolvers.author_query import AuthorsQuery
 from resolvers.deps import Deps, like_pattern
+from resolvers.errors import BadInput, NotFound
 
 
 async def resolve_author_id(
@@ -46,6 +47,24 @@ async def get_author(deps: Deps, slug: str | None = None, author_id: int | None 
         return await get_cached_by_slug("author", slug, cache=deps.cache, db=deps.db)
     resolved = await resolve_author_id(deps, slug=slug, author_id=author_id)
     return None if resolved is None else await get_cached_author(resolved, cache=deps.cache, db=deps.db)
+
+
+AUTHORS_BY_RATING = "authors:rating"  # the leaderboard of authors (cache/live/boards.py)
+
+
+async def load_authors_around(deps: Deps, radius: int, slug: str | None = None,
+                              author_id: int | None = None) -> list[tuple[int, int, dict[str, Any]]]:
+    """(place, score, author) of the authors `radius` places above and below one on the leaderboard of
+    authors by rating, itself among them, 1 for the first place; [] for an author with no place."""
+    widest = (deps.max_page_size - 1) // 2
+    if not 0 <= radius <= widest:
+        raise BadInput(f"radius must be between 0 and {widest}", field="radius")
+    author = await get_author(deps, slug=slug, author_id=author_id)
+    if author is None:
+        raise NotFound("no such author", field="slug" if author_id is None else "author_id")
+    placed = await deps.boards.around(AUTHORS_BY_RATING, author["id"], radius)
+    found = {a["id"]: a for a in await authors_of_ids(deps, [i for _, i, _ in placed])}
+    return [(place + 1, int(score), found[i]) for place, i, score in placed if i in found]
 
 
 # Built once: on the driver a statement stays compiled for as long as it lives (orm/driver.py).

@@ -29,7 +29,7 @@ from schema.inputs import (
 )
 from schema.pages import along, reactions_page, shouts_list, shouts_page
 from schema.results import CommonResult, SearchResult
-from schema.types import Author, Community, Reaction, Shout, Topic
+from schema.types import Author, AuthorPlace, Community, Reaction, Shout, Topic
 from schema.viewer_query import ViewerQuery
 
 
@@ -61,6 +61,16 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
                               offset: int | None = None) -> list[Author | None] | None:
         query = authors_query(by, limit, offset, info.context.deps)
         return _authors(await authors.load_authors_by(info.context.deps, query))
+
+    # No cache_control: never kept by the response cache, whose tags a vote does not move (the board does).
+    @strawberry.field(description="The authors ranked around one (an addition to the Discours contract): "
+                      "`radius` places above and below it on the leaderboard of authors by rating, itself "
+                      "among them, with their places and ratings; empty for an author with no place.")
+    async def load_authors_around(self, info: Info, slug: str | None = None, author_id: int | None = None,
+                                  radius: int = 2) -> list[AuthorPlace]:
+        found = await authors.load_authors_around(info.context.deps, radius, slug=slug, author_id=author_id)
+        return [AuthorPlace(place=place, score=score, author=shown) for place, score, author in found
+                if (shown := Author.of(author)) is not None]
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_authors_search(self, info: Info, text: str, limit: int | None = None,

@@ -11,6 +11,7 @@ import strawberry
 
 from auth.accounts import get_account
 from auth.permissions import DEFAULT_COMMUNITY
+from resolvers.author_reads import AUTHORS_BY_RATING
 from schema.context import Info, Soon, soon, soon_all, then
 from schema.engine.cache_control import cache_control
 from schema.engine.execution import DIRECT
@@ -148,7 +149,7 @@ class Author(FromData):
     @strawberry.field(description="The author's place among all authors by rating, 1 for the first "
                                   "(the `authors:rating` leaderboard).")
     async def rating_rank(self, info: Info) -> int | None:
-        place = await info.context.deps.boards.rank("authors:rating", self.id)
+        place = await info.context.deps.boards.rank(AUTHORS_BY_RATING, self.id)
         return None if place is None else place + 1
 
     # The account's private fields: shown to the author themselves and to admins, null to anyone else.
@@ -173,6 +174,14 @@ class Author(FromData):
 
         found = await get_communities_by_author(info.context.deps, author_id=self.id)
         return [Community.of(c) for c in found]
+
+
+@strawberry.type(description="An author's place on the leaderboard of authors by rating (an addition to "
+                             "the Discours contract).")
+class AuthorPlace:
+    place: int = strawberry.field(description="1 for the first.")
+    score: int = strawberry.field(description="The rating the board ranks by.")
+    author: Author
 
 
 @strawberry.type

@@ -117,33 +117,56 @@ class Boards:
 
     async def top(self, board: str, offset: int, limit: int, *, scored: bool = False) -> list[int]:
         """Ids `offset`..`offset + limit` of a board, highest first (`scored`: only those scoring above 0)."""
+        return _ids(await self.page(board, offset, limit, scored=scored), scored)
+
+    async def page(self, board: str, offset: int, limit: int, *,
+                   scored: bool = False) -> list[tuple[int, float]]:
+        """(id, score) of places `offset`..`offset + limit`, highest first (ZREVRANGE; from SQL below the floor)."""
         found, noted = await self._read(
             board, lambda pipe, key: pipe.zrevrange(key, offset, offset + limit, withscores=True))
-        if found is not None and (page := _above_floor(found[0], limit, scored)) is not None:
-            return _ids(page, scored)
+        if found is not None and (rows := _above_floor(found[0], limit, scored)) is not None:
+            return rows
         rows = await self._build(board, noted)
         if not (offset + limit <= len(rows) or len(rows) <= self.cap):
             rows = await self._sql(board, offset + limit)
-        return _ids(rows[offset:offset + limit], scored)
+        return rows[offset:offset + limit]
 
     async def rank(self, board: str, entity_id: int) -> int | None:
         """0-based place on the board (ZREVRANK), None for an entity that is not ranked."""
+        placed = await self.place(board, entity_id)
+        return None if placed is None else placed[0]
+
+    async def place(self, board: str, entity_id: int) -> tuple[int, float] | None:
+        """The entity's 0-based place and its score (ZREVRANK and ZSCORE, read together), None for an
+        entity that is not ranked; from SQL when it lies below the floor."""
         def commands(pipe: Any, key: str) -> None:
             pipe.zrevrank(key, keys.member(entity_id))
+            pipe.zscore(key, keys.member(entity_id))
             pipe.zrevrank(key, FLOOR)
             pipe.zscore(key, FLOOR)
 
-        found, noted = await self._read(board, commands, per_key=3)
+        found, noted = await self._read(board, commands, per_key=4)
         if found is not None:
-            place, floor_place, floor = found
+            place, score, floor_place, floor = found
             if place is not None and (floor_place is None or place < floor_place):
-                return int(place)
+                return int(place), float(score)
             if floor is not None and float(floor) <= COMPLETE:
                 return None  # the board holds every entity, and not this one
-        members = [i for i, _ in await self._build(board, noted)]
-        if entity_id not in members and len(members) > self.cap:  # below the part a build keeps
-            members = [i for i, _ in await self._sql(board, None)]
-        return members.index(entity_id) if entity_id in members else None
+        rows = await self._build(board, noted)
+        if all(i != entity_id for i, _ in rows) and len(rows) > self.cap:  # below the part a build keeps
+            rows = await self._sql(board, None)
+        return next(((n, score) for n, (i, score) in enumerate(rows) if i == entity_id), None)
+
+    async def around(self, board: str, entity_id: int, radius: int) -> list[tuple[int, int, float]]:
+        """Seed 001's "around me": (place, id, score) from `radius` places above the entity to `radius`
+        below it, highest first; [] for an entity that is not ranked. Its place and the page are two
+        reads: a vote between them shifts the page by that vote, never shows a wrong score."""
+        placed = await self.place(board, entity_id)
+        if placed is None:
+            return []
+        start = max(placed[0] - radius, 0)
+        rows = await self.page(board, start, placed[0] + radius + 1 - start)
+        return [(start + n, i, score) for n, (i, score) in enumerate(rows)]
 
     async def rebuild(self, board: str) -> None:
         """Build the board from SQL, unless a write moves it meanwhile (the rebuild command)."""

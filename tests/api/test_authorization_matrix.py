@@ -190,6 +190,7 @@ ARGS: dict[str, dict[str, Args]] = {"Query": {
     "load_reading_history": NO_ARGS, "load_search_history": NO_ARGS, "get_shouts_drafts": NO_ARGS,
     "load_drafts": NO_ARGS, "load_notifications": fixed({"after": 0}),
     "get_author": _owner_slug, "get_authors_all": NO_ARGS,
+    "load_authors_around": _owner_slug,
     "load_authors_by": fixed({"by": {"order": "shouts"}, "limit": 5}),
     "load_authors_search": fixed({"text": "owner", "limit": 5}),
     "get_author_followers": _owner_slug, "get_author_follows": _owner_slug,

@@ -11,11 +11,12 @@ from redis.asyncio import Redis
 from sqlalchemy import select
 
 from cache import keys
-from cache.live.boards import FLOOR, WEEK
+from cache.live.boards import FLOOR, WEEK, board_query
 from config.settings import Settings
 from orm import Author, Reaction, Shout
 from orm.stats import is_listed
 from resolvers.writes import transaction
+from tests.conftest import Counter
 from tests.helpers import Api, board_equals_sql
 
 CAP = 3
@@ -144,3 +145,46 @@ async def test_a_vote_a_comment_and_a_rating_move_their_leaders_on_the_all_time_
 ])
 async def test_a_week_out_of_reach_is_refused(api: Api, order: str, week: str | None) -> None:
     assert await api.error(TOP, {"o": order, "w": week}) == "BAD_USER_INPUT"
+
+
+AROUND = """query($a: Int!, $r: Int) {
+  load_authors_around(author_id: $a, radius: $r) { place score author { id } }
+}"""
+
+
+async def test_around_an_author_are_their_neighbours_on_the_board_with_their_scores(
+        api: Api, redis: Redis, sql_counter: Counter) -> None:
+    """Seed 001's "around me" and a member's score (ZREVRANK, ZSCORE, ZREVRANGE): the places and ratings of
+    the authors `radius` above and below one equal SQL's, at the top (read from the board, no SQL) and far
+    below the board's capped part (from SQL); a rating moves the answer at once; bad input is refused."""
+    async with api.deps.db() as session:
+        ranked = [(int(i), int(s)) for i, s in (await session.execute(board_query("authors:rating")(None))).all()]
+
+    def expected(place: int, radius: int) -> list[dict[str, object]]:  # place: 0-based
+        start = max(place - radius, 0)
+        return [{"place": n + 1, "score": score, "author": {"id": author}}
+                for n, (author, score) in enumerate(ranked[start:place + radius + 1], start)]
+
+    top = ranked[0][0]
+    assert await api(AROUND, {"a": top, "r": 2}) == expected(0, 2)
+    board = [m for m, _ in await redis.zrevrange(keys.leaderboard("authors:rating"), 0, -1, withscores=True)]
+    exact = board.index(FLOOR.encode())  # the members above the floor (a tie with the floor is not exact)
+    assert exact >= 1
+    sql_counter.reset()
+    assert await api(AROUND, {"a": top, "r": exact - 1}) == expected(0, exact - 1)
+    assert sql_counter.count == 0  # above the floor, the authors cached: Redis only
+    far = len(ranked) // 2
+    assert far > CAP + 2
+    assert await api(AROUND, {"a": ranked[far][0], "r": 2}) == expected(far, 2)  # below the floor: SQL
+
+    assert (await api(AROUND, {"a": top, "r": 0}))[0]["score"] == ranked[0][1]
+    rater = await api.user()
+    async with api.deps.db() as session:
+        slug = await session.scalar(select(Author.slug).where(Author.id == top))
+    assert (await api(RATE, {"a": slug}, rater))["error"] is None
+    assert (await api(AROUND, {"a": top, "r": 0}))[0]["score"] == ranked[0][1] + 1  # never a kept answer
+    assert await api(AROUND, {"a": (await api.user()).id, "r": 0}) != []  # a newcomer has a place too
+
+    assert await api.error(AROUND, {"a": top, "r": -1}) == "BAD_USER_INPUT"
+    assert await api.error(AROUND, {"a": top, "r": 1000}) == "BAD_USER_INPUT"
+    assert await api.error(AROUND, {"a": 987_654_321, "r": 1}) == "NOT_FOUND"
