@@ -102,8 +102,16 @@ def community_slug(slug: str) -> str:
     return f"community:slug:{_part(slug)}"
 
 
-def community_authors(community: int) -> str:
-    return f"community:authors:{community}"
+def community_authors(community: int, limit: int, offset: int, sort: str, filters: str | None = None) -> str:
+    """Seed 002 `community:authors:{id}`: a page of a community's authors (`load_authors_by` by community)."""
+    return _fit(f"community:authors:{community}:{params(limit=limit, offset=offset, sort=sort, by=filters)}",
+                family=3)
+
+
+def community_shouts(community: int, limit: int, offset: int) -> str:
+    """Seed 002 `community:shouts:{id}:limit={n}:offset={m}`: a community's feed, newest first
+    (`load_shouts_by` filtered by community alone)."""
+    return _fit(f"community:shouts:{community}:{params(limit=limit, offset=offset)}", family=3)
 
 
 def shout_id(shout: int) -> str:
@@ -328,8 +336,10 @@ def communities_all() -> str:
     return "communities:all:basic"
 
 
-def topics_by_community(community: int, limit: int, offset: int) -> str:
-    return _fit(f"topics:community:{community}:{params(limit=limit, offset=offset)}")
+def topics_stats(limit: int, offset: int, sort: str, community: int) -> str:
+    """Seed 002 `topics:stats:limit={n}:offset={m}:sort={field}`: a page of topics (shown with their stats), of
+    one community (`get_topics_by_community`)."""
+    return _fit(f"topics:stats:{params(limit=limit, offset=offset, sort=sort, community=community)}")
 
 
 def topics_by_author(author: int) -> str:
@@ -345,6 +355,7 @@ def authors_stats(limit: int, offset: int, sort: str, filters: str | None = None
 
 
 def shouts_feed(limit: int, offset: int) -> str:
+    """Seed 002 `shouts:feed:limit={n}:offset={m}`: the main feed, every listed shout newest first."""
     return _fit(f"shouts:feed:{params(limit=limit, offset=offset)}")
 
 
@@ -500,7 +511,9 @@ def composite(of: str, made_of: str = "") -> str:
     value it starts from (a list's, a slug's), kept readable while it fits; `made_of` names what else it
     holds, when that varies (`cards-authors`), so that each shape has a key of its own."""
     parts = of.split(":") + ([made_of] if made_of else [])
-    return _fit("composite:" + ":".join(p if p and not _SAFE.search(p) else _part(p) for p in parts))
+    # `name=value` parameters as params() writes them stay readable: their values are safe parts already
+    return _fit("composite:" + ":".join(p if p and not _SAFE.search(p.replace("=", "", 1)) else _part(p)
+                                        for p in parts))
 
 
 def rendered(selection_digest: str) -> str:

@@ -39,12 +39,13 @@ class AuthorsQuery:
     window: Window | None = None
     after: int | None = None  # created after (unix seconds)
     order: str = "created_at"  # of ORDERS
+    community: int | None = None  # members of this community (its id)
 
     @classmethod
     def of(cls, *, maximum: int, limit: int | None = None, offset: int | None = None, slug: str | None = None,
            name: str | None = None, topic: str | None = None, last_seen: int | None = None,
            created_at: int | None = None, after: int | None = None, order: str | None = None,
-           stat: str | None = None, now: float | None = None) -> AuthorsQuery:
+           stat: str | None = None, community: int | None = None, now: float | None = None) -> AuthorsQuery:
         """The query, or BadInput naming the field that is wrong; a limit past `maximum` is clamped. `order`
         (or, as Discours names it, `stat`) defaults to the newest authors first."""
         limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=maximum)
@@ -53,11 +54,18 @@ class AuthorsQuery:
             raise BadInput(f"order must be one of {', '.join(ORDERS)}", field="order")
         return cls(limit=limit, offset=offset, slug=slug or None, name=name or None, topic=topic or None,
                    window=_window(last_seen, created_at, time.time() if now is None else now), after=after,
-                   order=ordered)
+                   order=ordered, community=community)
 
     def digest(self) -> str:
         return keys.digest(self.slug, self.name, self.topic, self.window, self.after, self.order, self.limit,
-                           self.offset)
+                           self.offset, self.community)
+
+    @property
+    def key(self) -> str:
+        """The cache key of this page's ids: a community's members under seed 002's `community:authors`."""
+        if self.community is not None:
+            return keys.community_authors(self.community, self.limit, self.offset, self.order, self.digest())
+        return keys.authors_stats(self.limit, self.offset, self.order, self.digest())
 
 
 def _window(last_seen: int | None, created_at: int | None, now: float) -> Window | None:

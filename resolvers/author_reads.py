@@ -17,7 +17,7 @@ from cache.entities import (
     id_by_slug,
 )
 from cache.live.follows import fan_ids, following_ids
-from orm import Author, AuthorFollower, Shout, ShoutAuthor, ShoutTopic, Topic
+from orm import Author, AuthorFollower, CommunityAuthor, Shout, ShoutAuthor, ShoutTopic, Topic
 from orm.driver import first_column
 from orm.stats import is_listed
 from resolvers.author_query import AuthorsQuery
@@ -99,6 +99,9 @@ def _authors_query(query: AuthorsQuery) -> Select[Any]:
         stmt = stmt.where(getattr(Author, query.window.column) > query.window.earliest)
     if query.after is not None:
         stmt = stmt.where(Author.created_at > query.after)
+    if query.community is not None:
+        stmt = stmt.where(Author.id.in_(select(CommunityAuthor.author).where(
+            CommunityAuthor.community == query.community)))
     order = query.order
     if order == "shouts":
         counts = (select(ShoutAuthor.author.label("author"), func.count(distinct(ShoutAuthor.shout)).label("n"))
@@ -126,8 +129,9 @@ async def load_authors_by(deps: Deps, query: AuthorsQuery) -> list[Any]:
     async def ids() -> list[int]:
         return await first_column(deps.db, stmt.limit(query.limit).offset(query.offset))
 
-    key = keys.authors_stats(query.limit, query.offset, query.order, query.digest())
-    found = await deps.cache.cached_query(key, ids, ttl=deps.ttl_shouts, tags=[keys.TAG_AUTHORS])
+    # membership moves its community's tag (triggers/rules.py `community_author`)
+    tags = [keys.TAG_AUTHORS] if query.community is None else [keys.TAG_AUTHORS, keys.tag_community(query.community)]
+    found = await deps.cache.cached_query(query.key, ids, ttl=deps.ttl_shouts, tags=tags)
     return await authors_of_ids(deps, found)
 
 

@@ -36,11 +36,12 @@ class ShoutFilters:
     layouts: tuple[str, ...] | None = None  # sorted, each once
     featured: bool | None = None
     after: int | None = None  # published at or after (unix seconds)
+    community: int | None = None  # a community's id
 
     @classmethod
     def of(cls, *, topic: str | None = None, author: str | None = None, layouts: Iterable[str] | None = None,
-           featured: bool | None = None, after: int | None = None) -> ShoutFilters:
-        return cls(topic=topic, author=author, featured=featured, after=after,
+           featured: bool | None = None, after: int | None = None, community: int | None = None) -> ShoutFilters:
+        return cls(topic=topic, author=author, featured=featured, after=after, community=community,
                    layouts=None if layouts is None else tuple(sorted(set(layouts))))
 
     def named(self) -> list[tuple[str, Any]]:
@@ -92,6 +93,19 @@ class ShoutsQuery:
     def digest(self) -> str:
         """What the cache key of this query's ids holds: equal for equal queries, whoever asks."""
         return keys.digest(self.filters.named(), self.order_by, self.order_by_desc, self.limit, self.offset)
+
+    @property
+    def ids_key(self) -> str:
+        """The cache key of this page's ids, of seed 002's families where it names one: the main feed (no
+        filter, newest first) is `shouts:feed`, a community's (filtered by community alone) `community:shouts`;
+        any other list is `shouts:by` its digest."""
+        newest = self.order_by is None and self.order_by_desc
+        community = self.filters.community
+        if newest and self.filters == NO_FILTERS:
+            return keys.shouts_feed(self.limit, self.offset)
+        if newest and community is not None and self.filters == ShoutFilters(community=community):
+            return keys.community_shouts(community, self.limit, self.offset)
+        return keys.shouts_by(self.digest())
 
     @property
     def board(self) -> str | None:

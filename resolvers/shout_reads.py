@@ -65,6 +65,8 @@ def filtered(query: Select[Any], filters: ShoutFilters) -> Select[Any]:
         query = query.where(Shout.featured_at.is_not(None) if featured else Shout.featured_at.is_(None))
     if (after := filters.after) is not None:
         query = query.where(Shout.published_at >= after)
+    if (community := filters.community) is not None:
+        query = query.where(Shout.community == community)
     return query
 
 
@@ -103,7 +105,7 @@ async def load_shouts_by(deps: Deps, query: ShoutsQuery, along: Along = NOTHING_
         stmt = ordered(filtered(select(Shout.id), query.filters), query.order_by, query.order_by_desc)
         return await first_column(deps.db, stmt.limit(query.limit).offset(query.offset))
 
-    key = keys.shouts_by(query.digest())
+    key = query.ids_key
 
     async def stored() -> dict[str, Any]:
         cards = [card(s) for s in await shouts_of_ids(deps, await deps.cache.cached_query(

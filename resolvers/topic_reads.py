@@ -55,7 +55,7 @@ async def get_topics_by_community(deps: Deps, community_id: int, limit: int | No
                 .order_by(Topic.title, Topic.id).limit(limit).offset(offset))
         return await first_column(deps.db, stmt)
 
-    ids = await deps.cache.cached_query(keys.topics_by_community(community_id, limit, offset), query,
+    ids = await deps.cache.cached_query(keys.topics_stats(limit, offset, "title", community_id), query,
                                         tags=[keys.TAG_TOPICS])
     return await topics_of_ids(deps, ids)
 

@@ -113,6 +113,8 @@ class AuthorsBy:
     order: str | None = None
     after: int | None = None
     stat: str | None = None
+    community: int | None = strawberry.field(default=None, description=(
+        "Members of this community (an addition to the Discours contract)."))
 
 
 @strawberry.input
@@ -123,6 +125,7 @@ class LoadShoutsFilters:
     featured: bool | None = None
     reacted: bool | None = None
     after: int | None = None
+    community: int | None = None
 
 
 @strawberry.input
@@ -139,7 +142,7 @@ def authors_query(by: AuthorsBy, limit: int | None, offset: int | None, deps: De
     """The one author-list query `load_authors_by`'s arguments make (BadInput when they are not valid)."""
     return AuthorsQuery.of(maximum=deps.max_page_size, limit=limit, offset=offset, slug=by.slug, name=by.name,
                            topic=by.topic, last_seen=by.last_seen, created_at=by.created_at, after=by.after,
-                           order=by.order, stat=by.stat)
+                           order=by.order, stat=by.stat, community=by.community)
 
 
 def reactions_query(by: ReactionBy, limit: int | None, offset: int | None, deps: Deps) -> ReactionsQuery:
@@ -159,7 +162,7 @@ def shouts_query(options: LoadShoutsOptions | None, deps: Deps) -> ShoutsQuery:
         return ShoutsQuery()
     given = options.filters
     filters = NO_FILTERS if given is None else ShoutFilters.of(
-        topic=given.topic, author=given.author, featured=given.featured, after=given.after,
+        topic=given.topic, author=given.author, featured=given.featured, after=given.after, community=given.community,
         layouts=None if given.layouts is None else [layout for layout in given.layouts if layout is not None])
     return ShoutsQuery.of(maximum=deps.max_page_size, limit=options.limit, offset=options.offset, filters=filters,
                           order_by=None if options.order_by is None else options.order_by.value,

@@ -83,8 +83,9 @@ def community_follower(f: CommunityFollower, _conn: Connection, c: Changes) -> N
 
 
 def community_author(m: CommunityAuthor, _conn: Connection, c: Changes) -> None:
-    # roles live in the account; `communities_by_author` lists are tagged with the author
-    c.tag(keys.tag_account(m.author), keys.tag_author(m.author))
+    # roles live in the account; `communities_by_author` lists are tagged with the author, and a community's
+    # members (`load_authors_by` by community) with the community
+    c.tag(keys.tag_account(m.author), keys.tag_author(m.author), keys.tag_community(m.community))
     c.mark("community", m.community)
 
 

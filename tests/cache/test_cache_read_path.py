@@ -166,14 +166,14 @@ async def test_keys_follow_the_seed_names(gql: Any, redis: Redis) -> None:
     assert "author:id:1" in names
     assert "topic:slug:culture" in names
     assert any(n.startswith("topic:id:") for n in names)
-    assert any(n.startswith("shouts:by:") for n in names)
+    assert any(n.startswith("shouts:feed:limit=3:offset=0") for n in names)  # seed 002: the main feed
     assert all(len(n) < 64 and " " not in n for n in names), [n for n in names if len(n) >= 64]
 
 
 async def test_ttls_where_the_seeds_give_one(gql: Any, redis: Redis) -> None:
     await gql('{ load_shouts_by(options: {limit: 3}) { id } get_author(slug: "author-2") { id } }')
     await gql('{ load_shouts_search(text: "город", options: {limit: 3}) { slug } }')
-    shouts_keys = [k async for k in redis.scan_iter(match="shouts:by:*")]
+    shouts_keys = [k async for k in redis.scan_iter(match="shouts:feed:*")]
     assert shouts_keys
     for key in shouts_keys:  # seed 000 3.3: 5 minutes, plus at most 10% jitter
         assert 290 <= await redis.ttl(key) <= 330

@@ -35,7 +35,7 @@ async def test_a_page_is_kept_whole_under_the_stamps_of_its_list_its_shouts_and_
     first = (await uncached_client.post("/graphql", json={"query": PAGE, "variables": OPTIONS})).json()
     shouts = first["data"]["load_shouts_by"]
     ids, authors = [s["id"] for s in shouts], {a["id"] for s in shouts for a in s["authors"]}
-    pages = [k for k in await _composites(redis) if k.startswith(b"composite:shouts:by")]
+    pages = [k for k in await _composites(redis) if k.startswith(b"composite:shouts:")]
     assert len(pages) == 1 and pages[0].endswith(b":cards-authors")  # the selection shows authors, not topics
     stamp = (await redis.get(pages[0])).partition(b"|")[0]
     assert {keys.GLOBAL_TAG, keys.TAG_SHOUTS, *(keys.tag_shout(i) for i in ids),
@@ -67,7 +67,7 @@ async def test_a_warm_page_brings_its_authors_along_and_a_page_without_them_does
     bare = {"query": "query($o: LoadShoutsOptions) { load_shouts_by(options: $o) { id } }", "variables": OPTIONS}
     assert [s["id"] for s in (await uncached_client.post("/graphql", json=bare)).json()["data"]["load_shouts_by"]] \
         == [s["id"] for s in first["data"]["load_shouts_by"]]
-    shapes = sorted(k.rpartition(b":")[2] for k in await _composites(redis) if k.startswith(b"composite:shouts:by"))
+    shapes = sorted(k.rpartition(b":")[2] for k in await _composites(redis) if k.startswith(b"composite:shouts:"))
     assert shapes == [b"cards", b"cards-authors"]
     (plain,) = [k for k in await _composites(redis) if k.endswith(b":cards")]
     assert not any(tag.startswith("author:") for tag in parse_stamp((await redis.get(plain)).partition(b"|")[0]))
@@ -143,7 +143,7 @@ async def test_a_page_keeps_cards_and_a_list_asking_for_the_text_still_gets_it(
                                             .where(Shout.id.in_([s["id"] for s in shouts])))).all())
     assert [s["body"] for s in shouts] == [texts[s["id"]] for s in shouts]
     assert all(s["body"] for s in shouts)
-    pages = [k for k in await _composites(redis) if k.startswith(b"composite:shouts:by")]
+    pages = [k for k in await _composites(redis) if k.startswith(b"composite:shouts:")]
     kept = (await read_composite(deps.cache, pages[0].decode()))["cards"]
     assert [s["id"] for s in kept] == [s["id"] for s in shouts]
     assert not any("body" in s for s in kept)
@@ -182,7 +182,7 @@ async def test_a_composite_read_again_as_the_same_bytes_is_not_parsed_again(
         deps: Deps, uncached_client: httpx.AsyncClient, redis: Redis) -> None:
     body = {"query": PAGE, "variables": OPTIONS}
     await uncached_client.post("/graphql", json=body)
-    (key,) = [k.decode() for k in await _composites(redis) if k.startswith(b"composite:shouts:by")]
+    (key,) = [k.decode() for k in await _composites(redis) if k.startswith(b"composite:shouts:")]
     first = await read_composite(deps.cache, key)
     assert await read_composite(deps.cache, key) is first  # the same bytes: the same value, not parsed
     async with transaction(deps) as session:
@@ -238,7 +238,7 @@ async def test_composite_reads_are_counted_as_value_reads_of_the_composite_famil
 
     before = {result: counted(result) for result in ("hit", "miss")}
     await uncached_client.post("/graphql", json={"query": PAGE, "variables": OPTIONS})  # made: a miss
-    page = next(k for k in await _composites(redis) if k.startswith(b"composite:shouts:by")).decode()
+    page = next(k for k in await _composites(redis) if k.startswith(b"composite:shouts:")).decode()
     assert await read_composite(cache, page) is not MISSING  # read again: a hit
     assert counted("miss") - before["miss"] >= 1
     assert counted("hit") - before["hit"] == 1

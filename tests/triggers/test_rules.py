@@ -49,7 +49,7 @@ PINNED: list[tuple[Any, set[str], set[tuple[str, str]]]] = [
      set()),
     (CommunityFollower(community=7, follower=5),
      {keys.tag_author_follows(5), keys.tag_followers_of("community", 7)}, {("community", "7")}),
-    (CommunityAuthor(community=7, author=5), {keys.tag_account(5), keys.tag_author(5)}, {("community", "7")}),
+    (CommunityAuthor(community=7, author=5), {keys.tag_account(5), keys.tag_author(5), keys.tag_community(7)}, {("community", "7")}),
     (ShoutAuthor(shout=8, author=5), {keys.tag_shout(8), keys.TAG_SHOUTS, keys.tag_drafts_of(5)}, {("author", "5")}),
     (ShoutTopic(shout=8, topic=6), {keys.tag_shout(8), keys.TAG_SHOUTS}, {("topic", "6")}),
     (ShoutReactionsFollower(shout=8, follower=5), {keys.tag_author_follows(5), keys.tag_followers_of("shout", 8)},
