@@ -31,7 +31,7 @@ from redis.exceptions import RedisError
 from cache import keys, response_capture
 from cache.lua import load_lua
 from cache.redis.client import is_cluster
-from cache.stamps import KeptDecoded, capture_stamp, decode, decode_json, parse_stamp, stamp_is_current
+from cache.stamps import KeptDecoded, capture_stamp, decode, decode_json, parse_stamp, stamp_is_current, too_big
 from cache.store import MISSING, Cache
 from telemetry import metrics
 
@@ -48,8 +48,13 @@ def _read_script(redis: Redis) -> AsyncScript:
     return script
 
 
+# What `read_stamped` returns for a value kept as too big to keep (cache/stamps.py `TOO_BIG`): compute it,
+# and do not keep it.
+TOO_BIG_TO_KEEP = object()
+
+
 async def read_composite(cache: Cache, key: str) -> Any:
-    """The composite's value, or MISSING (absent, outdated, or Redis unavailable)."""
+    """The composite's value, or MISSING (absent, outdated, or Redis unavailable), or TOO_BIG_TO_KEEP."""
     return await read_stamped(cache, key, cache.decoded, decode, "composite")
 
 
@@ -57,7 +62,7 @@ async def read_stamped(cache: Cache, key: str, kept: KeptDecoded, decoder: Calla
                        what: str) -> Any:
     """The value under `key` as `decoder` gives it (or as `kept` holds it, when its bytes are the same), if
     the stamp it is stored with is current (reported to the response being computed), or MISSING (absent,
-    outdated, or Redis unavailable). `what`: the kind of value, for metrics."""
+    outdated, or Redis unavailable), or TOO_BIG_TO_KEEP. `what`: the kind of value, for metrics."""
     if not cache.available:
         response_capture.report(None)
         return MISSING
@@ -71,6 +76,7 @@ async def read_stamped(cache: Cache, key: str, kept: KeptDecoded, decoder: Calla
                 raw = None
         else:
             [raw] = await _read_script(redis)(keys=[key], args=[keys.generation("")])
+        [raw] = await cache.made_whole([raw])  # a value kept in parts (cache/stamps.py)
     except RedisError as exc:
         cache.trip(exc, f"{what} read")
         response_capture.report(None)
@@ -78,6 +84,10 @@ async def read_stamped(cache: Cache, key: str, kept: KeptDecoded, decoder: Calla
     if not raw:
         _count(what, "miss")
         return MISSING
+    if too_big(raw):
+        response_capture.report(parse_stamp(raw.partition(b"|")[0]))
+        _count(what, "too_big")
+        return TOO_BIG_TO_KEEP
     stamp, data = kept.decode(key, raw, decoder)  # decoded once while its bytes stay the same
     if response_capture.active():
         response_capture.report(parse_stamp(stamp))
@@ -94,14 +104,15 @@ async def read_stamped_many(cache: Cache, stored_keys: Sequence[str], what: str)
         return [None] * len(stored_keys)
     try:
         await cache.recover_if_needed()  # after a lost invalidation, nothing stored before is trusted
-        replies = await _read_script(cache.redis)(keys=list(stored_keys), args=[keys.generation("")])
+        replies = await cache.made_whole(await _read_script(cache.redis)(keys=list(stored_keys),
+                                                                         args=[keys.generation("")]))
     except RedisError as exc:
         cache.trip(exc, f"{what} read")
         return [None] * len(stored_keys)
     found: list[bytes | None] = []
     for raw in replies:
-        if not raw:
-            _count(what, "miss")
+        if not raw or too_big(raw):
+            _count(what, "too_big" if raw else "miss")
             found.append(None)
             continue
         stamp, body = decode_json(raw)
@@ -116,6 +127,8 @@ async def cached_composite(cache: Cache, key: str, compute: Callable[[], Awaitab
     """The composite under `key`, or `compute()` (made of cached reads), kept under the generations those
     reads saw."""
     found = await read_composite(cache, key)
+    if found is TOO_BIG_TO_KEEP:
+        return await compute()
     if found is not MISSING:
         return cast("T", found)
     capture, token = response_capture.begin()

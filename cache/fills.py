@@ -23,7 +23,8 @@ from cache import keys
 from cache.generations import Generations
 from cache.redis.client import queue_set
 from cache.redis.limits import BATCH
-from cache.stamps import encode
+from cache.stamps import PART_MARGIN, Stored, encode
+from telemetry import metrics
 
 if TYPE_CHECKING:
     from redis.asyncio.client import Pipeline
@@ -68,6 +69,14 @@ class RidingFills:
         return fills, unlocks
 
 
+def queue_stored(pipe: Pipeline, key: str, stored: Stored, ttl: int | None, what: str) -> None:
+    """Queue the SETs keeping a value (cache/stamps.py): its parts first, outliving it, then its head; a value
+    too big to keep is counted (`what` it is, for metrics)."""
+    if stored.too_big:
+        metrics.child(metrics.VALUES_TOO_BIG, what, keys.family(key)).inc()
+    for part, data in stored.parts:
+        queue_set(pipe, part, data, None if ttl is None else ttl + PART_MARGIN)
+    queue_set(pipe, key, stored.head, ttl)
 
 
 class Fills(Generations):
@@ -77,6 +86,7 @@ class Fills(Generations):
     default_ttl: int
     missing_ttl: int
     fill_lock_ms: int
+    max_value: int
 
     async def set_many(self, items: Sequence[Fill], *, unlock: Sequence[str] = ()) -> None:
         """Store (key, data, stamp, ttl) items in one pipeline; items without a stamp are skipped.
@@ -116,7 +126,7 @@ class Fills(Generations):
         for key, data, stamp, ttl in items:
             if stamp is not None:
                 lifetime = self.missing_ttl if data is None else ttl or self.default_ttl
-                queue_set(pipe, key, encode(stamp, data), self.jittered(lifetime))
+                queue_stored(pipe, key, encode(stamp, data, self.max_value), self.jittered(lifetime), "value")
 
     async def _ride_or_store(self, fills: list[Fill], unlocks: list[str]) -> None:
         """Fills (and their locks' release) that ride along with the request's next read, or, outside a

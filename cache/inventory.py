@@ -14,7 +14,7 @@ import orjson
 from cache import keys
 from cache.redis.limits import BATCH
 from cache.redis_metrics import CACHE_READS
-from cache.response.responses import as_bytes, gunzip
+from cache.response.responses import IN_PARTS, as_bytes, gunzip
 from cache.stamps import decode, parse_stamp
 from cache.store import Cache
 
@@ -106,7 +106,11 @@ async def inspect_key(cache: Cache, key: str) -> dict[str, Any]:
     if kind == "hash" and keys.family(key) == "response":  # a stored response (cache/response/responses.py)
         stored = await redis.hgetall(key)
         found.update(await _checked(cache, as_bytes(stored[b"s"])))
-        found["value"] = orjson.loads(gunzip(as_bytes(stored[b"b"])) if b"z" in stored else stored[b"b"])
+        body = as_bytes(stored[b"b"])
+        if body.startswith(IN_PARTS):  # kept in parts (seed 004)
+            body = b"".join(as_bytes(part or b"") for part in await cache.read_parts(
+                body[len(IN_PARTS):].decode().split(",")))
+        found["value"] = orjson.loads(gunzip(body) if b"z" in stored else body)
         return found
     if kind == "hash":
         found["value"] = {_text(k): _text(v)
@@ -115,7 +119,8 @@ async def inspect_key(cache: Cache, key: str) -> dict[str, Any]:
     if kind in ("set", "zset", "list"):
         found["length"] = await {"set": redis.scard, "zset": redis.zcard, "list": redis.llen}[kind](key)
         return found
-    raw = as_bytes(await redis.get(key) or b"")
+    [whole] = await cache.made_whole([as_bytes(await redis.get(key) or b"")])  # a value kept in parts too
+    raw = whole or b""
     try:
         stamp, data = decode(raw)
     except (orjson.JSONDecodeError, ValueError, UnicodeDecodeError):  # a plain string (a counter, a lock)

@@ -516,6 +516,12 @@ def composite(of: str, made_of: str = "") -> str:
                                         for p in parts))
 
 
+def value_part(digest: str) -> str:
+    """One part of a stored value too long for one string (seed 004; cache/stamps.py), named by the hash of
+    its bytes: the same bytes are the same part, so no part is overwritten with other bytes under a reader."""
+    return f"part:{digest}"
+
+
 def rendered(selection_digest: str) -> str:
     """One root field's answer as rendered JSON, for one selection, arguments and variables
     (cache/response/rendered.py)."""

@@ -37,7 +37,7 @@ from cache.lua import load_lua
 from cache.redis.client import guard_of, is_cluster, queue_script, script_reply
 from cache.redis.limits import BATCH
 from cache.refresh import END_GRACES, GRACE_BUMP
-from cache.stamps import KeptDecoded, json_of, stamp_parts
+from cache.stamps import MAX_VALUE, TOO_BIG, KeptDecoded, json_of, part_keys, stamp_parts, whole
 from telemetry import metrics
 
 if TYPE_CHECKING:
@@ -73,6 +73,7 @@ class Cache(Fills):
         kept_decoded: int = 64,
         lost_write_wait: float = LOST_WRITE_WAIT,
         unreachable_write_wait: float = UNREACHABLE_WRITE_WAIT,
+        max_value: int = MAX_VALUE,
     ) -> None:
         self.redis = redis
         # What has no generation stamp and must not be evicted: live structures, views, sessions, queues
@@ -88,6 +89,7 @@ class Cache(Fills):
         self.default_ttl = default_ttl
         self.missing_ttl = missing_ttl
         self.generation_ttl = generation_ttl
+        self.max_value = max_value  # bytes a stored value may take (seed 004; cache/stamps.py `TOO_BIG`)
         # The circuit breaker is the clients' (cache/redis/client.py: one guard for every Redis call);
         # `breaker_seconds` sets its window.
         self.guard = guard_of(redis)
@@ -112,7 +114,8 @@ class Cache(Fills):
         return cls(redis, state=state, ttl_jitter=settings.cache_ttl_jitter, default_ttl=settings.cache_ttl_default,
                    missing_ttl=settings.cache_ttl_missing, generation_ttl=settings.cache_ttl_generations,
                    kept_decoded=settings.composites_kept_decoded, lost_write_wait=settings.redis_lost_write_wait,
-                   unreachable_write_wait=settings.redis_unreachable_write_wait)
+                   unreachable_write_wait=settings.redis_unreachable_write_wait,
+                   max_value=settings.cache_max_value_bytes)
 
     @staticmethod
     def _queue_mget(pipe: Pipeline, names: Sequence[str]) -> int:
@@ -154,6 +157,7 @@ class Cache(Fills):
                 lambda pipe: (self._queue_mget(pipe, cache_keys), self._queue_mget(pipe, keys.generations(distinct))))
             rest, raw_gens = self._joined(results, gen_commands)
             _, raw_values = self._joined(rest, value_commands)
+            raw_values = await self.made_whole(raw_values)
             gens = dict(zip(distinct, await self._ensure_generations(distinct, raw_gens), strict=True))
         except RedisError as exc:
             self.trip(exc, "read")
@@ -177,6 +181,23 @@ class Cache(Fills):
             queue_reads(pipe)
             replies: list[Any] = await pipe.execute(raise_on_error=raise_on_error)
             return replies
+
+    async def made_whole(self, raws: Sequence[bytes | None]) -> list[bytes | None]:
+        """Stored values as read, those kept in parts made whole (cache/stamps.py): their parts read in one more
+        round trip; None for one whose part is gone (evicted: a miss)."""
+        made = list(raws)
+        named = [(i, raw, parts) for i, raw in enumerate(raws) if raw is not None and (parts := part_keys(raw))]
+        if named:
+            found = iter(await self.read_parts([key for _, _, parts in named for key in parts]))
+            for i, raw, parts in named:
+                made[i] = whole(raw, [next(found) for _ in parts])
+        return made
+
+    async def read_parts(self, part_names: Sequence[str]) -> list[bytes | None]:
+        """The values of `part_names`, in one round trip (MGETs of at most BATCH keys)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            commands = self._queue_mget(pipe, part_names)
+            return self._joined(await pipe.execute(), commands)[1]
 
     def _with_riders(self, store: Sequence[Fill]) -> tuple[Sequence[Fill], list[str]]:
         """`store`, and this request's fills waiting for a round trip, with their locks to release: this one."""
@@ -206,6 +227,8 @@ class Cache(Fills):
                 if stored != stamp:  # stale: its body is not decoded (nor decompressed) at all
                     result, value = "stale", MISSING
                     cold = cold or stored.partition(b",")[0] != epoch
+                elif rest == TOO_BIG:  # computed by each reader, no fill lock, not kept: no stamp to keep it with
+                    result, value, stamps[-1] = "too_big", MISSING, None
                 else:
                     result, value = "hit", orjson.loads(json_of(rest))
             outcomes[(keys.family(key), result)] += 1
@@ -324,6 +347,7 @@ class Cache(Fills):
                 if isinstance(reply, Exception):
                     raise reply
             raw, raw_gens, taken, leased_under = found
+            [raw] = await self.made_whole([raw])
             gens = dict(zip(all_tags, await self._ensure_generations(all_tags, raw_gens), strict=True))
         except RedisError as exc:
             self.trip(exc, "read")

@@ -237,6 +237,12 @@ class CacheSettings(_Group):
     cache_ttl_generations: int = 30 * 86_400
     # Fraction of a TTL used as random spread so keys written together do not expire together.
     cache_ttl_jitter: float = 0.1
+    # Seed 004: no string value over 10 KB. A value, composite, rendered answer or response body that is
+    # larger once compressed is kept in parts of at most this many bytes (read in one more round trip); one
+    # that would take more than a hundred parts is not kept, and its readers compute it (from the values it
+    # is made of, or SQL) without waiting for a fill lock; an automatic persisted query's document over it is
+    # not kept either (cache/stamps.py).
+    cache_max_value_bytes: int = Field(default=10_240, ge=1024)
     # Composites (a page with its cards, every topic) a worker keeps decoded, with the bytes they were
     # decoded from: a composite read again as the same bytes is not parsed again. 0 parses every read.
     composites_kept_decoded: int = Field(default=64, ge=0)

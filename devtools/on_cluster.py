@@ -24,7 +24,7 @@ MODULES = [
     "tests/cache/test_revalidator.py", "tests/cache/test_live_structures.py", "tests/cache/test_boards.py",
     "tests/cache/test_views.py", "tests/cache/test_delayed_queue.py", "tests/cache/test_pubsub.py",
     "tests/schema/test_subscriptions.py", "tests/api/test_events.py",
-    "tests/cache/test_cluster.py", "tests/cache/test_lua.py",
+    "tests/cache/test_cluster.py", "tests/cache/test_lua.py", "tests/cache/test_big_values.py",
     # one multi-worker run: two worker processes on the cluster client, readers checked for stale reads
     "tests/drills/test_concurrency.py::test_no_stale_reads_across_two_workers",
 ]

@@ -46,6 +46,8 @@ RESPONSE_REFRESHES = Counter("discours_response_refreshes", "Hot responses a wri
                              "(cache/refresh.py), by outcome: computed (answered 200; kept if still current), "
                              "failed (an error, or an answer not 200), late (given up past half the grace)",
                              ["outcome"])
+VALUES_TOO_BIG = Counter("discours_cache_values_too_big", "Values not kept: over CACHE_MAX_VALUE_BYTES once "
+                         "compressed (seed 004), by what was to be kept and key family", ["what", "family"])
 INVALIDATIONS = Counter("discours_cache_invalidations", "Cache tags invalidated (generation moves), by tag family",
                         ["family"])
 LOST_INVALIDATIONS = Counter("discours_cache_invalidations_lost",

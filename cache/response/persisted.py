@@ -13,6 +13,7 @@ from redis.exceptions import RedisError
 
 from cache import keys
 from cache.store import Cache
+from telemetry import metrics
 
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -42,6 +43,11 @@ class PersistedQueries:
         return document if document is not None and sha256(document) == digest else None
 
     async def put(self, digest: str, document: str) -> None:
+        """Keep the document, unless it is over the cache's bound on a value (seed 004): such a client sends
+        its document each time, as the protocol lets it."""
+        if len(document.encode()) > self.cache.max_value:
+            metrics.child(metrics.VALUES_TOO_BIG, "persisted query", "persisted").inc()
+            return
         try:
             await self.cache.redis.set(keys.persisted_query(digest), document, ex=self.ttl)
         except RedisError as exc:

@@ -12,7 +12,8 @@ it was made of makes it a miss. What read the viewer, counted a view or read whi
 is not kept (a hit would skip the viewer's reading, or the view). Which fields, and the key of a selection,
 schema/engine/rendered.py decides.
 
-Stored as `stamp|j<json>`, or `stamp|z<zlib>` over 10 KB (seed 004), for RENDERED_ANSWER_TTL seconds at most.
+Stored as every stamped value is (cache/stamps.py: whole, compressed or in parts, within seed 004's 10 KB a
+string), for RENDERED_ANSWER_TTL seconds at most.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
 from cache import response_capture
-from cache.composite import read_stamped, read_stamped_many
-from cache.redis.client import queue_set
+from cache.composite import TOO_BIG_TO_KEEP, read_stamped, read_stamped_many
+from cache.fills import queue_stored
 from cache.stamps import KeptDecoded, capture_stamp, decode_json, encode_json
 from cache.store import MISSING, Cache
 
@@ -63,7 +64,7 @@ async def read_rendered(cache: Cache, key: str) -> Rendered | None:
     if kept is None:
         kept = _kept[cache] = KeptDecoded(cache.decoded.size)
     found = await read_stamped(cache, key, kept, _decoded, "rendered")
-    return None if found is MISSING else found
+    return None if found is MISSING or found is TOO_BIG_TO_KEEP else found
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +86,8 @@ def queue_kept(pipe: Pipeline, cache: Cache, answers: Iterable[ToKeep]) -> bool:
         stamp = capture_stamp(answer.capture)
         if stamp is None or answer.capture.read_viewer or answer.capture.views or not cache.available:
             continue
-        queue_set(pipe, answer.key, encode_json(stamp, answer.body), cache.jittered(answer.ttl) or answer.ttl)
+        queue_stored(pipe, answer.key, encode_json(stamp, answer.body, cache.max_value),
+                     cache.jittered(answer.ttl) or answer.ttl, "rendered")
         queued = True
     return queued
 

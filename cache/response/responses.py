@@ -36,6 +36,7 @@ is kept unchecked, in a MULTI/EXEC, and looked up by those who waited for it; no
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import random
 import time
@@ -43,7 +44,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from redis.asyncio.client import Pipeline
@@ -51,10 +52,10 @@ from redis.exceptions import RedisError, ResponseError
 
 from cache import keys
 from cache.lua import load_lua
-from cache.redis.client import is_cluster, queue_script, script_reply
+from cache.redis.client import is_cluster, queue_script, queue_set, script_reply
 from cache.redis.coalesce import at_once
 from cache.response_capture import Capture
-from cache.stamps import COMPRESS_OVER, capture_stamp, stamp_is_current
+from cache.stamps import COMPRESS_OVER, PART_MARGIN, capture_stamp, split, stamp_is_current
 from cache.store import Cache
 from telemetry import metrics
 
@@ -63,6 +64,9 @@ PLAIN_KEPT_BYTES = 16 * 1024 * 1024  # plain forms of gzip bodies a worker keeps
 
 # The fields of a stored response, in the order a hit returns them after its first element.
 _FIELDS = ("s", "b", "z", "v", "e", "a", "p")
+# What `b` starts with when it names the parts a body is kept in (seed 004, cache/stamps.py `split`): no JSON
+# and no gzip stream begins with it.
+IN_PARTS = b"\x00parts:"
 KEPT, KEPT_GRACED = 1, 2  # what `_STORE` returns when it kept the response current, or graced
 _GRACE_PREFIX = keys.grace("")
 _FIELDS_END = 3 + len(_FIELDS) + 1  # the fields a look-up asks for end there: `c` is the last
@@ -129,6 +133,7 @@ class Storable:
     hit: Hit
     stored: dict[Any, Any]  # the hash's fields, its stamp `s` first
     ttl: int
+    parts: tuple[tuple[str, bytes], ...] = ()  # the body's, when `b` names them (cache/stamps.py `split`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,15 +227,25 @@ class ResponseCache:
         try:
             await self.cache.recover_if_needed()  # after a lost invalidation, nothing stored before is trusted
             found = await (self._check_apart(key) if self._cluster else self._check_here(key))
+            looked = await self._made_whole(_looked(found, key))
         except RedisError as exc:
             self.cache.trip(exc, "response cache read")
             return LookUp(None)
-        looked = _looked(found, key)
         _count(("graced" if looked.hit.graced else "hit") if looked.hit is not None
                else "stale" if looked.stale else "miss")
         if looked.hit is not None:
             self.hits += 1
         return looked
+
+    async def _made_whole(self, looked: LookUp) -> LookUp:
+        """A hit whose body is kept in parts with its body read (one more round trip); a miss when a part is gone."""
+        hit = looked.hit
+        if hit is None or not hit.body.startswith(IN_PARTS):
+            return looked
+        parts = await self.cache.read_parts(hit.body[len(IN_PARTS):].decode().split(","))
+        if any(part is None for part in parts):
+            return LookUp(None)
+        return dataclasses.replace(looked, hit=dataclasses.replace(hit, body=b"".join(cast("list[bytes]", parts))))
 
     async def _check_here(self, key: str) -> list[Any]:
         """What a stored response is now, by the hit script: [0] (none), [1] (stale) or [2, its fields...]."""
@@ -298,10 +313,10 @@ class ResponseCache:
                     keys=[key, keys.invalidation_clock(), keys.response_claim(key)],
                     args=[keys.generation(""), random.getrandbits(62) + 1, self.cache.generation_ttl, *_FIELDS, "c",
                           self.cache.fill_lock_ms])
+            looked = await self._made_whole(_looked(found, key))
         except RedisError as exc:
             self.cache.trip(exc, "response claim")
             return None, b""
-        looked = _looked(found, key)
         if looked.hit is not None:
             return looked.hit, b""
         return None, as_bytes(found[2]) or None
@@ -341,14 +356,19 @@ class ResponseCache:
             return None
         gzipped = len(body) > COMPRESS_OVER
         hit = Hit(_gzip(body) if gzipped else body, gzipped, list(capture.views), etag, max_age, private, key)
-        stored: dict[Any, Any] = {"s": stamp, "b": hit.body, "v": ",".join(str(v) for v in hit.views), "e": etag,
+        parts = split(hit.body, self.cache.max_value) if len(hit.body) > self.cache.max_value else ()
+        if len(hit.body) > self.cache.max_value and not parts:  # seed 004: past what one MGET reads
+            metrics.child(metrics.VALUES_TOO_BIG, "response", keys.family(key)).inc()
+            return None
+        kept_body = IN_PARTS + b",".join(name.encode() for name, _ in parts) if parts else hit.body
+        stored: dict[Any, Any] = {"s": stamp, "b": kept_body, "v": ",".join(str(v) for v in hit.views), "e": etag,
                                   "a": max_age}
         if gzipped:
             stored["z"] = b"1"
         if private:
             stored["p"] = b"1"
         lifetime = min(self.ttl, max_age)
-        return Storable(hit, stored, self.cache.jittered(lifetime) or lifetime)
+        return Storable(hit, stored, self.cache.jittered(lifetime) or lifetime, parts)
 
     async def keep(self, storable: Storable | None, *, also: Callable[[Pipeline], object] | None = None,
                    claimed: str | None = None) -> Kept | None:
@@ -364,9 +384,9 @@ class ResponseCache:
         kept: Kept | None = Kept(None)
         try:
             if self._cluster:
-                await self._keep_apart(key, stored, ttl)
+                await self._keep_apart(key, stored, ttl, storable.parts)
             else:
-                how = await self._keep_if_current(key, stored, ttl, also, claimed)
+                how = await self._keep_if_current(key, stored, ttl, also, claimed, parts=storable.parts)
                 # graced, it is looked up by whoever would take it (served as long as the graces last)
                 kept = Kept(storable.hit) if how == KEPT else Kept(None) if how == KEPT_GRACED else None
                 sent_apart = None  # sent with it, and the claim released by the script
@@ -379,26 +399,35 @@ class ResponseCache:
         return kept
 
     async def _keep_if_current(self, key: str, stored: dict[Any, Any], ttl: int,
-                               also: Callable[[Pipeline], object] | None, claimed: str | None = None) -> int:
+                               also: Callable[[Pipeline], object] | None, claimed: str | None = None, *,
+                               parts: tuple[tuple[str, bytes], ...] = ()) -> int:
         """By the store script (KEPT, KEPT_GRACED or 0), with `also` in the same round trip (cache/redis/client.py
         `queue_script`); the script releases the claim of `claimed`, after the store, even when it is run again
-        because Redis did not have it."""
+        because Redis did not have it. The body's `parts` go first: what names them is never kept before them."""
         script_keys = [key, keys.invalidation_clock(), *([keys.response_claim(claimed)] if claimed else [])]
         script_args = [keys.generation(""), ttl, *(part for field in stored.items() for part in field)]
         async with self.cache.redis.pipeline(transaction=False) as pipe:
+            _queue_parts(pipe, parts, ttl)
             queue_script(pipe, self._store, script_keys, script_args)
             if also is not None:
                 also(pipe)
-            kept, *others = await pipe.execute(raise_on_error=False)
+            replies = await pipe.execute(raise_on_error=False)
+        # a part not kept makes the kept response a miss for its readers: safe, and counted as a failure below
+        kept, others = replies[len(parts)], [*replies[:len(parts)], *replies[len(parts) + 1:]]
         kept = await script_reply(kept, self._store, script_keys, script_args)
         failed = next((reply for reply in others if isinstance(reply, Exception)), None)
         if failed is not None:  # the response is kept whatever became of the rest
             self.cache.trip(failed, "response cache store")
         return int(kept)
 
-    async def _keep_apart(self, key: str, stored: dict[Any, Any], ttl: int) -> None:
+    async def _keep_apart(self, key: str, stored: dict[Any, Any], ttl: int,
+                          parts: tuple[tuple[str, bytes], ...]) -> None:
         """On a Redis Cluster, unchecked (the generations are in other slots): a MULTI/EXEC, so that the entry
-        never exists without its expiry."""
+        never exists without its expiry; the parts of its body first, in slots of their own."""
+        if parts:
+            async with self.cache.redis.pipeline(transaction=False) as pipe:
+                _queue_parts(pipe, parts, ttl)
+                await pipe.execute()
         async with self.cache.redis.pipeline(transaction=True) as pipe:
             pipe.unlink(key)  # whatever was there, of any type
             pipe.hset(key, mapping=stored)
@@ -415,6 +444,11 @@ class ResponseCache:
                 await pipe.execute()
         except RedisError as exc:
             self.cache.trip(exc, "response cache store")
+
+
+def _queue_parts(pipe: Pipeline, parts: tuple[tuple[str, bytes], ...], ttl: int) -> None:
+    for name, data in parts:
+        queue_set(pipe, name, data, ttl + PART_MARGIN)
 
 
 def followed(also: Callable[[Pipeline], object] | None,
