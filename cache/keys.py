@@ -72,11 +72,6 @@ def author_user(user: str) -> str:
     return f"author:user_id:{_part(user)}"
 
 
-
-
-
-
-
 def topic_id(topic: int) -> str:
     return f"topic:id:{topic}"
 
@@ -87,11 +82,6 @@ def topic_slug(slug: str) -> str:
 
 def topic_authors(topic: int) -> str:
     return f"topic:authors:{topic}"
-
-
-
-def topic_shouts_legacy(topic: int) -> str:
-    return f"topic_shouts_{topic}"
 
 
 def community_id(community: int) -> str:
@@ -121,11 +111,6 @@ def shout_id(shout: int) -> str:
 
 def shout_slug(slug: str) -> str:
     return f"shout:slug:{_part(slug)}"
-
-
-
-def draft_id(draft: int) -> str:
-    return f"draft:id:{draft}"
 
 
 def drafts_by_author(author: int) -> str:
@@ -720,7 +705,6 @@ def tag_account(author: int) -> str:
 def env_index() -> str:
     """The names of all stored variables (variable names are upper case, so this never collides)."""
     return f"env_vars:{ENV_SLOT}:index"
-
 
 
 _FAMILY_PART = re.compile(r"^[a-z_]+$")
