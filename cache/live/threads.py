@@ -17,6 +17,7 @@ moment before), says `deleted`.
 from __future__ import annotations
 
 import asyncio
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,7 @@ from sqlalchemy.orm import aliased
 from cache import keys
 from cache.fills import Lease
 from cache.live.structures import LiveStore, structure_key
+from cache.stamps import COMPRESS_OVER
 from cache.store import Cache
 from orm import Reaction, Shout
 from orm.engine import SessionFactory
@@ -40,6 +42,7 @@ ORDERS: dict[str, tuple[str, bool]] = {
 _INT_FIELDS = ("id", "created_at", "updated_at", "deleted_at", "deleted_by", "reply_to", "shout", "created_by",
                "rating")
 _TEXT_FIELDS = ("body", "quote", "kind", "oid")
+_PACKED, _PACKED_B = ".z", b".z"  # the suffix of a text field kept compressed (`encode`)
 
 
 def set_name(owner_kind: str, order: str = "") -> str:
@@ -75,12 +78,24 @@ def as_row(reaction: Reaction, rating: int) -> dict[str, Any]:
 
 
 def encode(row: dict[str, Any]) -> list[Any]:
-    """HSET arguments of `comment:{id}` (None fields are left out)."""
-    return [x for name, value in row.items() if value is not None for x in (name, value)]
+    """HSET arguments of `comment:{id}` (None fields are left out). A text longer than COMPRESS_OVER bytes (a
+    comment may hold 10,000 characters, some 20 KB of Cyrillic) is kept compressed, as `{name}.z` (seed 004:
+    a hash's elements are watched for their size as strings are)."""
+    fields: list[Any] = []
+    for name, value in row.items():
+        if value is None:
+            continue
+        if name in _TEXT_FIELDS and len(text := str(value).encode()) > COMPRESS_OVER:
+            fields += [name + _PACKED, zlib.compress(text, 1)]
+        else:
+            fields += [name, value]
+    return fields
 
 
 def decode(raw: dict[bytes, bytes]) -> dict[str, Any]:
-    stored = {k.decode(): v.decode() for k, v in raw.items()}
+    stored = {k.decode(): v.decode() for k, v in raw.items() if not k.endswith(_PACKED_B)}
+    stored.update({k.decode().removesuffix(_PACKED): zlib.decompress(v).decode()
+                   for k, v in raw.items() if k.endswith(_PACKED_B)})
     row: dict[str, Any] = {name: int(stored[name]) if name in stored else None for name in _INT_FIELDS}
     row.update({name: stored.get(name) for name in _TEXT_FIELDS})
     row["rating"] = row["rating"] or 0

@@ -130,3 +130,26 @@ async def test_a_long_shout_and_its_response_are_kept_within_ten_kilobytes_a_str
         await session.execute(update(Shout).where(Shout.id == shout_id).values(body=body + "<p>ещё</p>"))
     changed = await client.post("/graphql", json=request)
     assert changed.json()["data"]["get_shout"]["body"] == body + "<p>ещё</p>"
+
+
+COMMENT = """mutation($s: Int!, $b: String!) {
+  create_reaction(reaction: {kind: COMMENT, shout: $s, body: $b}) { error reaction { id } }
+}"""
+COMMENTS = "query($s: Int!) { load_shout_comments(shout: $s, limit: 5) { id body } }"
+
+
+async def test_a_long_comment_is_kept_compressed_in_its_thread(api: Api, redis: Redis) -> None:
+    """A comment may hold 10,000 characters, some 20 KB of Cyrillic: its `comment:{id}` HASH keeps the text
+    compressed, and the thread read from it gives the text as written."""
+    author = await api.user()
+    shout_id = await api.published(author)
+    letters = "абвгдеёжзийклмнопрстуфхцчшщъыьэюя "
+    body = "".join(random.Random(3).choice(letters) for _ in range(10_000))
+    assert len(body.encode()) > 2 * MAX_VALUE - 2_000
+    created = await api(COMMENT, {"s": shout_id, "b": body}, author)
+    assert created["error"] is None
+    for _ in range(2):  # built from SQL, then read from the HASH
+        assert await api(COMMENTS, {"s": shout_id}) == [{"id": created["reaction"]["id"], "body": body}]
+    longest = await _longest_strings(redis)
+    assert keys.comment(created["reaction"]["id"]) in longest
+    assert max(longest.values()) <= MAX_VALUE, sorted(longest.items(), key=lambda kv: -kv[1])[:3]
