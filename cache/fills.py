@@ -69,13 +69,13 @@ class RidingFills:
         return fills, unlocks
 
 
-def queue_stored(pipe: Pipeline, key: str, stored: Stored, ttl: int | None, what: str) -> None:
+def queue_stored(pipe: Pipeline, key: str, stored: Stored, ttl: int, what: str) -> None:
     """Queue the SETs keeping a value (cache/stamps.py): its parts first, outliving it, then its head; a value
     too big to keep is counted (`what` it is, for metrics)."""
     if stored.too_big:
         metrics.child(metrics.VALUES_TOO_BIG, what, keys.family(key)).inc()
     for part, data in stored.parts:
-        queue_set(pipe, part, data, None if ttl is None else ttl + PART_MARGIN)
+        queue_set(pipe, part, data, ttl + PART_MARGIN)
     queue_set(pipe, key, stored.head, ttl)
 
 
@@ -126,7 +126,8 @@ class Fills(Generations):
         for key, data, stamp, ttl in items:
             if stamp is not None:
                 lifetime = self.missing_ttl if data is None else ttl or self.default_ttl
-                queue_stored(pipe, key, encode(stamp, data, self.max_value), self.jittered(lifetime), "value")
+                queue_stored(pipe, key, encode(stamp, data, self.max_value), self.jittered(lifetime) or lifetime,
+                             "value")
 
     async def _ride_or_store(self, fills: list[Fill], unlocks: list[str]) -> None:
         """Fills (and their locks' release) that ride along with the request's next read, or, outside a

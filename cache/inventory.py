@@ -108,8 +108,11 @@ async def inspect_key(cache: Cache, key: str) -> dict[str, Any]:
         found.update(await _checked(cache, as_bytes(stored[b"s"])))
         body = as_bytes(stored[b"b"])
         if body.startswith(IN_PARTS):  # kept in parts (seed 004)
-            body = b"".join(as_bytes(part or b"") for part in await cache.read_parts(
-                body[len(IN_PARTS):].decode().split(",")))
+            parts = await cache.read_parts(body[len(IN_PARTS):].decode().split(","))
+            if any(part is None for part in parts):
+                found.update(value=None, parts_missing=True)  # a miss for its readers
+                return found
+            body = b"".join(as_bytes(part or b"") for part in parts)
         found["value"] = orjson.loads(gunzip(body) if b"z" in stored else body)
         return found
     if kind == "hash":
