@@ -371,7 +371,7 @@ class LiveStore:
                         queue_eval(pipe, _BUILD,
                                      [keys.live_meta(kind, entity_id), structure_key(kind, entity_id, name)],
                                      [seen.version, seen.epoch, now, str(self._ttl()), name, structure,
-                                      *(str(v) for v in data)])
+                                      *(v if isinstance(v, bytes) else str(v) for v in data)])
                     await pipe.execute()
         except RedisError as exc:
             self.cache.trip(exc, "live build")

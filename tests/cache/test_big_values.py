@@ -17,6 +17,7 @@ from sqlalchemy import update
 
 from cache import keys
 from cache.fills import Lease
+from cache.live import threads
 from cache.stamps import MAX_VALUE, encode_json, part_keys, too_big
 from cache.store import Cache
 from orm import Shout
@@ -148,8 +149,10 @@ async def test_a_long_comment_is_kept_compressed_in_its_thread(api: Api, redis: 
     assert len(body.encode()) > 2 * MAX_VALUE - 2_000
     created = await api(COMMENT, {"s": shout_id, "b": body}, author)
     assert created["error"] is None
-    for _ in range(2):  # built from SQL, then read from the HASH
+    for _ in range(2):  # built from SQL, then read from the kept page
         assert await api(COMMENTS, {"s": shout_id}) == [{"id": created["reaction"]["id"], "body": body}]
+    kept = await redis.hgetall(keys.comment(created["reaction"]["id"]))
+    assert b"body.z" in kept and threads.decode(kept)["body"] == body  # what a thread read makes of the HASH
     longest = await _longest_strings(redis)
     assert keys.comment(created["reaction"]["id"]) in longest
     assert max(longest.values()) <= MAX_VALUE, sorted(longest.items(), key=lambda kv: -kv[1])[:3]
