@@ -14,7 +14,7 @@ import orjson
 from cache import keys
 from cache.redis.limits import BATCH
 from cache.redis_metrics import CACHE_READS
-from cache.response.responses import IN_PARTS, as_bytes, gunzip
+from cache.response.responses import IN_PARTS, as_bytes, gunzip, part_names
 from cache.stamps import decode, parse_stamp
 from cache.store import Cache
 
@@ -108,11 +108,11 @@ async def inspect_key(cache: Cache, key: str) -> dict[str, Any]:
         found.update(await _checked(cache, as_bytes(stored[b"s"])))
         body = as_bytes(stored[b"b"])
         if body.startswith(IN_PARTS):  # kept in parts (seed 004)
-            parts = await cache.read_parts(body[len(IN_PARTS):].decode().split(","))
-            if any(part is None for part in parts):
+            joined = await cache.joined_parts(part_names(body))
+            if joined is None:
                 found.update(value=None, parts_missing=True)  # a miss for its readers
                 return found
-            body = b"".join(as_bytes(part or b"") for part in parts)
+            body = joined
         found["value"] = orjson.loads(gunzip(body) if b"z" in stored else body)
         return found
     if kind == "hash":

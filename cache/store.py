@@ -22,7 +22,7 @@ import asyncio
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 from redis.asyncio import Redis
@@ -198,6 +198,11 @@ class Cache(Fills):
         async with self.redis.pipeline(transaction=False) as pipe:
             commands = self._queue_mget(pipe, part_names)
             return self._joined(await pipe.execute(), commands)[1]
+
+    async def joined_parts(self, part_names: Sequence[str]) -> bytes | None:
+        """The bytes kept in `part_names`, in order, joined; None when a part is gone (a response body's)."""
+        parts = await self.read_parts(part_names)
+        return None if any(part is None for part in parts) else b"".join(cast("list[bytes]", parts))
 
     def _with_riders(self, store: Sequence[Fill]) -> tuple[Sequence[Fill], list[str]]:
         """`store`, and this request's fills waiting for a round trip, with their locks to release: this one."""

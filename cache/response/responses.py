@@ -44,7 +44,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import orjson
 from redis.asyncio.client import Pipeline
@@ -242,10 +242,8 @@ class ResponseCache:
         hit = looked.hit
         if hit is None or not hit.body.startswith(IN_PARTS):
             return looked
-        parts = await self.cache.read_parts(hit.body[len(IN_PARTS):].decode().split(","))
-        if any(part is None for part in parts):
-            return LookUp(None)
-        return dataclasses.replace(looked, hit=dataclasses.replace(hit, body=b"".join(cast("list[bytes]", parts))))
+        body = await self.cache.joined_parts(part_names(hit.body))
+        return LookUp(None) if body is None else dataclasses.replace(looked, hit=dataclasses.replace(hit, body=body))
 
     async def _check_here(self, key: str) -> list[Any]:
         """What a stored response is now, by the hit script: [0] (none), [1] (stale) or [2, its fields...]."""
@@ -465,6 +463,11 @@ def followed(also: Callable[[Pipeline], object] | None,
 def _gzip(body: bytes) -> bytes:
     compressor = zlib.compressobj(1, zlib.DEFLATED, _GZIP)
     return compressor.compress(body) + compressor.flush()
+
+
+def part_names(body: bytes) -> list[str]:
+    """The parts a stored body names after IN_PARTS."""
+    return body[len(IN_PARTS):].decode().split(",")
 
 
 def _looked(found: list[Any], key: str) -> LookUp:
