@@ -68,6 +68,11 @@ QUERIES: dict[str, Access] = {
     "getRoles": ANYONE,
     "get_author_id": ANYONE,
     "getEnvVariables": ADMINS,
+    # moderation, topics and the audit trail (the admin API)
+    "adminGetShouts": EDITORS,
+    "adminGetReactions": EDITORS,
+    "adminGetTopics": EDITORS,
+    "adminGetAuditLog": ADMINS,
     # the signed-in reader's own lists
     "load_shouts_feed": SIGNED_IN,
     "load_shouts_followed_by": ANYONE,  # someone's follows are public; without a slug, one's own
@@ -103,6 +108,10 @@ QUERIES: dict[str, Access] = {
     "get_topic_followers": ANYONE,
     "get_topic_authors": ANYONE,
     "get_shout_followers": ANYONE,
+    "get_collection": ANYONE,
+    "get_collections_all": ANYONE,
+    "get_collections_by_author": ANYONE,
+    "get_search_results_count": ANYONE,
     "load_reactions_by": ANYONE,
     "load_shout_comments": ANYONE,
     "load_shout_ratings": ANYONE,
@@ -134,6 +143,15 @@ MUTATIONS: dict[str, Access] = {
     "cancelEmailChange": SIGNED_IN,
     "updateEnvVariable": ADMINS,
     "updateEnvVariables": ADMINS,
+    "adminUpdateShout": EDITORS,
+    "adminDeleteShout": EDITORS,
+    "adminRestoreShout": EDITORS,
+    "adminUpdateReaction": EDITORS,
+    "adminDeleteReaction": EDITORS,
+    "adminRestoreReaction": EDITORS,
+    "adminCreateTopic": EDITORS,
+    "adminUpdateTopic": EDITORS,
+    "adminMergeTopics": EDITORS,
     # drafts and publishing
     "create_draft": SIGNED_IN,
     "create_draft_from_shout": OWNERS_OR_EDITORS,
@@ -161,6 +179,8 @@ MUTATIONS: dict[str, Access] = {
     "update_topic": EDITORS,
     "delete_topic": EDITORS,
     "delete_topic_by_id": EDITORS,
+    "set_topic_parent": EDITORS,
+    "merge_topics": EDITORS,
     "create_community": SIGNED_IN,
     "update_community": OWNERS_OR_ADMINS,  # its creator is its first administrator
     "delete_community": OWNERS_OR_ADMINS,

@@ -43,10 +43,12 @@ ROLES: dict[str, RoleDef] = {r.id: r for r in (
         "shout:update_any", "shout:publish_any", "shout:unpublish_any", "shout:delete_any",
         "draft:read_any", "draft:update_any", "draft:delete_any", "reaction:delete_any",
         "topic:create", "topic:update", "topic:delete", "collection:update_any", "collection:delete_any",
+        # moderation (the admin API): lists of everything, deleted included; edits and restores
+        "shout:moderate", "shout:restore", "reaction:moderate", "reaction:restore",
     )),
     RoleDef("admin", "Administrator", "Manages the community, its members and its settings", ("editor",), (
         "community:update", "community:delete", "community:manage_roles", "author:update_any",
-        "env:read", "env:write",
+        "env:read", "env:write", "audit:read",
     )),
 )}
 

@@ -327,6 +327,19 @@ def topics_stats(limit: int, offset: int, sort: str, community: int) -> str:
     return _fit(f"topics:stats:{params(limit=limit, offset=offset, sort=sort, community=community)}")
 
 
+def collections_all() -> str:
+    return "collections:all"
+
+
+def collections_by_author(author: int) -> str:
+    return f"collections:author:{author}"
+
+
+def collection_slug(slug: str) -> str:
+    """A curated collection by its slug: its row and its number of shouts (`get_collection`)."""
+    return _fit(f"collection:slug:{slug}")
+
+
 def topics_by_author(author: int) -> str:
     return f"topics:author:{author}"
 

@@ -1,6 +1,7 @@
 """SQLAlchemy models of the Discours tables. Importing this package registers every table on
 `Base.metadata` (Alembic and the seeder rely on that)."""
 
+from orm.audit import AuditEntry
 from orm.author import Author, AuthorBookmark, AuthorFollower, AuthorRating
 from orm.base import Base, now
 from orm.collection import Collection, ShoutCollection
@@ -25,6 +26,7 @@ __all__ = [
     "COMMUNITY_ROLES",
     "DEFAULT_COMMUNITY_ID",
     "RATING_KINDS",
+    "AuditEntry",
     "Author",
     "AuthorBookmark",
     "AuthorFollower",

@@ -33,6 +33,7 @@ class ReactionsQuery:
     limit: int = DEFAULT_LIMIT
     offset: int = 0
     shout: str | None = None  # one shout's slug
+    shout_id: int | None = None  # one shout's id (with `shout` too: both must name it)
     shouts: tuple[str, ...] | None = None  # several shouts' slugs
     search: str | None = None  # comments holding the text
     kinds: tuple[str, ...] | None = None  # sorted, each once

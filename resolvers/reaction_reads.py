@@ -148,11 +148,13 @@ def _list_page(filters: tuple[str, ...], sort: str, limit: int, offset: int) -> 
 
 async def load_reactions_by(deps: Deps, query: ReactionsQuery, *, client: str | None = None) -> list[dict[str, Any]]:
     tags = [keys.TAG_REACTIONS]
-    shout_id: int | None = None
+    shout_id = query.shout_id
     if query.shout:
-        shout_id = await id_by_slug("shout", query.shout, cache=deps.cache, db=deps.db)
-        if shout_id is None:
+        found = await id_by_slug("shout", query.shout, cache=deps.cache, db=deps.db)
+        if found is None or shout_id not in (None, found):
             return []
+        shout_id = found
+    if shout_id is not None:
         tags = [keys.tag_shout_reactions(shout_id)]
     search = search_text(deps, query.search) if query.search else None
     if search == "":  # nothing in it to search for
@@ -167,7 +169,7 @@ async def load_reactions_by(deps: Deps, query: ReactionsQuery, *, client: str | 
                                          ORDERS[query.sort][1], shout=shout_id)
     filters = {name: list(value) if isinstance(value, tuple) else value for name, value in query.filters()
                if name in _FILTERS and (value or name in _GIVEN_IF_SET)}  # an empty slug or list filters nothing
-    if "shout" in filters:
+    if shout_id is not None:
         filters["shout"] = shout_id
     stmt, bounds = _list_page(tuple(filters), query.sort, query.limit, query.offset)
     return await _cached_reactions(deps, key, tags, stmt, params={**filters, **bounds}, search=search,
@@ -177,11 +179,12 @@ async def load_reactions_by(deps: Deps, query: ReactionsQuery, *, client: str | 
 def _thread_of(query: ReactionsQuery) -> tuple[str, str] | None:
     """The comment thread a query reads, if it is one: the comments of a shout (newest or oldest first)
     or the replies to a comment, of exactly the thread kinds and nothing else filtered."""
-    if not query.only_filters("shout", "reply_to", "kinds") or set(query.kinds or ()) != set(COMMENT_KINDS):
+    if (not query.only_filters("shout", "shout_id", "reply_to", "kinds")
+            or set(query.kinds or ()) != set(COMMENT_KINDS)):
         return None
     if query.reply_to is not None:
         return "comment", set_name("comment", ORDERS[query.sort][0])
-    if query.shout is not None and ORDERS[query.sort][0] == "":
+    if (query.shout is not None or query.shout_id is not None) and ORDERS[query.sort][0] == "":
         return "shout", "comments:all"
     return None
 

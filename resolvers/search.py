@@ -180,6 +180,16 @@ async def _rank_shouts(deps: Deps, needle: str, filters: ShoutFilters, limit: in
             "cached_at": int(time.time())}
 
 
+async def _kept_ranking(deps: Deps, needle: str, filters: ShoutFilters, client: str | None) -> dict[str, Any]:
+    """The best `kept_results` matches of a search with their total, as `search_cache` keeps them."""
+    async def kept() -> dict[str, Any]:
+        return await _rank_shouts(deps, needle, filters, deps.search.kept_results, 0, client)
+
+    ranking: dict[str, Any] = await deps.cache.cached_query(keys.search(needle + "|" + filters.digest()), kept,
+                                                            ttl=deps.ttl_search, tags=[keys.TAG_SHOUTS])
+    return ranking
+
+
 async def load_shouts_search(deps: Deps, text: str, query: ShoutsQuery, *,
                              client: str | None = None) -> list[dict[str, Any]]:
     needle = search_text(deps, text)
@@ -187,17 +197,19 @@ async def load_shouts_search(deps: Deps, text: str, query: ShoutsQuery, *,
         return []
     filters, start, end = query.filters, query.offset, query.offset + query.limit
     if end <= deps.search.kept_results:
-        key = keys.search(needle + "|" + filters.digest())
-
-        async def kept() -> dict[str, Any]:
-            return await _rank_shouts(deps, needle, filters, deps.search.kept_results, 0, client)
-
-        hits = (await deps.cache.cached_query(key, kept, ttl=deps.ttl_search, tags=[keys.TAG_SHOUTS]))["hits"]
-        hits = hits[start:end]
+        hits = (await _kept_ranking(deps, needle, filters, client))["hits"][start:end]
     else:  # a page past the kept results: ranked for itself
         hits = (await _rank_shouts(deps, needle, filters, query.limit, start, client))["hits"]
     shouts = await get_cached_shouts([h[0] for h in hits], cache=deps.cache, db=deps.db)
     return [{**s, "score": h[1]} for s, h in zip(shouts, hits, strict=True) if s is not None]
+
+
+async def count_shouts_search(deps: Deps, text: str, *, client: str | None = None) -> int:
+    """How many listed shouts a search finds (up to `count_cap`): the total its first page is kept with."""
+    needle = search_text(deps, text)
+    if not needle:
+        return 0
+    return int((await _kept_ranking(deps, needle, ShoutsQuery().filters, client))["total"])
 
 
 # --- authors ---------------------------------------------------------------------------------------------

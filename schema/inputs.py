@@ -10,6 +10,7 @@ import strawberry
 
 from resolvers.author_query import AuthorsQuery
 from resolvers.deps import Deps
+from resolvers.errors import BadInput
 from resolvers.reaction_query import ReactionsQuery
 from resolvers.shout_query import NO_FILTERS, ShoutFilters, ShoutsQuery
 from schema.enums import ReactionKind, ReactionSort, ShoutsOrderBy
@@ -61,6 +62,26 @@ class TopicInput:
     title: str | None = None
     body: str | None = None
     pic: str | None = None
+    community: int | None = None
+    parent_ids: list[int | None] | None = None
+
+
+@strawberry.input
+class AdminTopicInput:
+    id: int
+    slug: str | None = None
+    title: str | None = None
+    body: str | None = None
+    pic: str | None = None
+    community: int | None = None
+    parent_ids: list[int | None] | None = None
+
+
+@strawberry.input
+class TopicMergeInput:
+    target_topic_id: int
+    source_topic_ids: list[int]
+    preserve_target_properties: bool | None = None
 
 
 @strawberry.input
@@ -147,12 +168,14 @@ def authors_query(by: AuthorsBy, limit: int | None, offset: int | None, deps: De
 
 def reactions_query(by: ReactionBy, limit: int | None, offset: int | None, deps: Deps) -> ReactionsQuery:
     """The one reaction-list query `load_reactions_by`'s arguments make (BadInput when they are not valid)."""
+    if by.author_id is not None and by.created_by is not None and by.author_id != by.created_by:
+        raise BadInput("author_id and created_by name one author: give one of them", field="author_id")
     return ReactionsQuery.of(
-        maximum=deps.max_page_size, limit=limit, offset=offset, shout=by.shout, search=by.search,
-        shouts=None if by.shouts is None else [slug for slug in by.shouts if slug is not None],
+        maximum=deps.max_page_size, limit=limit, offset=offset, shout=by.shout, shout_id=by.shout_id,
+        search=by.search, shouts=None if by.shouts is None else [slug for slug in by.shouts if slug is not None],
         kinds=None if by.kinds is None else [kind.value for kind in by.kinds if kind is not None],
-        reply_to=by.reply_to, topic=by.topic, created_by=by.created_by, author=by.author, after=by.after,
-        sort=None if by.sort is None else by.sort.value)
+        reply_to=by.reply_to, topic=by.topic, created_by=by.created_by if by.author_id is None else by.author_id,
+        author=by.author, after=by.after, sort=None if by.sort is None else by.sort.value)
 
 
 def shouts_query(options: LoadShoutsOptions | None, deps: Deps) -> ShoutsQuery:
@@ -173,12 +196,14 @@ def shouts_query(options: LoadShoutsOptions | None, deps: Deps) -> ShoutsQuery:
 @strawberry.input
 class ReactionBy:
     shout: str | None = None
+    shout_id: int | None = None
     shouts: list[str | None] | None = None
     search: str | None = None
     kinds: list[ReactionKind | None] | None = None
     reply_to: int | None = None
     topic: str | None = None
     created_by: int | None = None
+    author_id: int | None = None  # the 2025-08 contract's name for created_by
     author: str | None = None
     after: int | None = None
     sort: ReactionSort | None = None
@@ -200,7 +225,35 @@ class CommunityInput:
 
 @strawberry.input
 class CollectionInput:
+    id: int | None = None
     slug: str | None = None
     title: str | None = None
     desc: str | None = None
     pic: str | None = None
+
+
+# The 2025-08 contract's auth inputs: declared there, taken by no operation (the auth mutations take their
+# fields as arguments); registered so that the schema carries them.
+@strawberry.input
+class LoginCredentials:
+    email: str
+    password: str
+
+
+@strawberry.input
+class RegisterInput:
+    email: str
+    password: str | None = None
+    name: str | None = None
+
+
+@strawberry.input
+class ChangePasswordInput:
+    oldPassword: str  # the contract's names
+    newPassword: str
+
+
+@strawberry.input
+class ResetPasswordInput:
+    token: str
+    newPassword: str

@@ -23,7 +23,16 @@ from resolvers import (
 from resolvers import profile as profiles
 from schema.context import Info
 from schema.enums import FollowingEntity
-from schema.inputs import CollectionInput, CommunityInput, DraftInput, ProfileInput, ReactionInput, TopicInput, as_dict
+from schema.inputs import (
+    CollectionInput,
+    CommunityInput,
+    DraftInput,
+    ProfileInput,
+    ReactionInput,
+    TopicInput,
+    TopicMergeInput,
+    as_dict,
+)
 from schema.pages import selected_paths
 from schema.results import AuthorFollowsResult, CommonResult, SuccessResult, common
 from schema.types import Author, Community, Topic
@@ -155,6 +164,19 @@ class WriteMutation:
     @strawberry.mutation
     async def delete_topic_by_id(self, info: Info, id: int) -> CommonResult:
         return common(await topic_admin.delete_topic(info.context.deps, await info.context.viewer(), topic_id=id))
+
+    @strawberry.mutation(description="Puts a topic under one parent topic of its community, or (no parent) "
+                                     "at the root of the community's tree. A cycle is refused.")
+    async def set_topic_parent(self, info: Info, topic_id: int, parent_id: int | None = None) -> CommonResult:
+        viewer = await info.context.viewer()
+        return common(await topic_admin.set_topic_parent(info.context.deps, viewer, topic_id, parent_id))
+
+    @strawberry.mutation(description="Folds topics into one, in one transaction: their followers, shouts, "
+                                     "drafts and subtopics move to the target and they are deleted; `stats` "
+                                     "counts what moved.")
+    async def merge_topics(self, info: Info, merge_input: TopicMergeInput) -> CommonResult:
+        viewer = await info.context.viewer()
+        return common(await topic_admin.merge_topics(info.context.deps, viewer, as_dict(merge_input)))
 
     # --- communities -------------------------------------------------------------------------------------
     @strawberry.mutation

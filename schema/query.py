@@ -8,6 +8,7 @@ from typing import Any
 import strawberry
 
 from resolvers import author_reads as authors
+from resolvers import collection as collections
 from resolvers import community as communities
 from resolvers import feed, histories, search, shout_reads
 from resolvers import following as followers
@@ -28,7 +29,7 @@ from schema.inputs import (
     shouts_query,
 )
 from schema.pages import along, reactions_page, shouts_list, shouts_page
-from schema.results import CommonResult, SearchResult
+from schema.results import Collection, CommonResult, CountResult, SearchResult
 from schema.types import Author, AuthorPlace, Community, Reaction, Shout, Topic
 from schema.viewer_query import ViewerQuery
 
@@ -117,13 +118,28 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
         return _communities(
             await communities.get_communities_by_author(info.context.deps, slug, user, author_id))
 
+    # --- collections -----------------------------------------------------------------------------
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
+    async def get_collection(self, info: Info, slug: str) -> Collection | None:
+        return Collection.of(await collections.get_collection(info.context.deps, slug))
+
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
+    async def get_collections_all(self, info: Info) -> list[Collection | None] | None:
+        return [Collection.of(c) for c in await collections.get_collections_all(info.context.deps)]
+
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
+    async def get_collections_by_author(self, info: Info, slug: str | None = None, user: str | None = None,
+                                        author_id: int | None = None) -> list[Collection | None] | None:
+        found = await collections.get_collections_by_author(info.context.deps, slug, user, author_id)
+        return [Collection.of(c) for c in found]
+
     # --- topics ----------------------------------------------------------------------------------
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_topic(self, info: Info, slug: str) -> Topic | None:
         return Topic.of(await topics.get_topic(info.context.deps, slug))
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE, rendered=True))
-    async def get_topics_all(self, info: Info) -> list[Topic | None] | None:
+    async def get_topics_all(self, info: Info) -> list[Topic | None]:
         return _topics(await topics.get_topics_all(info.context.deps))
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
@@ -242,6 +258,11 @@ class Query(AuthQuery, AdminQuery, ViewerQuery):
                               offset: int | None = None) -> list[Shout | None] | None:
         found = await shout_reads.load_shouts_top(info.context.deps, order_by.value, week, limit, offset)
         return await shouts_list(info, found)
+
+    @strawberry.field(metadata=cache_control(READ_MAX_AGE))
+    async def get_search_results_count(self, info: Info, text: str) -> CountResult:
+        count = await search.count_shouts_search(info.context.deps, text, client=client_address(info.context.request))
+        return CountResult(count=count)
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_shouts_search(self, info: Info, text: str,

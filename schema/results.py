@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import strawberry
 
 from schema.context import Info, Soon
@@ -45,9 +46,18 @@ class Collection:
     title: str
     created_at: int
     desc: str | None = None
+    pic: str | None = None
     amount: int | None = None
     published_at: int | None = None
     created_by_id: strawberry.Private[int | None] = None
+
+    @classmethod
+    def of(cls, data: dict[str, Any] | None) -> Collection | None:
+        if data is None:
+            return None
+        return cls(id=data["id"], slug=data["slug"], title=data["title"], created_at=data["created_at"],
+                   desc=data.get("desc"), pic=data.get("pic"), amount=data.get("amount"),
+                   published_at=data.get("published_at"), created_by_id=data.get("created_by"))
 
     @strawberry.field(metadata=DIRECT, graphql_type=Author)
     def created_by(self, info: Info) -> Soon[Author]:
@@ -57,6 +67,9 @@ class Collection:
 @strawberry.type
 class CommonResult:
     error: str | None = None
+    success: bool | None = None
+    message: str | None = None
+    stats: str | None = None  # a JSON object: what a batch operation did, by name (a merge's moves)
     drafts: list[Draft | None] | None = None
     draft: Draft | None = None
     slugs: list[str | None] | None = None
@@ -70,6 +83,11 @@ class CommonResult:
     topics: list[Topic | None] | None = None
     community: Community | None = None
     communities: list[Community | None] | None = None
+
+
+@strawberry.type
+class CountResult:
+    count: int
 
 
 @strawberry.type
@@ -241,7 +259,10 @@ _COMMON_MANY = {"drafts": Draft, "shouts": Shout, "authors": Author, "reactions"
 
 def common(result: dict[str, Any]) -> CommonResult:
     """A resolver's result dict as the contract's CommonResult (only the keys it has)."""
-    values: dict[str, Any] = {"error": result.get("error"), "slugs": result.get("slugs")}
+    stats = result.get("stats")
+    values: dict[str, Any] = {"error": result.get("error"), "success": result.get("error") is None,
+                              "message": result.get("message"), "slugs": result.get("slugs"),
+                              "stats": None if stats is None else orjson.dumps(stats).decode()}
     for name, cls in _COMMON_ONE.items():
         if name in result:
             values[name] = cls.of(result[name])  # type: ignore[attr-defined]

@@ -126,17 +126,28 @@ class TopicStat:
 class Author(FromData):
     id: int
     slug: str
-    name: str | None = None
+    # Non-null as the 2025-08 contract has it: an author who never gave a name shows their slug.
+    name: str = ""
     pic: str | None = None
     bio: str | None = None
     about: str | None = None
-    links: list[str | None] | None = None
+    links: list[str] | None = None
     created_at: int | None = None
     last_seen: int | None = None
     updated_at: int | None = None
     deleted_at: int | None = None
     seo: str | None = None
     data: strawberry.Private[dict[str, Any] | None] = None
+
+    @classmethod
+    def of(cls, data: dict[str, Any] | None) -> Author | None:
+        obj: Author | None = super().of(data)
+        if obj is not None:
+            if not obj.name:
+                obj.name = obj.slug
+            if obj.links is not None and None in obj.links:
+                obj.links = [link for link in obj.links if link is not None]
+        return obj
 
     @strawberry.field
     def user(self) -> str:
@@ -214,6 +225,9 @@ class Topic(FromData):
     body: str | None = None
     pic: str | None = None
     oid: str | None = None
+    community: int | None = None
+    # The topics this one sits under (a topic may sit under several), in one community.
+    parent_ids: list[int | None] | None = None
     is_main: bool | None = None
     data: strawberry.Private[dict[str, Any] | None] = None
 

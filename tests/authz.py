@@ -123,6 +123,10 @@ class World:
         session = await self.api.deps.accounts.sessions.create(who.id, who.slug)
         return User(who.id, who.slug, session.token)
 
+    async def once(self, name: str, make: Callable[[], Awaitable[Any]]) -> Any:
+        """What `make` makes, made once in this world."""
+        return await self._once(name, make)
+
     async def _once(self, name: str, make: Callable[[], Awaitable[Any]]) -> Any:
         if name not in self._made:
             self._made[name] = await make()
@@ -178,13 +182,14 @@ class World:
             return slug
         return str(await self._once("collection", make))
 
-    async def topic(self) -> dict[str, Any]:
+    async def topic(self, name: str = "topic") -> dict[str, Any]:
+        """A topic of community 1 (`name` tells two apart: a topic and its parent, or what merges into it)."""
         async def make() -> dict[str, Any]:
             slug = marker("topic")
             made = await self.as_(self.people.editor_1, "mutation($t: TopicInput!) { create_topic(topic_input: $t) "
                                   "{ error topic { id slug } } }", {"t": {"slug": slug, "title": "Тема"}})
             return dict(made["topic"])
-        return dict(await self._once("topic", make))
+        return dict(await self._once(name, make))
 
     async def own_community(self) -> str:
         """A community the owner founds: the objects' community from then on, with its own editor and

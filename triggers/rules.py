@@ -15,6 +15,7 @@ from sqlalchemy.engine import Connection
 
 from cache import keys
 from orm import (
+    AuditEntry,
     Author,
     AuthorBookmark,
     AuthorFollower,
@@ -195,6 +196,7 @@ RULES: dict[type, Rule] = {
 # Mapped models with no rule, and why: a new model gets a rule or a line here (tests/triggers/test_rules.py fails
 # on a model that has neither).
 EXEMPT: dict[type, str] = {
+    AuditEntry: "the audit trail, written beside each administrative write and read uncached, by administrators only",
     ShoutViews: "written by the views flush (cache/live/views.py), a copy of the live `viewed:` counters, which "
                 "every cached read takes its views from",
     ShoutViewsWeekly: "written by the same flush; the weekly leaderboards are live structures, rebuilt from it",

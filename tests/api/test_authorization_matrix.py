@@ -181,6 +181,9 @@ ARGS: dict[str, dict[str, Args]] = {"Query": {
     "isEmailUsed": _account_email,
     "get_author_id": lambda w, c: _as({"user": w.people.owner.slug}),
     "getEnvVariables": NO_ARGS,
+    "adminGetShouts": fixed({"community": 1, "status": "all", "limit": 5}),
+    "adminGetReactions": fixed({"community": 1, "status": "all", "limit": 5}),
+    "adminGetTopics": fixed({"community_id": 1}), "adminGetAuditLog": fixed({"limit": 5}),
     "load_shouts_feed": OPTIONS, "load_shouts_unrated": OPTIONS, "load_shouts_coauthored": OPTIONS,
     "load_shouts_discussed": OPTIONS, "load_shouts_bookmarked": OPTIONS,
     "load_shouts_followed_by": lambda w, c: _as({"slug": w.people.owner.slug, "options": {"limit": 5}}),
@@ -200,6 +203,8 @@ ARGS: dict[str, dict[str, Args]] = {"Query": {
     "get_topics_by_community": fixed({"community_id": 1, "limit": 5}),
     "get_topic_followers": fixed({"slug": "culture"}), "get_topic_authors": fixed({"slug": "culture"}),
     "get_shout_followers": _shout_slug,
+    "get_collection": _collection_slug, "get_collections_all": NO_ARGS, "get_collections_by_author": _owner_slug,
+    "get_search_results_count": fixed({"text": "текст"}),
     "load_reactions_by": lambda w, c: _reactions_by(w),
     "load_shout_comments": _shout_arg, "load_shout_ratings": _shout_arg, "load_comment_ratings": _comment_arg,
     "load_comments_branch": _shout_arg,
@@ -219,6 +224,15 @@ ARGS: dict[str, dict[str, Args]] = {"Query": {
     "confirmEmailChange": _token(verification.EMAIL_CHANGE), "cancelEmailChange": _cancel_email_change,
     "updateEnvVariable": fixed({"key": "MATRIX_PROBE", "value": "1"}),
     "updateEnvVariables": fixed({"variables": [{"key": "MATRIX_PROBE", "value": "2"}]}),
+    "adminUpdateShout": lambda w, c: _admin_shout_update(w),
+    "adminDeleteShout": lambda w, c: _shout_id_as(w, "id"),
+    "adminRestoreShout": lambda w, c: _deleted(w, "shout"),
+    "adminUpdateReaction": lambda w, c: _admin_reaction_update(w),
+    "adminDeleteReaction": lambda w, c: _reaction_id(w),
+    "adminRestoreReaction": lambda w, c: _deleted(w, "reaction"),
+    "adminCreateTopic": lambda w, c: _as({"topic": {"id": 0, "slug": f"t-{uuid.uuid4().hex[:10]}", "title": "Тема"}}),
+    "adminUpdateTopic": lambda w, c: _admin_topic_update(w),
+    "adminMergeTopics": lambda w, c: _topic_merge(w),
     "create_draft": lambda w, c: _as({"draft_input": {"title": "Новый", "body": "<p>b</p>"}}),
     "create_draft_from_shout": _shout_id,
     "update_draft": lambda w, c: _draft_update(w),
@@ -236,6 +250,7 @@ ARGS: dict[str, dict[str, Args]] = {"Query": {
     "toggle_bookmark_shout": _shout_slug,
     "create_topic": lambda w, c: _as({"topic_input": {"slug": f"t-{uuid.uuid4().hex[:10]}", "title": "Тема"}}),
     "update_topic": _topic_update, "delete_topic": _topic_slug, "delete_topic_by_id": _topic_id,
+    "set_topic_parent": lambda w, c: _topic_parent(w), "merge_topics": lambda w, c: _topic_merge(w),
     "create_community": lambda w, c: _as({"community_input": {"slug": f"c-{uuid.uuid4().hex[:10]}"}}),
     "update_community": _community_update, "delete_community": _community_slug,
     "join_community": _community_slug, "leave_community": _joined_community,
@@ -250,6 +265,41 @@ ARGS: dict[str, dict[str, Args]] = {"Query": {
     "mark_seen_thread": lambda w, c: _threadnamed_type(w),
     "notification_unsubscribe_thread": _thread,
 }}
+
+
+async def _shout_id_as(w: World, name: str) -> dict[str, Any]:
+    return {name: (await w.shout())["id"]}
+
+
+async def _admin_shout_update(w: World) -> dict[str, Any]:
+    return {"shout": {"id": (await w.shout())["id"], "title": "Правка"}}
+
+
+async def _admin_reaction_update(w: World) -> dict[str, Any]:
+    return {"reaction": {"id": await w.comment(), "body": "правка"}}
+
+
+async def _admin_topic_update(w: World) -> dict[str, Any]:
+    return {"topic": {"id": (await w.topic())["id"], "title": "Новое имя"}}
+
+
+async def _deleted(w: World, kind: str) -> dict[str, Any]:
+    """The owner's shout or comment, hidden by an editor of its community: what a restore brings back."""
+    async def hide() -> int:
+        target = (await w.shout())["id"] if kind == "shout" else await w.comment()
+        op = "adminDeleteShout(id: $i)" if kind == "shout" else "adminDeleteReaction(reaction_id: $i)"
+        await w.as_(w.people.editor_1, f"mutation($i: Int!) {{ {op} {{ success }} }}", {"i": target})
+        return target
+    return {"id" if kind == "shout" else "reaction_id": await w.once(f"deleted {kind}", hide)}
+
+
+async def _topic_parent(w: World) -> dict[str, Any]:
+    return {"topic_id": (await w.topic())["id"], "parent_id": (await w.topic("parent"))["id"]}
+
+
+async def _topic_merge(w: World) -> dict[str, Any]:
+    return {"merge_input": {"target_topic_id": (await w.topic())["id"],
+                            "source_topic_ids": [(await w.topic("parent"))["id"]]}}
 
 
 async def _as(values: dict[str, Any]) -> dict[str, Any]:

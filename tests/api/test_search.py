@@ -26,7 +26,7 @@ from resolvers.deps import Deps, SearchLimits
 from resolvers.errors import Busy, RateLimited
 from resolvers.reaction_query import ReactionsQuery
 from resolvers.reaction_reads import load_reactions_by
-from resolvers.search import load_authors_search, load_shouts_search
+from resolvers.search import count_shouts_search, load_authors_search, load_shouts_search
 from resolvers.shout_query import ShoutsQuery
 from resolvers.writes import transaction
 from tests.helpers import inside_one_window
@@ -110,6 +110,14 @@ async def test_the_order_is_title_tier_then_relevance_then_recency(deps: Deps, w
     # the two lighthouse texts whose titles do not match, equally relevant: the more recent first
     english = await load_shouts_search(deps, "lighthouse", ShoutsQuery(limit=10))
     assert english[0]["id"] == written["en"]
+
+
+async def test_the_count_of_a_search_is_what_it_finds(deps: Deps, written: dict[str, int]) -> None:
+    """`get_search_results_count`: the five listed shouts about bilberries, not the unpublished sixth; a
+    search that finds nothing counts none."""
+    assert await count_shouts_search(deps, "черника") == len(await _found(deps, "черника")) == 5
+    assert await count_shouts_search(deps, "черника -болото") == 4
+    assert await count_shouts_search(deps, "и") == 0  # a stop word: nothing to search for
 
 
 async def test_phrases_and_exclusions(deps: Deps, written: dict[str, int]) -> None:

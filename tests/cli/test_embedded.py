@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import event
+from sqlalchemy import event, select
 from sqlalchemy.engine import Engine
 
 from alembic import command
@@ -20,6 +20,7 @@ from app.main import check_services, create_app, open_deps
 from cache import keys
 from cache.stamps import part_keys
 from config.settings import Settings, SettingsError, load_settings
+from orm import Author, CommunityAuthor
 from orm.migrations import alembic_config
 from orm.shout import Shout
 from resolvers import digests
@@ -105,6 +106,20 @@ async def test_sqlite_and_fakeredis_serve_the_api(tmp_path: Path) -> None:
                 answer = (await http.post("/graphql", json={"query": comment, "variables": {"s": shout}},
                                           headers={"authorization": f"Bearer {token}"})).json()
                 assert "errors" not in answer and answer["data"]["create_reaction"]["error"] is None, answer
+            # moderation on SQLite: the reader made an editor hides their comment, which the trail records
+            comment_id = answer["data"]["create_reaction"]["reaction"]["id"]
+            async with transaction(deps) as session:
+                member = (await session.scalars(select(CommunityAuthor).join(Author, Author.id == CommunityAuthor.author)
+                                                .where(Author.email == "e@example.org"))).one()
+                member.roles = "reader,author,artist,expert,editor"
+            moderated = (await http.post("/graphql", json={"query": (
+                "mutation($i: Int!) { adminDeleteReaction(reaction_id: $i) { success } } "), "variables": {
+                    "i": comment_id}}, headers={"authorization": f"Bearer {token}"})).json()
+            assert moderated == {"data": {"adminDeleteReaction": {"success": True}}}, moderated
+            listed = (await http.post("/graphql", json={"query": (
+                '{ adminGetReactions(status: "deleted", search: "hi", limit: 5) { total reactions { id } } }')},
+                headers={"authorization": f"Bearer {token}"})).json()
+            assert listed["data"]["adminGetReactions"]["reactions"][0]["id"] == comment_id, listed
             # the digests pending in the database are found through SQLite's JSON as through PostgreSQL's
             queued = await deps.delayed.redis.zrange(keys.delayed_queue(DEFERRED_QUEUE), 0, -1)
             await deps.delayed.redis.delete(keys.delayed_queue(DEFERRED_QUEUE))

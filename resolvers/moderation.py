@@ -1,0 +1,210 @@
+"""Moderation of shouts and reactions (the admin API's): lists for moderators by status, kind, shout,
+community and text, paged with their totals; edits, soft deletes and restores, each recorded in the audit
+trail (resolvers/audit.py) and written through `transaction`, so the triggers' invalidation covers them.
+
+A delete is soft (`deleted_at`, `deleted_by`); a restore clears both, and the live structures (threads,
+counters, feeds) take the row back where it was, since they follow `deleted_at` (triggers/live_rules.py).
+Who may: the `*_any` and `moderate` permissions of auth/permissions.py in the community of the shout."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from sqlalchemy import ColumnElement, Select, func, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from auth.permissions import Viewer, permissions_of
+from cache.entities import fetch_shouts
+from orm import Reaction, Shout
+from orm.driver import SessionReads
+from orm.engine import read_session
+from orm.reaction import ReactionKind
+from resolvers.access import require, require_viewer
+from resolvers.audit import paged, record
+from resolvers.deps import Deps, like_pattern
+from resolvers.errors import BadInput, Forbidden, NotFound
+from resolvers.paging import page
+from resolvers.writes import transaction
+
+DEFAULT_LIMIT = 20
+SHOUT_STATUSES = ("all", "published", "draft", "deleted")
+REACTION_STATUSES = ("all", "active", "deleted")
+# What adminUpdateShout may set, and adminUpdateReaction.
+SHOUT_FIELDS = ("title", "body", "lead", "subtitle", "cover", "cover_caption", "media", "seo", "published_at",
+                "featured_at", "deleted_at")
+REACTION_FIELDS = ("body", "deleted_at")
+
+
+def _moderated(viewer: Viewer | None, permission: str, community: int | None) -> list[int] | None:
+    """The communities whose lists the viewer moderates: the one asked for, else every one where they hold
+    `permission` (None: all, for ADMIN_EMAILS' administrators)."""
+    signed_in = require_viewer(viewer)
+    if community is not None:
+        require(signed_in, permission, community_id=community)
+        return [community]
+    if signed_in.system_admin:
+        return None
+    mine = sorted(c for c in signed_in.roles if permission in permissions_of(signed_in, c))
+    if not mine:
+        raise Forbidden(f"not allowed: {permission}")
+    return mine
+
+
+def _checked_status(status: str | None, allowed: tuple[str, ...]) -> str:
+    status = (status or "all").lower()
+    if status not in allowed:
+        raise BadInput(f"status: one of {', '.join(allowed)}", field="status")
+    return status
+
+
+async def _paged_rows(deps: Deps, stmt: Select[Any], order: Any, limit: int, offset: int) -> tuple[list[Any], int]:
+    async with read_session(deps.db) as session:
+        total = await session.scalar(select(func.count()).select_from(stmt.subquery()))
+        rows = list((await session.execute(stmt.order_by(*order).limit(limit).offset(offset))).mappings().all())
+        return [dict(r) for r in rows], int(total or 0)
+
+
+async def _shouts_by_id(deps: Deps, ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Shouts whatever their state, with their authors' and topics' ids, uncached (a moderator's view)."""
+    if not ids:
+        return {}
+    async with read_session(deps.db) as session:
+        return await fetch_shouts(SessionReads(session), ids, listed_only=False)
+
+
+# --- shouts ---------------------------------------------------------------------------------------------
+
+def _shout_status(status: str) -> ColumnElement[bool] | None:
+    return {"published": Shout.published_at.is_not(None) & Shout.deleted_at.is_(None),
+            "draft": Shout.published_at.is_(None) & Shout.deleted_at.is_(None),
+            "deleted": Shout.deleted_at.is_not(None)}.get(status)
+
+
+async def admin_get_shouts(deps: Deps, viewer: Viewer | None, limit: int | None, offset: int | None,
+                           search: str | None, status: str | None, community: int | None) -> dict[str, Any]:
+    communities = _moderated(viewer, "shout:moderate", community)
+    limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=deps.max_page_size)
+    stmt = select(Shout.id)
+    if (condition := _shout_status(_checked_status(status, SHOUT_STATUSES))) is not None:
+        stmt = stmt.where(condition)
+    if communities is not None:
+        stmt = stmt.where(Shout.community.in_(communities))
+    if text := (search or "").strip():
+        pattern = like_pattern(text)
+        found = [Shout.title.ilike(pattern), Shout.slug.ilike(pattern), Shout.body.ilike(pattern)]
+        stmt = stmt.where(or_(*found, *([Shout.id == int(text)] if text.isdigit() else [])))
+    rows, total = await _paged_rows(deps, stmt, (Shout.id.desc(),), limit, offset)
+    shouts = await _shouts_by_id(deps, [r["id"] for r in rows])
+    return {"shouts": [shouts[r["id"]] for r in rows if r["id"] in shouts], **paged(total, limit, offset)}
+
+
+async def _moderated_shout(session: AsyncSession, viewer: Viewer | None, shout_id: int, permission: str) -> Shout:
+    shout = await session.get(Shout, shout_id)
+    if shout is None:
+        raise NotFound("no such shout", field="id")
+    require(viewer, permission, community_id=shout.community)
+    return shout
+
+
+def _values(row: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    return {name: getattr(row, name) for name in names}
+
+
+async def admin_update_shout(deps: Deps, viewer: Viewer | None, changes: dict[str, Any]) -> dict[str, Any]:
+    values = {k: v for k, v in changes.items() if k in SHOUT_FIELDS}
+    if "title" in values and not str(values["title"]).strip():
+        raise BadInput("a shout needs a title", field="title")
+    async with transaction(deps) as session:
+        shout = await _moderated_shout(session, viewer, changes["id"], "shout:update")
+        before = _values(shout, tuple(values))
+        for name, value in values.items():
+            setattr(shout, name, value)
+        shout.updated_at, shout.updated_by = int(time.time()), require_viewer(viewer).author_id
+        record(session, require_viewer(viewer), "shout.update", "shout", shout.id, community=shout.community,
+               before=before, after=values)
+    return {"success": True, "error": None}
+
+
+async def admin_delete_shout(deps: Deps, viewer: Viewer | None, shout_id: int, *, restore: bool) -> dict[str, Any]:
+    """Soft-deletes a shout (it leaves every feed, its page and its topics' and authors' counts), or
+    restores a deleted one as it was."""
+    async with transaction(deps) as session:
+        shout = await _moderated_shout(session, viewer, shout_id, "shout:restore" if restore else "shout:delete")
+        if (shout.deleted_at is None) == restore:
+            raise BadInput("the shout is not deleted" if restore else "the shout is deleted already", field="id")
+        before = _values(shout, ("deleted_at", "deleted_by"))
+        signed_in = require_viewer(viewer)
+        shout.deleted_at, shout.deleted_by = (None, None) if restore else (int(time.time()), signed_in.author_id)
+        record(session, signed_in, "shout.restore" if restore else "shout.delete", "shout", shout.id,
+               community=shout.community, before=before, after=_values(shout, ("deleted_at", "deleted_by")))
+    return {"success": True, "error": None}
+
+
+# --- reactions ------------------------------------------------------------------------------------------
+
+async def admin_get_reactions(deps: Deps, viewer: Viewer | None, limit: int | None, offset: int | None,
+                              search: str | None, kind: str | None, shout_id: int | None,
+                              status: str | None, community: int | None = None) -> dict[str, Any]:
+    communities = _moderated(viewer, "reaction:moderate", community)
+    limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=deps.max_page_size)
+    stmt = select(*Reaction.__table__.c).join(Shout, Shout.id == Reaction.shout)
+    state = _checked_status(status, REACTION_STATUSES)
+    if state != "all":
+        stmt = stmt.where(Reaction.deleted_at.is_(None) if state == "active" else Reaction.deleted_at.is_not(None))
+    if kind is not None:
+        stmt = stmt.where(Reaction.kind == ReactionKind(kind).value)
+    if shout_id is not None:
+        stmt = stmt.where(Reaction.shout == shout_id)
+    if communities is not None:
+        stmt = stmt.where(Shout.community.in_(communities))
+    if text := (search or "").strip():
+        stmt = stmt.where(or_(Reaction.body.ilike(like_pattern(text)),
+                              *([Reaction.id == int(text)] if text.isdigit() else [])))
+    rows, total = await _paged_rows(deps, stmt, (Reaction.created_at.desc(), Reaction.id.desc()), limit, offset)
+    shouts = await _shouts_by_id(deps, sorted({r["shout"] for r in rows}))
+    return {"reactions": [{**r, "shout_data": shouts.get(r["shout"])} for r in rows], **paged(total, limit, offset)}
+
+
+async def _moderated_reaction(session: AsyncSession, viewer: Viewer | None, reaction_id: int,
+                              permission: str) -> tuple[Reaction, int]:
+    reaction = await session.get(Reaction, reaction_id)
+    if reaction is None:
+        raise NotFound("no such reaction", field="id")
+    community = await session.scalar(select(Shout.community).where(Shout.id == reaction.shout))
+    require(viewer, permission, community_id=community or 1)
+    return reaction, community or 1
+
+
+async def admin_update_reaction(deps: Deps, viewer: Viewer | None, changes: dict[str, Any]) -> dict[str, Any]:
+    values = {k: v for k, v in changes.items() if k in REACTION_FIELDS}
+    async with transaction(deps) as session:
+        reaction, community = await _moderated_reaction(session, viewer, changes["id"], "reaction:moderate")
+        if "body" in values and reaction.kind in ("LIKE", "DISLIKE"):
+            raise BadInput("a vote has no body to edit", field="body")
+        before = _values(reaction, tuple(values))
+        for name, value in values.items():
+            setattr(reaction, name, value)
+        if "deleted_at" in values:
+            reaction.deleted_by = None if values["deleted_at"] is None else require_viewer(viewer).author_id
+        reaction.updated_at = int(time.time())
+        record(session, require_viewer(viewer), "reaction.update", "reaction", reaction.id, community=community,
+               before=before, after=values)
+    return {"success": True, "error": None}
+
+
+async def admin_delete_reaction(deps: Deps, viewer: Viewer | None, reaction_id: int, *,
+                                restore: bool) -> dict[str, Any]:
+    """Hides a reaction (soft delete: its thread keeps its shape, its counts drop), or brings back a hidden
+    one, its counts and its place in its thread with it."""
+    async with transaction(deps) as session:
+        reaction, community = await _moderated_reaction(session, viewer, reaction_id,
+                                                        "reaction:restore" if restore else "reaction:delete")
+        if (reaction.deleted_at is None) == restore:
+            raise BadInput("the reaction is not deleted" if restore else "the reaction is deleted already", field="id")
+        before = _values(reaction, ("deleted_at", "deleted_by"))
+        signed_in = require_viewer(viewer)
+        reaction.deleted_at, reaction.deleted_by = (None, None) if restore else (int(time.time()), signed_in.author_id)
+        record(session, signed_in, "reaction.restore" if restore else "reaction.delete", "reaction", reaction.id,
+               community=community, before=before, after=_values(reaction, ("deleted_at", "deleted_by")))
+    return {"success": True, "error": None}
