@@ -337,7 +337,7 @@ def collections_by_author(author: int) -> str:
 
 def collection_slug(slug: str) -> str:
     """A curated collection by its slug: its row and its number of shouts (`get_collection`)."""
-    return _fit(f"collection:slug:{slug}")
+    return f"collection:slug:{_part(slug)}"
 
 
 def topics_by_author(author: int) -> str:
