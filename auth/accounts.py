@@ -8,10 +8,10 @@ from typing import Any
 
 from sqlalchemy import select
 
-from auth.permissions import Viewer
+from auth.permissions import PERMISSIONS, Viewer
 from cache import keys
 from cache.store import Cache
-from orm import Author, CommunityAuthor
+from orm import Author, CommunityAuthor, CommunityRole
 from orm.engine import SessionFactory, read_session
 
 # What an e-mail address looks like (checked on registration, on a change and on an import).
@@ -32,6 +32,14 @@ async def fetch_account(db: SessionFactory, author_id: int) -> dict[str, Any] | 
         memberships = (await session.execute(
             select(CommunityAuthor.community, CommunityAuthor.roles).where(CommunityAuthor.author == author_id)
         )).all()
+        held = {(c, r) for c, roles in memberships for r in roles.split(",") if r and r not in PERMISSIONS}
+        custom: dict[str, dict[str, list[str]]] = {}
+        if held:  # the communities' own roles this author holds, with their permissions
+            rows = (await session.execute(select(CommunityRole.community, CommunityRole.id, CommunityRole.permissions)
+                                          .where(CommunityRole.community.in_({c for c, _ in held})))).all()
+            for community, role, permissions in rows:
+                if (community, role) in held:
+                    custom.setdefault(str(community), {})[role] = list(permissions or [])
     return {
         "id": author.id,
         "slug": author.slug,
@@ -39,6 +47,7 @@ async def fetch_account(db: SessionFactory, author_id: int) -> dict[str, Any] | 
         "email": author.email,
         "email_verified": bool(author.email_verified),
         "roles": {str(c): [r for r in roles.split(",") if r] for c, roles in memberships},
+        "custom_roles": custom,
     }
 
 
@@ -47,12 +56,15 @@ async def get_account(author_id: int, *, cache: Cache, db: SessionFactory) -> di
         return await fetch_account(db, author_id)
 
     account: dict[str, Any] | None = await cache.cached_query(
-        keys.author_account(author_id), query, tags=[keys.tag_author(author_id), keys.tag_account(author_id)])
+        keys.author_account(author_id), query,
+        tags=[keys.tag_author(author_id), keys.tag_account(author_id), keys.tag_entities("account")])
     return account
 
 
 def viewer_of(account: dict[str, Any], admin_emails: list[str]) -> Viewer:
     roles = {int(c): frozenset(r) for c, r in account.get("roles", {}).items()}
     email = (account.get("email") or "").lower()
-    return Viewer(author_id=account["id"], roles=roles,
+    custom = {int(c): {role: frozenset(p) for role, p in held.items()}
+              for c, held in account.get("custom_roles", {}).items()}
+    return Viewer(author_id=account["id"], roles=roles, custom=custom,
                   system_admin=bool(email) and email in {e.lower() for e in admin_emails})

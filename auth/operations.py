@@ -73,6 +73,14 @@ QUERIES: dict[str, Access] = {
     "adminGetReactions": EDITORS,
     "adminGetTopics": EDITORS,
     "adminGetAuditLog": ADMINS,
+    "adminGetInvites": EDITORS,
+    # people and roles (the admin API): accounts are the platform's administrators', a community's roles
+    # its administrators' (its founder, the owner here, is its first)
+    "adminGetUsers": ADMINS,
+    "adminGetRoles": OWNERS_OR_ADMINS,
+    "adminGetUserCommunityRoles": OWNERS_OR_ADMINS,
+    "adminGetCommunityMembers": OWNERS_OR_ADMINS,
+    "adminGetCommunityRoleSettings": OWNERS_OR_ADMINS,
     # the signed-in reader's own lists
     "load_shouts_feed": SIGNED_IN,
     "load_shouts_followed_by": ANYONE,  # someone's follows are public; without a slug, one's own
@@ -152,6 +160,19 @@ MUTATIONS: dict[str, Access] = {
     "adminCreateTopic": EDITORS,
     "adminUpdateTopic": EDITORS,
     "adminMergeTopics": EDITORS,
+    "adminUpdateInvite": EDITORS,
+    "adminDeleteInvite": EDITORS,
+    "adminDeleteInvitesBatch": EDITORS,
+    "adminUpdateUser": ADMINS,
+    "adminDeleteUser": ADMINS,
+    "adminUpdateUserCommunityRoles": OWNERS_OR_ADMINS,
+    "adminSetUserCommunityRoles": OWNERS_OR_ADMINS,
+    "adminAddUserToRole": OWNERS_OR_ADMINS,
+    "adminRemoveUserFromRole": OWNERS_OR_ADMINS,
+    "adminUpdateCommunityRoleSettings": OWNERS_OR_ADMINS,
+    "adminCreateCustomRole": OWNERS_OR_ADMINS,
+    "adminDeleteCustomRole": OWNERS_OR_ADMINS,
+    "adminUpdatePermissions": ADMINS,
     # drafts and publishing
     "create_draft": SIGNED_IN,
     "create_draft_from_shout": OWNERS_OR_EDITORS,

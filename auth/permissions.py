@@ -44,11 +44,11 @@ ROLES: dict[str, RoleDef] = {r.id: r for r in (
         "draft:read_any", "draft:update_any", "draft:delete_any", "reaction:delete_any",
         "topic:create", "topic:update", "topic:delete", "collection:update_any", "collection:delete_any",
         # moderation (the admin API): lists of everything, deleted included; edits and restores
-        "shout:moderate", "shout:restore", "reaction:moderate", "reaction:restore",
+        "shout:moderate", "shout:restore", "reaction:moderate", "reaction:restore", "invite:moderate",
     )),
     RoleDef("admin", "Administrator", "Manages the community, its members and its settings", ("editor",), (
         "community:update", "community:delete", "community:manage_roles", "author:update_any",
-        "env:read", "env:write", "audit:read",
+        "env:read", "env:write", "audit:read", "user:manage",
     )),
 )}
 
@@ -66,6 +66,13 @@ def _expand(role: str, seen: set[str] | None = None) -> set[str]:
 
 
 PERMISSIONS: dict[str, frozenset[str]] = {role: frozenset(_expand(role)) for role in ROLES}
+# Every permission there is: what a community's own role may be made of.
+CATALOGUE: frozenset[str] = frozenset().union(*PERMISSIONS.values())
+# A community's role settings where it has none (orm CommunityRoleSettings): a new member reads; a new
+# account, in the platform's community, also writes; every built-in role is offered.
+DEFAULT_ROLES: tuple[str, ...] = ("reader",)
+NEW_ACCOUNT_ROLES: tuple[str, ...] = ("reader", "author")
+AVAILABLE_ROLES: tuple[str, ...] = tuple(ROLES)
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,8 @@ class Viewer:
     author_id: int
     roles: dict[int, frozenset[str]] = field(default_factory=dict)
     system_admin: bool = False  # from ADMIN_EMAILS: admin in every community
+    # The permissions of the communities' own roles the viewer holds: {community: {role: permissions}}.
+    custom: dict[int, dict[str, frozenset[str]]] = field(default_factory=dict)
 
     def roles_in(self, community_id: int) -> frozenset[str]:
         return self.roles.get(community_id, frozenset())
@@ -90,8 +99,9 @@ def permissions_of(viewer: Viewer | None, community_id: int = DEFAULT_COMMUNITY)
     if viewer.system_admin:
         return PERMISSIONS["admin"]
     granted: set[str] = set()
+    own = viewer.custom.get(community_id, {})
     for role in viewer.roles_in(community_id):
-        granted |= PERMISSIONS.get(role, frozenset())
+        granted |= PERMISSIONS.get(role) or own.get(role, frozenset())
     return frozenset(granted)
 
 

@@ -5,7 +5,15 @@ from orm.audit import AuditEntry
 from orm.author import Author, AuthorBookmark, AuthorFollower, AuthorRating
 from orm.base import Base, now
 from orm.collection import Collection, ShoutCollection
-from orm.community import COMMUNITY_ROLES, DEFAULT_COMMUNITY_ID, Community, CommunityAuthor, CommunityFollower
+from orm.community import (
+    COMMUNITY_ROLES,
+    DEFAULT_COMMUNITY_ID,
+    Community,
+    CommunityAuthor,
+    CommunityFollower,
+    CommunityRole,
+    CommunityRoleSettings,
+)
 from orm.draft import Draft, DraftAuthor, DraftTopic
 from orm.invite import Invite, InviteStatus
 from orm.notification import Notification, NotificationMuted, NotificationRecipient, NotificationSeen
@@ -36,6 +44,8 @@ __all__ = [
     "Community",
     "CommunityAuthor",
     "CommunityFollower",
+    "CommunityRole",
+    "CommunityRoleSettings",
     "Draft",
     "DraftAuthor",
     "DraftTopic",

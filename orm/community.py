@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -45,3 +47,27 @@ class CommunityAuthor(Base):
     roles: Mapped[str] = mapped_column(String(255), default="reader")
 
     __table_args__ = (Index("ix_community_author_author", "author"),)
+
+
+class CommunityRoleSettings(Base):
+    """A community's role settings: the roles a new member is given, and the roles it offers. No row: the
+    defaults of auth/permissions.py."""
+
+    __tablename__ = "community_role_settings"
+
+    community: Mapped[int] = mapped_column(ForeignKey("community.id", ondelete="CASCADE"), primary_key=True)
+    default_roles: Mapped[list[Any]] = mapped_column()
+    available_roles: Mapped[list[Any]] = mapped_column()
+
+
+class CommunityRole(Base):
+    """A community's own role: a name for a set of permissions of the catalogue (auth/permissions.py)."""
+
+    __tablename__ = "community_role"
+
+    community: Mapped[int] = mapped_column(ForeignKey("community.id", ondelete="CASCADE"), primary_key=True)
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    name: Mapped[str] = mapped_column(String(255))
+    description: Mapped[str | None] = mapped_column(Text)
+    icon: Mapped[str | None] = mapped_column(String(255))
+    permissions: Mapped[list[Any]] = mapped_column()

@@ -17,7 +17,7 @@ from auth import tokens, verification
 from auth.accounts import get_account, normal_address, viewer_of
 from auth.mailer import Message
 from auth.passwords import HashingBusy
-from auth.permissions import PERMISSIONS, ROLES, Viewer
+from auth.permissions import NEW_ACCOUNT_ROLES, PERMISSIONS, ROLES, Viewer
 from auth.services import LOGIN, MAIL_ASKED, MAIL_RECEIVED, REGISTER
 from auth.sessions import Session
 from cache.entities import get_cached_author, id_by_slug
@@ -25,6 +25,7 @@ from orm import Author, CommunityAuthor
 from resolvers.access import require_session
 from resolvers.deps import Deps
 from resolvers.errors import BadInput, Busy, Conflict, InvalidTokenError, RateLimited, Unauthenticated
+from resolvers.roles import new_member_roles
 from resolvers.slugs import slugify
 from resolvers.writes import transaction
 
@@ -97,7 +98,8 @@ async def create_account(deps: Deps, *, name: str, email: str | None, email_veri
     async with transaction(deps) as session:
         session.add(author)
         await session.flush()
-        session.add(CommunityAuthor(community=1, author=author.id, joined_at=now, roles="reader,author"))
+        session.add(CommunityAuthor(community=1, author=author.id, joined_at=now,
+                                    roles=await new_member_roles(session, 1, NEW_ACCOUNT_ROLES)))
     return author
 
 

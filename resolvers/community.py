@@ -18,6 +18,7 @@ from resolvers.access import require
 from resolvers.author_reads import resolve_author_id
 from resolvers.deps import Deps
 from resolvers.errors import BadInput, Conflict, NotFound
+from resolvers.roles import new_member_roles
 from resolvers.writes import added_once, locked_row, transaction
 
 
@@ -132,8 +133,9 @@ async def join_community(deps: Deps, viewer: Viewer | None, slug: str, *, join: 
         follower = await locked_row(session, CommunityFollower, (signed_in.author_id, community.id))
         if join:  # a row not added: a join sent together added it first
             if member is None:
+                roles = await new_member_roles(session, community.id)
                 await added_once(session, CommunityAuthor(community=community.id, author=signed_in.author_id,
-                                                          joined_at=now, roles="reader"))
+                                                          joined_at=now, roles=roles))
             if follower is None:
                 await added_once(session, CommunityFollower(community=community.id, follower=signed_in.author_id,
                                                             created_at=now))

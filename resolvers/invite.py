@@ -65,12 +65,12 @@ async def answer_invite(deps: Deps, viewer: Viewer | None, invite_id: int, *, ac
             raise Conflict("this invite has been answered", field="invite_id")
         invite.status = (InviteStatus.ACCEPTED if accept else InviteStatus.REJECTED).value
         if accept:
-            await _join(session, invite.shout_id, invite.author_id)
+            await join_as_author(session, invite.shout_id, invite.author_id)
             await invite_event(session, invite)
     return {"shout": await own_shout(deps, invite.shout_id), "error": None}
 
 
-async def _join(session: AsyncSession, shout_id: int, author_id: int) -> None:
+async def join_as_author(session: AsyncSession, shout_id: int, author_id: int) -> None:
     """An accepted invite makes its author a co-author of the shout and of the draft it is published from,
     so publishing the draft again keeps them."""
     if await session.get(ShoutAuthor, (shout_id, author_id)) is None:

@@ -36,7 +36,7 @@ SHOUT_FIELDS = ("title", "body", "lead", "subtitle", "cover", "cover_caption", "
 REACTION_FIELDS = ("body", "deleted_at")
 
 
-def _moderated(viewer: Viewer | None, permission: str, community: int | None) -> list[int] | None:
+def moderated_communities(viewer: Viewer | None, permission: str, community: int | None) -> list[int] | None:
     """The communities whose lists the viewer moderates: the one asked for, else every one where they hold
     `permission` (None: all, for ADMIN_EMAILS' administrators)."""
     signed_in = require_viewer(viewer)
@@ -58,14 +58,14 @@ def _checked_status(status: str | None, allowed: tuple[str, ...]) -> str:
     return status
 
 
-async def _paged_rows(deps: Deps, stmt: Select[Any], order: Any, limit: int, offset: int) -> tuple[list[Any], int]:
+async def paged_rows(deps: Deps, stmt: Select[Any], order: Any, limit: int, offset: int) -> tuple[list[Any], int]:
     async with read_session(deps.db) as session:
         total = await session.scalar(select(func.count()).select_from(stmt.subquery()))
         rows = list((await session.execute(stmt.order_by(*order).limit(limit).offset(offset))).mappings().all())
         return [dict(r) for r in rows], int(total or 0)
 
 
-async def _shouts_by_id(deps: Deps, ids: list[int]) -> dict[int, dict[str, Any]]:
+async def shouts_by_id(deps: Deps, ids: list[int]) -> dict[int, dict[str, Any]]:
     """Shouts whatever their state, with their authors' and topics' ids, uncached (a moderator's view)."""
     if not ids:
         return {}
@@ -83,7 +83,7 @@ def _shout_status(status: str) -> ColumnElement[bool] | None:
 
 async def admin_get_shouts(deps: Deps, viewer: Viewer | None, limit: int | None, offset: int | None,
                            search: str | None, status: str | None, community: int | None) -> dict[str, Any]:
-    communities = _moderated(viewer, "shout:moderate", community)
+    communities = moderated_communities(viewer, "shout:moderate", community)
     limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=deps.max_page_size)
     stmt = select(Shout.id)
     if (condition := _shout_status(_checked_status(status, SHOUT_STATUSES))) is not None:
@@ -94,8 +94,8 @@ async def admin_get_shouts(deps: Deps, viewer: Viewer | None, limit: int | None,
         pattern = like_pattern(text)
         found = [Shout.title.ilike(pattern), Shout.slug.ilike(pattern), Shout.body.ilike(pattern)]
         stmt = stmt.where(or_(*found, *([Shout.id == int(text)] if text.isdigit() else [])))
-    rows, total = await _paged_rows(deps, stmt, (Shout.id.desc(),), limit, offset)
-    shouts = await _shouts_by_id(deps, [r["id"] for r in rows])
+    rows, total = await paged_rows(deps, stmt, (Shout.id.desc(),), limit, offset)
+    shouts = await shouts_by_id(deps, [r["id"] for r in rows])
     return {"shouts": [shouts[r["id"]] for r in rows if r["id"] in shouts], **paged(total, limit, offset)}
 
 
@@ -146,7 +146,7 @@ async def admin_delete_shout(deps: Deps, viewer: Viewer | None, shout_id: int, *
 async def admin_get_reactions(deps: Deps, viewer: Viewer | None, limit: int | None, offset: int | None,
                               search: str | None, kind: str | None, shout_id: int | None,
                               status: str | None, community: int | None = None) -> dict[str, Any]:
-    communities = _moderated(viewer, "reaction:moderate", community)
+    communities = moderated_communities(viewer, "reaction:moderate", community)
     limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=deps.max_page_size)
     stmt = select(*Reaction.__table__.c).join(Shout, Shout.id == Reaction.shout)
     state = _checked_status(status, REACTION_STATUSES)
@@ -161,8 +161,8 @@ async def admin_get_reactions(deps: Deps, viewer: Viewer | None, limit: int | No
     if text := (search or "").strip():
         stmt = stmt.where(or_(Reaction.body.ilike(like_pattern(text)),
                               *([Reaction.id == int(text)] if text.isdigit() else [])))
-    rows, total = await _paged_rows(deps, stmt, (Reaction.created_at.desc(), Reaction.id.desc()), limit, offset)
-    shouts = await _shouts_by_id(deps, sorted({r["shout"] for r in rows}))
+    rows, total = await paged_rows(deps, stmt, (Reaction.created_at.desc(), Reaction.id.desc()), limit, offset)
+    shouts = await shouts_by_id(deps, sorted({r["shout"] for r in rows}))
     return {"reactions": [{**r, "shout_data": shouts.get(r["shout"])} for r in rows], **paged(total, limit, offset)}
 
 

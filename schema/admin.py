@@ -23,6 +23,17 @@ class OperationResult:
     error: str | None = None
 
 
+@strawberry.type
+class Paged:
+    """What the admin API's lists answer beside their items (Discours' names): the total, the page (from 1),
+    its size and how many pages."""
+
+    total: int
+    page: int
+    perPage: int  # the contract's names
+    totalPages: int
+
+
 def _done(result: dict[str, Any]) -> OperationResult:
     return OperationResult(success=result["success"], error=result.get("error"))
 
@@ -65,12 +76,8 @@ class AdminShoutInfo(Edited):
 
 
 @strawberry.type
-class AdminShoutListResponse:
+class AdminShoutListResponse(Paged):
     shouts: list[AdminShoutInfo]
-    total: int
-    page: int
-    perPage: int  # the contract's names
-    totalPages: int
 
 
 # Unset and null differ here: `deleted_at: null` restores, a field left out stays as it is.
@@ -103,7 +110,7 @@ class AdminReactionInfo(Authored):
 
     @strawberry.field
     def shout(self) -> AdminShoutInfo:
-        return _admin_shout(self._get("shout_data") or {})
+        return admin_shout(self._get("shout_data") or {})
 
     @strawberry.field
     def stat(self) -> Stat | None:
@@ -111,12 +118,8 @@ class AdminReactionInfo(Authored):
 
 
 @strawberry.type
-class AdminReactionListResponse:
+class AdminReactionListResponse(Paged):
     reactions: list[AdminReactionInfo]
-    total: int
-    page: int
-    perPage: int
-    totalPages: int
 
 
 @strawberry.input
@@ -148,15 +151,11 @@ class AuditEntry:
 
 
 @strawberry.type
-class AuditLogResponse:
+class AuditLogResponse(Paged):
     entries: list[AuditEntry]
-    total: int
-    page: int
-    perPage: int
-    totalPages: int
 
 
-def _admin_shout(data: dict[str, Any]) -> AdminShoutInfo:
+def admin_shout(data: dict[str, Any]) -> AdminShoutInfo:
     shown = AdminShoutInfo.of({**data, "body": data.get("body") or "", "lang": data.get("lang") or "ru",
                                "layout": data.get("layout") or "article"})
     assert shown is not None
@@ -206,7 +205,7 @@ class AdminQuery:
                                community: int | None = None) -> AdminShoutListResponse:
         found = await moderation.admin_get_shouts(info.context.deps, await info.context.viewer(), limit, offset,
                                                   search, status, community)
-        return AdminShoutListResponse(shouts=[_admin_shout(s) for s in found.pop("shouts")], **found)
+        return AdminShoutListResponse(shouts=[admin_shout(s) for s in found.pop("shouts")], **found)
 
     @strawberry.field(name="adminGetReactions")
     async def admin_get_reactions(self, info: Info, limit: int | None = None, offset: int | None = None,

@@ -15,6 +15,7 @@ from resolvers import following as followers
 from resolvers import reaction_reads as reactions
 from resolvers import topic_reads as topics
 from schema.admin import AdminQuery
+from schema.admin_people import AdminPeopleQuery
 from schema.auth import AuthQuery
 from schema.context import Info, client_address
 from schema.engine.cache_control import READ_MAX_AGE, cache_control
@@ -47,7 +48,7 @@ def _communities(items: list[dict[str, Any]]) -> list[Community | None]:
 
 
 @strawberry.type
-class Query(AuthQuery, AdminQuery, ViewerQuery):
+class Query(AuthQuery, AdminQuery, AdminPeopleQuery, ViewerQuery):
     # --- authors ---------------------------------------------------------------------------------
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_author(self, info: Info, slug: str | None = None, author_id: int | None = None) -> Author | None:

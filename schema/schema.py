@@ -14,6 +14,7 @@ from strawberry.types import ExecutionContext
 from resolvers.errors import ApiError
 from schema import enums, inputs, results
 from schema.admin import AdminMutation
+from schema.admin_people import AdminPeopleMutation
 from schema.auth import AuthMutation
 from schema.engine.errors import ErrorMapping, is_client_error
 from schema.engine.execution import PlainFieldsFirst, prepare_execution
@@ -30,7 +31,7 @@ LOGGED_DOCUMENT_CHARS = 200
 
 
 @strawberry.type
-class Mutation(AuthMutation, AdminMutation, WriteMutation):
+class Mutation(AuthMutation, AdminMutation, AdminPeopleMutation, WriteMutation):
     """Mutations, by area (auth now; the write side adds its own classes to the bases)."""
 
 # Contract types, inputs and enums that no implemented field uses yet: registered so the schema carries

@@ -61,7 +61,7 @@ class People:
 _PEOPLE: People | None = None
 
 
-async def _grant(api: Api, person: Person, community: int, role: str) -> None:
+async def grant(api: Api, person: Person, community: int, role: str) -> None:
     roles = ",".join(("reader", "author", *(("artist", "expert", "editor") if role == "admin" else ()), role))
     async with transaction(api.deps) as session:
         row = await session.get(CommunityAuthor, (community, person.id))
@@ -94,10 +94,10 @@ async def people(api: Api) -> People:
             session.add(community)
             await session.flush()
             elsewhere = community.id
-        await _grant(api, made["editor_1"], 1, "editor")
-        await _grant(api, made["admin_1"], 1, "admin")
-        await _grant(api, made["editor_e"], elsewhere, "editor")
-        await _grant(api, made["admin_e"], elsewhere, "admin")
+        await grant(api, made["editor_1"], 1, "editor")
+        await grant(api, made["admin_1"], 1, "admin")
+        await grant(api, made["editor_e"], elsewhere, "editor")
+        await grant(api, made["admin_e"], elsewhere, "admin")
         _PEOPLE = People(**made, elsewhere=elsewhere)
     return _PEOPLE
 
@@ -199,8 +199,8 @@ class World:
             made = await self.as_(self.people.owner, "mutation($c: CommunityInput!) { create_community("
                                   "community_input: $c) { error community { id } } }", {"c": {"slug": slug}})
             self.community = int(made["community"]["id"])
-            await _grant(self.api, self.people.editor_c, self.community, "editor")
-            await _grant(self.api, self.people.admin_c, self.community, "admin")
+            await grant(self.api, self.people.editor_c, self.community, "editor")
+            await grant(self.api, self.people.admin_c, self.community, "admin")
             return slug
         return str(await self._once("own_community", make))
 

@@ -24,6 +24,8 @@ from orm import (
     Community,
     CommunityAuthor,
     CommunityFollower,
+    CommunityRole,
+    CommunityRoleSettings,
     Draft,
     DraftAuthor,
     DraftTopic,
@@ -88,6 +90,11 @@ def community_author(m: CommunityAuthor, _conn: Connection, c: Changes) -> None:
     # members (`load_authors_by` by community) with the community
     c.tag(keys.tag_account(m.author), keys.tag_author(m.author), keys.tag_community(m.community))
     c.mark("community", m.community)
+
+
+def community_role(_r: CommunityRole, _conn: Connection, c: Changes) -> None:
+    # a community's own role lives in the account of everyone who holds it (auth/accounts.py)
+    c.tag(keys.tag_entities("account"))
 
 
 def shout(s: Shout, conn: Connection, c: Changes) -> None:
@@ -190,12 +197,13 @@ RULES: dict[type, Rule] = {
     TopicFollower: topic_follower, AuthorRating: author_rating, AuthorBookmark: author_bookmark, Draft: draft,
     DraftAuthor: draft_author, DraftTopic: draft_topic, Invite: invite, Collection: collection,
     ShoutCollection: shout_collection, Notification: notification, NotificationSeen: notification_seen,
-    NotificationMuted: notification_muted,
+    NotificationMuted: notification_muted, CommunityRole: community_role,
 }
 
 # Mapped models with no rule, and why: a new model gets a rule or a line here (tests/triggers/test_rules.py fails
 # on a model that has neither).
 EXEMPT: dict[type, str] = {
+    CommunityRoleSettings: "read uncached: by administrators, and by the write that gives a new member its roles",
     AuditEntry: "the audit trail, written beside each administrative write and read uncached, by administrators only",
     ShoutViews: "written by the views flush (cache/live/views.py), a copy of the live `viewed:` counters, which "
                 "every cached read takes its views from",
@@ -229,6 +237,7 @@ BULK: dict[type, tuple[str, ...]] = {
     Notification: (keys.TAG_NOTIFICATIONS,),
     NotificationSeen: (keys.TAG_NOTIFICATIONS,),
     NotificationMuted: (keys.TAG_NOTIFICATIONS,),
+    CommunityRole: (keys.tag_entities("account"),),
 }
 # Counters of every entity of these kinds may have moved after a bulk change.
 BULK_MARKS: dict[type, tuple[str, ...]] = {

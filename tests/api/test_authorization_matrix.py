@@ -20,7 +20,7 @@ from graphql import GraphQLObjectType, GraphQLUnionType
 from auth import verification
 from auth.operations import OPERATIONS, Access, Refusal, Who
 from schema.schema import build_schema
-from tests.authz import CALLERS, People, Person, World, document, forget, named_type, people
+from tests.authz import CALLERS, People, Person, World, document, forget, grant, named_type, people
 from tests.helpers import PASSWORD, Api
 
 SCHEMA = build_schema()._schema
@@ -184,6 +184,12 @@ ARGS: dict[str, dict[str, Args]] = {"Query": {
     "adminGetShouts": fixed({"community": 1, "status": "all", "limit": 5}),
     "adminGetReactions": fixed({"community": 1, "status": "all", "limit": 5}),
     "adminGetTopics": fixed({"community_id": 1}), "adminGetAuditLog": fixed({"limit": 5}),
+    "adminGetInvites": fixed({"community": 1, "limit": 5}),
+    "adminGetUsers": fixed({"limit": 5, "search": "owner"}),
+    "adminGetRoles": lambda w, c: _in_own_community(w, "community"),
+    "adminGetUserCommunityRoles": lambda w, c: _member_of_own_community(w),
+    "adminGetCommunityMembers": lambda w, c: _in_own_community(w, "community_id"),
+    "adminGetCommunityRoleSettings": lambda w, c: _in_own_community(w, "community_id"),
     "load_shouts_feed": OPTIONS, "load_shouts_unrated": OPTIONS, "load_shouts_coauthored": OPTIONS,
     "load_shouts_discussed": OPTIONS, "load_shouts_bookmarked": OPTIONS,
     "load_shouts_followed_by": lambda w, c: _as({"slug": w.people.owner.slug, "options": {"limit": 5}}),
@@ -233,6 +239,20 @@ ARGS: dict[str, dict[str, Args]] = {"Query": {
     "adminCreateTopic": lambda w, c: _as({"topic": {"id": 0, "slug": f"t-{uuid.uuid4().hex[:10]}", "title": "Тема"}}),
     "adminUpdateTopic": lambda w, c: _admin_topic_update(w),
     "adminMergeTopics": lambda w, c: _topic_merge(w),
+    "adminUpdateInvite": lambda w, c: _invite_key(w, "invite", status="REJECTED"),
+    "adminDeleteInvite": lambda w, c: _invite_key(w),
+    "adminDeleteInvitesBatch": lambda w, c: _invite_key(w, "invites"),
+    "adminUpdateUser": lambda w, c: _as({"user": {"id": w.people.owner.id, "name": "Владелец"}}),
+    "adminDeleteUser": lambda w, c: _account_id(w),
+    "adminUpdateUserCommunityRoles": lambda w, c: _member_of_own_community(w, roles=["reader", "author"]),
+    "adminSetUserCommunityRoles": lambda w, c: _member_of_own_community(w, roles=["reader", "author"]),
+    "adminAddUserToRole": lambda w, c: _member_of_own_community(w, role_id="expert"),
+    "adminRemoveUserFromRole": lambda w, c: _member_of_own_community(w, role_id="author"),
+    "adminUpdateCommunityRoleSettings": lambda w, c: _in_own_community(
+        w, "community_id", default_roles=["reader", "author"], available_roles=["reader", "author", "editor", "admin"]),
+    "adminCreateCustomRole": lambda w, c: _custom_role(w),
+    "adminDeleteCustomRole": lambda w, c: _made_custom_role(w),
+    "adminUpdatePermissions": NO_ARGS,
     "create_draft": lambda w, c: _as({"draft_input": {"title": "Новый", "body": "<p>b</p>"}}),
     "create_draft_from_shout": _shout_id,
     "update_draft": lambda w, c: _draft_update(w),
@@ -291,6 +311,50 @@ async def _deleted(w: World, kind: str) -> dict[str, Any]:
         await w.as_(w.people.editor_1, f"mutation($i: Int!) {{ {op} {{ success }} }}", {"i": target})
         return target
     return {"id" if kind == "shout" else "reaction_id": await w.once(f"deleted {kind}", hide)}
+
+
+async def _in_own_community(w: World, name: str, **extra: Any) -> dict[str, Any]:
+    """The community the owner founded (its roles are its administrators' to manage), as `name`."""
+    await w.own_community()
+    return {name: w.community, **extra}
+
+
+async def _member_of_own_community(w: World, **extra: Any) -> dict[str, Any]:
+    """The guest, a member of the owner's community (a reader and an author there)."""
+    async def join() -> int:
+        await w.own_community()
+        await grant(w.api, w.people.guest, w.community, "author")
+        return w.community
+    return {"author_id": w.people.guest.id, "community_id": await w.once("guest joined", join), **extra}
+
+
+async def _custom_role(w: World) -> dict[str, Any]:
+    await w.own_community()
+    return {"role": {"id": f"r{uuid.uuid4().hex[:10]}", "name": "Корректор", "community_id": w.community,
+                     "permissions": ["shout:read", "reaction:create"]}}
+
+
+async def _made_custom_role(w: World) -> dict[str, Any]:
+    async def make() -> str:
+        values = await _custom_role(w)
+        await w.as_(w.people.admin_c, "mutation($r: CustomRoleInput!) { adminCreateCustomRole(role: $r) { success } }",
+                    {"r": values["role"]})
+        return str(values["role"]["id"])
+    role_id = await w.once("custom role", make)
+    return {"role_id": role_id, "community_id": w.community}
+
+
+async def _invite_key(w: World, name: str | None = None, **extra: Any) -> dict[str, Any]:
+    await w.invite_by_owner()
+    shout = await w.shout()
+    key = {"inviter_id": w.people.owner.id, "author_id": w.people.guest.id, "shout_id": shout["id"]}
+    if name is None:
+        return key
+    return {name: {**key, **extra}} if name == "invite" else {name: [key]}
+
+
+async def _account_id(w: World) -> dict[str, Any]:
+    return {"id": (await w.account()).id}
 
 
 async def _topic_parent(w: World) -> dict[str, Any]:
@@ -380,7 +444,10 @@ def leaks(crowd: People, world: World, person: Person | None, body: dict[str, An
     if crowd.owner.email in text and not entitled(crowd, person, "account"):
         found.append("the owner's e-mail")
     if not entitled(crowd, person, "account"):
-        found += [f"the owner's {name}" for name in _private_fields(crowd, body.get("data"))]
+        # a community's administrators manage, so see, its members' roles there
+        manages_roles = world.community != 1 and person == crowd.admin_c
+        found += [f"the owner's {name}" for name in _private_fields(crowd, body.get("data"))
+                  if not (name == "roles" and manages_roles)]
     return found
 
 

@@ -166,7 +166,7 @@ def test_every_model_with_a_rule_has_a_bulk_rule_and_the_bulk_rules_are_these() 
         "DraftTopic": {keys.tag_entities("draft")}, "Invite": {keys.TAG_INVITES},
         "Collection": {keys.TAG_COLLECTIONS}, "ShoutCollection": {keys.TAG_COLLECTIONS},
         "Notification": {keys.TAG_NOTIFICATIONS}, "NotificationSeen": {keys.TAG_NOTIFICATIONS},
-        "NotificationMuted": {keys.TAG_NOTIFICATIONS},
+        "NotificationMuted": {keys.TAG_NOTIFICATIONS}, "CommunityRole": {keys.tag_entities("account")},
     }
     assert {model.__name__: set(kinds) for model, kinds in rules.BULK_MARKS.items()} == {
         "Reaction": {"shout", "author", "topic"}, "AuthorFollower": {"author"}, "TopicFollower": {"topic", "author"},
