@@ -14,7 +14,7 @@ from schema.context import Info, Soon
 from schema.engine.execution import DIRECT
 from schema.enums import ReactionKind
 from schema.inputs import AdminTopicInput, MediaItemInput, TopicMergeInput, as_dict
-from schema.types import Author, Authored, Edited, Stat, Topic, load_authors, topics_of_shout
+from schema.types import Author, Authored, Edited, Stat, Topic, load_authors, shout_stat, topics_of_shout
 
 
 @strawberry.type
@@ -70,9 +70,9 @@ class AdminShoutInfo(Edited):
     def topics(self, info: Info) -> Soon[list[Topic | None] | None]:
         return topics_of_shout(info, self.data or {})
 
-    @strawberry.field
-    def stat(self) -> Stat | None:
-        return None  # the live counters are a listed shout's; a moderator's list reads rows
+    @strawberry.field(metadata=DIRECT, graphql_type=Stat | None)
+    def stat(self, info: Info) -> Soon[Stat | None]:
+        return shout_stat(info, self.id)
 
 
 @strawberry.type

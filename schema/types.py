@@ -393,10 +393,15 @@ class Shout(Edited):
 
     @strawberry.field(metadata=DIRECT, graphql_type=Stat | None)
     def stat(self, info: Info) -> Soon[Stat | None]:
-        return then(soon(info.context.loaders.counters["shout"], self.id),
-                    lambda counts: Stat(rating=counts["rating"], comments_count=counts["comments"],
-                                        # 0, not null, for a shout without comments: as Discours answers
-                                        last_commented_at=counts["last_commented_at"] or 0, shout_id=self.id))
+        return shout_stat(info, self.id)
+
+
+def shout_stat(info: Info, shout_id: int) -> Soon[Stat | None]:
+    """A shout's live counters as its `stat`."""
+    return then(soon(info.context.loaders.counters["shout"], shout_id),
+                lambda counts: Stat(rating=counts["rating"], comments_count=counts["comments"],
+                                    # 0, not null, for a shout without comments: as Discours answers
+                                    last_commented_at=counts["last_commented_at"] or 0, shout_id=shout_id))
 
 
 @strawberry.type

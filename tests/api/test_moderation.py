@@ -12,7 +12,7 @@ from tests.helpers import Api, User
 
 SHOUTS = ("query($l: Int, $o: Int, $s: String, $st: String, $c: Int) { adminGetShouts(limit: $l, offset: $o, "
           "search: $s, status: $st, community: $c) { total page perPage totalPages shouts { id title deleted_at "
-          "published_at authors { id } created_by { id } deleted_by { id } community { id } } } }")
+          "published_at authors { id } created_by { id } deleted_by { id } community { id } stat { comments_count } } } }")
 REACTIONS = ("query($l: Int, $o: Int, $s: String, $k: ReactionKind, $sh: Int, $st: String) { adminGetReactions("
              "limit: $l, offset: $o, search: $s, kind: $k, shout_id: $sh, status: $st) { total totalPages reactions "
              "{ id kind body deleted_at deleted_by { id } created_by { id } shout { id title } } } }")
@@ -95,6 +95,7 @@ async def test_a_deleted_shout_leaves_the_feed_and_comes_back_as_it_was(api: Api
     (found,) = [s for s in listed["shouts"] if s["id"] == shout]
     assert found["deleted_by"] == {"id": editor.id}
     assert found["authors"] == [{"id": author.id}] and found["community"] == {"id": 1}
+    assert found["stat"] == {"comments_count": 1}  # a deleted shout's counters, as it had them
 
     await api("mutation($i: Int!) { adminRestoreShout(id: $i) { success } }", {"i": shout}, editor)
     assert await api(page, {"s": shout}) == before
