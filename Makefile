@@ -3,6 +3,7 @@ PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+RUNTIME := $(VENV)/.installed-runtime
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: run test install services migrate lint bench mutants clean upgrade lock
@@ -10,32 +11,40 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) 2>/dev/null || python3 -m venv $(VENV)
 
-# What installs is requirements.lock: every package at its exact version, each file checked against its
-# hash; then the project itself, without dependencies (a dependency the lock lacks fails at import).
-$(STAMP): requirements.lock pyproject.toml | $(BIN)/python
+# Two locks, every package at its exact version and each file checked against its hash: requirements.lock
+# is what a server needs (`make run`, an image), requirements-dev.lock that and the tools of the suite and
+# the benchmarks; then the project itself, without dependencies (a dependency the lock lacks fails at import).
+$(RUNTIME): requirements.lock pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q --require-hashes -r requirements.lock
 	$(BIN)/pip install -q --no-deps -e .
-	@touch $(STAMP)
+	@touch $(RUNTIME)
+
+$(STAMP): requirements-dev.lock pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q --require-hashes -r requirements-dev.lock
+	$(BIN)/pip install -q --no-deps -e .
+	@touch $(STAMP) $(RUNTIME)
 
 install: $(STAMP)
 
-LOCK := $(BIN)/uv pip compile pyproject.toml --extra dev --universal --generate-hashes --python-version 3.11 \
-        -q -o requirements.lock
+COMPILE := $(BIN)/uv pip compile pyproject.toml --universal --generate-hashes --python-version 3.11 -q
 
-## requirements.lock again from pyproject.toml's ranges (newest versions within them), installed, the
-## suite run on it, then the known vulnerabilities of what it installs (pip-audit, PyPI's advisory data;
-## --strict: a package it could not look up fails the audit rather than passing unseen).
+## Both locks again from pyproject.toml's ranges (newest versions within them; the runtime lock takes the
+## development lock's versions), installed, the suite run on them, then the known vulnerabilities of what each
+## installs (pip-audit, PyPI's advisory data; --strict: a package it could not look up fails the audit).
 upgrade: install
-	$(LOCK) --upgrade
+	$(COMPILE) --extra dev -o requirements-dev.lock --upgrade
+	cp requirements-dev.lock requirements.lock && $(COMPILE) -o requirements.lock
 	$(MAKE) install test
 	$(BIN)/pip-audit --strict --disable-pip --progress-spinner off -r requirements.lock
+	$(BIN)/pip-audit --strict --disable-pip --progress-spinner off -r requirements-dev.lock
 
-## requirements.lock again after a change of pyproject.toml's dependencies, keeping every version it can.
+## Both locks again after a change of pyproject.toml's dependencies, keeping every version they can.
 lock: install
-	$(LOCK)
+	$(COMPILE) --extra dev -o requirements-dev.lock
+	cp requirements-dev.lock requirements.lock && $(COMPILE) -o requirements.lock
 
 ## Serve on 127.0.0.1:8000 (GraphiQL at /graphql); SQLite + in-process Redis unless DATABASE_URL/REDIS_URL.
-run: install
+run: $(RUNTIME)
 	$(BIN)/discours migrate
 	$(BIN)/discours seed --if-empty
 	$(BIN)/discours serve --host 127.0.0.1 --port 8000

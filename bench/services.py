@@ -13,9 +13,9 @@ import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
+from alembic import command
 from sqlalchemy.engine import make_url
 
-from alembic import command
 from app.cli.seed import SIZES, Size, seed_database
 from devtools.services import LOCAL_POSTGRES, RedisServer, scratch_database
 from orm.engine import create_database_if_missing

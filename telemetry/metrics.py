@@ -19,11 +19,19 @@ from typing import Any
 from prometheus_client import Counter, Gauge, Histogram
 from prometheus_client.metrics import MetricWrapperBase
 
+from telemetry.version import VERSION
+
 OPERATIONS_CAP = 200
 # Sessions seen since the last flush to Redis (cache/redis_metrics.py), at most this many.
 SESSIONS_SEEN_CAP = 10_000
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _seen_operations: set[str] = set()
+
+# Which version answers (the value is always 1; the version is the label): what a dashboard shows during a
+# rolling upgrade.
+BUILD_INFO = Gauge("discours_build_info", "The server's version, as a label", ["version"],
+                   multiprocess_mode="livemax")
+BUILD_INFO.labels(version=VERSION).set(1)
 
 REQUESTS = Counter("discours_requests", "GraphQL HTTP requests by operation name and outcome "
                    "(hit: the response cache's bytes; ok; error: GraphQL errors; refused: a limit or bad "

@@ -12,11 +12,11 @@ from typing import Any
 
 import httpx
 import pytest
+from alembic import command
 from redis.asyncio import Redis
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from alembic import command
 from app.cli.seed import SIZES, seed_connection
 from app.main import create_app, wire
 from auth.mailer import LogMailer

@@ -135,6 +135,7 @@ def _refused_code(found: Found, plan: Plan | None) -> int:
 
 def _migrate_to_head(url: str) -> None:
     from alembic import command
+
     from orm.migrations import alembic_config
 
     command.upgrade(alembic_config(url), "head")

@@ -11,10 +11,12 @@ import tempfile
 
 from app.cli import adopt, cache_tools
 from config.settings import SettingsError, load_database_settings, load_settings
+from telemetry.version import VERSION
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
     from alembic import command
+
     from orm.migrations import alembic_config
 
     url = load_database_settings().database_url
@@ -121,6 +123,7 @@ def cmd_export_schema(_args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="discours", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"discours {VERSION}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="run the HTTP server")

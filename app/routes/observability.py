@@ -4,8 +4,9 @@
 when scraped, what lives in Redis: the revalidation queue and the delayed queue, the same from any worker.
 It answers loopback clients only, unless METRICS_TOKEN is set: then a bearer token from anywhere.
 
-/healthz: the process answers. /readyz: PostgreSQL and Redis answer and the database's migrations are at
-head; 503 with the failing checks otherwise, so a load balancer stops sending traffic to this worker.
+/healthz: the process answers, with its version. /readyz: PostgreSQL and Redis answer and the database's
+migrations are at head (or past it, a newer version's); 503 with the failing checks otherwise, so a load
+balancer stops sending traffic to this worker.
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ from starlette.routing import Route
 
 from app.graceful import DRAINING
 from config.settings import Settings
-from orm.migrations import head_revisions
+from orm.migrations import head_revisions, known_revisions
 from resolvers.deps import Deps
+from telemetry.version import VERSION
 
 READY_TIMEOUT = 2.0  # seconds each readiness check may take
 
@@ -132,7 +134,10 @@ async def _database(deps: Deps) -> str:
     async with deps.db() as session:
         current = set((await session.scalars(text("SELECT version_num FROM alembic_version"))).all())
     expected = head_revisions()
-    if current != expected:
+    # A database ahead of this code (revisions it does not know: a newer version's, migrated during a rolling
+    # upgrade) serves it, since migrations only expand while older servers run (docs/upgrading.md); one
+    # behind it does not.
+    if current != expected and (not current or current & known_revisions()):
         return f"migrations not at head: database at {sorted(current)}, code at {sorted(expected)}"
     return "ok"
 
@@ -145,7 +150,7 @@ async def _redis(deps: Deps) -> str:
 
 
 async def healthz(_request: Request) -> Response:
-    return JSONResponse({"status": "ok", "worker": os.getpid()})
+    return JSONResponse({"status": "ok", "version": VERSION, "worker": os.getpid()})
 
 
 async def readyz(request: Request) -> Response:

@@ -86,6 +86,7 @@ def _migrate_to(connection: Connection, revision: str) -> None:
     """Our migrations up to `revision`, on this connection and in its transaction (Alembic's env.py uses a
     connection it is given and does not commit one it did not begin)."""
     from alembic import command
+
     from orm.migrations import alembic_config
 
     config = alembic_config()

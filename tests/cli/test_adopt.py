@@ -13,10 +13,10 @@ from typing import Any
 
 import httpx
 import pytest
+from alembic import command
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 
-from alembic import command
 from app.cli.adopt import _adopt, refuse_migrating_a_discours_database
 from app.main import create_app, wire
 from auth.services import build_auth

@@ -11,10 +11,10 @@ from typing import Any
 
 import httpx
 import pytest
+from alembic import command
 from sqlalchemy import event, select
 from sqlalchemy.engine import Engine
 
-from alembic import command
 from app.cli.seed import SIZES, seed_database
 from app.main import check_services, create_app, open_deps
 from cache import keys

@@ -13,9 +13,9 @@ from typing import Any
 
 import httpx
 import pytest
+from alembic import command
 from redis.asyncio import Redis
 
-from alembic import command
 from app.cli.seed import SIZES, seed_connection
 from app.main import create_app, wire
 from auth.mailer import LogMailer

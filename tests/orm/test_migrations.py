@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import inspect, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from alembic import command
 from orm import Base
 from orm.migrations import alembic_config
 from orm.search import include_object

@@ -229,6 +229,22 @@ async def test_readiness_needs_migrations_at_head(client: httpx.AsyncClient, mon
     assert "migrations not at head" in response.json()["checks"]["database"]
 
 
+async def test_a_database_a_newer_version_migrated_keeps_this_one_ready(client: httpx.AsyncClient,
+                                                                         monkeypatch: Any) -> None:
+    """A rolling upgrade (docs/upgrading.md): the database at a revision this code does not know, a newer
+    version's, is ready; the control, at one it knows and that is not its head, is not."""
+    import app.routes.observability
+    from orm.migrations import head_revisions, known_revisions
+
+    head, = head_revisions()
+    older = frozenset(known_revisions() - {head})
+    monkeypatch.setattr(app.routes.observability, "known_revisions", lambda: older)
+    monkeypatch.setattr(app.routes.observability, "head_revisions", lambda: frozenset({max(older)}))
+    assert (await client.get("/readyz")).json()["checks"]["database"] == "ok"
+    monkeypatch.setattr(app.routes.observability, "known_revisions", lambda: older | {head})
+    assert (await client.get("/readyz")).status_code == 503
+
+
 async def test_two_workers_add_up_their_metrics(tmp_path: Any) -> None:
     """With PROMETHEUS_MULTIPROC_DIR (what `discours serve --workers N` sets), a scrape that reaches either
     worker counts the requests both answered."""

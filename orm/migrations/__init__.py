@@ -1,4 +1,5 @@
-"""Where the Alembic migrations are, for the CLI, the readiness check and tests."""
+"""The Alembic migrations, inside the package so that an installed server carries them (`env.py`,
+`versions/`, `alembic.ini`: package data), and where they are, for the CLI, the readiness check and tests."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ from pathlib import Path
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 
-ROOT = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
 
 
 def alembic_config(database_url: str | None = None) -> Config:
-    config = Config(str(ROOT / "alembic.ini"))
-    config.set_main_option("script_location", str(ROOT / "alembic"))
+    config = Config(str(HERE / "alembic.ini"))
+    config.set_main_option("script_location", str(HERE))
     if database_url:
         config.attributes["database_url"] = database_url
     return config
