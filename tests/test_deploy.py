@@ -13,6 +13,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+import yaml
 
 from telemetry.metrics import BUILD_INFO
 from telemetry.version import VERSION
@@ -56,3 +57,20 @@ def test_the_version_is_pyprojects_everywhere() -> None:
     assert shown.stdout.strip() == f"discours {declared}"
     assert BUILD_INFO.labels(version=declared)._value.get() == 1
     assert (ROOT / "CHANGELOG.md").read_text().split("\n## ", 2)[1].startswith(declared)  # the newest entry
+
+
+def test_the_compose_file_runs_the_server_with_its_services() -> None:
+    """deploy/compose.yaml: PostgreSQL, an evicting cache Redis and a no-eviction state Redis kept on disk,
+    migrations as a one-shot service of the server's image that the server waits for, PgBouncer optional,
+    the data on volumes, the stop within the server's drain."""
+    compose = yaml.safe_load((ROOT / "deploy" / "compose.yaml").read_text())
+    services = compose["services"]
+    assert {"postgres", "redis-cache", "redis-state", "migrate", "server", "pgbouncer"} <= set(services)
+    assert "allkeys-lru" in services["redis-cache"]["command"]
+    assert "noeviction" in services["redis-state"]["command"] and "--appendonly" in services["redis-state"]["command"]
+    assert services["migrate"]["command"] == ["migrate"] and services["migrate"]["image"] == services["server"]["image"]
+    assert services["server"]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+    assert services["server"]["environment"]["REDIS_STATE_URL"].startswith("redis://redis-state")
+    assert services["pgbouncer"]["profiles"] == ["pgbouncer"]
+    assert set(compose["volumes"]) == {"pgdata", "redis-state"}
+    assert services["server"]["stop_grace_period"] == "60s"
