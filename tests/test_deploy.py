@@ -70,6 +70,7 @@ def test_the_compose_file_runs_the_server_with_its_services() -> None:
     assert "noeviction" in services["redis-state"]["command"] and "--appendonly" in services["redis-state"]["command"]
     assert services["migrate"]["command"] == ["migrate"] and services["migrate"]["image"] == services["server"]["image"]
     assert services["server"]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+    assert services["postgres"]["image"].startswith("${POSTGRES_IMAGE:-")  # another image of the same interface
     assert services["server"]["environment"]["REDIS_STATE_URL"].startswith("redis://redis-state")
     assert services["pgbouncer"]["profiles"] == ["pgbouncer"]
     assert set(compose["volumes"]) == {"pgdata", "redis-state"}
