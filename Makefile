@@ -43,11 +43,13 @@ lock: install
 	$(COMPILE) --extra dev -o requirements-dev.lock
 	cp requirements-dev.lock requirements.lock && $(COMPILE) -o requirements.lock
 
-## Serve on 127.0.0.1:8000 (GraphiQL at /graphql); SQLite + in-process Redis unless DATABASE_URL/REDIS_URL.
+## Serve on 127.0.0.1:$(PORT), 8000 unless PORT says (GraphiQL at /graphql; mail links follow the port
+## unless PUBLIC_URL says); SQLite + in-process Redis unless DATABASE_URL/REDIS_URL.
+PORT ?= 8000
 run: $(RUNTIME)
 	$(BIN)/discours migrate
 	$(BIN)/discours seed --if-empty
-	$(BIN)/discours serve --host 127.0.0.1 --port 8000
+	PUBLIC_URL=$${PUBLIC_URL:-http://127.0.0.1:$(PORT)} $(BIN)/discours serve --host 127.0.0.1 --port $(PORT)
 
 services:
 	@bash scripts/ensure-services.sh

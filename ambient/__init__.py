@@ -23,11 +23,15 @@ context), which is why each setter says how long its value holds.
   `started`.
 - `RELATED_ANSWERS`: the rules of one change ask each question of the database once. Set by triggers/related.py
   `one_event`, around one change's rules; read by triggers/related.py.
+- `LOG_CONTEXT`: the request a log record is written for (its id, and its operation once read). Set by
+  app/http/request_ids.py, around one HTTP request or WebSocket (with LOG_FORMAT=json only), its operation
+  by app/http/response_front.py; read by app/logs.py's JSON lines.
 """
 
 from __future__ import annotations
 
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the types of the values only: nothing here imports the layers above at run time
@@ -44,3 +48,12 @@ SENT_AT_ONCE: ContextVar[bool] = ContextVar("sent_at_once", default=False)
 ROOT_RENDERING: ContextVar[RootRendering | None] = ContextVar("root_rendering", default=None)
 STREAM_TURN: ContextVar[Turn | None] = ContextVar("stream_turn", default=None)
 RELATED_ANSWERS: ContextVar[dict[tuple[str, int], Any] | None] = ContextVar("related_answers", default=None)
+
+
+@dataclass
+class LogContext:
+    request_id: str
+    operation: str | None = None
+
+
+LOG_CONTEXT: ContextVar[LogContext | None] = ContextVar("log_context", default=None)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from app import logs
 from app.main import create_app
+from config.settings import get_settings
 
-logs.configure()
-app = create_app()
+settings = get_settings()
+logs.configure(settings.log_level, settings.log_format)
+app = create_app(settings)

@@ -24,6 +24,7 @@ from app.http.graphiql import assets_route
 from app.http.graphql_view import DiscoursGraphQL
 from app.http.guards import BodySizeLimit
 from app.http.hit_reads import HitReads, stop_hit_reads
+from app.http.request_ids import RequestIds
 from app.http.response_front import ResponseCacheFront
 from app.http.served_by import WorkerHeader
 from app.http.stream_turns import StreamsInTurn
@@ -242,7 +243,9 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
 
     app = Starlette(
         debug=settings.debug,
-        middleware=[*([Middleware(WorkerHeader)] if settings.expose_worker else []), cors(settings),
+        # Request ids are for JSON log lines only: plain lines do not show them, and the hits pay nothing.
+        middleware=[*([Middleware(RequestIds)] if settings.log_format == "json" else []),
+                    *([Middleware(WorkerHeader)] if settings.expose_worker else []), cors(settings),
                     Middleware(BodySizeLimit, max_bytes=settings.max_body_bytes),
                     # An event stream's request waits for its start's turn before it is read (app/http/stream_turns.py).
                     Middleware(StreamsInTurn, starts=starts, view=graphql),

@@ -392,6 +392,10 @@ class ObservabilitySettings(_Group):
     # prometheus-client's multiprocess mode: a directory the workers share their counts through, emptied
     # before each start. `discours serve --workers N` makes a fresh one when this is unset.
     prometheus_multiproc_dir: str | None = None
+    # The least severe records logged, and their form: `plain` lines for a terminal, or `json`, one object a
+    # line (a traceback inside it) with the request's id and operation name, for a log collector.
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
+    log_format: Literal["plain", "json"] = "plain"
 
 
 class SubscriptionSettings(_Group):

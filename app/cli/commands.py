@@ -9,6 +9,7 @@ import os
 import sys
 import tempfile
 
+from app import logs
 from app.cli import adopt, cache_tools
 from config.settings import SettingsError, load_database_settings, load_settings
 from telemetry.version import VERSION
@@ -50,8 +51,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # Slow clients (app/http/slow_clients.py): the workers' protocol reads its deadlines from here.
     os.environ[HEADER_TIMEOUT_ENV] = str(settings.header_read_timeout)
     os.environ[BODY_TIMEOUT_ENV] = str(settings.body_read_timeout)
-    uvicorn.run("app.asgi:app", host=host, port=port, workers=workers, factory=False,
-                log_level="info", proxy_headers=True, ws_max_size=settings.max_body_bytes,
+    logs.configure(settings.log_level, settings.log_format)  # the supervisor's lines too, in the same form
+    uvicorn.run("app.asgi:app", host=host, port=port, workers=workers, factory=False, log_config=None,
+                log_level=settings.log_level.lower(), proxy_headers=True, ws_max_size=settings.max_body_bytes,
                 timeout_graceful_shutdown=math.ceil(settings.shutdown_timeout),
                 http=ReadDeadlines, timeout_keep_alive=settings.keep_alive_timeout,
                 limit_concurrency=settings.max_connections)

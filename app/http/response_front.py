@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ambient import LOG_CONTEXT
 from app.http.caching import cache_control, is_current
 from app.http.graphql_request import GraphQLRequest, ReadingRules, read
 from app.http.guards import Refused
@@ -97,6 +98,8 @@ class ResponseCacheFront:
         except Refused as refused:
             await self.view.serve(scope, receive, send, refused)
             return
+        if (logged := LOG_CONTEXT.get()) is not None:  # the request's log records name its operation
+            logged.operation = (request.operation_name or "")[:64] or None
         if self.ttl <= 0 or not worth_looking_up(request):
             await self.view.serve(scope, receive, send, request)
             return
