@@ -11,7 +11,6 @@ import asyncio
 import os
 import resource
 import shutil
-import socket
 import subprocess
 import time
 import uuid
@@ -23,6 +22,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from devtools.services import free_port
 from tests.conftest import TEST_DATABASE_URL, TEST_REDIS_CLUSTER, TEST_REDIS_URL
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,11 +48,6 @@ def _have_tools() -> bool:
                                    capture_output=True, timeout=600)
     return installed.returncode == 0
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +84,7 @@ def test_the_image_migrates_serves_and_stops_gracefully(database: str) -> None:
                                   capture_output=True, text=True, timeout=120)
         assert migrated.returncode == 0, migrated.stderr[-3000:]
 
-        port = _free_port()
+        port = free_port()
         subprocess.run([*PODMAN, "run", "-d", "--name", name, "--network", "host", *LIMITS, *settings,
                         "-e", f"PORT={port}", tag, "serve", "--host", "127.0.0.1", "--port", str(port)],
                        check=True, capture_output=True, timeout=60)

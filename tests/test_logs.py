@@ -6,7 +6,6 @@ import json
 import logging
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,13 +19,8 @@ from app.logs import JsonLines, WithoutQueryStrings
 from auth.mailer import LogMailer, Message
 from auth.services import build_auth
 from config.settings import load_settings
+from devtools.services import free_port
 from tests.live import ROOT
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_access_lines_keep_the_path_and_drop_the_query_string() -> None:
@@ -69,7 +63,7 @@ async def test_a_refused_document_is_logged_once_and_short(client: httpx.AsyncCl
 
 
 def _serve(tmp_path: Path, **env: str) -> tuple[subprocess.Popen[str], str]:
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "app.cli.commands", "serve", "--host", "127.0.0.1", "--port", str(port)], cwd=tmp_path,
         env={**{k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")},

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import sysconfig
@@ -21,16 +20,12 @@ from pathlib import Path
 import httpx
 import pytest
 
+from devtools.services import free_port
 from tests.live import ROOT
 
 BIN = Path(sys.executable).parent
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +68,7 @@ def test_an_installed_wheel_migrates_and_serves(installed: Path, tmp_path: Path)
                               text=True, timeout=120)
     assert migrated.returncode == 0, migrated.stderr
 
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen([str(installed / "discours"), "serve", "--host", "127.0.0.1", "--port", str(port)],
                               cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
