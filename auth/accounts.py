@@ -12,6 +12,7 @@ from auth.permissions import PERMISSIONS, Viewer
 from cache import keys
 from cache.store import Cache
 from orm import Author, CommunityAuthor, CommunityRole
+from orm.community import role_list
 from orm.engine import SessionFactory, read_session
 
 # What an e-mail address looks like (checked on registration, on a change and on an import).
@@ -32,7 +33,7 @@ async def fetch_account(db: SessionFactory, author_id: int) -> dict[str, Any] | 
         memberships = (await session.execute(
             select(CommunityAuthor.community, CommunityAuthor.roles).where(CommunityAuthor.author == author_id)
         )).all()
-        held = {(c, r) for c, roles in memberships for r in roles.split(",") if r and r not in PERMISSIONS}
+        held = {(c, r) for c, roles in memberships for r in role_list(roles) if r not in PERMISSIONS}
         custom: dict[str, dict[str, list[str]]] = {}
         if held:  # the communities' own roles this author holds, with their permissions
             rows = (await session.execute(select(CommunityRole.community, CommunityRole.id, CommunityRole.permissions)
@@ -46,7 +47,7 @@ async def fetch_account(db: SessionFactory, author_id: int) -> dict[str, Any] | 
         "name": author.name,
         "email": author.email,
         "email_verified": bool(author.email_verified),
-        "roles": {str(c): [r for r in roles.split(",") if r] for c, roles in memberships},
+        "roles": {str(c): role_list(roles) for c, roles in memberships},
         "custom_roles": custom,
     }
 

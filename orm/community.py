@@ -36,6 +36,11 @@ class CommunityFollower(Base):
     __table_args__ = (Index("ix_community_follower_community", "community"),)
 
 
+def role_list(roles: str | None) -> list[str]:
+    """A membership's roles (`CommunityAuthor.roles`, comma-separated) as a list, in their order."""
+    return [role for role in (roles or "").split(",") if role]
+
+
 class CommunityAuthor(Base):
     """Membership: an author in a community with a comma-separated list of roles."""
 

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from auth.permissions import Viewer
 from orm import AuditEntry
-from orm.engine import read_session
 from resolvers.access import require
 from resolvers.deps import Deps
-from resolvers.paging import page
+from resolvers.paging import counted_page, page
 
 DEFAULT_LIMIT = 20
 
@@ -40,14 +39,6 @@ async def audit_log(deps: Deps, viewer: Viewer | None, limit: int | None, offset
                   if value is not None]
     if community is not None or not signed_in.system_admin:
         conditions.append(AuditEntry.community == (community or 1))
-    async with read_session(deps.db) as session:
-        total = await session.scalar(select(func.count()).select_from(AuditEntry).where(*conditions))
-        rows = (await session.scalars(select(AuditEntry).where(*conditions)
-                                      .order_by(AuditEntry.id.desc()).limit(limit).offset(offset))).all()
-    return {"entries": [row.dict() for row in rows], **paged(int(total or 0), limit, offset)}
-
-
-def paged(total: int, limit: int, offset: int) -> dict[str, int]:
-    """The page fields of the admin lists (Discours' names): the total, the page (from 1), its size, pages."""
-    return {"total": total, "page": offset // limit + 1 if limit else 1, "perPage": limit,
-            "totalPages": -(-total // limit) if limit else 0}
+    entries, fields = await counted_page(deps.db, select(*AuditEntry.__table__.c).where(*conditions),
+                                         (AuditEntry.id.desc(),), limit, offset)
+    return {"entries": entries, **fields}

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from redis.asyncio import Redis
+from sqlalchemy import ColumnElement, or_
 
 from cache.live.boards import Boards
 from cache.live.structures import LiveStore
@@ -16,6 +18,7 @@ from cache.messaging.pubsub import Hub
 from cache.store import Cache
 from orm.engine import SessionFactory
 from orm.replicas import ReadRouting
+from resolvers.errors import BadInput
 
 if TYPE_CHECKING:
     from auth.services import AuthServices
@@ -112,3 +115,19 @@ def like_pattern(text: str) -> str:
     """`%text%` for LIKE with the user's own wildcards escaped (use with escape="\\")."""
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
+
+
+def holding(text: str, columns: Iterable[Any], id_column: Any) -> ColumnElement[bool]:
+    """An administrator's search: any of `columns` holding the text (case-insensitive), or, for a number,
+    the row of that id."""
+    pattern = like_pattern(text)
+    return or_(*(column.ilike(pattern, escape="\\") for column in columns),
+               *([id_column == int(text)] if text.isdigit() else []))
+
+
+def checked_status(status: str | None, allowed: tuple[str, ...]) -> str:
+    """A list's status filter, lower case (none: `all`), or BadInput naming the ones there are."""
+    status = (status or "all").lower()
+    if status not in allowed:
+        raise BadInput(f"status: one of {', '.join(allowed)}", field="status")
+    return status

@@ -7,18 +7,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Select, or_, select
+from sqlalchemy import Select, select
 from sqlalchemy.orm import aliased
 
 from auth.permissions import Viewer
 from orm import Author, Invite, InviteStatus, Shout
 from resolvers.access import require, require_viewer
-from resolvers.audit import paged, record
-from resolvers.deps import Deps, like_pattern
+from resolvers.audit import record
+from resolvers.deps import Deps, checked_status, holding
 from resolvers.errors import BadInput, NotFound
 from resolvers.invite import join_as_author
-from resolvers.moderation import moderated_communities, paged_rows, shouts_by_id
-from resolvers.paging import page
+from resolvers.moderation import moderated_communities, shouts_by_id
+from resolvers.paging import counted_page, page
 from resolvers.writes import transaction
 
 DEFAULT_LIMIT = 20
@@ -35,25 +35,21 @@ async def admin_get_invites(deps: Deps, viewer: Viewer | None, limit: int | None
                             search: str | None, status: str | None, community: int | None = None) -> dict[str, Any]:
     communities = moderated_communities(viewer, "invite:moderate", community)
     limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=deps.max_page_size)
-    state = (status or "all").lower()
-    if state not in STATUSES:
-        raise BadInput(f"status: one of {', '.join(STATUSES)}", field="status")
+    state = checked_status(status, STATUSES)
     stmt: Select[Any] = select(*Invite.__table__.c).join(Shout, Shout.id == Invite.shout_id)
     if state != "all":
         stmt = stmt.where(Invite.status == state.upper())
     if communities is not None:
         stmt = stmt.where(Shout.community.in_(communities))
     if text := (search or "").strip():
-        pattern = like_pattern(text)
         inviter, invited = aliased(Author), aliased(Author)
         stmt = stmt.join(inviter, inviter.id == Invite.inviter_id).join(invited, invited.id == Invite.author_id)
-        stmt = stmt.where(or_(Shout.title.ilike(pattern), Shout.slug.ilike(pattern),
-                              *(column.ilike(pattern) for who in (inviter, invited) for column in (who.name, who.slug)),
-                              *([Invite.shout_id == int(text)] if text.isdigit() else [])))
-    rows, total = await paged_rows(deps, stmt, (Invite.id.desc(),), limit, offset)
+        names = (who_column for who in (inviter, invited) for who_column in (who.name, who.slug))
+        stmt = stmt.where(holding(text, (Shout.title, Shout.slug, *names), Invite.shout_id))
+    rows, fields = await counted_page(deps.db, stmt, (Invite.id.desc(),), limit, offset)
     shouts = await shouts_by_id(deps, sorted({r["shout_id"] for r in rows}))
     return {"invites": [{**r, "shout_data": shouts[r["shout_id"]]} for r in rows if r["shout_id"] in shouts],
-            **paged(total, limit, offset)}
+            **fields}
 
 
 async def _invite(session: Any, viewer: Viewer | None, key: tuple[int, int, int]) -> tuple[Invite, int]:
@@ -68,7 +64,7 @@ async def _invite(session: Any, viewer: Viewer | None, key: tuple[int, int, int]
     return invite, community or 1
 
 
-async def admin_update_invite(deps: Deps, viewer: Viewer | None, changes: dict[str, Any]) -> dict[str, Any]:
+async def admin_update_invite(deps: Deps, viewer: Viewer | None, changes: dict[str, Any]) -> None:
     status = InviteStatus(changes["status"]).value
     async with transaction(deps) as session:
         invite, community = await _invite(session, viewer, _key(changes))
@@ -78,10 +74,9 @@ async def admin_update_invite(deps: Deps, viewer: Viewer | None, changes: dict[s
             await join_as_author(session, invite.shout_id, invite.author_id)
         record(session, require_viewer(viewer), "invite.update", "invite", ":".join(map(str, _key(changes))),
                community=community, before={"status": before}, after={"status": status})
-    return {"success": True, "error": None}
 
 
-async def admin_delete_invites(deps: Deps, viewer: Viewer | None, invites: list[dict[str, Any]]) -> dict[str, Any]:
+async def admin_delete_invites(deps: Deps, viewer: Viewer | None, invites: list[dict[str, Any]]) -> None:
     """Deletes the invites named, all or none: an unknown or refused one fails the whole batch."""
     keys = list(dict.fromkeys(_key(i) for i in invites))
     if not keys:
@@ -94,4 +89,3 @@ async def admin_delete_invites(deps: Deps, viewer: Viewer | None, invites: list[
             record(session, require_viewer(viewer), "invite.delete", "invite", ":".join(map(str, key)),
                    community=community, before={"status": invite.status}, after=None)
             await session.delete(invite)
-    return {"success": True, "error": None}

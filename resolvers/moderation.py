@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, func, or_, select
+from sqlalchemy import ColumnElement, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from auth.permissions import Viewer, permissions_of
@@ -21,10 +21,10 @@ from orm.driver import SessionReads
 from orm.engine import read_session
 from orm.reaction import ReactionKind
 from resolvers.access import require, require_viewer
-from resolvers.audit import paged, record
-from resolvers.deps import Deps, like_pattern
+from resolvers.audit import record
+from resolvers.deps import Deps, checked_status, holding
 from resolvers.errors import BadInput, Forbidden, NotFound
-from resolvers.paging import page
+from resolvers.paging import counted_page, page
 from resolvers.writes import transaction
 
 DEFAULT_LIMIT = 20
@@ -51,20 +51,6 @@ def moderated_communities(viewer: Viewer | None, permission: str, community: int
     return mine
 
 
-def _checked_status(status: str | None, allowed: tuple[str, ...]) -> str:
-    status = (status or "all").lower()
-    if status not in allowed:
-        raise BadInput(f"status: one of {', '.join(allowed)}", field="status")
-    return status
-
-
-async def paged_rows(deps: Deps, stmt: Select[Any], order: Any, limit: int, offset: int) -> tuple[list[Any], int]:
-    async with read_session(deps.db) as session:
-        total = await session.scalar(select(func.count()).select_from(stmt.subquery()))
-        rows = list((await session.execute(stmt.order_by(*order).limit(limit).offset(offset))).mappings().all())
-        return [dict(r) for r in rows], int(total or 0)
-
-
 async def shouts_by_id(deps: Deps, ids: list[int]) -> dict[int, dict[str, Any]]:
     """Shouts whatever their state, with their authors' and topics' ids, uncached (a moderator's view)."""
     if not ids:
@@ -86,17 +72,15 @@ async def admin_get_shouts(deps: Deps, viewer: Viewer | None, limit: int | None,
     communities = moderated_communities(viewer, "shout:moderate", community)
     limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=deps.max_page_size)
     stmt = select(Shout.id)
-    if (condition := _shout_status(_checked_status(status, SHOUT_STATUSES))) is not None:
+    if (condition := _shout_status(checked_status(status, SHOUT_STATUSES))) is not None:
         stmt = stmt.where(condition)
     if communities is not None:
         stmt = stmt.where(Shout.community.in_(communities))
     if text := (search or "").strip():
-        pattern = like_pattern(text)
-        found = [Shout.title.ilike(pattern), Shout.slug.ilike(pattern), Shout.body.ilike(pattern)]
-        stmt = stmt.where(or_(*found, *([Shout.id == int(text)] if text.isdigit() else [])))
-    rows, total = await paged_rows(deps, stmt, (Shout.id.desc(),), limit, offset)
+        stmt = stmt.where(holding(text, (Shout.title, Shout.slug, Shout.body), Shout.id))
+    rows, fields = await counted_page(deps.db, stmt, (Shout.id.desc(),), limit, offset)
     shouts = await shouts_by_id(deps, [r["id"] for r in rows])
-    return {"shouts": [shouts[r["id"]] for r in rows if r["id"] in shouts], **paged(total, limit, offset)}
+    return {"shouts": [shouts[r["id"]] for r in rows if r["id"] in shouts], **fields}
 
 
 async def _moderated_shout(session: AsyncSession, viewer: Viewer | None, shout_id: int, permission: str) -> Shout:
@@ -111,7 +95,7 @@ def _values(row: Any, names: tuple[str, ...]) -> dict[str, Any]:
     return {name: getattr(row, name) for name in names}
 
 
-async def admin_update_shout(deps: Deps, viewer: Viewer | None, changes: dict[str, Any]) -> dict[str, Any]:
+async def admin_update_shout(deps: Deps, viewer: Viewer | None, changes: dict[str, Any]) -> None:
     values = {k: v for k, v in changes.items() if k in SHOUT_FIELDS}
     if "title" in values and not str(values["title"]).strip():
         raise BadInput("a shout needs a title", field="title")
@@ -123,10 +107,9 @@ async def admin_update_shout(deps: Deps, viewer: Viewer | None, changes: dict[st
         shout.updated_at, shout.updated_by = int(time.time()), require_viewer(viewer).author_id
         record(session, require_viewer(viewer), "shout.update", "shout", shout.id, community=shout.community,
                before=before, after=values)
-    return {"success": True, "error": None}
 
 
-async def admin_delete_shout(deps: Deps, viewer: Viewer | None, shout_id: int, *, restore: bool) -> dict[str, Any]:
+async def admin_delete_shout(deps: Deps, viewer: Viewer | None, shout_id: int, *, restore: bool) -> None:
     """Soft-deletes a shout (it leaves every feed, its page and its topics' and authors' counts), or
     restores a deleted one as it was."""
     async with transaction(deps) as session:
@@ -138,7 +121,6 @@ async def admin_delete_shout(deps: Deps, viewer: Viewer | None, shout_id: int, *
         shout.deleted_at, shout.deleted_by = (None, None) if restore else (int(time.time()), signed_in.author_id)
         record(session, signed_in, "shout.restore" if restore else "shout.delete", "shout", shout.id,
                community=shout.community, before=before, after=_values(shout, ("deleted_at", "deleted_by")))
-    return {"success": True, "error": None}
 
 
 # --- reactions ------------------------------------------------------------------------------------------
@@ -149,7 +131,7 @@ async def admin_get_reactions(deps: Deps, viewer: Viewer | None, limit: int | No
     communities = moderated_communities(viewer, "reaction:moderate", community)
     limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=deps.max_page_size)
     stmt = select(*Reaction.__table__.c).join(Shout, Shout.id == Reaction.shout)
-    state = _checked_status(status, REACTION_STATUSES)
+    state = checked_status(status, REACTION_STATUSES)
     if state != "all":
         stmt = stmt.where(Reaction.deleted_at.is_(None) if state == "active" else Reaction.deleted_at.is_not(None))
     if kind is not None:
@@ -159,11 +141,10 @@ async def admin_get_reactions(deps: Deps, viewer: Viewer | None, limit: int | No
     if communities is not None:
         stmt = stmt.where(Shout.community.in_(communities))
     if text := (search or "").strip():
-        stmt = stmt.where(or_(Reaction.body.ilike(like_pattern(text)),
-                              *([Reaction.id == int(text)] if text.isdigit() else [])))
-    rows, total = await paged_rows(deps, stmt, (Reaction.created_at.desc(), Reaction.id.desc()), limit, offset)
+        stmt = stmt.where(holding(text, (Reaction.body,), Reaction.id))
+    rows, fields = await counted_page(deps.db, stmt, (Reaction.created_at.desc(), Reaction.id.desc()), limit, offset)
     shouts = await shouts_by_id(deps, sorted({r["shout"] for r in rows}))
-    return {"reactions": [{**r, "shout_data": shouts.get(r["shout"])} for r in rows], **paged(total, limit, offset)}
+    return {"reactions": [{**r, "shout_data": shouts.get(r["shout"])} for r in rows], **fields}
 
 
 async def _moderated_reaction(session: AsyncSession, viewer: Viewer | None, reaction_id: int,
@@ -176,7 +157,7 @@ async def _moderated_reaction(session: AsyncSession, viewer: Viewer | None, reac
     return reaction, community or 1
 
 
-async def admin_update_reaction(deps: Deps, viewer: Viewer | None, changes: dict[str, Any]) -> dict[str, Any]:
+async def admin_update_reaction(deps: Deps, viewer: Viewer | None, changes: dict[str, Any]) -> None:
     values = {k: v for k, v in changes.items() if k in REACTION_FIELDS}
     async with transaction(deps) as session:
         reaction, community = await _moderated_reaction(session, viewer, changes["id"], "reaction:moderate")
@@ -190,11 +171,10 @@ async def admin_update_reaction(deps: Deps, viewer: Viewer | None, changes: dict
         reaction.updated_at = int(time.time())
         record(session, require_viewer(viewer), "reaction.update", "reaction", reaction.id, community=community,
                before=before, after=values)
-    return {"success": True, "error": None}
 
 
 async def admin_delete_reaction(deps: Deps, viewer: Viewer | None, reaction_id: int, *,
-                                restore: bool) -> dict[str, Any]:
+                                restore: bool) -> None:
     """Hides a reaction (soft delete: its thread keeps its shape, its counts drop), or brings back a hidden
     one, its counts and its place in its thread with it."""
     async with transaction(deps) as session:
@@ -207,4 +187,3 @@ async def admin_delete_reaction(deps: Deps, viewer: Viewer | None, reaction_id: 
         reaction.deleted_at, reaction.deleted_by = (None, None) if restore else (int(time.time()), signed_in.author_id)
         record(session, signed_in, "reaction.restore" if restore else "reaction.delete", "reaction", reaction.id,
                community=community, before=before, after=_values(reaction, ("deleted_at", "deleted_by")))
-    return {"success": True, "error": None}

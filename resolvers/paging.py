@@ -21,8 +21,9 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from sqlalchemy import Integer, Select, bindparam, literal_column
+from sqlalchemy import Integer, Select, bindparam, func, literal_column, select
 
+from orm.engine import SessionFactory, read_session
 from resolvers.errors import BadInput
 
 MAX_OFFSET = 1_000_000
@@ -46,6 +47,23 @@ def page(limit: int | None, offset: int | None, *, default: int, maximum: int) -
     if offset > MAX_OFFSET:
         raise BadInput("offset is too large", field="offset")
     return clamped(limit, maximum), offset
+
+
+def page_fields(total: int, limit: int, offset: int) -> dict[str, int]:
+    """What the admin API's lists answer beside their items (Discours' names): the total, the page (from 1),
+    its size and how many pages."""
+    return {"total": total, "page": offset // limit + 1 if limit else 1, "perPage": limit,
+            "totalPages": -(-total // limit) if limit else 0}
+
+
+async def counted_page(db: SessionFactory, statement: Select[*tuple[Any, ...]], order: Any, limit: int,
+                       offset: int) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """A page of `statement`'s rows (dicts of their columns) in `order`, and its `page_fields`: an
+    administrator's list, read uncached, whose total is counted whole."""
+    async with read_session(db) as session:
+        total = await session.scalar(select(func.count()).select_from(statement.subquery()))
+        rows = (await session.execute(statement.order_by(*order).limit(limit).offset(offset))).mappings().all()
+    return [dict(row) for row in rows], page_fields(int(total or 0), limit, offset)
 
 
 # The bounds of a page past the first, as parameters of a statement kept (`kept_page`).

@@ -12,17 +12,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from auth.permissions import AVAILABLE_ROLES, CATALOGUE, DEFAULT_ROLES, PERMISSIONS, ROLES, Viewer
 from orm import Author, Community, CommunityAuthor, CommunityRole, CommunityRoleSettings
+from orm.community import role_list
 from orm.engine import read_session
 from resolvers.access import require, require_viewer
 from resolvers.audit import record
 from resolvers.deps import Deps
 from resolvers.errors import BadInput, Conflict, Forbidden, NotFound
-from resolvers.paging import page
+from resolvers.paging import counted_page, page
 from resolvers.writes import transaction
 
 MANAGE = "community:manage_roles"
@@ -30,10 +31,6 @@ ROLE_ID = re.compile(r"^[a-z][a-z0-9_-]{1,31}$")
 DEFAULT_MEMBERS_LIMIT = 20
 # How many roles of its own a community may have (each is carried by its members' accounts).
 CUSTOM_ROLES_MAX = 50
-
-
-def _roles(text: str | None) -> list[str]:
-    return [r for r in (text or "").split(",") if r]
 
 
 async def _community(session: AsyncSession, community_id: int) -> Community:
@@ -87,7 +84,7 @@ async def get_member_roles(deps: Deps, viewer: Viewer | None, author_id: int, co
         if await session.get(Author, author_id) is None:
             raise NotFound("no such author", field="author_id")
         member = await session.get(CommunityAuthor, (community_id, author_id))
-    return {"author_id": author_id, "community_id": community_id, "roles": _roles(member.roles if member else None)}
+    return {"author_id": author_id, "community_id": community_id, "roles": role_list(member.roles if member else None)}
 
 
 async def get_members(deps: Deps, viewer: Viewer | None, community_id: int, limit: int | None,
@@ -96,22 +93,20 @@ async def get_members(deps: Deps, viewer: Viewer | None, community_id: int, limi
     limit, offset = page(limit, offset, default=DEFAULT_MEMBERS_LIMIT, maximum=deps.max_page_size)
     async with read_session(deps.db) as session:
         await _community(session, community_id)
-        signed_in = require(viewer, MANAGE, community_id=community_id)
-        members = select(CommunityAuthor).where(CommunityAuthor.community == community_id)
-        total = await session.scalar(select(func.count()).select_from(members.subquery()))
-        rows = (await session.execute(
-            select(Author.id, Author.name, Author.slug, Author.email, CommunityAuthor.roles)
-            .join(CommunityAuthor, CommunityAuthor.author == Author.id)
-            .where(CommunityAuthor.community == community_id).order_by(Author.id).limit(limit).offset(offset))).all()
-    return {"community_id": community_id, "total": int(total or 0), "members": [
-        {"id": r.id, "name": r.name, "slug": r.slug, "email": r.email if signed_in.is_admin else None,
-         "roles": _roles(r.roles)} for r in rows]}
+    signed_in = require(viewer, MANAGE, community_id=community_id)
+    members = (select(Author.id, Author.name, Author.slug, Author.email, CommunityAuthor.roles)
+               .join(CommunityAuthor, CommunityAuthor.author == Author.id)
+               .where(CommunityAuthor.community == community_id))
+    rows, fields = await counted_page(deps.db, members, (Author.id,), limit, offset)
+    return {"community_id": community_id, "total": fields["total"], "members": [
+        {**row, "email": row["email"] if signed_in.is_admin else None, "roles": role_list(row["roles"])}
+        for row in rows]}
 
 
 async def _admins_besides(session: AsyncSession, community_id: int, author_id: int) -> int:
     rows = (await session.scalars(select(CommunityAuthor.roles).where(
         CommunityAuthor.community == community_id, CommunityAuthor.author != author_id))).all()
-    return sum("admin" in _roles(roles) for roles in rows)
+    return sum("admin" in role_list(roles) for roles in rows)
 
 
 async def check_admin_kept(session: AsyncSession, viewer: Viewer, community_id: int, author_id: int) -> None:
@@ -143,7 +138,7 @@ async def change_member_roles(session: AsyncSession, signed_in: Viewer, author_i
     if change != "remove" and (unknown := [r for r in roles if r not in available]):
         raise BadInput(f"community {community_id} offers no role {unknown[0]}", field="roles")
     member = await session.get(CommunityAuthor, (community_id, author_id))
-    before = _roles(member.roles if member else None)
+    before = role_list(member.roles if member else None)
     after = {"set": list(dict.fromkeys(roles)), "add": list(dict.fromkeys([*before, *roles])),
              "remove": [r for r in before if r not in roles]}[change]
     if "admin" in before and "admin" not in after:
@@ -223,7 +218,7 @@ async def create_custom_role(deps: Deps, viewer: Viewer | None, role: dict[str, 
     return {"success": True, "error": None, "role": _role(role["id"], role["name"].strip(), role.get("description"))}
 
 
-async def delete_custom_role(deps: Deps, viewer: Viewer | None, role_id: str, community_id: int) -> dict[str, Any]:
+async def delete_custom_role(deps: Deps, viewer: Viewer | None, role_id: str, community_id: int) -> None:
     """Deletes a community's own role; its members lose it (one who held nothing else leaves)."""
     signed_in = require(viewer, MANAGE, community_id=community_id)
     async with transaction(deps) as session:
@@ -233,7 +228,7 @@ async def delete_custom_role(deps: Deps, viewer: Viewer | None, role_id: str, co
         members = (await session.scalars(select(CommunityAuthor).where(
             CommunityAuthor.community == community_id, CommunityAuthor.roles.contains(role_id)))).all()
         for member in members:
-            left = [r for r in _roles(member.roles) if r != role_id]
+            left = [r for r in role_list(member.roles) if r != role_id]
             if left:
                 member.roles = ",".join(left)
             else:
@@ -245,10 +240,9 @@ async def delete_custom_role(deps: Deps, viewer: Viewer | None, role_id: str, co
         record(session, signed_in, "role.delete", "role", f"{community_id}:{role_id}", community=community_id,
                before={"name": own.name, "permissions": own.permissions}, after=None)
         await session.delete(own)
-    return {"success": True, "error": None}
 
 
-async def reapply_catalogue(deps: Deps, viewer: Viewer | None) -> dict[str, Any]:
+async def reapply_catalogue(deps: Deps, viewer: Viewer | None) -> None:
     """The permission catalogue applied again to every community: its own roles keep only permissions the
     catalogue still has, its settings only roles that still exist, and its members only roles it has
     (built-in or its own). For ADMIN_EMAILS' administrators and the platform community's."""
@@ -272,12 +266,11 @@ async def reapply_catalogue(deps: Deps, viewer: Viewer | None) -> dict[str, Any]
                 changed["settings"] += 1
         for member in (await session.scalars(select(CommunityAuthor))).all():
             known = {*ROLES, *own.get(member.community, set())}
-            kept_roles = [r for r in _roles(member.roles) if r in known]
-            if kept_roles != _roles(member.roles):
+            kept_roles = [r for r in role_list(member.roles) if r in known]
+            if kept_roles != role_list(member.roles):
                 member.roles, changed["members"] = ",".join(kept_roles) or "reader", changed["members"] + 1
         record(session, signed_in, "permissions.reapply", "catalogue", "all", community=None, before=None,
                after=changed)
-    return {"success": True, "error": None}
 
 
 async def forget_member_roles(session: AsyncSession, author_id: int) -> None:

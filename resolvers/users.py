@@ -14,17 +14,17 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import select
 
 from auth.accounts import normal_address
 from auth.permissions import Viewer
 from orm import Author, CommunityAuthor
-from orm.engine import read_session
+from orm.community import role_list
 from resolvers.access import require
-from resolvers.audit import paged, record
-from resolvers.deps import Deps, like_pattern
+from resolvers.audit import record
+from resolvers.deps import Deps, holding
 from resolvers.errors import BadInput, Conflict, NotFound
-from resolvers.paging import page
+from resolvers.paging import counted_page, page
 from resolvers.profile import LIMITS, SLUG
 from resolvers.roles import change_member_roles, check_admin_kept, forget_member_roles
 from resolvers.writes import transaction
@@ -42,18 +42,12 @@ async def get_users(deps: Deps, viewer: Viewer | None, limit: int | None, offset
     stmt = select(Author.id, Author.email, Author.name, Author.slug, Author.created_at, Author.last_seen,
                   CommunityAuthor.roles).outerjoin(CommunityAuthor, platform).where(Author.deleted_at.is_(None))
     if text := (search or "").strip():
-        pattern = like_pattern(text)
-        stmt = stmt.where(or_(Author.email.ilike(pattern), Author.name.ilike(pattern), Author.slug.ilike(pattern),
-                              *([Author.id == int(text)] if text.isdigit() else [])))
-    async with read_session(deps.db) as session:
-        total = await session.scalar(select(func.count()).select_from(stmt.subquery()))
-        rows = (await session.execute(stmt.order_by(Author.id).limit(limit).offset(offset))).all()
-    return {"authors": [{"id": r.id, "email": r.email, "name": r.name, "slug": r.slug,
-                         "roles": [x for x in (r.roles or "").split(",") if x], "created_at": r.created_at,
-                         "last_seen": r.last_seen} for r in rows], **paged(int(total or 0), limit, offset)}
+        stmt = stmt.where(holding(text, (Author.email, Author.name, Author.slug), Author.id))
+    rows, fields = await counted_page(deps.db, stmt, (Author.id,), limit, offset)
+    return {"authors": [{**row, "roles": role_list(row["roles"])} for row in rows], **fields}
 
 
-async def update_user(deps: Deps, viewer: Viewer | None, user: dict[str, Any]) -> dict[str, Any]:
+async def update_user(deps: Deps, viewer: Viewer | None, user: dict[str, Any]) -> None:
     """Changes the address, name and slug given (each checked, address and slug unique); `roles` given
     sets the person's roles in `community` (the platform's when not said), by the rules of resolvers/roles.py."""
     signed_in = require(viewer, MANAGE)
@@ -88,10 +82,9 @@ async def update_user(deps: Deps, viewer: Viewer | None, user: dict[str, Any]) -
             record(session, signed_in, "user.update", "user", author.id, community=None, before=before, after=changes)
         if user.get("roles") is not None:
             await change_member_roles(session, signed_in, author.id, user.get("community") or 1, "set", user["roles"])
-    return {"success": True, "error": None}
 
 
-async def delete_user(deps: Deps, viewer: Viewer | None, author_id: int) -> dict[str, Any]:
+async def delete_user(deps: Deps, viewer: Viewer | None, author_id: int) -> None:
     """Closes an account, by the rule of this module's docstring."""
     signed_in = require(viewer, MANAGE)
     if author_id == signed_in.author_id:
@@ -101,7 +94,7 @@ async def delete_user(deps: Deps, viewer: Viewer | None, author_id: int) -> dict
         if author is None or author.deleted_at is not None:
             raise NotFound("no such person", field="id")
         for member in (await session.scalars(select(CommunityAuthor).where(CommunityAuthor.author == author_id))).all():
-            if "admin" in member.roles.split(","):
+            if "admin" in role_list(member.roles):
                 await check_admin_kept(session, signed_in, member.community, author_id)
         before = {"email": author.email, "slug": author.slug, "deleted_at": None}
         author.deleted_at = int(time.time())
@@ -110,4 +103,3 @@ async def delete_user(deps: Deps, viewer: Viewer | None, author_id: int) -> dict
         record(session, signed_in, "user.delete", "user", author_id, community=None, before=before,
                after={"email": None, "deleted_at": author.deleted_at})
     await deps.accounts.sessions.revoke_all(author_id)
-    return {"success": True, "error": None}

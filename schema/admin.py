@@ -34,10 +34,6 @@ class Paged:
     totalPages: int
 
 
-def _done(result: dict[str, Any]) -> OperationResult:
-    return OperationResult(success=result["success"], error=result.get("error"))
-
-
 @strawberry.type
 class AdminShoutInfo(Edited):
     """A shout in any state (published, unpublished, deleted), as moderators see it."""
@@ -243,32 +239,38 @@ class AdminMutation:
     @strawberry.mutation(name="adminUpdateShout")
     async def admin_update_shout(self, info: Info, shout: AdminShoutUpdateInput) -> OperationResult:
         viewer = await info.context.viewer()
-        return _done(await moderation.admin_update_shout(info.context.deps, viewer, _explicit(shout)))
+        await moderation.admin_update_shout(info.context.deps, viewer, _explicit(shout))
+        return OperationResult(success=True)
 
     @strawberry.mutation(name="adminDeleteShout")
     async def admin_delete_shout(self, info: Info, id: int) -> OperationResult:
         viewer = await info.context.viewer()
-        return _done(await moderation.admin_delete_shout(info.context.deps, viewer, id, restore=False))
+        await moderation.admin_delete_shout(info.context.deps, viewer, id, restore=False)
+        return OperationResult(success=True)
 
     @strawberry.mutation(name="adminRestoreShout")
     async def admin_restore_shout(self, info: Info, id: int) -> OperationResult:
         viewer = await info.context.viewer()
-        return _done(await moderation.admin_delete_shout(info.context.deps, viewer, id, restore=True))
+        await moderation.admin_delete_shout(info.context.deps, viewer, id, restore=True)
+        return OperationResult(success=True)
 
     @strawberry.mutation(name="adminUpdateReaction")
     async def admin_update_reaction(self, info: Info, reaction: AdminReactionUpdateInput) -> OperationResult:
         viewer = await info.context.viewer()
-        return _done(await moderation.admin_update_reaction(info.context.deps, viewer, _explicit(reaction)))
+        await moderation.admin_update_reaction(info.context.deps, viewer, _explicit(reaction))
+        return OperationResult(success=True)
 
     @strawberry.mutation(name="adminDeleteReaction")
     async def admin_delete_reaction(self, info: Info, reaction_id: int) -> OperationResult:
         viewer = await info.context.viewer()
-        return _done(await moderation.admin_delete_reaction(info.context.deps, viewer, reaction_id, restore=False))
+        await moderation.admin_delete_reaction(info.context.deps, viewer, reaction_id, restore=False)
+        return OperationResult(success=True)
 
     @strawberry.mutation(name="adminRestoreReaction")
     async def admin_restore_reaction(self, info: Info, reaction_id: int) -> OperationResult:
         viewer = await info.context.viewer()
-        return _done(await moderation.admin_delete_reaction(info.context.deps, viewer, reaction_id, restore=True))
+        await moderation.admin_delete_reaction(info.context.deps, viewer, reaction_id, restore=True)
+        return OperationResult(success=True)
 
     @strawberry.mutation(name="adminCreateTopic")
     async def admin_create_topic(self, info: Info, topic: AdminTopicInput) -> AdminTopicResult:

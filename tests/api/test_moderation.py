@@ -116,6 +116,9 @@ async def test_moderators_lists_page_past_a_hundred_with_their_totals(api: Api) 
     seen = [r["id"] for p in pages for r in p["reactions"]]
     assert sorted(seen) == sorted(made)  # every one, each once
     assert (await api(REACTIONS, {"sh": shout, "k": "LIKE"}, editor))["total"] == 0
+    # a search's wildcards are the text's own characters ("комментарий 100" holds "00", not "0_")
+    assert (await api(REACTIONS, {"sh": shout, "s": "0_"}, editor))["total"] == 0
+    assert (await api(REACTIONS, {"sh": shout, "s": "рий 10"}, editor))["total"] == 6  # 10 and 100-104
     assert await api.error(REACTIONS, {"st": "hidden"}, editor) == "BAD_USER_INPUT"
     everything = await api(SHOUTS, {"l": 10, "st": "all"}, editor)
     assert everything["perPage"] == 10 and everything["totalPages"] == -(-everything["total"] // 10)

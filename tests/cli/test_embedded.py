@@ -120,6 +120,16 @@ async def test_sqlite_and_fakeredis_serve_the_api(tmp_path: Path) -> None:
                 '{ adminGetReactions(status: "deleted", search: "hi", limit: 5) { total reactions { id } } }')},
                 headers={"authorization": f"Bearer {token}"})).json()
             assert listed["data"]["adminGetReactions"]["reactions"][0]["id"] == comment_id, listed
+            # a search's `_` and `%` are the text's own on SQLite too (it has no default LIKE escape)
+            snake = ("mutation($s: Int!) { create_reaction(reaction: {kind: COMMENT, shout: $s, body: \"snake_case 5%\"}) "
+                     "{ error } }")
+            await http.post("/graphql", json={"query": snake, "variables": {"s": shout}},
+                            headers={"authorization": f"Bearer {token}"})
+            for text, total in (("snake_case 5%", 1), ("snake_cas_", 0)):
+                found = (await http.post("/graphql", json={"query": "query($t: String) { adminGetReactions(search: $t) "
+                                                                    "{ total } }", "variables": {"t": text}},
+                                         headers={"authorization": f"Bearer {token}"})).json()
+                assert found["data"]["adminGetReactions"]["total"] == total, (text, found)
             # the digests pending in the database are found through SQLite's JSON as through PostgreSQL's
             queued = await deps.delayed.redis.zrange(keys.delayed_queue(DEFERRED_QUEUE), 0, -1)
             await deps.delayed.redis.delete(keys.delayed_queue(DEFERRED_QUEUE))
