@@ -19,6 +19,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app.cli.progress import Bars
 from config.settings import Settings, load_database_settings
 
 if TYPE_CHECKING:
@@ -110,10 +111,12 @@ async def _adopt(url: str, *, check_only: bool, fanout: int) -> int:
                 found, plan = await check(conn)
             print(found.describe() if plan is None else plan.describe())
             return _refused_code(found, plan) if plan is None or plan.blockers else 0
+        bars = Bars(True)
         try:  # planned once, inside the transaction that carries the plan out (or rolls back)
             async with engine.begin() as conn:
-                adopted = await adopt(conn, fanout=fanout)
+                adopted = await adopt(conn, fanout=fanout, progress=bars.show)
         except NotAdoptable as refused:
+            bars.close()
             print(refused.found.describe() if refused.plan is None else refused.plan.describe())
             return _refused_code(refused.found, refused.plan)
     finally:

@@ -14,26 +14,28 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
 
-from config.settings import SettingsError, load_settings
+from app.cli.progress import Bars
+from config.settings import Settings, SettingsError, load_settings
 
 # What `invalidate` takes: an entity's tag by kind, and the families a write can move.
 ENTITY_TAGS = ("author", "topic", "community", "shout", "draft")
 FAMILIES = ("shouts", "authors", "topics", "communities", "reactions", "collections", "invites", "notifications")
 
 
-def _counting(label: str, quiet: bool) -> Callable[[int], None]:
-    def show(done: int) -> None:
-        if not quiet:
-            sys.stderr.write(f"\r{label}: {done}")
-            sys.stderr.flush()
-
-    return show
+def load_shared_redis_settings(what: str) -> Settings:
+    """The settings, refusing a command that would otherwise act on a throwaway in-process Redis (without
+    REDIS_URL the server's Redis lives inside its own process) and report a success that changed nothing."""
+    settings = load_settings()
+    if settings.redis_url is None:
+        raise SettingsError(f"REDIS_URL: {what} the server's shared Redis; without REDIS_URL the server keeps "
+                            "its Redis inside its own process, where no other command can reach it. Set REDIS_URL "
+                            "to the server's Redis (redis://127.0.0.1:6379/0)")
+    return settings
 
 
 def _run(work: Callable[[Any], Awaitable[int]], *, database: bool = False) -> int:
@@ -41,10 +43,7 @@ def _run(work: Callable[[Any], Awaitable[int]], *, database: bool = False) -> in
     from app.main import check_services, open_deps
 
     async def run() -> int:
-        settings = load_settings()
-        if settings.redis_url is None:
-            raise SettingsError("REDIS_URL: the cache commands act on a shared Redis; without REDIS_URL the "
-                                "server's cache lives inside its own process and cannot be reached")
+        settings = load_shared_redis_settings("the cache commands act on")
         async with open_deps(settings) as deps:
             await check_services(settings, deps, database=database)
             return await work(deps)
@@ -58,10 +57,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
     async def work(deps: Any) -> int:
         two = deps.cache.state is not deps.cache.redis  # REDIS_STATE_URL: a table for each server
         for state in (False, True) if two else (False,):
-            families = await family_stats(deps.cache, progress=_counting("keys scanned", args.quiet),
-                                          day=args.day, state=state)
-            if not args.quiet:
-                sys.stderr.write("\n")
+            bars = Bars(not args.quiet)
+            families = await family_stats(deps.cache, progress=bars.count("keys scanned"), day=args.day,
+                                          state=state)
+            bars.close()
             if two:
                 print("state Redis (REDIS_STATE_URL)" if state else "cache Redis (REDIS_URL)")
             _table(families, age)
@@ -157,10 +156,10 @@ def cmd_precache(args: argparse.Namespace) -> int:
     from cache.precache import precache_data
 
     async def work(deps: Any) -> int:
+        bars = Bars(not args.quiet)
         done = await precache_data(deps.cache, deps.db, authors=args.authors, force=True,
-                                   progress=_counting("entities warm", args.quiet))
-        if not args.quiet:
-            sys.stderr.write("\n")
+                                   progress=bars.count("entities warm"))
+        bars.close()
         print("precache done" if done else "another worker is warming the cache now; nothing done")
         return 0
 
@@ -197,7 +196,7 @@ def add_parser(sub: Any) -> None:
 
     stats = commands.add_parser("stats", help="keys, memory, TTL spread and hit ratio per key family")
     stats.add_argument("--day", help="the UTC day whose hit ratio to show (YYYY-MM-DD; default today)")
-    stats.add_argument("--quiet", action="store_true")
+    stats.add_argument("--quiet", action="store_true", help="no progress (it shows on a terminal only)")
     stats.set_defaults(func=cmd_stats)
 
     invalidate = commands.add_parser("invalidate", help="make cached values and responses misses")
@@ -210,12 +209,12 @@ def add_parser(sub: Any) -> None:
 
     precache = commands.add_parser("precache", help="warm topics, communities and authors now")
     precache.add_argument("--authors", type=int, default=500, help="how many authors to warm")
-    precache.add_argument("--quiet", action="store_true")
+    precache.add_argument("--quiet", action="store_true", help="no progress (it shows on a terminal only)")
     precache.set_defaults(func=cmd_precache)
 
     revalidate = commands.add_parser("revalidate", help="process the revalidation queue now")
     revalidate.set_defaults(func=cmd_revalidate)
 
     inspect = commands.add_parser("inspect", help="a key's value, stamp and validity")
-    inspect.add_argument("key")
+    inspect.add_argument("key", help="a Redis key (its family as `cache stats` names it, e.g. author:id:5)")
     inspect.set_defaults(func=cmd_inspect)

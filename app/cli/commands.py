@@ -8,9 +8,13 @@ import math
 import os
 import sys
 import tempfile
+from pathlib import Path
+
+import shtab
 
 from app import logs
 from app.cli import adopt, cache_tools
+from app.cli.progress import Bars
 from config.settings import SettingsError, load_database_settings, load_settings
 from telemetry.version import VERSION
 
@@ -38,6 +42,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     host = args.host or settings.host
     port = args.port or settings.port
     workers = args.workers or settings.workers
+    if args.reload and workers > 1:
+        raise SettingsError(f"--reload restarts one worker; WORKERS or --workers asks for {workers}")
     if workers > 1 and settings.redis_url is None:
         raise SettingsError(f"REDIS_URL: {workers} workers need one Redis to share (without REDIS_URL each would "
                             "keep its own in-process one, and a session or a cached value one worker wrote "
@@ -52,12 +58,25 @@ def cmd_serve(args: argparse.Namespace) -> int:
     os.environ[HEADER_TIMEOUT_ENV] = str(settings.header_read_timeout)
     os.environ[BODY_TIMEOUT_ENV] = str(settings.body_read_timeout)
     logs.configure(settings.log_level, settings.log_format)  # the supervisor's lines too, in the same form
+    # --reload: uvicorn's supervisor (watchfiles) restarts the worker when a module of the server changes.
     uvicorn.run("app.asgi:app", host=host, port=port, workers=workers, factory=False, log_config=None,
+                reload=args.reload, reload_dirs=_source_folders() if args.reload else None,
                 log_level=settings.log_level.lower(), proxy_headers=True, ws_max_size=settings.max_body_bytes,
                 timeout_graceful_shutdown=math.ceil(settings.shutdown_timeout),
                 http=ReadDeadlines, timeout_keep_alive=settings.keep_alive_timeout,
                 limit_concurrency=settings.max_connections)
     return 0
+
+
+# The server's packages (pyproject's [tool.setuptools.packages.find]): what --reload watches, wherever installed.
+SERVER_PACKAGES = ("config", "telemetry", "ambient", "app", "orm", "cache", "triggers", "resolvers", "schema", "auth")
+
+
+def _source_folders() -> list[str]:
+    from importlib.util import find_spec
+
+    return [str(Path(spec.origin).parent) for name in SERVER_PACKAGES
+            if (spec := find_spec(name)) is not None and spec.origin is not None]
 
 
 def cmd_seed(args: argparse.Namespace) -> int:
@@ -82,7 +101,7 @@ def cmd_queue(args: argparse.Namespace) -> int:
     from resolvers.deps import DEFERRED_QUEUE
 
     async def run() -> None:
-        settings = load_settings()
+        settings = cache_tools.load_shared_redis_settings("the queue lives in")
         redis = make_redis(settings.state_redis_url, cluster=settings.redis_cluster)
         try:
             queue = DelayedQueue(redis, DEFERRED_QUEUE)
@@ -103,13 +122,17 @@ def cmd_queue(args: argparse.Namespace) -> int:
 
 def cmd_rebuild(args: argparse.Namespace) -> int:
     """Rebuild the live structures (counters, follow sets, threads, leaderboards) from SQL."""
-    from app.cli.seed import Progress
     from app.main import open_deps
     from cache.live.rebuild import rebuild_all
 
+    settings = cache_tools.load_shared_redis_settings("the live structures are rebuilt into")
+
     async def run() -> dict[str, int]:
-        async with open_deps(load_settings()) as deps:
-            return await rebuild_all(deps.live, deps.cache, deps.primary, Progress(not args.quiet).show)
+        bars = Bars(not args.quiet)
+        async with open_deps(settings) as deps:
+            counts = await rebuild_all(deps.live, deps.cache, deps.primary, bars.show)
+        bars.close()
+        return counts
 
     counts = asyncio.run(run())
     print("rebuilt the structures of " + ", ".join(f"{kind}: {n}" for kind, n in counts.items()))
@@ -123,27 +146,35 @@ def cmd_export_schema(_args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="discours", description=__doc__)
     parser.add_argument("--version", action="version", version=f"discours {VERSION}")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
+    # `discours --print-completion bash > /etc/bash_completion.d/discours` (or zsh, tcsh): every command
+    # and option, from this parser.
+    shtab.add_argument_to(parser, ["--print-completion"], help="print a shell completion script and exit")
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="run the HTTP server")
-    serve.add_argument("--host")
-    serve.add_argument("--port", type=int)
-    serve.add_argument("--workers", type=int)
+    serve.add_argument("--host", help="the address to listen on (HOST, default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="the port to listen on (PORT, default 8000)")
+    serve.add_argument("--workers", type=int, help="worker processes (WORKERS, default 1; more need REDIS_URL)")
+    serve.add_argument("--reload", action="store_true",
+                       help="for development: restart when a source file changes (one worker)")
     serve.set_defaults(func=cmd_serve)
 
     migrate = sub.add_parser("migrate", help="alembic upgrade (head by default)")
-    migrate.add_argument("revision", nargs="?", default="head")
+    migrate.add_argument("revision", nargs="?", default="head",
+                         help="the Alembic revision to upgrade to (default head)")
     migrate.set_defaults(func=cmd_migrate)
 
     seed = sub.add_parser("seed", help="fill the database with deterministic demo data")
-    seed.add_argument("--size", choices=["demo", "test", "bench"], default="demo")
+    seed.add_argument("--size", choices=["demo", "test", "bench"], default="demo",
+                      help="how much data: demo (default, a few hundred rows), test or bench (50,000 shouts)")
     seed.add_argument("--authors", type=int, help="override the number of authors (others scale)")
-    seed.add_argument("--seed", type=int, default=1)
+    seed.add_argument("--seed", type=int, default=1, help="the random seed (the same seed, the same data)")
     seed.add_argument("--if-empty", action="store_true", help="do nothing when the database has authors")
-    seed.add_argument("--quiet", action="store_true")
+    seed.add_argument("--quiet", action="store_true", help="no progress bars (they show on a terminal only)")
     seed.set_defaults(func=cmd_seed)
 
     queue = sub.add_parser("queue", help="show the delayed queue and its parked messages")
@@ -152,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     queue.set_defaults(func=cmd_queue)
 
     rebuild = sub.add_parser("rebuild", help="rebuild counters, follow sets, threads and leaderboards from SQL")
-    rebuild.add_argument("--quiet", action="store_true")
+    rebuild.add_argument("--quiet", action="store_true", help="no progress bars (they show on a terminal only)")
     rebuild.set_defaults(func=cmd_rebuild)
 
     cache_tools.add_parser(sub)
@@ -160,9 +191,11 @@ def main(argv: list[str] | None = None) -> int:
 
     export = sub.add_parser("export-schema", help="print the GraphQL SDL")
     export.set_defaults(func=cmd_export_schema)
+    return parser
 
-    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
-    args = parser.parse_args(argv)
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
     except KeyboardInterrupt:

@@ -18,6 +18,7 @@ from sqlalchemy import func, insert, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.cli.corpus import Corpus, Zipf
+from app.cli.progress import Bars
 from orm import (
     Author,
     AuthorBookmark,
@@ -76,28 +77,13 @@ TOPIC_WORDS = ["culture", "society", "art", "music", "cinema", "theatre", "poetr
 LAYOUTS = ["article", "article", "article", "article", "music", "video", "image", "literature"]
 
 
-class Progress:
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-
-    def show(self, label: str, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        width = 30
-        filled = int(width * done / max(total, 1))
-        sys.stderr.write(f"\r{label:<22} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-        if done >= total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-
 def _batches(rows: Sequence[dict[str, Any]]) -> Iterator[Sequence[dict[str, Any]]]:
     for start in range(0, len(rows), BATCH):
         yield rows[start:start + BATCH]
 
 
 class Seeder:
-    def __init__(self, size: Size, seed: int, progress: Progress) -> None:
+    def __init__(self, size: Size, seed: int, progress: Bars) -> None:
         self.size = size
         self.rng = random.Random(seed)
         self.text = Corpus(self.rng)  # Russian and English prose with word forms and a Zipf-like spread
@@ -289,7 +275,7 @@ async def _reset_sequences(conn: AsyncConnection, tables: Sequence[str]) -> None
 
 
 async def seed_connection(conn: AsyncConnection, size: Size, *, seed: int = 1, progress: bool = False) -> None:
-    seeder = Seeder(size, seed, Progress(progress))
+    seeder = Seeder(size, seed, Bars(progress))
     started = time.monotonic()
     authors = seeder.authors()
     await seeder.insert(conn, Author, authors, "authors")
@@ -328,6 +314,7 @@ async def seed_connection(conn: AsyncConnection, size: Size, *, seed: int = 1, p
         # Fresh bulk-loaded tables have no planner statistics; without them PostgreSQL picks nested
         # loops over 100k-row joins (bench/RESULTS.md, figures behind the code's rules).
         await conn.execute(text("ANALYZE"))
+    seeder.progress.close()
     if progress:
         print(f"seeded in {time.monotonic() - started:.1f}s", file=sys.stderr)
 

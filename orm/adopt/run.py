@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sqlalchemy import text
@@ -39,10 +40,11 @@ async def check(conn: AsyncConnection) -> tuple[Found, Plan | None]:
     return found, await make_plan(conn, found)
 
 
-async def adopt(conn: AsyncConnection, *, fanout: int = 1000) -> Adopted:
+async def adopt(conn: AsyncConnection, *, fanout: int = 1000,
+                progress: Callable[[str, int, int], None] = lambda label, done, total: None) -> Adopted:
     """Adopt the Discours database `conn` is connected to, inside the transaction `conn` is in (the caller
     commits, or rolls back on any error). Raises NotAdoptable, having changed nothing, when there is nothing
-    to adopt or the plan has blockers."""
+    to adopt or the plan has blockers. `progress(label, done, total)` follows the tables carried over."""
     found, plan = await check(conn)
     if plan is None or plan.blockers:
         raise NotAdoptable(found, plan)
@@ -52,10 +54,10 @@ async def adopt(conn: AsyncConnection, *, fanout: int = 1000) -> Adopted:
         await conn.execute(text(f'ALTER TABLE public."{table}" SET SCHEMA {LEGACY}'))
     await conn.run_sync(_migrate_to, ADOPTED_AT)
     adopted = Adopted(plan)
-    for step in plan.steps:
+    carried = [step for step in plan.steps if step.transfer.source is not None and step.present]
+    for done, step in enumerate(carried):
         transfer = step.transfer
-        if transfer.source is None or not step.present:
-            continue
+        progress("tables carried over", done, len(carried))
         if transfer.in_python:
             absent = {column: transfer.optional_columns[column].sql for column in absent_columns(transfer, found)}
             await convert_notifications(conn, LEGACY, fanout=fanout, absent=absent)
@@ -66,6 +68,7 @@ async def adopt(conn: AsyncConnection, *, fanout: int = 1000) -> Adopted:
         await conn.execute(text(
             f"INSERT INTO public.{transfer.target} ({', '.join(_quoted(c) for c in columns)}) "
             f"SELECT {select} FROM {source}".replace("{L}", LEGACY)))
+    progress("tables carried over", len(carried), len(carried))
     for table in SEQUENCED:
         await conn.execute(text(f"SELECT setval(pg_get_serial_sequence('public.{table}', 'id'), "
                                 f"coalesce((SELECT max(id) FROM public.{table}), 0) + 1, false)"))

@@ -32,6 +32,10 @@ def discours(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[s
     (("serve",), {"CACHE_INVALIDATION": "off", "ENVIRONMENT": "production", "JWT_SECRET": "j" * 40},
      "CACHE_INVALIDATION"),
     (("seed",), {"DATABASE_URL": "mysql://root@localhost/x"}, "DATABASE_URL"),
+    # without a shared Redis these would act on a throwaway one inside their own process and report success
+    (("queue",), {}, "REDIS_URL"),
+    (("rebuild",), {}, "REDIS_URL"),
+    (("serve", "--reload", "--workers", "2"), {"REDIS_URL": "redis://127.0.0.1:6379/0"}, "--reload"),
 ])
 def test_a_start_up_error_is_one_line_naming_the_setting(tmp_path: Path, args: tuple[str, ...],
                                                          env: dict[str, str], setting: str) -> None:
