@@ -78,7 +78,7 @@ class GraphQLRequest(NamedTuple):
     if_none_match: str = ""
     token: str | None = None  # the session token it carries (checked later, where it matters)
     address: str | None = None  # the client's (uvicorn takes it from X-Forwarded-For behind a trusted proxy)
-    asks_for_ide: bool = False  # a browser's GET with no query: GraphiQL
+    asks_for_ide: bool = False  # a browser's GET: GraphiQL, its query, variables and operation filled in
     public_key: str | None = None  # where a public answer to it is kept
 
     @property
@@ -122,8 +122,7 @@ async def read(scope: Scope, receive: Receive, rules: ReadingRules) -> tuple[Gra
     method, accept = scope["method"], headers.get("accept", "")
     if method == "GET":
         query = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
-        if "query" not in query and "extensions" not in query and any(
-                kind in accept for kind in ("text/html", "*/*")):
+        if wants_a_page(accept) or ("query" not in query and "extensions" not in query and "*/*" in accept):
             return GraphQLRequest(method, (), accept=accept, token=token, asks_for_ide=True,
                                   address=client[0] if client else None), receive
         params: dict[str, Any] = dict(query)
@@ -153,6 +152,18 @@ async def read(scope: Scope, receive: Receive, rules: ReadingRules) -> tuple[Gra
                           if_none_match=headers.get("if-none-match", ""), token=token,
                           address=client[0] if client else None,
                           public_key=None if batch else _key(operations[0], method, accept)), receive
+
+
+def wants_a_page(accept: str) -> bool:
+    """A browser's navigation (a shared `/graphql?query=…` link opened): it asks for HTML before any JSON, as
+    GraphQL Yoga and Apollo's landing pages decide. A script's fetch (`*/*`, or JSON first) does not."""
+    accept = accept.lower()
+    html = accept.find("text/html")
+    if html < 0:
+        return False
+    json_at = [at for at in (accept.find("application/json"), accept.find("application/graphql-response+json"))
+               if at >= 0]
+    return not json_at or html < min(json_at)
 
 
 def _key(operation: Operation, method: str, accept: str, scope: str = "") -> str | None:

@@ -26,7 +26,7 @@ from datetime import timedelta
 from typing import Any
 
 import orjson
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 from strawberry.asgi import GraphQL
 from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
@@ -39,7 +39,14 @@ from app.http.documents import Documents
 from app.http.exchange import Asked, Exchange, ExchangeAdapter
 from app.http.graphiql import offline_page
 from app.http.graphql_request import GraphQLRequest, ReadingRules, read
-from app.http.guards import BAD_REQUEST, TIMEOUT, Refused, refuse_state_change_over_get
+from app.http.guards import (
+    BAD_REQUEST,
+    METHOD_NOT_ALLOWED,
+    TIMEOUT,
+    UNSUPPORTED_MEDIA_TYPE,
+    Refused,
+    refuse_state_change_over_get,
+)
 from app.http.negotiation import media_type, wants_graphql_response
 from app.http.read_path import ReadPath
 from app.http.request_metrics import count_request, outcome_of
@@ -129,8 +136,9 @@ class DiscoursGraphQL(GraphQL[Context, None]):
                                                               looked, refreshing))
                     response = await self._answer(exchange)
                 outcome = outcome_of(response, exchange)
-            except HTTPException as exc:  # Strawberry's: a plain-text status, as its own view answers it
-                response = PlainTextResponse(exc.reason, status_code=exc.status_code)
+            except HTTPException as exc:  # Strawberry's (an unknown operation name): as JSON, with a code
+                code = {405: METHOD_NOT_ALLOWED, 415: UNSUPPORTED_MEDIA_TYPE}.get(exc.status_code, BAD_REQUEST)
+                response = Refused(exc.status_code, code, exc.reason).response(media_type(request.accept))
             except Refused as refused:
                 response = refused.response(media_type(request.accept))
             except TimeoutError:

@@ -10,10 +10,12 @@ import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from playwright.async_api import Browser, Page, async_playwright
 
+from app.http.graphiql import TITLE, starter_query
 from tests.helpers import PASSWORD, Api
 from tests.live import ROOT, serve
 
@@ -40,7 +42,7 @@ async def browser(chromium: str) -> AsyncIterator[Browser]:
             await browser.close()
 
 
-async def _open(browser: Browser, base: str, elsewhere: list[str]) -> Page:
+async def _open(browser: Browser, base: str, elsewhere: list[str], address: str = "/graphql") -> Page:
     page = await browser.new_page(viewport={"width": 1400, "height": 900})
 
     def note(request: Any) -> None:
@@ -48,7 +50,7 @@ async def _open(browser: Browser, base: str, elsewhere: list[str]) -> Page:
             elsewhere.append(request.url)
 
     page.on("request", note)
-    await page.goto(f"{base}/graphql", wait_until="networkidle")
+    await page.goto(f"{base}{address}", wait_until="networkidle")
     await page.wait_for_selector(".graphiql-container .graphiql-query-editor .CodeMirror")
     return page
 
@@ -65,17 +67,26 @@ async def _set_editor(page: Page, selector: str, text: str) -> None:
 RESPONSE = ".graphiql-response .CodeMirror"
 
 
-async def _run(page: Page, query: str) -> Any:
-    """Type `query`, press the run button, and read the response pane (emptied first, so what it shows
-    is this run's answer)."""
-    await _set_editor(page, ".graphiql-query-editor", query)
-    await page.evaluate(f"document.querySelector('{RESPONSE}')?.CodeMirror.setValue('')")
+async def _editor(page: Page, selector: str) -> str:
+    return str(await page.locator(f"{selector} .CodeMirror").first.evaluate("node => node.CodeMirror.getValue()"))
+
+
+async def _press_run(page: Page) -> Any:
+    """Press the run button as the page stands and read the answer in the response pane."""
     await page.locator(".graphiql-execute-button").click()
     await page.wait_for_function(f"""() => {{
         const text = document.querySelector('{RESPONSE}')?.CodeMirror?.getValue();
         return text && text.trim().startsWith('{{');
     }}""")
     return json.loads(await page.locator(RESPONSE).evaluate("node => node.CodeMirror.getValue()"))
+
+
+async def _run(page: Page, query: str) -> Any:
+    """Type `query`, press the run button, and read the response pane (emptied first, so what it shows
+    is this run's answer)."""
+    await _set_editor(page, ".graphiql-query-editor", query)
+    await page.evaluate(f"document.querySelector('{RESPONSE}')?.CodeMirror.setValue('')")
+    return await _press_run(page)
 
 
 async def test_graphiql_types_and_runs_a_query_offline(browser: Browser, app: Any) -> None:
@@ -113,4 +124,34 @@ async def test_graphiql_signs_in_by_header_and_by_cookie(browser: Browser, app: 
         await page.screenshot(path=str(ARTIFACTS / "graphiql-cookie.png"))
     assert "session_token" in cookies
     assert by_cookie["data"]["me"]["author"]["slug"] == user.slug
+    assert elsewhere == []
+
+
+async def test_graphiql_is_this_apis_page_and_its_starter_query_runs(browser: Browser, app: Any, api: Api) -> None:
+    await api.published(await api.user())  # something to list
+    elsewhere: list[str] = []
+    async with serve(app) as base:
+        page = await _open(browser, base, elsewhere)
+        assert await page.title() == TITLE
+        assert await _editor(page, ".graphiql-query-editor") == starter_query()
+        body = await _press_run(page)
+    assert "errors" not in body and body["data"]["load_shouts_by"] and body["data"]["get_topics_all"], body
+    assert elsewhere == []
+
+
+async def test_a_shared_link_opens_with_its_query_variables_and_operation(browser: Browser, app: Any,
+                                                                         api: Api) -> None:
+    shout = await api.published(await api.user())
+    query = "query One($id: Int) { get_shout(shout_id: $id) { id title } }\nquery Other { get_topics_all { slug } }"
+    variables = json.dumps({"id": shout})
+    link = "/graphql?" + urlencode({"query": query, "variables": variables, "operationName": "One"})
+    elsewhere: list[str] = []
+    async with serve(app) as base:
+        page = await _open(browser, base, elsewhere, link)
+        assert await _editor(page, ".graphiql-query-editor") == query
+        await page.get_by_role("button", name="Variables").click()
+        assert json.loads(await _editor(page, ".graphiql-editor-tool")) == {"id": shout}
+        body = await _press_run(page)  # two operations: the one the link names runs, without asking
+        await page.screenshot(path=str(ARTIFACTS / "graphiql-shared-link.png"))
+    assert body == {"data": {"get_shout": {"id": shout, "title": "Событие"}}}, body
     assert elsewhere == []

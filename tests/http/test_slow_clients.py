@@ -146,7 +146,7 @@ def test_serve_starts_uvicorn_with_the_limits(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("HEADER_READ_TIMEOUT", "7")
     monkeypatch.setenv("KEEP_ALIVE_TIMEOUT", "4")
     monkeypatch.setenv("MAX_CONNECTIONS", "1500")
-    cli.cmd_serve(argparse.Namespace(host=None, port=None, workers=None))
+    cli.cmd_serve(argparse.Namespace(host=None, port=None, workers=None, reload=False))
     assert seen["http"] is ReadDeadlines
     assert (seen["timeout_keep_alive"], seen["limit_concurrency"]) == (4, 1500)
     import os
