@@ -396,6 +396,11 @@ class ObservabilitySettings(_Group):
     # line (a traceback inside it) with the request's id and operation name, for a log collector.
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     log_format: Literal["plain", "json"] = "plain"
+    # Error reports to Sentry, or GlitchTip under the name Discours gives it (SENTRY_DSN wins when both are
+    # set): on when a DSN is set; the share of errors sent (1.0: every one). telemetry/error_reports.py.
+    sentry_dsn: str | None = None
+    glitchtip_dsn: str | None = None
+    sentry_sample_rate: float = Field(default=1.0, ge=0, le=1)
 
 
 class SubscriptionSettings(_Group):
@@ -537,6 +542,10 @@ class Settings(DatabaseSettings, RedisSettings, ServingSettings, CacheSettings, 
     def state_redis_url(self) -> str | None:
         """Where what must not be evicted lives: REDIS_STATE_URL, else the one Redis."""
         return self.redis_state_url or self.redis_url
+
+    @property
+    def error_report_dsn(self) -> str | None:
+        return self.sentry_dsn or self.glitchtip_dsn
 
     @property
     def is_production(self) -> bool:

@@ -10,8 +10,8 @@ costs less than a session) and asyncpg prepares its text once per connection.
 What SQLAlchemy did for these reads is done here too: the connection comes from the engine's pool (lent
 without a checkout when the pool holds one for such reads, checked as a checkout would: orm/held.py), a
 read goes where orm/replicas.py routes it and is read again on the primary if a replica fails it, a
-connection the error leaves closed is invalidated, and the engine's `before_cursor_execute` listeners see
-the statement (tests and benches count statements).
+connection the error leaves closed is invalidated, and the engine's cursor event listeners see the statement
+(tests and benches count statements; error reports and traces make it a span).
 Without asyncpg (SQLite), behind a transaction pooler (a statement's prepare and execute may reach two
 server connections outside a transaction) or in a shared session, a read goes through a session as before.
 """
@@ -32,7 +32,7 @@ from orm.engine import SessionFactory, behind_pooler, read_session
 from orm.errors import is_recovery_conflict, is_unavailable
 from orm.held import discard, give_back, lend
 from orm.replicas import ReadRouting
-from orm.seam import before_cursor_execute, driver_sql
+from orm.seam import cursor_events, driver_sql
 from orm.search import is_postgres
 from telemetry import metrics
 
@@ -92,9 +92,9 @@ class DriverReads:
 async def _fetch(engine: AsyncEngine, sql: str, arguments: list[Any]) -> list[dict[str, Any]]:
     connection = await lend(engine)  # orm/held.py: a connection held for such reads, or one checked out
     driver = connection.driver_connection
-    before_cursor_execute(engine.sync_engine, connection, sql, arguments)
     try:
-        records = await driver.fetch(sql, *arguments)  # type: ignore[union-attr]
+        with cursor_events(engine.sync_engine, connection, sql, arguments):
+            records = await driver.fetch(sql, *arguments)  # type: ignore[union-attr]
     except asyncio.CancelledError:
         await discard(connection)  # cut off mid-statement: what state it is in is not known
         raise

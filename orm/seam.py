@@ -10,20 +10,22 @@ as public. Whether a SELECT locks rows (FOR UPDATE: the primary's business) is i
 Reads sent straight to asyncpg (orm/driver.py) need a statement's SQL as asyncpg takes it. SQLAlchemy
 compiles an expanding IN (a list bound at execution) to a `__[POSTCOMPILE_name]` placeholder it fills in
 per call; `driver_sql` turns each into one array parameter instead. And the engine's
-`before_cursor_execute` listeners (statement counters in tests and benches) are called through the
-engine's `dispatch`, as SQLAlchemy calls them before it sends a statement. Connections lent to those reads
-without the pool's checkout (orm/held.py) are checked as the checkout checks them: whether the pool was
-invalidated since they connected (`_invalidate_time`, `_ConnectionRecord.starttime`), and which pool they
-came from (`_pool`); the pool that holds them (`HoldingPool`) takes one back in `QueuePool._do_get`, where a
-checkout takes its connection, and logs under SQLAlchemy's loggers by `_sqla_logger_namespace`.
+cursor event listeners (statement counters in tests and benches, error reports' and traces' spans) are
+called through the engine's `dispatch`, as SQLAlchemy calls them around a statement it sends. Connections
+lent to those reads without the pool's checkout (orm/held.py) are checked as the checkout checks them:
+whether the pool was invalidated since they connected (`_invalidate_time`, `_ConnectionRecord.starttime`),
+and which pool they came from (`_pool`); the pool that holds them (`HoldingPool`) takes one back in
+`QueuePool._do_get`, where a checkout takes its connection, and logs under SQLAlchemy's loggers by
+`_sqla_logger_namespace`.
 
 The SQLAlchemy versions these were written against are the bounds in `pyproject.toml`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterator
 from typing import Any, TypeVar
 
 from sqlalchemy import Select
@@ -70,13 +72,33 @@ def driver_sql(select: Select[Any], dialect: Dialect) -> tuple[str, list[str], d
     return sql, names, dict(compiled.params)
 
 
-def before_cursor_execute(engine: Engine, connection: PoolProxiedConnection, sql: str, parameters: Any) -> None:
-    """Call the `before_cursor_execute` listeners of `engine` for a statement sent on `connection` (one of its
-    pool's) without SQLAlchemy: they see it as they see any other, with a `Connection` over it (made only when
-    there are listeners: none in production) and no cursor or execution context."""
-    listeners = engine.dispatch.before_cursor_execute
-    if listeners:
-        listeners(Connection(engine, connection), None, sql, parameters, None, False)
+class DriverStatement:
+    """What a cursor event's listeners get for a statement sent without SQLAlchemy, in place of its execution
+    context: its dialect, and room for what a listener keeps between a statement's two events (Sentry's and
+    OpenTelemetry's SQLAlchemy integrations keep their span on the context)."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        self.dialect = dialect
+
+
+@contextlib.contextmanager
+def cursor_events(engine: Engine, connection: PoolProxiedConnection, sql: str, parameters: Any) -> Iterator[None]:
+    """Call the `before_cursor_execute` listeners of `engine` before a statement sent on `connection` (one of
+    its pool's) without SQLAlchemy, and its `after_cursor_execute` listeners after it, failed or not: they
+    see it as they see any other, with a `Connection` over it and a `DriverStatement` (made only when there
+    are listeners: none in production unless error reports or traces are on), and no cursor."""
+    before, after = engine.dispatch.before_cursor_execute, engine.dispatch.after_cursor_execute
+    if not before and not after:
+        yield
+        return
+    over, context = Connection(engine, connection), DriverStatement(engine.dialect)
+    if before:
+        before(over, None, sql, parameters, context, False)
+    try:
+        yield
+    finally:
+        if after:
+            after(over, None, sql, parameters, context, False)
 
 
 def pool_of(connection: PoolProxiedConnection) -> Pool:

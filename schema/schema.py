@@ -24,6 +24,7 @@ from schema.engine.stream_starts import StreamStarts
 from schema.mutation import WriteMutation
 from schema.query import Query
 from schema.subscription import Subscription
+from telemetry.error_reports import report_failure
 
 log = logging.getLogger("discours.graphql")
 # How much of a refused or failing document a log line quotes: enough to recognise it, never a weapon.
@@ -82,6 +83,8 @@ class DiscoursSchema(FieldResolversUnwrapped, strawberry.Schema):
         if failures:
             log.error("%s failed (%d errors): %s; document: %r", operation, len(failures), failures[0].message,
                       document, exc_info=failures[0].original_error)
+            for failure in failures:  # to Sentry or GlitchTip when a DSN is set, by name, without the document
+                report_failure(failure.original_error or failure, operation)
         elif refused:
             log.info("%s refused (%d errors): %s; document: %r", operation, len(refused),
                      refused[0].message[:LOGGED_DOCUMENT_CHARS], document)

@@ -857,23 +857,31 @@ def test_an_expanding_in_compiles_to_the_placeholder_driver_reads_replace() -> N
 async def test_statement_listeners_are_called_through_a_connections_dispatch(engine: Any) -> None:
     from sqlalchemy import event
 
-    from orm.seam import before_cursor_execute
+    from orm.seam import cursor_events
 
-    seen: list[str] = []
+    seen: list[tuple[str, str]] = []
 
-    def listener(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        seen.append(statement)
+    def before(_conn: Any, _cursor: Any, statement: str, _parameters: Any, context: Any, _many: bool) -> None:
+        context.kept = "by the listener"  # as Sentry's and OpenTelemetry's keep their span
+        seen.append(("before", statement))
 
-    event.listen(engine.sync_engine, "before_cursor_execute", listener)
+    def after(_conn: Any, _cursor: Any, statement: str, _parameters: Any, context: Any, _many: bool) -> None:
+        seen.append(("after", f"{statement} {context.kept} {context.dialect.name}"))
+
+    event.listen(engine.sync_engine, "before_cursor_execute", before)
+    event.listen(engine.sync_engine, "after_cursor_execute", after)
     connection = await engine.raw_connection()
     try:
-        before_cursor_execute(engine.sync_engine, connection, "SELECT 1", [])
+        with cursor_events(engine.sync_engine, connection, "SELECT 1", []):
+            pass
     finally:
-        event.remove(engine.sync_engine, "before_cursor_execute", listener)
+        event.remove(engine.sync_engine, "before_cursor_execute", before)
+        event.remove(engine.sync_engine, "after_cursor_execute", after)
         await greenlet_spawn(connection.close)
-    canary(seen == ["SELECT 1"], SQLALCHEMY, "`Engine.dispatch.before_cursor_execute`",
-           "Reads on the driver (orm/driver.py: statement counters see their statements)",
-           "change orm/seam.py `before_cursor_execute`")
+    canary(seen == [("before", "SELECT 1"), ("after", f"SELECT 1 by the listener {engine.dialect.name}")],
+           SQLALCHEMY, "`Engine.dispatch.before_cursor_execute` / `after_cursor_execute`",
+           "Reads on the driver (orm/driver.py: statement counters, error reports' and traces' spans see their "
+           "statements)", "change orm/seam.py `cursor_events`")
 
 
 async def test_a_lent_connection_knows_its_pool_and_whether_the_pool_was_invalidated_since(engine: Any) -> None:
