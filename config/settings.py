@@ -401,6 +401,12 @@ class ObservabilitySettings(_Group):
     sentry_dsn: str | None = None
     glitchtip_dsn: str | None = None
     sentry_sample_rate: float = Field(default=1.0, ge=0, le=1)
+    # Traces by OTLP over HTTP to this collector (its base URL; spans go to /v1/traces): on when set, off (and
+    # costing nothing) when not. The service's name in them, and the share of requests traced (a trace that
+    # arrives sampled by a proxy is kept whatever it is). telemetry/tracing.py.
+    otel_exporter_otlp_endpoint: str | None = None
+    otel_service_name: str = "discours-core"
+    otel_traces_sample_rate: float = Field(default=1.0, ge=0, le=1)
 
 
 class SubscriptionSettings(_Group):
@@ -473,6 +479,9 @@ class AccountSettings(_Group):
     # Without SMTP, mail is logged by subject only; this adds the body (its sign-in link) to the log. Unset:
     # on in development, off in production (ENVIRONMENT; `Settings` decides it). Never set it on in production.
     mail_log_links: bool | None = None
+    # The language of the server's pages and mail when the client names none and its Accept-Language names
+    # none the server writes (auth/language.py).
+    default_language: Literal["ru", "en"] = "ru"
 
 
 class Settings(DatabaseSettings, RedisSettings, ServingSettings, CacheSettings, LiveSettings, QueueSettings,

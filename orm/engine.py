@@ -13,6 +13,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any
 
 import orjson
+import sqlalchemy.ext.asyncio
 from sqlalchemy import event, exc
 from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
@@ -119,12 +120,15 @@ def make_engine(url: str, *, pool_size: int = 10, echo: bool = False, ping_after
     between its statements: no BEGIN and ROLLBACK round trips, and no lock that the replay of the
     primary's DDL would wait for (a recovery conflict). Behind a transaction pooler the transaction stays,
     for `reads_only`'s reason."""
+    # Through the module's attribute, read now: when traces are on, OpenTelemetry's SQLAlchemy
+    # instrumentation has wrapped it (telemetry/tracing.py), and the engine's statements become spans.
+    create = sqlalchemy.ext.asyncio.create_async_engine
     if url.startswith("sqlite"):
-        engine = create_async_engine(url, echo=echo, json_deserializer=json_loads)
+        engine = create(url, echo=echo, json_deserializer=json_loads)
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
     else:
         options: dict[str, Any] = {"isolation_level": "AUTOCOMMIT"} if replica and not transaction_pooler else {}
-        engine = create_async_engine(url, echo=echo, pool_size=pool_size, max_overflow=pool_size,
+        engine = create(url, echo=echo, pool_size=pool_size, max_overflow=pool_size,
                                      json_deserializer=json_loads, poolclass=HoldingPool,
                                      connect_args=_through_pooler() if transaction_pooler else {}, **options)
         pool = engine.sync_engine.pool

@@ -16,6 +16,7 @@ from schema import enums, inputs, results
 from schema.admin import AdminMutation
 from schema.admin_people import AdminPeopleMutation
 from schema.auth import AuthMutation
+from schema.descriptions import describe
 from schema.engine.errors import ErrorMapping, is_client_error
 from schema.engine.execution import PlainFieldsFirst, prepare_execution
 from schema.engine.limits import LimitChecks, Limits, request_limits
@@ -112,6 +113,7 @@ def build_schema(limits: Limits | None = None, starts: StreamStarts | None = Non
         extensions=extensions,
         execution_context_class=PlainFieldsFirst,
     )
+    describe(schema._schema)  # every root field and argument explained, with who may call it
     prepare_execution(schema)
     schema.checks = checks
     schema.starts = starts

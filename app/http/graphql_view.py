@@ -62,6 +62,7 @@ from resolvers.deps import Deps
 from schema.context import Context, Loaders
 from schema.engine.seam import HTTPException, stream_protocol
 from schema.schema import DiscoursSchema
+from telemetry import tracing
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +135,8 @@ class DiscoursGraphQL(GraphQL[Context, None]):
                 async with asyncio.timeout(self.request_timeout):
                     exchange = Exchange(scope, receive, Asked(await self._prepare(scope, request), began,
                                                               looked, refreshing))
-                    response = await self._answer(exchange)
+                    with tracing.operation(request.operation_name):
+                        response = await self._answer(exchange)
                 outcome = outcome_of(response, exchange)
             except HTTPException as exc:  # Strawberry's (an unknown operation name): as JSON, with a code
                 code = {405: METHOD_NOT_ALLOWED, 415: UNSUPPORTED_MEDIA_TYPE}.get(exc.status_code, BAD_REQUEST)

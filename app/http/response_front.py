@@ -42,7 +42,7 @@ from app.http.single_flight import flight_clock
 from app.http.write_gate import Readers
 from cache.response.responses import Hit, LookUp, ResponseCache
 from schema.context import guest_of
-from telemetry import metrics
+from telemetry import metrics, tracing
 
 log = logging.getLogger(__name__)
 
@@ -108,11 +108,15 @@ class ResponseCacheFront:
         readers.count += 1
         began = flight_clock()  # before the look-up: a computation begun after it answers this request too
         try:
-            looked = await responses.look_up(request.public_key or "")
+            with tracing.quiet():  # a hit is its request's one span (telemetry/tracing.py)
+                looked = await responses.look_up(request.public_key or "")
             hit = looked.hit
             if hit is None or (hit.private and request.signed_in):
                 hit = None  # the view answers it, counted there
             else:
+                if tracing.TRACER is not None:  # written before the answer: the request's span ends with it
+                    tracing.annotate({"graphql.operation.name": metrics.operation_label(request.operation_name),
+                                      "discours.response_cache": "hit"})
                 await _send_hit(send, hit, request, responses)
         finally:
             readers.count -= 1

@@ -37,6 +37,7 @@ from typing import Any
 from ambient import SENT_AT_ONCE
 from cache.redis.limits import BATCH
 from cache.redis.seam import Command, HeldConnections, execute_pipelined
+from telemetry import tracing
 
 QUIET_TURNS = 2  # turns of the loop with no new command after which the queue is sent
 MAX_TURNS = 8  # turns a queue may wait for more commands after its first
@@ -150,8 +151,9 @@ class Coalescer:
             self._close(batch)
             commands = [command for commands, _ in batch.queued for command in commands]
             # not the client's pipeline: that one would queue them here again
-            await execute_pipelined(self._client, commands, deliver=functools.partial(_answer, batch.queued),
-                                    held=self._held)
+            with _traced(commands):
+                await execute_pipelined(self._client, commands, deliver=functools.partial(_answer, batch.queued),
+                                        held=self._held)
         except BaseException as exc:  # the round trip failed (or the loop is closing): every caller in it
             self._close(batch)
             _fail(batch.queued, exc if isinstance(exc, Exception) else asyncio.CancelledError())
@@ -162,6 +164,15 @@ class Coalescer:
         """No command joins `batch` from now on."""
         if self._open is batch:
             self._open = None
+
+
+def _traced(commands: list[Command]) -> Any:
+    """The round trip's span when traces are on: its command, or PIPELINE, and how many it carries."""
+    if tracing.TRACER is None:
+        return tracing.NO_SPAN
+    named = str(commands[0][0][0]).upper() if len(commands) == 1 and commands[0][0] else "PIPELINE"
+    return tracing.span(f"redis {named}", {"db.system.name": "redis", "db.operation.name": named,
+                                           "db.operation.batch.size": len(commands)}, client=True)
 
 
 @types.coroutine
