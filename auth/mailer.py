@@ -24,7 +24,9 @@ log = logging.getLogger(__name__)
 class Message:
     to: str
     subject: str
-    body: str
+    body: str  # the plain text
+    html: str | None = None  # the same as HTML, sent beside it (multipart/alternative)
+    lang: str | None = None  # its language (Content-Language)
 
 
 class Mailer(Protocol):
@@ -59,6 +61,10 @@ class SmtpMailer:
         email = EmailMessage()
         email["From"], email["To"], email["Subject"] = self.sender, message.to, message.subject
         email.set_content(message.body)
+        if message.html is not None:
+            email.add_alternative(message.html, subtype="html")
+        if message.lang:  # after the content, which sets the Content-* headers anew
+            email["Content-Language"] = message.lang
         with smtplib.SMTP(self.host, self.port, timeout=10) as smtp:
             if self.starttls:
                 smtp.starttls()

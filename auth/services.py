@@ -6,13 +6,14 @@ from dataclasses import dataclass
 
 from redis.asyncio import Redis
 
+from auth.mail_templates import MailTemplateError, MailTemplates, checked
 from auth.mailer import LogMailer, Mailer, SmtpMailer
 from auth.oauth_profiles import all_endpoints
 from auth.passwords import Passwords
 from auth.sessions import SessionStore
 from auth.throttle import LoginThrottle, Rate, RateLimits
 from auth.verification import VerificationStore
-from config.settings import AccountSettings
+from config.settings import AccountSettings, SettingsError
 
 # Rate-limited actions: by client address, except MAIL_RECEIVED (by the recipient's address).
 LOGIN, REGISTER, MAIL_ASKED, MAIL_RECEIVED = "login", "register", "mail", "mailto"
@@ -28,6 +29,7 @@ class AuthServices:
     limits: RateLimits
     passwords: Passwords
     mailer: Mailer
+    templates: MailTemplates
 
 
 def build_auth(settings: AccountSettings, redis: Redis, *, mailer: Mailer | None = None) -> AuthServices:
@@ -38,6 +40,10 @@ def build_auth(settings: AccountSettings, redis: Redis, *, mailer: Mailer | None
                   if settings.smtp_host else LogMailer(log_bodies=settings.mail_log_links is True))
     assert settings.jwt_secret is not None  # the settings validator fills or refuses it
     all_endpoints(settings.oauth_providers)  # a provider configured wrong stops the start, with its reason
+    try:  # and so does a mail template
+        templates = checked(settings.mail_templates_dir)
+    except MailTemplateError as exc:
+        raise SettingsError(f"MAIL_TEMPLATES_DIR: {exc}") from None
     return AuthServices(
         settings=settings,
         sessions=SessionStore(redis, secret=settings.jwt_secret, ttl=settings.session_ttl,
@@ -55,4 +61,5 @@ def build_auth(settings: AccountSettings, redis: Redis, *, mailer: Mailer | None
         passwords=Passwords(time_cost=settings.password_time_cost, memory_cost=settings.password_memory_cost,
                             threads=settings.password_hash_threads, max_waiting=settings.password_hash_queue),
         mailer=mailer,
+        templates=templates,
     )

@@ -482,6 +482,9 @@ class AccountSettings(_Group):
     # The language of the server's pages and mail when the client names none and its Accept-Language names
     # none the server writes (auth/language.py).
     default_language: Literal["ru", "en"] = "ru"
+    # A folder of mail templates to use instead of the server's own (auth/mail_templates/: the same names);
+    # every template is written once at start, and one that is missing or broken stops it.
+    mail_templates_dir: str | None = None
 
 
 class Settings(DatabaseSettings, RedisSettings, ServingSettings, CacheSettings, LiveSettings, QueueSettings,

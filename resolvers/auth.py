@@ -66,11 +66,13 @@ async def _limit(deps: Deps, action: str, client: str | None) -> None:
         raise RateLimited("too many attempts from your address; try again later")
 
 
-async def _mail(deps: Deps, message: Message) -> None:
-    """Sends unless the recipient has had their hour's share: mail asked for by others must not flood an
-    inbox. Skipped silently, so the answer does not tell whether anything was sent."""
-    if await deps.accounts.limits.allow(MAIL_RECEIVED, message.to):
-        await deps.accounts.mailer.send(message)
+async def _mail(deps: Deps, to: str, message: str, lang: str, **given: Any) -> None:
+    """Sends `message` (auth/mail_templates.py) in `lang`, unless the recipient has had their hour's share:
+    mail asked for by others must not flood an inbox. Skipped silently, so the answer does not tell
+    whether anything was sent."""
+    if await deps.accounts.limits.allow(MAIL_RECEIVED, to):
+        written = deps.accounts.templates.write(message, lang, **given)
+        await deps.accounts.mailer.send(Message(to, written.subject, written.text, written.html, lang))
 
 
 async def free_slug(deps: Deps, base: str) -> str:
@@ -129,15 +131,19 @@ def _link(deps: Deps, path: str, token: str) -> str:
     return f"{(settings.links_url or settings.public_url).rstrip('/')}/{path}?token={token}"
 
 
-async def _send_confirmation(deps: Deps, author_id: int, email: str) -> None:
-    token = await deps.accounts.verifications.issue(author_id, verification.EMAIL_VERIFICATION, {"email": email})
-    await _mail(deps, Message(email, "Confirm your email", _link(deps, "confirm", token)))
+# sendLink's `template`: the message each variant sends (the link is the same: it confirms and signs in).
+LINK_VARIANTS = {None: "signin", "verification": "confirm"}
+
+
+async def _send_confirmation(deps: Deps, author: Author, email: str, lang: str, message: str = "confirm") -> None:
+    token = await deps.accounts.verifications.issue(author.id, verification.EMAIL_VERIFICATION, {"email": email})
+    await _mail(deps, email, message, lang, link=_link(deps, "confirm", token), name=author.name or author.slug)
 
 
 # --- registration and sign-in -----------------------------------------------------------------------
 
 async def register_user(deps: Deps, email: str, password: str | None, name: str | None,
-                        client: str | None = None) -> dict[str, Any]:
+                        client: str | None = None, lang: str = "ru") -> dict[str, Any]:
     address = normalize_email(email)
     if password is not None and (problem := deps.accounts.passwords.problem(password)):
         return {"success": False, "error": problem, "token": None, "author": None}
@@ -147,11 +153,11 @@ async def register_user(deps: Deps, email: str, password: str | None, name: str 
         author = await create_account(deps, name=name or address.split("@")[0], email=address, password=hashed)
     except IntegrityError:
         # The address is taken. Say what a new registration would say, and tell the owner by mail.
-        await _mail(deps, Message(address, "Someone tried to register with your email",
-                                  "If it was you, sign in or reset your password."))
+        settings = deps.accounts.settings
+        await _mail(deps, address, "taken", lang, site=settings.links_url or settings.public_url)
         return {"success": True, "error": None, "token": None, "author": None}
     try:
-        await _send_confirmation(deps, author.id, address)
+        await _send_confirmation(deps, author, address, lang)
     except RedisError as exc:  # the account stands; `sendLink` sends the confirmation again later
         log.warning("confirmation for author %s not sent: %s", author.id, exc)
     return {"success": True, "error": None, "token": None,
@@ -207,15 +213,20 @@ async def current(deps: Deps, session: Session | None) -> dict[str, Any]:
 
 # --- email confirmation, links --------------------------------------------------------------------
 
-async def send_link(deps: Deps, email: str, client: str | None = None) -> dict[str, Any]:
-    """Send a confirmation link. The contract returns the Author, so an unknown address is an error;
-    the message matches any other failure to send."""
+async def send_link(deps: Deps, email: str, client: str | None = None, lang: str = "ru",
+                    template: str | None = None) -> dict[str, Any]:
+    """Send a link that confirms the address and signs in, worded as `template` says (LINK_VARIANTS). The
+    contract returns the Author, so an unknown address is an error; the message matches any other failure
+    to send."""
+    if template not in LINK_VARIANTS:
+        raise BadInput(f"unknown template {template!r}: leave it out, or send one of "
+                       f"{', '.join(repr(v) for v in LINK_VARIANTS if v)}", field="template")
     address = normalize_email(email)
     await _limit(deps, MAIL_ASKED, client)
     author = await author_by_email(deps, address)
     if author is None:
         raise BadInput("could not send a link to this address", field="email")
-    await _send_confirmation(deps, author.id, address)
+    await _send_confirmation(deps, author, address, lang, LINK_VARIANTS[template])
     found = await get_cached_author(author.id, cache=deps.cache, db=deps.db)
     assert found is not None
     return found
@@ -266,7 +277,7 @@ async def change_password(deps: Deps, session: Session | None, old: str, new: st
     return True
 
 
-async def request_password_reset(deps: Deps, email: str, client: str | None = None) -> bool:
+async def request_password_reset(deps: Deps, email: str, client: str | None = None, lang: str = "ru") -> bool:
     """Always succeeds; a reset link goes out only when the address belongs to an account."""
     await _limit(deps, MAIL_ASKED, client)
     try:
@@ -276,7 +287,7 @@ async def request_password_reset(deps: Deps, email: str, client: str | None = No
     author = await author_by_email(deps, address)
     if author is not None:
         token = await deps.accounts.verifications.issue(author.id, verification.PASSWORD_RESET)
-        await _mail(deps, Message(address, "Reset your password", _link(deps, "reset", token)))
+        await _mail(deps, address, "reset", lang, link=_link(deps, "reset", token), name=author.name or author.slug)
     return True
 
 
@@ -292,7 +303,7 @@ async def reset_password(deps: Deps, token: str, new: str) -> bool:
 # --- email change -------------------------------------------------------------------------------------
 
 async def update_security(deps: Deps, session: Session | None, email: str | None, old_password: str | None,
-                          new_password: str | None, client: str | None = None) -> dict[str, Any]:
+                          new_password: str | None, client: str | None = None, lang: str = "ru") -> dict[str, Any]:
     session = require_session(session)
     async with deps.db() as db_session:
         author = await db_session.get(Author, session.user_id)
@@ -308,7 +319,8 @@ async def update_security(deps: Deps, session: Session | None, email: str | None
         if address != (author.email or "").lower():
             await _limit(deps, MAIL_ASKED, client)
             token = await deps.accounts.verifications.issue(author.id, verification.EMAIL_CHANGE, {"email": address})
-            await _mail(deps, Message(address, "Confirm your new email", _link(deps, "confirm-email-change", token)))
+            await _mail(deps, address, "email_change", lang, link=_link(deps, "confirm-email-change", token),
+                        name=author.name or author.slug)
     return {"success": True, "error": None,
             "author": await get_cached_author(author.id, cache=deps.cache, db=deps.db)}
 

@@ -91,11 +91,11 @@ async def send_digest(deps: Deps, payload: dict[str, Any]) -> None:
     threads: dict[str, int] = {}
     for note in unseen:
         threads[note_thread(note)] = threads.get(note_thread(note), 0) + 1
-    lines = [f"{count} new in {thread}" for thread, count in list(threads.items())[:MAX_LINES]]
     accounts = deps.accounts
-    await accounts.mailer.send(Message(
-        to=account.email, subject=f"Discours: {len(unseen)} new notifications",
-        body="\n".join(lines) + f"\n\n{accounts.settings.public_url.rstrip('/')}/inbox"))
+    lang = accounts.settings.default_language  # the reader is not asking: the deployment's language
+    written = accounts.templates.write("digest", lang, count=len(unseen), threads=list(threads.items())[:MAX_LINES],
+                                       inbox=f"{accounts.settings.public_url.rstrip('/')}/inbox")
+    await accounts.mailer.send(Message(account.email, written.subject, written.text, written.html, lang))
 
 
 def register(deps: Deps) -> None:

@@ -6,6 +6,7 @@ from typing import Any
 
 import strawberry
 
+from auth import language
 from auth.cookies import clear_session_cookie, set_session_cookie
 from resolvers import auth, identities
 from schema.context import Info, client_address
@@ -35,6 +36,14 @@ def _set_cookie(info: Info, token: str | None) -> None:
 
 def _client(info: Info) -> str | None:
     return client_address(info.context.request)
+
+
+def _language(info: Info, lang: str | None = None) -> str:
+    """The language of the mail an operation sends: its `lang`, else the request's Accept-Language, else
+    DEFAULT_LANGUAGE (auth/language.py)."""
+    request = info.context.request
+    header = request.headers.get("accept-language") if request is not None else None
+    return language.choose(lang, header, info.context.deps.accounts.settings.default_language)
 
 
 def _device(info: Info) -> dict[str, Any]:
@@ -113,12 +122,14 @@ class AuthMutation:
     @strawberry.mutation(name="registerUser")
     async def register_user(self, info: Info, email: str, password: str | None = None,
                             name: str | None = None) -> AuthResult:
-        return _auth_result(info, await auth.register_user(info.context.deps, email, password, name, _client(info)))
+        return _auth_result(info, await auth.register_user(info.context.deps, email, password, name, _client(info),
+                                                           _language(info)))
 
     @strawberry.mutation(name="sendLink")
     async def send_link(self, info: Info, email: str, lang: str | None = None,
                         template: str | None = None) -> Author:
-        author = Author.of(await auth.send_link(info.context.deps, email, _client(info)))
+        author = Author.of(await auth.send_link(info.context.deps, email, _client(info), _language(info, lang),
+                                                template))
         assert author is not None
         return author
 
@@ -144,14 +155,15 @@ class AuthMutation:
 
     @strawberry.mutation(name="requestPasswordReset")
     async def request_password_reset(self, info: Info, email: str, lang: str | None = None) -> AuthSuccess:
-        return AuthSuccess(success=await auth.request_password_reset(info.context.deps, email, _client(info)))
+        return AuthSuccess(success=await auth.request_password_reset(info.context.deps, email, _client(info),
+                                                                     _language(info, lang)))
 
     @strawberry.mutation(name="updateSecurity")
     async def update_security(self, info: Info, email: str | None = None, old_password: str | None = None,
                               new_password: str | None = None) -> SecurityUpdateResult:
         session = await info.context.session()
         return _security(await auth.update_security(info.context.deps, session, email, old_password, new_password,
-                                                    _client(info)))
+                                                    _client(info), _language(info)))
 
     @strawberry.mutation(name="confirmEmailChange")
     async def confirm_email_change(self, info: Info, token: str) -> SecurityUpdateResult:

@@ -64,8 +64,10 @@ async def test_a_busy_window_is_one_digest(api: Api, redis: Redis, mailer: LogMa
     assert await redis.zcard(keys.delayed_queue("deferred")) == 1  # one author, one window: one message
     mailer.sent.clear()
     assert await _deliver_due(api) == 1
-    assert [(m.to, m.subject) for m in mailer.sent] == [(email, "Discours: 4 new notifications")]
-    assert f"3 new in shout:{shout}" in mailer.sent[0].body and "1 new in followers" in mailer.sent[0].body
+    # in the deployment's language (DEFAULT_LANGUAGE, Russian): the reader is not asking
+    assert [(m.to, m.subject, m.lang) for m in mailer.sent] == [(email, "Дискурс: новых уведомлений — 4", "ru")]
+    assert f"3 нов. в shout:{shout}" in mailer.sent[0].body and "1 нов. в followers" in mailer.sent[0].body
+    assert mailer.sent[0].html is not None and "/inbox" in mailer.sent[0].html
 
 
 async def test_no_digest_of_what_was_seen_or_to_an_unverified_address(api: Api, redis: Redis,
