@@ -1,10 +1,11 @@
 """What traces cost (telemetry/tracing.py): the same server with traces off and on, side by side in one run.
 
-Four servers, one uvicorn worker each: traces off, and on (every request sampled, spans sent by OTLP over
-HTTP to a collector this process runs, which reads and drops them), each with the response cache (a hit)
-and without it (a warm read: the operation executed over the entity and list caches). wrk drives each
-with 16 connections in interleaved rounds; a row is the median of its rounds, *on / off* its ratio of
-requests a second. The collector counts the spans it received, so the table says that they were sent.
+Six servers, one uvicorn worker each: traces off, on for a tenth of the requests, and on for every one
+(spans sent by OTLP over HTTP to a collector this process runs, which reads and drops them), each with
+the response cache (a hit) and without it (a warm read: the operation executed over the entity and list
+caches). wrk drives each with 16 connections in interleaved rounds; a row is the median of its rounds,
+*of off* its rate against traces off. The collector counts what it received, so the table says that
+spans were sent.
 
     python -m bench.tracing_cost [--size demo] [--seconds 3] [--rounds 3]
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import platform
 import statistics
@@ -57,18 +59,23 @@ class Collector:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
 
+# Traces off; on for a tenth of the requests; on for every one.
+MODES = {"off": {}, "on 10%": {"OTEL_TRACES_SAMPLE_RATE": "0.1"}, "on 100%": {"OTEL_TRACES_SAMPLE_RATE": "1.0"}}
+
+
 async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> str:
     settings = load_settings(database_url=database_url, redis_url=redis_url, jwt_secret="bench" * 8)
     collector = Collector()
-    traced = {"OTEL_EXPORTER_OTLP_ENDPOINT": collector.url}
-    uncached = {"RESPONSE_CACHE_TTL": "0"}
-    table = {(case, mode): Row() for case in CASES for mode in ("off", "on")}
-    async with Uvicorn("app.asgi:app", server_env(settings)) as hit_off, \
-            Uvicorn("app.asgi:app", server_env(settings, **traced)) as hit_on, \
-            Uvicorn("app.asgi:app", server_env(settings, **uncached)) as warm_off, \
-            Uvicorn("app.asgi:app", server_env(settings, **uncached, **traced)) as warm_on:
-        servers = {("hit", "off"): hit_off, ("hit", "on"): hit_on, ("warm", "off"): warm_off, ("warm", "on"): warm_on}
-        body = (await bodies_of(hit_off.url + "/graphql"))[OPERATION]
+    table = {(case, mode): Row() for case in CASES for mode in MODES}
+    async with contextlib.AsyncExitStack() as stack:
+        servers = {}
+        for case in CASES:
+            for mode, env in MODES.items():
+                traced = {"OTEL_EXPORTER_OTLP_ENDPOINT": collector.url, **env} if env else {}
+                uncached = {"RESPONSE_CACHE_TTL": "0"} if case == "warm" else {}
+                servers[(case, mode)] = await stack.enter_async_context(
+                    Uvicorn("app.asgi:app", server_env(settings, **traced, **uncached)))
+        body = (await bodies_of(servers[("hit", "off")].url + "/graphql"))[OPERATION]
         for server in servers.values():  # a second of each first: nothing measured pays for warming
             await _prime(server.url + "/graphql", body, {})
             await wrk(server.url + "/graphql", body, {}, 1, args.connections)
@@ -89,22 +96,26 @@ def render(table: dict[tuple[str, str], Row], collector: Collector, args: argpar
         "",
         f"`{OPERATION}`, one uvicorn worker per server, wrk with {args.connections} connections, "
         f"{args.rounds} interleaved rounds of {args.seconds} s (a row is the median of its rounds). *off*: no "
-        "OTLP endpoint (nothing installed); *on*: every request traced and its spans sent by OTLP/HTTP to a "
-        f"local collector, which received {collector.requests:,} exports ({collector.bytes / 1e6:,.1f} MB). "
-        "*hit*: the response cache answers (one span a request); *warm*: the operation executed over warm "
-        "entity and list caches (a span for the request, the operation and each Redis round trip).",
+        "OTLP endpoint (nothing installed); *on 10%*, *on 100%*: that share of the requests traced "
+        "(OTEL_TRACES_SAMPLE_RATE), their spans sent by OTLP/HTTP to a local collector, which received "
+        f"{collector.requests:,} exports ({collector.bytes / 1e6:,.1f} MB). *hit*: the response cache answers "
+        "(one span a request); *warm*: the operation executed over warm entity and list caches (a span for the "
+        "request, the operation and each Redis round trip). *of off*: the rate against the same case with "
+        "traces off, and its range over the rounds.",
         "",
-        "| case | off req/s | on req/s | on / off | rounds | off p50 ms | on p50 ms | off p99 ms | on p99 ms |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| case | traces | req/s | of off | rounds | p50 ms | p99 ms |",
+        "|---|---|---:|---:|---:|---:|---:|",
     ]
     for case in CASES:
-        off, on = table[(case, "off")], table[(case, "on")]
-        ratios = [b / a for a, b in zip(off.rps, on.rps, strict=True)]
-        lines.append(
-            f"| {case} | {statistics.median(off.rps):,.0f} | {statistics.median(on.rps):,.0f} | "
-            f"{statistics.median(on.rps) / statistics.median(off.rps):.2f} | {min(ratios):.2f}-{max(ratios):.2f} | "
-            f"{statistics.median(off.p50):.2f} | {statistics.median(on.p50):.2f} | "
-            f"{statistics.median(off.p99):.2f} | {statistics.median(on.p99):.2f} |")
+        off = table[(case, "off")]
+        for mode in MODES:
+            row = table[(case, mode)]
+            ratios = [b / a for a, b in zip(off.rps, row.rps, strict=True)]
+            lines.append(
+                f"| {case} | {mode} | {statistics.median(row.rps):,.0f} | "
+                f"{statistics.median(row.rps) / statistics.median(off.rps):.2f} | "
+                f"{min(ratios):.2f}-{max(ratios):.2f} | {statistics.median(row.p50):.2f} | "
+                f"{statistics.median(row.p99):.2f} |")
     return "\n".join(lines) + "\n"
 
 

@@ -15,6 +15,7 @@ test of a module global."""
 from __future__ import annotations
 
 import contextlib
+import random
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -35,13 +36,14 @@ NO_SPAN: contextlib.nullcontext[None] = contextlib.nullcontext()
 # Set by `start`, cleared by `stop`: the one provider of the process, and its tracer.
 PROVIDER: TracerProvider | None = None
 TRACER: Tracer | None = None
+SAMPLE_RATE = 1.0
 
 
 def start(endpoint: str | None, *, service: str = SERVICE, sample_rate: float = 1.0,
           exporter: SpanExporter | None = None) -> bool:
     """Start tracing to `endpoint` (an OTLP/HTTP collector's base URL: spans go to its /v1/traces), or to
     `exporter` as each span ends (tests); nothing when neither is given. Whether it started."""
-    global PROVIDER, TRACER
+    global PROVIDER, TRACER, SAMPLE_RATE
     if PROVIDER is not None or (not endpoint and exporter is None):
         return PROVIDER is not None
     from opentelemetry.instrumentation.redis import RedisInstrumentor
@@ -49,10 +51,12 @@ def start(endpoint: str | None, *, service: str = SERVICE, sample_rate: float = 
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
-    from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+    from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased
 
+    # The share of requests traced is decided at the door (`Door`): a request the SDK sees is traced, unless
+    # the trace it continues was not.
     provider = TracerProvider(resource=Resource.create({"service.name": service, "service.version": VERSION}),
-                              sampler=ParentBased(TraceIdRatioBased(sample_rate)))
+                              sampler=ParentBased(ALWAYS_ON))
     if exporter is not None:
         provider.add_span_processor(SimpleSpanProcessor(exporter))
     else:
@@ -66,7 +70,7 @@ def start(endpoint: str | None, *, service: str = SERVICE, sample_rate: float = 
     # sees its spans (and fails the day they stop).
     SQLAlchemyInstrumentor().instrument(tracer_provider=provider, skip_dep_check=True)
     RedisInstrumentor().instrument(tracer_provider=provider)
-    PROVIDER, TRACER = provider, provider.get_tracer("discours")
+    PROVIDER, TRACER, SAMPLE_RATE = provider, provider.get_tracer("discours"), sample_rate
     return True
 
 
@@ -85,12 +89,34 @@ def stop() -> None:
 
 
 def wrap(app: Any) -> Any:
-    """`app` inside the ASGI instrumentation's middleware (the request's server span) when tracing is on."""
+    """`app` behind the `Door` and the ASGI instrumentation's middleware (the request's server span) when
+    tracing is on."""
     if PROVIDER is None:
         return app
     from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
 
-    return OpenTelemetryMiddleware(app, tracer_provider=PROVIDER, exclude_spans=["receive", "send"])
+    traced = OpenTelemetryMiddleware(app, tracer_provider=PROVIDER, exclude_spans=["receive", "send"])
+    return Door(app, traced, SAMPLE_RATE)
+
+
+class Door:
+    """Which requests are traced, decided before any instrumentation runs: one that continues a trace
+    (`traceparent`) goes through the middleware, which keeps the trace's own decision; of the others, a
+    share `rate` does. The rest go straight to the app with instrumentation suppressed: no span of theirs
+    is made, and the middleware's work for a request it would not record (its attributes, its headers read)
+    is not done either, which deciding inside the SDK (a ratio sampler) leaves to every request
+    (bench/RESULTS.md, "What traces cost", has both)."""
+
+    def __init__(self, app: Any, traced: Any, rate: float) -> None:
+        self.app, self.traced, self.rate = app, traced, rate
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan" or self.rate >= 1.0 or random.random() < self.rate or any(
+                name == b"traceparent" for name, _ in scope.get("headers", ())):
+            await self.traced(scope, receive, send)
+            return
+        with suppress_instrumentation():
+            await self.app(scope, receive, send)
 
 
 def span(name: str, attributes: Mapping[str, Any] | None = None, *, client: bool = False) -> Any:

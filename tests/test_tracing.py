@@ -29,11 +29,12 @@ TOPICS = {"query": "query TopicsPage { get_topics_all { slug title } }", "operat
 
 
 @pytest.fixture
-async def traced(redis: Redis, settings: Settings, migrated_url: str) -> AsyncIterator[tuple[Any, InMemorySpanExporter]]:
-    """The app with traces on (its engine made once they are: tracing instruments engines made after it
-    starts), and the spans it ended."""
+async def traced(request: pytest.FixtureRequest, redis: Redis, settings: Settings,
+                 migrated_url: str) -> AsyncIterator[tuple[Any, InMemorySpanExporter]]:
+    """The app with traces on for the share of requests the test's parameter says (all by default; its
+    engine made once they are: tracing instruments engines made after it starts), and the spans it ended."""
     exported = InMemorySpanExporter()
-    assert tracing.start(None, exporter=exported)
+    assert tracing.start(None, exporter=exported, sample_rate=getattr(request, "param", 1.0))
     engine = make_engine(TEST_DATABASE_URL)
     try:
         deps = wire(settings, engine, Cache(redis), auth=build_auth(settings, redis, mailer=LogMailer()))
@@ -43,9 +44,9 @@ async def traced(redis: Redis, settings: Settings, migrated_url: str) -> AsyncIt
         await engine.dispose()
 
 
-async def _ask(app: Any) -> httpx.Response:
+async def _ask(app: Any, headers: dict[str, str] | None = None) -> httpx.Response:
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as http:
-        return await http.post("/graphql", json=TOPICS)
+        return await http.post("/graphql", json=TOPICS, headers=headers)
 
 
 def _tree(spans: tuple[ReadableSpan, ...]) -> dict[str, list[str]]:
@@ -92,6 +93,22 @@ async def test_a_hit_is_one_span(traced: tuple[Any, InMemorySpanExporter]) -> No
     assert span.kind is SpanKind.SERVER
     assert dict(span.attributes or {})["discours.response_cache"] == "hit"
     assert dict(span.attributes or {})["graphql.operation.name"] == "TopicsPage"
+
+
+@pytest.mark.parametrize("traced", [0.0], indirect=True)
+async def test_an_unsampled_request_makes_no_span_and_a_continued_trace_keeps_its_decision(
+        traced: tuple[Any, InMemorySpanExporter]) -> None:
+    app, exported = traced
+    for _ in range(3):
+        assert (await _ask(app)).json()["data"]["get_topics_all"] is not None
+    assert exported.get_finished_spans() == ()  # no orphan SQL or Redis span either
+    trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
+    await _ask(app, {"traceparent": f"00-{trace_id}-00f067aa0ba902b7-01"})  # sampled upstream
+    spans = exported.get_finished_spans()
+    assert spans and {format(span.context.trace_id, "032x") for span in spans} == {trace_id}
+    exported.clear()
+    await _ask(app, {"traceparent": f"00-{trace_id}-00f067aa0ba902b7-00"})  # not sampled upstream
+    assert exported.get_finished_spans() == ()
 
 
 def test_off_nothing_is_installed() -> None:
