@@ -12,15 +12,17 @@ secret, and nothing here logs one (httpx logs each request's URL: no token ever 
 
 from __future__ import annotations
 
+import base64
 import html
 import secrets
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import httpx
+import orjson
 from authlib.integrations.base_client.errors import OAuthError as AuthlibError
 from redis.asyncio import Redis
 
@@ -37,16 +39,48 @@ REFRESH_TTL = 30 * 24 * 3600
 
 OPENID = OpenIdConfigs()  # discovery documents and key sets, kept per worker
 
-__all__ = ["Identity", "OAuthError", "Started", "callback_url", "finish", "finish_telegram", "start",
-           "store_provider_tokens"]
+__all__ = ["ALIASES", "Identity", "OAuthError", "Started", "callback_url", "canonical", "client_route", "finish",
+           "finish_telegram", "start", "store_provider_tokens"]
+
+
+# The names the 2025 web client gives providers, and ours.
+ALIASES = {"twitter": "x"}
 
 
 @dataclass(frozen=True, slots=True)
 class Started:
-    """Where the state sends the browser back, and the account a linking flow belongs to."""
+    """Where the state sends the browser back, and the account a linking flow belongs to; for a web
+    client's sign-in (`client_route`), its own state, given back to it with the token."""
 
     redirect_uri: str
     link_to: int | None
+    client_state: str | None = None
+
+    @property
+    def client_route(self) -> str | None:
+        return self.redirect_uri if self.client_state is not None else None
+
+
+def canonical(provider_id: str) -> str:
+    return ALIASES.get(provider_id, provider_id)
+
+
+def client_route(settings: AccountSettings, client_state: str) -> str:
+    """The web client's `/oauth` route for a sign-in it started with `client_state`: base64 of JSON whose
+    `redirect_url` is where it goes on afterwards, an address OAUTH_REDIRECT_ALLOWED allows. OAuthError
+    when the state says no such address or names one that is not allowed: the browser then stays here."""
+    try:
+        padded = client_state + "=" * (-len(client_state) % 4)
+        decoded = orjson.loads(base64.urlsafe_b64decode(padded.replace("+", "-").replace("/", "_")))
+        redirect_url = decoded["redirect_url"]
+    except (ValueError, TypeError, KeyError, orjson.JSONDecodeError):
+        raise OAuthError("the sign-in's state does not say where to return", code="invalid_state") from None
+    parts = urlsplit(redirect_url) if isinstance(redirect_url, str) and len(redirect_url) <= 2048 else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+        raise OAuthError("the sign-in's state does not say where to return", code="invalid_state")
+    if not _redirect_allowed(settings, redirect_url):
+        raise OAuthError("the return address is not allowed", code="redirect_not_allowed")
+    return f"{parts.scheme}://{parts.netloc}/oauth"
 
 
 def callback_url(settings: AccountSettings, provider_id: str) -> str:
@@ -56,7 +90,7 @@ def callback_url(settings: AccountSettings, provider_id: str) -> str:
 def _endpoints(settings: AccountSettings, provider_id: str) -> Endpoints:
     configured = settings.oauth_providers.get(provider_id)
     if configured is None:
-        raise OAuthError(f"unknown provider {provider_id!r}")
+        raise OAuthError(f"unknown provider {provider_id!r}", code="unknown_provider")
     return endpoints(provider_id, configured)
 
 
@@ -78,22 +112,24 @@ async def _metadata(provider: Endpoints, client: httpx.AsyncClient) -> dict[str,
     try:
         return await OPENID.metadata(client, provider.discovery_url)
     except (httpx.HTTPError, ValueError) as exc:
-        raise OAuthError(f"{provider.name} does not answer") from exc
+        raise OAuthError(f"{provider.name} does not answer", code="provider_unavailable") from exc
 
 
 async def start(redis: Redis, settings: AccountSettings, provider_id: str, redirect_uri: str | None, *,
-                link_to: int | None = None) -> str:
-    """Record a new state; returns the provider's authorization URL (Telegram: our widget page's)."""
+                link_to: int | None = None, client_state: str | None = None) -> str:
+    """Record a new state; returns the provider's authorization URL (Telegram: our widget page's). With
+    `client_state`, a web client's sign-in: `redirect_uri` is its route (`client_route`, checked)."""
     provider = _endpoints(settings, provider_id)
     target = redirect_uri or settings.public_url
-    if not _redirect_allowed(settings, target):
-        raise OAuthError("redirect_uri is not allowed")
+    if client_state is None and not _redirect_allowed(settings, target):
+        raise OAuthError("redirect_uri is not allowed", code="redirect_not_allowed")
     state, verifier, nonce = secrets.token_urlsafe(24), secrets.token_urlsafe(48), secrets.token_urlsafe(16)
     key = keys.oauth_state(state)
     async with redis.pipeline(transaction=True) as pipe:
         pipe.hset(key, mapping={"redirect_uri": target, "code_verifier": verifier, "nonce": nonce,
                                 "provider": provider_id, "created_at": str(int(time.time())),
-                                "link_to": "" if link_to is None else str(link_to)})
+                                "link_to": "" if link_to is None else str(link_to),
+                                **({} if client_state is None else {"client_state": client_state})})
         pipe.expire(key, STATE_TTL)
         await pipe.execute()
     if provider_id == TELEGRAM:
@@ -107,28 +143,40 @@ async def start(redis: Redis, settings: AccountSettings, provider_id: str, redir
 
 
 async def _take_state(redis: Redis, state: str, provider_id: str) -> dict[str, str]:
+    """The state's record, spent: single use, read and marked used at once. The record stays (to its
+    expiry, ten minutes at most) as a mark, so that a replayed callback is told apart from an unknown one
+    and is sent back to the web client that started it, refused."""
     key = keys.oauth_state(state)
-    async with redis.pipeline(transaction=True) as pipe:  # single use: read and delete at once
+    async with redis.pipeline(transaction=True) as pipe:
         pipe.hgetall(key)
-        pipe.delete(key)
+        pipe.hset(key, "used", "1")  # a field added: the record keeps its expiry
         found, _ = await pipe.execute()
-    if not found:
-        raise OAuthError("this sign-in has expired or was already used: start again")
-    saved = {k.decode(): v.decode() for k, v in found.items()}
+    saved = {k.decode(): v.decode() for k, v in (found or {}).items()}
+    if "provider" not in saved:  # unknown or expired: the mark just made has no expiry, and goes
+        await redis.delete(key)
+        raise OAuthError("this sign-in has expired or was already used: start again", code="invalid_state")
+    if saved.get("used"):
+        raise OAuthError("this sign-in was already used: start again", code="state_used", started=_started(saved))
     if saved["provider"] != provider_id:
-        raise OAuthError("this sign-in was started with another provider: start again")
+        raise OAuthError("this sign-in was started with another provider: start again", code="invalid_state",
+                         started=_started(saved))
     return saved
 
 
 def _started(saved: dict[str, str]) -> Started:
     link_to = saved.get("link_to")
-    return Started(saved["redirect_uri"], int(link_to) if link_to else None)
+    return Started(saved["redirect_uri"], int(link_to) if link_to else None, saved.get("client_state"))
 
 
-async def cancel(redis: Redis, state: str | None) -> None:
-    """The person cancelled at the provider (or it answered an error): the state is spent."""
-    if state:
-        await redis.delete(keys.oauth_state(state))
+async def cancel(redis: Redis, state: str | None, provider_id: str) -> Started | None:
+    """The person cancelled at the provider (or it answered an error): the state is spent; what it
+    recorded, when it is known."""
+    if not state:
+        return None
+    try:
+        return _started(await _take_state(redis, state, provider_id))
+    except OAuthError as exc:
+        return exc.started if isinstance(exc.started, Started) else None
 
 
 async def _exchange(provider: Endpoints, client: AsyncOAuth2Client, metadata: dict[str, Any] | None, code: str,
@@ -138,7 +186,8 @@ async def _exchange(provider: Endpoints, client: AsyncOAuth2Client, metadata: di
     try:
         token: dict[str, Any] = dict(await client.fetch_token(token_url, code=code, code_verifier=verifier))
     except AuthlibError as exc:  # the provider's error answer (invalid_grant: a code used twice, ...)
-        raise OAuthError(f"{provider.name} refused the sign-in ({exc.error}): start again") from None
+        raise OAuthError(f"{provider.name} refused the sign-in ({exc.error}): start again",
+                         code="provider_error") from None
     except ValueError:
         raise OAuthError(f"{provider.name} answered the token request with something unreadable") from None
     if not token.get("access_token"):
@@ -174,7 +223,7 @@ async def finish(redis: Redis, settings: AccountSettings, provider_id: str, code
             client.token = token
             identity = await provider.read(provider, Answers(client, token, claims))
     except httpx.HTTPError as exc:
-        raise OAuthError(f"{provider.name} does not answer") from exc
+        raise OAuthError(f"{provider.name} does not answer", code="provider_unavailable") from exc
     return identity, _started(saved)
 
 

@@ -35,7 +35,13 @@ TELEGRAM = "telegram"
 
 
 class OAuthError(Exception):
-    """The sign-in cannot go on; the message is safe to show (it never holds a token or a code)."""
+    """The sign-in cannot go on; the message is safe to show (it never holds a token or a code), and `code`
+    names the reason for a web client, which shows its own words for it (`/oauth?error=<code>`)."""
+
+    def __init__(self, message: str, code: str = "oauth_failed", started: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.started = started  # what the spent state recorded, when it was known (auth/oauth.py `Started`)
 
 
 @dataclass(frozen=True, slots=True)

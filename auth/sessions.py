@@ -36,11 +36,17 @@ from telemetry import metrics
 ACTIVITY_RESOLUTION = 60
 
 
+# A session handed to a web client in an address (a sign-in's return to its /oauth route): short-lived, and
+# exchanged for a session of the usual length by the client's next getSession (resolvers/auth.py `current`).
+HANDED_OVER = "handed_over"
+
+
 @dataclass(frozen=True, slots=True)
 class Session:
     user_id: int
     token: str
     token_id: str
+    token_type: str = "session"
 
 
 class SessionStore:
@@ -69,8 +75,11 @@ class SessionStore:
         return checked is not None and checked[0] == user_id and self.clock() - checked[1] <= self.grace
 
     async def create(self, user_id: int, username: str, *, auth_data: dict[str, Any] | None = None,
-                     device_info: dict[str, Any] | None = None) -> Session:
-        token = tokens.issue(user_id, username, secret=self.secret, ttl=self.ttl)
+                     device_info: dict[str, Any] | None = None, ttl: int | None = None,
+                     token_type: str = "session") -> Session:
+        """A new session of `ttl` seconds (the store's by default)."""
+        ttl = ttl or self.ttl
+        token = tokens.issue(user_id, username, secret=self.secret, ttl=ttl)
         token_id = tokens.token_id(token)
         now = str(int(time.time()))
         key = keys.session(user_id, token_id)
@@ -78,18 +87,18 @@ class SessionStore:
             pipe.hset(key, mapping={
                 "user_id": str(user_id),
                 "username": username,
-                "token_type": "session",
+                "token_type": token_type,
                 "created_at": now,
                 "last_activity": now,
                 "auth_data": orjson.dumps(auth_data or {}).decode(),
                 "device_info": orjson.dumps(device_info or {}).decode(),
             })
-            pipe.expire(key, self.ttl)
+            pipe.expire(key, ttl)
             pipe.sadd(keys.user_sessions(user_id), token_id)
-            pipe.expire(keys.user_sessions(user_id), self.ttl)
+            pipe.expire(keys.user_sessions(user_id), self.ttl)  # the list: as long as the longest may live
             await pipe.execute()
         await self._prune(user_id, keep=token_id)
-        return Session(user_id=user_id, token=token, token_id=token_id)
+        return Session(user_id=user_id, token=token, token_id=token_id, token_type=token_type)
 
     async def _prune(self, user_id: int, *, keep: str) -> None:
         """Drop the listed ids whose session has expired; past `per_user` live ones, revoke the oldest
@@ -126,7 +135,8 @@ class SessionStore:
         session = Session(user_id=claims.user_id, token=token, token_id=token_id)
         key = keys.session(claims.user_id, token_id)
         try:
-            user_id, last_activity = await self.redis.hmget(key, ["user_id", "last_activity"])
+            user_id, last_activity, token_type = await self.redis.hmget(key, ["user_id", "last_activity",
+                                                                             "token_type"])
         except RedisError:
             if self._recently_valid(token_id, claims.user_id):
                 metrics.SESSIONS_CHECKED.labels("grace").inc()
@@ -137,6 +147,8 @@ class SessionStore:
             self._checked.pop(token_id, None)
             metrics.SESSIONS_CHECKED.labels("invalid").inc()
             return None
+        if token_type is not None and tokens.as_text(token_type) != "session":
+            session = Session(claims.user_id, token, token_id, tokens.as_text(token_type))
         metrics.SESSIONS_CHECKED.labels("valid").inc()
         metrics.note_session(token_id)
         self._remember(token_id, claims.user_id)

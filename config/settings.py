@@ -469,6 +469,9 @@ class AccountSettings(_Group):
     telegram_login_max_age: int = 600
     # Where an OAuth flow may send the browser back to (prefixes); empty: only public_url.
     oauth_redirect_allowed: list[str] = Field(default_factory=list)
+    # Seconds the token a web client's sign-in hands to its /oauth route (in the address) stays good, unless
+    # the client's next getSession exchanges it for a session of the usual length first.
+    oauth_token_ttl: int = Field(default=300, ge=30)
     # Mail: with no SMTP_HOST, messages are written to the log.
     smtp_host: str | None = None
     smtp_port: int = 587

@@ -19,7 +19,7 @@ from auth.mailer import Message
 from auth.passwords import HashingBusy
 from auth.permissions import NEW_ACCOUNT_ROLES, PERMISSIONS, ROLES, Viewer
 from auth.services import LOGIN, MAIL_ASKED, MAIL_RECEIVED, REGISTER
-from auth.sessions import Session
+from auth.sessions import HANDED_OVER, Session
 from cache.entities import get_cached_author, id_by_slug
 from orm import Author, CommunityAuthor
 from resolvers.access import require_session
@@ -202,9 +202,13 @@ async def refresh_token(deps: Deps, session: Session | None) -> dict[str, Any]:
             "author": await get_cached_author(session.user_id, cache=deps.cache, db=deps.db)}
 
 
-async def current(deps: Deps, session: Session | None) -> dict[str, Any]:
-    """`getSession` and `me`: the token and its author, from Redis and the cache (no SQL when warm)."""
+async def current(deps: Deps, session: Session | None, *, exchange: bool = False) -> dict[str, Any]:
+    """`getSession` and `me`: the token and its author, from Redis and the cache (no SQL when warm). With
+    `exchange` (getSession), a token handed over in an address (a web client's sign-in) is exchanged for a
+    session of the usual length, whose token is the answer's; the handed-over one stops working."""
     session = require_session(session)
+    if exchange and session.token_type == HANDED_OVER:
+        return await refresh_token(deps, session)
     author = await get_cached_author(session.user_id, cache=deps.cache, db=deps.db)
     if author is None:
         raise Unauthenticated("the account no longer exists")

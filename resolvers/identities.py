@@ -9,6 +9,7 @@ from sqlalchemy.exc import IntegrityError
 from auth import linking
 from auth.oauth import Identity, store_provider_tokens
 from auth.oauth_profiles import endpoints
+from auth.sessions import HANDED_OVER
 from orm import Author
 from resolvers.auth import author_by_email, create_account
 from resolvers.deps import Deps
@@ -42,8 +43,10 @@ async def _set_identities(deps: Deps, author_id: int, identities: dict[str, str]
         row.oauth = identities or None  # a new dict: the JSON column's change is seen
 
 
-async def oauth_sign_in(deps: Deps, identity: Identity, *, again: bool = True) -> str:
-    """The account behind a provider identity (linked before, linked now, or new), signed in; the token."""
+async def oauth_sign_in(deps: Deps, identity: Identity, *, again: bool = True, handed_over: bool = False) -> str:
+    """The account behind a provider identity (linked before, linked now, or new), signed in; the token.
+    `handed_over`: the token goes to a web client in an address, short-lived until it is exchanged
+    (auth/sessions.py HANDED_OVER)."""
     holder = await _holder(deps, identity.provider, identity.subject)
     by_address = None if holder is not None or identity.email is None else \
         await author_by_email(deps, identity.email)
@@ -60,7 +63,7 @@ async def oauth_sign_in(deps: Deps, identity: Identity, *, again: bool = True) -
             if not again:
                 raise
             # the address (or the identity) was taken a moment ago: decide again on what is there now
-            return await oauth_sign_in(deps, identity, again=False)
+            return await oauth_sign_in(deps, identity, again=False, handed_over=handed_over)
         author_id, slug = author.id, author.slug
     else:
         assert decision.account is not None
@@ -70,7 +73,10 @@ async def oauth_sign_in(deps: Deps, identity: Identity, *, again: bool = True) -
                                                     identity.provider: identity.subject})
         slug = next(a.slug for a in (holder, by_address) if a is not None and a.id == author_id)
     await store_provider_tokens(deps.state, author_id, identity)
-    session = await deps.accounts.sessions.create(author_id, slug, auth_data={"method": identity.provider})
+    session = await deps.accounts.sessions.create(
+        author_id, slug, auth_data={"method": identity.provider},
+        ttl=deps.accounts.settings.oauth_token_ttl if handed_over else None,
+        token_type=HANDED_OVER if handed_over else "session")
     return session.token
 
 

@@ -139,7 +139,7 @@ class AuthMutation:
 
     @strawberry.mutation(name="getSession")
     async def get_session(self, info: Info) -> SessionInfo:
-        result = await auth.current(info.context.deps, await info.context.session())
+        result = await auth.current(info.context.deps, await info.context.session(), exchange=True)
         author = Author.of(result["author"])
         assert author is not None
         return SessionInfo(token=result["token"], author=author)

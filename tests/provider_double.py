@@ -75,6 +75,7 @@ class Double:
     key: RSAKey = field(default_factory=lambda: RSAKey.generate_key(2048, parameters={"kid": "k1"}))
     other_key: RSAKey = field(default_factory=lambda: RSAKey.generate_key(2048, parameters={"kid": "k1"}))
     requests: list[tuple[str, str]] = field(default_factory=list)
+    refuse_next: str | None = None  # the error the next authorization answers (access_denied: the person said no)
     issued: list[str] = field(default_factory=list)  # every token and code handed out
     jwks_fetches: int = 0
 
@@ -121,6 +122,10 @@ class Double:
             if q.get("client_id") != CLIENT_ID or q.get("code_challenge_method") != "S256" \
                     or q.get("response_type") != "code":
                 return JSONResponse({"error": "invalid_request"}, status_code=400)
+            if self.refuse_next is not None:
+                error, self.refuse_next = self.refuse_next, None
+                return RedirectResponse(f"{q['redirect_uri']}?{urlencode({'error': error, 'state': q['state']})}",
+                                        status_code=302)
             code = self._issue("code")
             codes[code] = {"provider": provider, "challenge": q["code_challenge"], "redirect_uri": q["redirect_uri"],
                            "nonce": q.get("nonce"), "user": dict(self.users[provider])}

@@ -3,6 +3,10 @@
 - `GET /oauth/{provider}` sends the browser to the provider (Telegram: to our page with its widget);
   `?link=1` from a signed-in person links the provider to their account instead of signing in;
 - `GET /oauth/{provider}/callback` comes back: signs in and sets the session cookie, or links;
+- a web client's sign-in (the 2025 Discours client's protocol: `?state=` of its own, base64 JSON naming
+  its `redirect_url`, and no `redirect_uri`) comes back instead to the client's `/oauth` route with
+  `access_token` (short-lived until its next getSession exchanges it) and its state, or with `error`;
+- `twitter` is X's other name;
 - `POST /oauth/{provider}/unlink` takes a provider off the signed-in person's account.
 
 A failure is a page a person can act on (JSON for a client that asks for it), never a server error.
@@ -13,6 +17,7 @@ from __future__ import annotations
 import functools
 import html
 from collections.abc import Awaitable, Callable
+from urllib.parse import urlencode
 
 from redis.exceptions import RedisError
 from starlette.requests import Request
@@ -22,6 +27,7 @@ from starlette.routing import Route
 from auth import oauth
 from auth.cookies import set_session_cookie
 from auth.oauth_profiles import TELEGRAM
+from config.settings import AccountSettings
 from resolvers.deps import Deps
 from resolvers.errors import Conflict
 from resolvers.identities import link_identity, oauth_sign_in, unlink_identity
@@ -52,19 +58,54 @@ async def _signed_in_author(request: Request, deps: Deps) -> int | None:
     return None if session is None else session.user_id
 
 
+def _to_client(started: oauth.Started, **answer: str) -> Response:
+    """The browser sent to the web client's /oauth route with `answer` (access_token, or error) and the
+    client's own state back."""
+    assert started.client_route is not None and started.client_state is not None
+    return RedirectResponse(f"{started.client_route}?{urlencode({**answer, 'state': started.client_state})}",
+                            status_code=302)
+
+
+def _failed(request: Request, settings: AccountSettings, error: oauth.OAuthError,
+            started: oauth.Started | None, status: int = 400) -> Response:
+    """A sign-in that cannot go on: a web client's ends on its route with the error's code; one whose state
+    is not known ends on the web client's route (LINKS_URL) for a browser, when there is one; any other on
+    a page of ours."""
+    if started is not None and started.client_route is not None:
+        return _to_client(started, error=error.code)
+    if started is None and settings.links_url and "text/html" in request.headers.get("accept", ""):
+        return RedirectResponse(f"{settings.links_url.rstrip('/')}/oauth?{urlencode({'error': error.code})}",
+                                status_code=302)
+    return _refused(request, str(error), status)
+
+
 @_redis_guarded
 async def oauth_start(request: Request) -> Response:
+    """A sign-in begins. A web client's (its `state` and no `redirect_uri`: the 2025 client's protocol) has
+    its return checked before anything else: one that is not allowed stays on a page of ours, and the
+    provider is never called; after that every failure goes back to the client's route."""
     deps: Deps = request.app.state.deps
+    settings = deps.accounts.settings
+    params = request.query_params
+    provider = oauth.canonical(request.path_params["provider"])
+    client_state = params.get("state") if "redirect_uri" not in params else None
+    started: oauth.Started | None = None
+    if client_state is not None:
+        try:
+            started = oauth.Started(oauth.client_route(settings, client_state), None, client_state)
+        except oauth.OAuthError as exc:
+            return _refused(request, str(exc))
     link_to = None
-    if request.query_params.get("link"):
+    if params.get("link"):
         link_to = await _signed_in_author(request, deps)
         if link_to is None:
             return _refused(request, "sign in first to link a provider to your account", 401)
     try:
-        url = await oauth.start(deps.state, deps.accounts.settings, request.path_params["provider"],
-                                request.query_params.get("redirect_uri"), link_to=link_to)
+        url = await oauth.start(deps.state, settings, provider,
+                                started.redirect_uri if started else params.get("redirect_uri"), link_to=link_to,
+                                client_state=client_state)
     except oauth.OAuthError as exc:
-        return _refused(request, str(exc))
+        return _failed(request, settings, exc, started)
     return RedirectResponse(url, status_code=302)
 
 
@@ -82,31 +123,35 @@ async def telegram_widget(request: Request) -> Response:
 async def oauth_callback(request: Request) -> Response:
     deps: Deps = request.app.state.deps
     settings = deps.accounts.settings
-    provider = request.path_params["provider"]
+    provider = oauth.canonical(request.path_params["provider"])
     params = request.query_params
+    started: oauth.Started | None = None
     try:
         if provider == TELEGRAM:
             identity, started = await oauth.finish_telegram(deps.state, settings, dict(params))
         elif params.get("error"):  # the person cancelled at the provider, or it refused
-            await oauth.cancel(deps.state, params.get("state"))
-            cancelled = params["error"] == "access_denied"
-            return _refused(request, "the sign-in was cancelled at the provider" if cancelled
-                            else f"the provider refused the sign-in ({params['error'][:64]})")
+            started = await oauth.cancel(deps.state, params.get("state"), provider)
+            if params["error"] == "access_denied":
+                raise oauth.OAuthError("the sign-in was cancelled at the provider", code="access_denied")
+            raise oauth.OAuthError(f"the provider refused the sign-in ({params['error'][:64]})",
+                                   code="provider_error")
         elif not params.get("code") or not params.get("state"):
-            return _refused(request, "code and state are required")
+            raise oauth.OAuthError("code and state are required", code="invalid_state")
         else:
             identity, started = await oauth.finish(deps.state, settings, provider, params["code"], params["state"])
     except oauth.OAuthError as exc:
-        return _refused(request, str(exc))
+        return _failed(request, settings, exc, started or exc.started)
     try:
         if started.link_to is not None:
             if await _signed_in_author(request, deps) != started.link_to:
                 return _refused(request, "sign in to the account you started linking from", 401)
             await link_identity(deps, started.link_to, identity)
             return RedirectResponse(started.redirect_uri, status_code=302)
-        token = await oauth_sign_in(deps, identity)
+        token = await oauth_sign_in(deps, identity, handed_over=started.client_route is not None)
     except Conflict as exc:
-        return _refused(request, str(exc), 409)
+        return _failed(request, settings, oauth.OAuthError(str(exc), code="account_conflict"), started, 409)
+    if started.client_route is not None:  # the client stores it, then exchanges it (getSession)
+        return _to_client(started, access_token=token)
     response = RedirectResponse(started.redirect_uri, status_code=302)
     set_session_cookie(response, settings, token)
     return response

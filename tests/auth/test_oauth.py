@@ -141,7 +141,11 @@ async def test_full_flow_signs_in_with_a_cookie(oauth_client: httpx.AsyncClient,
     done = await oauth_client.get(callback)
     assert done.status_code == 302 and done.headers["location"] == "http://discours.test/after-login"
     assert "HttpOnly" in done.headers["set-cookie"]
-    assert not await redis.exists(f"oauth_state:{state}")  # single use
+    # single use: spent, kept as a mark to its expiry so that a replay is told apart (and refused)
+    assert await redis.hget(f"oauth_state:{state}", "used") == b"1"
+    assert 0 < await redis.ttl(f"oauth_state:{state}") <= 600
+    replayed = await oauth_client.get(callback)
+    assert replayed.status_code == 400 and "already used" in replayed.text
 
     me = (await oauth_client.post("/graphql", json={"query": "{ me { author { id email email_verified } } }"})).json()
     author = me["data"]["me"]["author"]
@@ -261,7 +265,9 @@ async def test_the_provider_reports_an_error(oauth_client: httpx.AsyncClient, re
     state = parse_qs(urlsplit(callback).query)["state"][0]
     denied = await oauth_client.get(f"/oauth/test/callback?error=access_denied&state={state}")
     assert denied.status_code == 400 and denied.json()["error"] == "the sign-in was cancelled at the provider"
-    assert not await redis.exists(f"oauth_state:{state}")  # spent: the same sign-in cannot be resumed
+    assert await redis.hget(f"oauth_state:{state}", "used") == b"1"  # spent: the sign-in cannot be resumed
+    resumed = await oauth_client.get(callback)
+    assert resumed.status_code == 400 and "already used" in resumed.json()["error"]
     page = await oauth_client.get(f"/oauth/test/callback?error=server_error&state={state}",
                                   headers={"accept": "text/html"})
     assert page.status_code == 400 and page.headers["content-type"].startswith("text/html")

@@ -6,41 +6,16 @@ must load nothing from anywhere but the server. Screenshots are kept in artifact
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-import pytest
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser, Page
 
 from app.http.graphiql import TITLE, starter_query
 from tests.helpers import PASSWORD, Api
 from tests.live import ROOT, serve
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = ROOT / "artifacts"
-# Flags for a machine with no screen and a closed network (no sandbox as root, no calls home).
-FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-@pytest.fixture
-def chromium() -> str:
-    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: `make test` installs Debian's chromium"
-    return CHROMIUM
-
-
-@pytest.fixture
-async def browser(chromium: str) -> AsyncIterator[Browser]:
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path=chromium, args=FLAGS)
-        try:
-            yield browser
-        finally:
-            await browser.close()
-
 
 async def _open(browser: Browser, base: str, elsewhere: list[str], address: str = "/graphql") -> Page:
     page = await browser.new_page(viewport={"width": 1400, "height": 900})
