@@ -28,7 +28,7 @@ from app.http.request_ids import RequestIds
 from app.http.response_front import ResponseCacheFront
 from app.http.served_by import WorkerHeader
 from app.http.stream_turns import StreamsInTurn
-from app.routes import mail_links, observability
+from app.routes import connect, mail_links, observability
 from app.routes import oauth as oauth_routes
 from app.routes.observability import metrics_route
 from auth.services import AuthServices, build_auth
@@ -261,10 +261,12 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
             assets_route(),
             *oauth_routes.routes,
             *mail_links.routes,
+            *connect.routes(settings),
         ],
         lifespan=lifespan,
     )
     app.state.settings = settings
+    app.state.streams = connect.Streams(settings)  # the web client's event streams open on this worker
     if deps is not None:  # given (tests, scripts): no lifespan may run, so everything is made now
         attach_shared(app, settings, deps)
     return app

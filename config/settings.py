@@ -410,7 +410,20 @@ class ObservabilitySettings(_Group):
 
 
 class SubscriptionSettings(_Group):
-    """Live events: pub/sub and subscriptions (seed 000 section 6, resolvers/events.py)."""
+    """Live events: pub/sub and subscriptions (seed 000 section 6, resolvers/events.py), and the web client's
+    event stream (app/routes/connect.py)."""
+
+    # Where the web client's event stream is served (its PUBLIC_REALTIME_EVENTS); empty: not at all.
+    connect_path: str = "/connect"
+    # Open event streams: of one worker, and of one viewer on one worker; past them a stream is refused
+    # (503 and 429, with Retry-After). Each stream holds a connection, which MAX_CONNECTIONS counts too.
+    connect_streams: int = Field(default=1000, ge=1)
+    connect_streams_per_viewer: int = Field(default=8, ge=1)
+    # Seconds between heartbeats (a comment line that keeps proxies from closing a quiet stream); the
+    # session is checked again at each, and a signed-out or expired one ends the stream.
+    connect_heartbeat: float = Field(default=15.0, gt=0)
+    # Events a stream that comes back with Last-Event-ID is sent again at most (the notifications it missed).
+    connect_backlog: int = Field(default=100, ge=0)
 
     # One event is pushed to at most this many people (it is stored and listed for all of them).
     notify_fanout_cap: int = 10_000

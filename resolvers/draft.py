@@ -20,7 +20,7 @@ from orm.driver import SessionReads, reads
 from resolvers.access import require, require_viewer
 from resolvers.deps import Deps
 from resolvers.errors import BadInput, Conflict, Forbidden, NotFound
-from resolvers.events import publication_event
+from resolvers.events import draft_event, publication_event
 from resolvers.writes import transaction
 
 DRAFT_FIELDS = ("layout", "lead", "subtitle", "lang", "seo", "body", "title", "slug", "cover", "cover_caption")
@@ -153,7 +153,8 @@ async def update_draft(deps: Deps, viewer: Viewer | None, draft_id: int, draft_i
     values = {k: draft_input[k] for k in DRAFT_FIELDS if k in draft_input}
     _check(values)
     async with transaction(deps) as session:
-        draft, _ = await _allowed_draft(session, viewer, draft_id, "draft:update")
+        draft, authors = await _allowed_draft(session, viewer, draft_id, "draft:update")
+        draft_event(session, draft.id, "update", viewer.author_id if viewer else None, authors)
         for name, value in values.items():
             setattr(draft, name, value)
         if "media" in draft_input:
@@ -167,7 +168,8 @@ async def update_draft(deps: Deps, viewer: Viewer | None, draft_id: int, draft_i
 
 async def delete_draft(deps: Deps, viewer: Viewer | None, draft_id: int) -> dict[str, Any]:
     async with transaction(deps) as session:
-        draft, _ = await _allowed_draft(session, viewer, draft_id, "draft:delete")
+        draft, authors = await _allowed_draft(session, viewer, draft_id, "draft:delete")
+        draft_event(session, draft.id, "delete", viewer.author_id if viewer else None, authors)
         draft.deleted_at = int(time.time())
         draft.deleted_by = viewer.author_id if viewer else None
     return {"draft": await get_draft(deps, viewer, draft_id)}

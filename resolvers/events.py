@@ -10,7 +10,8 @@ show exactly those rows. The rules:
 - a new follower concerns the followed author;
 - a publication concerns the followers of its authors and of its topics, goes to the watchers of each
   of its topics, and is site-wide news (`notifications:global`);
-- an accepted invite concerns the author who sent it.
+- an accepted invite concerns the author who sent it;
+- a draft changed or deleted concerns its other authors, live only (its edits are no news to keep: no row).
 
 Nobody is notified of their own action or of a thread they muted, and an event about a shout that is
 not public reaches its authors only. One event concerns at most `NOTIFY_FANOUT_CAP` people (a bound on
@@ -196,3 +197,14 @@ async def invite_event(session: AsyncSession, invite: Invite) -> None:
                   data={"notification": note, "shout": shout, "author": invite.author_id})
     await _deliver(session, event, _TO_PEOPLE, thread_of("invite", payload), actor=invite.author_id, cap=1,
                    people=[invite.inviter_id])
+
+
+def draft_event(session: AsyncSession, draft_id: int, action: str, actor: int | None, authors: list[int]) -> None:
+    """A draft changed or deleted by `actor`: its other authors see it live, once the write commits."""
+    people = sorted(author for author in authors if author != actor)
+    if not people:
+        return
+    event = Event(type="draft", entity_type="draft", entity_id=draft_id, action=action,
+                  data={"draft": draft_id, "by": actor})
+    publish_after_commit(session, list(zip((keys.channel_user(p) for p in people), event.encode_to(people),
+                                           strict=True)))

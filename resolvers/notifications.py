@@ -48,6 +48,18 @@ async def notifications_of(session: AsyncSession, me: int, after: int) -> list[t
     return [(note, bool(was_seen)) for note, was_seen in rows if note_thread(note) not in muted]
 
 
+async def notifications_since(deps: Deps, me: int, last_id: int, limit: int) -> list[Notification]:
+    """The notifications for `me` after the one whose id is `last_id`, oldest first, at most `limit`, muted
+    threads left out: what a live stream that reconnects missed (app/routes/connect.py)."""
+    async with deps.db() as session:
+        found = list((await session.scalars(
+            select(Notification).where(Notification.id > last_id, _for(me))
+            .order_by(Notification.id).limit(limit))).all())
+        muted = set((await session.scalars(
+            select(NotificationMuted.thread).where(NotificationMuted.viewer == me))).all())
+    return [note for note in found if note_thread(note) not in muted]
+
+
 def _groups(found: list[tuple[Notification, bool]]) -> list[dict[str, Any]]:
     """One group per thread, newest first; a group's id is its newest notification's."""
     groups: dict[str, dict[str, Any]] = {}

@@ -124,6 +124,8 @@ class Subscription:
 async def _notifications(info: Info, me: int) -> AsyncGenerator[NotificationMessage, None]:
     recent: deque[Any] = deque(maxlen=_RECENT)
     async for event in _events(info, [keys.channel_user(me), keys.CHANNEL_GLOBAL]):
+        if event.type == "draft":  # a co-author's edit: the web client's event stream has it (/connect)
+            continue
         note = event.data.get("notification")
         if note is not None:
             if note in recent:  # a publication comes both as site-wide news and to its followers

@@ -18,7 +18,9 @@ from config.settings import Settings
 METHODS = ("GET", "POST", "OPTIONS")
 # What GraphQL clients send besides the CORS-safelisted headers (Apollo's and urql's included).
 HEADERS = ("authorization", "content-type", "accept", "x-requested-with", "apollo-require-preflight",
-           "x-apollo-operation-name")
+           "x-apollo-operation-name",
+           # and what an EventSource polyfill sends to the event stream (app/routes/connect.py)
+           "last-event-id", "cache-control")
 # Response headers a page's script may read.
 EXPOSED = ("etag", "retry-after")
 

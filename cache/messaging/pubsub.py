@@ -166,6 +166,17 @@ class Subscription:
         if self._on_overflow is not None:
             self._on_overflow()
 
+    async def next(self, within: float) -> tuple[str, bytes] | None:
+        """The next message, or None after `within` seconds without one (the wait for it is cancelled, the
+        subscription goes on); SubscriberTooSlow once dropped."""
+        try:
+            item = await asyncio.wait_for(self._queue.get(), within)
+        except TimeoutError:
+            return None
+        if item is None:
+            raise SubscriberTooSlow("this subscriber fell too far behind and was dropped")
+        return item
+
     async def __aiter__(self) -> AsyncIterator[tuple[str, bytes]]:
         while True:
             item = await self._queue.get()
