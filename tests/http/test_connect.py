@@ -242,3 +242,19 @@ async def test_the_clients_origin_may_open_it_with_credentials(served: tuple[str
         assert response.status_code == 200
         assert response.headers["access-control-allow-origin"] == "http://client.test"
         assert response.headers["access-control-allow-credentials"] == "true"
+
+
+def test_a_worker_refuses_past_its_total_and_a_viewer_past_theirs(settings: Settings) -> None:
+    from app.routes.connect import Streams
+
+    streams = Streams(settings.model_copy(update={"connect_streams": 3, "connect_streams_per_viewer": 2}))
+    assert streams.admit(1) is None and streams.admit(1) is None
+    assert getattr(streams.admit(1), "status_code", None) == 429  # the viewer's limit
+    assert streams.admit(2) is None
+    full = streams.admit(3)
+    assert full is not None and full.status_code == 503 and full.headers["retry-after"]  # the worker's
+    streams.leave(1)
+    assert streams.admit(3) is None and streams.open == 3 and streams.by_viewer == {1: 1, 2: 1, 3: 1}
+    for viewer in (1, 2, 3):
+        streams.leave(viewer)
+    assert streams.open == 0 and streams.by_viewer == {}
