@@ -302,6 +302,11 @@ def channel_topic(topic: int) -> str:
     return f"notifications:topic:{topic}"
 
 
+def channel_moderation(community: int) -> str:
+    """New comments and reactions in a community, for whoever moderates it (the editors' panel)."""
+    return f"notifications:moderation:{community}"
+
+
 def channel_shout(shout: int) -> str:
     """Reactions on a shout (new, edited, deleted), for everyone watching it."""
     return f"notifications:shout:{shout}"

@@ -11,7 +11,8 @@ show exactly those rows. The rules:
 - a publication concerns the followers of its authors and of its topics, goes to the watchers of each
   of its topics, and is site-wide news (`notifications:global`);
 - an accepted invite concerns the author who sent it;
-- a draft changed or deleted concerns its other authors, live only (its edits are no news to keep: no row).
+- a draft changed or deleted concerns its other authors, live only (its edits are no news to keep: no row);
+- a reaction created goes live to the moderators of its shout's community too (`channel_moderation`).
 
 Nobody is notified of their own action or of a thread they muted, and an event about a shout that is
 not public reaches its authors only. One event concerns at most `NOTIFY_FANOUT_CAP` people (a bound on
@@ -127,7 +128,7 @@ async def _shout_brief(session: AsyncSession, shout_id: int,
     if authors is None:
         authors = list((await session.scalars(_AUTHORS_OF_SHOUT, {"shout": shout_id})).all())
     public = shout.published_at is not None and shout.deleted_at is None
-    return {"id": shout.id, "slug": shout.slug, "title": shout.title}, authors, public
+    return {"id": shout.id, "slug": shout.slug, "title": shout.title, "community": shout.community}, authors, public
 
 
 async def reaction_event(session: AsyncSession, reaction: dict[str, Any], action: str, *, cap: int,
@@ -153,8 +154,11 @@ async def reaction_event(session: AsyncSession, reaction: dict[str, Any], action
     # a reaction created concerns its shout's authors (and, the shout public, the discussion's followers
     # and the author of the comment it answers); edits and deletions reach the shout's watchers only
     recipients = None if action != "create" else _TO_PEOPLE_AND_DISCUSSION if public else _TO_PEOPLE
+    # a new one also goes to whoever moderates the shout's community (the editors' panel's queue)
+    moderators = [keys.channel_moderation(shout["community"])] if action == "create" else []
     people = await _deliver(session, event, recipients, thread_of("reaction", payload),
-                            actor=reaction["created_by"], cap=cap, channels=[keys.channel_shout(shout["id"])],
+                            actor=reaction["created_by"], cap=cap,
+                            channels=[keys.channel_shout(shout["id"]), *moderators],
                             people=sorted(p for p in direct if p is not None), shout=shout["id"])
     return {p for p in people if p in direct}
 

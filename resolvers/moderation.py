@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from auth.permissions import Viewer, permissions_of
 from cache.entities import fetch_shouts
-from orm import Reaction, Shout
+from orm import Community, Reaction, Shout
 from orm.driver import SessionReads
 from orm.engine import read_session
 from orm.reaction import ReactionKind
@@ -49,6 +49,16 @@ def moderated_communities(viewer: Viewer | None, permission: str, community: int
     if not mine:
         raise Forbidden(f"not allowed: {permission}")
     return mine
+
+
+async def moderated_by(deps: Deps, viewer: Viewer | None, permission: str = "reaction:moderate") -> list[int]:
+    """Every community whose comments `viewer` moderates (each one for ADMIN_EMAILS' administrators)."""
+    if viewer is None:
+        return []
+    if viewer.system_admin:
+        async with read_session(deps.db) as session:
+            return list((await session.scalars(select(Community.id).order_by(Community.id))).all())
+    return sorted(c for c in viewer.roles if permission in permissions_of(viewer, c))
 
 
 async def shouts_by_id(deps: Deps, ids: list[int]) -> dict[int, dict[str, Any]]:

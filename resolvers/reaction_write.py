@@ -51,7 +51,8 @@ _TARGET = (select(Shout, _FOLLOW, ShoutAuthor.author)
            .outerjoin(_FOLLOW, (_FOLLOW.shout == Shout.id) & (_FOLLOW.follower == bindparam("writer")))
            .outerjoin(ShoutAuthor, ShoutAuthor.shout == Shout.id)
            .where(Shout.id == bindparam("shout"), is_listed())
-           .options(load_only(Shout.id, Shout.slug, Shout.title, Shout.published_at, Shout.deleted_at)))
+           .options(load_only(Shout.id, Shout.slug, Shout.title, Shout.published_at, Shout.deleted_at,
+                              Shout.community)))
 
 
 async def _listed_shout(session: AsyncSession, shout_id: int, writer: int) -> _Target:

@@ -5,7 +5,8 @@ The 2025 Discours client opens it (`PUBLIC_REALTIME_EVENTS`, `extended-eventsour
 payload, created_at}` (`created_at` in milliseconds), reconnecting with back-off. What a viewer gets is what
 their personal channel carries (cache/messaging/pubsub.py, resolvers/events.py): the notifications meant for
 them (reactions to what they wrote or follow, new followers, publications of what they follow, accepted
-invites) and the changes of drafts they co-author. Another viewer's never: the channel is theirs.
+invites) and the changes of drafts they co-author; and, for a moderator, every new comment or reaction in
+the communities they moderate (the editors' panel's queue). Another viewer's never: the channel is theirs.
 
 - An event's `id` is its notification's (`n<id>`), or, for one that has none (a draft's change, an edit or
   deletion of a reaction), the last notification sent before it with a sequence number (`n<id>.<seq>`). A
@@ -35,7 +36,9 @@ from starlette.routing import Route
 from cache import keys
 from cache.messaging.pubsub import Event, SubscriberTooSlow
 from config.settings import SubscriptionSettings
+from resolvers.auth import account_viewer
 from resolvers.deps import Deps
+from resolvers.moderation import moderated_by
 from resolvers.notifications import notifications_since
 from schema.context import bearer_token
 
@@ -121,7 +124,10 @@ async def connect(request: Request) -> Response:
     if refused is not None:
         return refused
     try:
-        subscription = await deps.hub.subscribe([keys.channel_user(session.user_id)])
+        # the viewer's own channel, and, for a moderator, the new comments of the communities they moderate
+        moderated = await moderated_by(deps, await account_viewer(deps, session.user_id))
+        subscription = await deps.hub.subscribe(
+            [keys.channel_user(session.user_id), *(keys.channel_moderation(c) for c in moderated)])
     except BaseException:
         streams.leave(session.user_id)
         raise

@@ -258,3 +258,16 @@ def test_a_worker_refuses_past_its_total_and_a_viewer_past_theirs(settings: Sett
     for viewer in (1, 2, 3):
         streams.leave(viewer)
     assert streams.open == 0 and streams.by_viewer == {}
+
+
+async def test_a_moderator_sees_new_comments_of_the_communities_they_moderate(
+        served: tuple[str, Api, Settings]) -> None:
+    base, api, _ = served
+    editor, reader, author, commenter = await api.user("editor"), await api.user(), await api.user(), await api.user()
+    shout = await api.published(author)  # in the default community, which the editor moderates
+    async with opened(base, editor) as moderating, opened(base, reader) as reading:
+        await api(COMMENT, {"r": {"shout": shout, "kind": "COMMENT", "body": "<p>spam?</p>"}}, commenter)
+        seen = await moderating.arrived("reaction", "create")
+        await asyncio.sleep(0.3)
+    assert seen["payload"]["shout"] == {**seen["payload"]["shout"], "id": shout, "community": 1}
+    assert reading.events == [], "a reader who moderates nothing got a moderator's event"
