@@ -28,7 +28,7 @@ from app.http.request_ids import RequestIds
 from app.http.response_front import ResponseCacheFront
 from app.http.served_by import WorkerHeader
 from app.http.stream_turns import StreamsInTurn
-from app.routes import connect, mail_links, observability
+from app.routes import admin_panel, connect, mail_links, observability
 from app.routes import oauth as oauth_routes
 from app.routes.observability import metrics_route
 from auth.services import AuthServices, build_auth
@@ -262,6 +262,7 @@ def create_app(settings: Settings | None = None, deps: Deps | None = None) -> St
             *oauth_routes.routes,
             *mail_links.routes,
             *connect.routes(settings),
+            *admin_panel.routes(settings),
         ],
         lifespan=lifespan,
     )

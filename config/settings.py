@@ -413,6 +413,8 @@ class SubscriptionSettings(_Group):
     """Live events: pub/sub and subscriptions (seed 000 section 6, resolvers/events.py), and the web client's
     event stream (app/routes/connect.py)."""
 
+    # Where the editors' panel is served (app/routes/admin_panel.py); empty: not at all.
+    admin_path: str = "/admin"
     # Where the web client's event stream is served (its PUBLIC_REALTIME_EVENTS); empty: not at all.
     connect_path: str = "/connect"
     # Open event streams: of one worker, and of one viewer on one worker; past them a stream is refused

@@ -34,7 +34,9 @@ LEGACY_WS = "graphql-ws"
 async def serve(app: Any) -> AsyncIterator[str]:
     """Serve `app` on 127.0.0.1; yields the base URL (http://...)."""
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
+    # an event stream a page still holds open (/connect) is cut after a second, not waited for
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on",
+                                           timeout_graceful_shutdown=1))
     task = asyncio.get_running_loop().create_task(server.serve())
     await until(lambda: server.started or task.done(), "uvicorn starts")
     if task.done():  # it could not start (its error is the test's)
