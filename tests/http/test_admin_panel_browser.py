@@ -124,7 +124,7 @@ async def test_the_queue_shows_a_new_comment_without_a_reload(browser: Browser, 
 
 
 async def test_an_editor_deletes_and_restores_a_shout(browser: Browser, app: Any, api: Api) -> None:
-    editor, author = await api.user("editor"), await api.user()
+    editor, author = await api.user("admin"), await api.user()  # an administrator: the audit trail is theirs
     shout = await api.published(author)
     get = "query($i: Int) { get_shout(shout_id: $i) { id } }"
     async with serve(app) as base:
@@ -145,6 +145,15 @@ async def test_an_editor_deletes_and_restores_a_shout(browser: Browser, app: Any
         await page.locator(f"tr[data-shout='{shout}']").get_by_role("button", name="Вернуть").click()
         await page.wait_for_selector(f"tr:not(.deleted)[data-shout='{shout}']")
         assert (await api(get, {"i": shout}))["id"] == shout
+        # the audit trail has both, and its entry leads to the shout
+        await page.goto(f"{base}/admin/#/audit")
+        entry = page.locator(f"a[href='#/shouts?search={shout}']").first
+        await entry.wait_for()
+        assert await page.locator(f"a[href='#/shouts?search={shout}']").count() >= 2
+        await entry.click()
+        await page.wait_for_selector(f"tr[data-shout='{shout}']")
+        assert await page.locator("input[name=search]").input_value() == str(shout)
+        assert await page.locator("tbody tr").count() == 1
 
 
 async def test_an_administrator_makes_a_person_an_editor_of_one_community(browser: Browser, app: Any,
@@ -190,7 +199,7 @@ async def test_every_page_renders_in_both_languages(browser: Browser, app: Any, 
         for lang in ("en", "ru"):
             page = await _signed_in(browser, base, await _email(api, admin), [], lang=lang)
             await page.wait_for_selector("table tbody tr")
-            for name in ("topics", "audit"):
+            for name in ("topics", "invites", "collections", "settings", "audit"):
                 await page.goto(f"{base}/admin/?lang={lang}#/{name}")
                 await page.wait_for_selector("main h1")
                 assert await page.locator(".error").count() == 0, await page.content()
@@ -220,3 +229,30 @@ async def test_the_panels_files_keep_their_budget_and_are_cached(client: httpx.A
 async def test_the_panel_is_where_the_setting_says(client: httpx.AsyncClient, path: str) -> None:
     answer = await client.get(path, follow_redirects=True)
     assert answer.status_code == 200 and "assets/app.js" in answer.text
+
+
+async def test_an_editor_merges_two_topics_and_the_targets_feed_holds_both(browser: Browser, app: Any,
+                                                                           api: Api) -> None:
+    editor, author = await api.user("admin"), await api.user()
+    create = "mutation($t: AdminTopicInput!) { adminCreateTopic(topic: $t) { topic { id slug } } }"
+    tag = str(author.id)
+    target = (await api(create, {"t": {"id": 0, "community": 1, "slug": f"keep-{tag}", "title": f"Keep {tag}"}},
+                        editor))["topic"]
+    source = (await api(create, {"t": {"id": 0, "community": 1, "slug": f"gone-{tag}", "title": f"Gone {tag}"}},
+                        editor))["topic"]
+    kept, moved = await api.published(author, topic=target["id"]), await api.published(author, topic=source["id"])
+    feed = "query($s: String) { load_shouts_with_topic(slug: $s, options: {limit: 50}) { id } }"
+    assert [s["id"] for s in await api(feed, {"s": target["slug"]})] == [kept]
+    async with serve(app) as base:
+        page = await _signed_in(browser, base, await _email(api, editor), [])
+        await page.wait_for_selector("table tbody tr")
+        await page.goto(f"{base}/admin/#/topics")
+        await page.locator(f"li[data-topic='{source['id']}'] input[name=merge]").first.check()
+        await page.locator(f"li[data-topic='{target['id']}'] button").first.click()
+        await page.get_by_role("button", name="Merge into this").click()
+        said = await page.locator("#confirm-text").inner_text()
+        assert f"Gone {tag}" in said and "1 shouts" in said  # what moves, before it does
+        await page.locator("#confirm-yes").click()
+        await page.wait_for_function("() => document.getElementById('status').textContent.includes('Done')")
+        await page.wait_for_selector(f"li[data-topic='{source['id']}']", state="detached")
+    assert sorted(s["id"] for s in await api(feed, {"s": target["slug"]})) == sorted([kept, moved])

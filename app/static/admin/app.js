@@ -8,9 +8,10 @@ import { shoutsPage } from "./pages/shouts.js";
 import { peoplePage } from "./pages/people.js";
 import { topicsPage } from "./pages/topics.js";
 import { auditPage } from "./pages/audit.js";
+import { collectionsPage, invitesPage, settingsPage } from "./pages/more.js";
 
 const PAGES = { moderation: moderationPage, shouts: shoutsPage, people: peoplePage, topics: topicsPage,
-                audit: auditPage };
+                invites: invitesPage, collections: collectionsPage, settings: settingsPage, audit: auditPage };
 const main = document.getElementById("main");
 const top = document.getElementById("top");
 export const session = { me: null, communities: [], events: null };

@@ -92,3 +92,13 @@ export function field(label, control) {
 export function select(name, options, value = "") {
   return h("select", { name }, options.map(([v, text]) => h("option", { value: v, selected: v === value }, text)));
 }
+
+// A page opened from a link (`#/shouts?search=12`, the audit trail's): its filters filled from the address.
+export function prefill(form) {
+  const wanted = new URLSearchParams(location.hash.split("?")[1] || "");
+  for (const [name, value] of wanted) {
+    const control = form.elements.namedItem(name);
+    if (control) control.value = value;
+  }
+  return form;
+}

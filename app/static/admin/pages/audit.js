@@ -5,7 +5,12 @@ import { field, h, pagedTable, select } from "../ui.js";
 
 const LIST = `query($limit: Int, $offset: Int, $entity: String) { adminGetAuditLog(limit: $limit, offset: $offset,
   entity: $entity) { total entries { id created_at action entity entity_id actor community before after } } }`;
-const PAGE_OF = { shout: "shouts", reaction: "moderation", topic: "topics", author: "people", community: "people" };
+const PAGE_OF = { shout: "shouts", reaction: "moderation", topic: "topics", author: "people" };
+// Where an entry leads: the page of what it changed, found by its id.
+function link(entry) {
+  const page = PAGE_OF[entry.entity] || "audit";
+  return page === "topics" || page === "audit" ? `#/${page}` : `#/${page}?search=${encodeURIComponent(entry.entity_id)}`;
+}
 
 export async function auditPage(main) {
   const filters = h("form", { class: "filters", role: "search" },
@@ -20,7 +25,7 @@ export async function auditPage(main) {
     },
     row: (entry) => h("tr", { dataset: { entry: entry.id } }, h("td", {}, when(entry.created_at)),
       h("td", {}, entry.actor ? `#${entry.actor}` : "—"), h("td", {}, entry.action),
-      h("td", {}, h("a", { href: `#/${PAGE_OF[entry.entity] || "audit"}` }, `${entry.entity} #${entry.entity_id}`)),
+      h("td", {}, h("a", { href: link(entry) }, `${entry.entity} #${entry.entity_id}`)),
       h("td", {}, h("code", {}, JSON.stringify(entry.after ?? entry.before ?? {}).slice(0, 160)))),
   });
   filters.addEventListener("submit", (event) => { event.preventDefault(); table.reload(true); });

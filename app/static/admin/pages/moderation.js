@@ -3,7 +3,7 @@
 // without a reload (the live events of the communities this person moderates, /connect).
 import { act, gql } from "../api.js";
 import { t, when } from "../i18n.js";
-import { confirmed, field, h, pagedTable, running, say, select } from "../ui.js";
+import { confirmed, field, h, pagedTable, prefill, running, say, select } from "../ui.js";
 
 const KINDS = ["COMMENT", "QUOTE", "LIKE", "DISLIKE", "AGREE", "DISAGREE", "ASK", "PROPOSE", "PROOF", "DISPROOF",
                "ACCEPT", "REJECT"];
@@ -23,6 +23,7 @@ export async function moderationPage(main, session) {
     field(t("shout"), h("input", { name: "shout", type: "number", min: 1, size: 6 })),
     field(t("text"), h("input", { name: "search", type: "search" })),
     h("button", { type: "submit" }, t("apply")));
+  prefill(filters);
   const fresh = h("p", { class: "muted", "aria-live": "polite" }, t("moderation.live"));
   let arrived = 0;
   const newest = new Set();

@@ -1,7 +1,7 @@
 // People: search them, see and set their roles in each community (confirmed first).
 import { act, gql } from "../api.js";
 import { t, when } from "../i18n.js";
-import { confirmed, field, h, pagedTable, running, select } from "../ui.js";
+import { confirmed, field, h, pagedTable, prefill, running, select } from "../ui.js";
 
 const LIST = `query($limit: Int, $offset: Int, $search: String) { adminGetUsers(limit: $limit, offset: $offset,
   search: $search) { total authors { id name slug email roles last_seen } } }`;
@@ -13,6 +13,7 @@ const SET = `mutation($a: Int!, $c: Int!, $r: [String!]!) { adminSetUserCommunit
 export async function peoplePage(main, session) {
   const filters = h("form", { class: "filters", role: "search" },
     field(t("search"), h("input", { name: "search", type: "search" })), h("button", { type: "submit" }, t("apply")));
+  prefill(filters);
   const roles = h("div");
 
   async function showRoles(person, communityId) {

@@ -2,7 +2,7 @@
 // lead, take one off the site, delete and restore (each destructive action confirmed first).
 import { act, ApiError, gql } from "../api.js";
 import { t, when } from "../i18n.js";
-import { confirmed, field, h, pagedTable, running, select } from "../ui.js";
+import { confirmed, field, h, pagedTable, prefill, running, select } from "../ui.js";
 
 const LIST = `query($limit: Int, $offset: Int, $search: String, $status: String, $community: Int) {
   adminGetShouts(limit: $limit, offset: $offset, search: $search, status: $status, community: $community) {
@@ -24,6 +24,7 @@ export async function shoutsPage(main, session) {
     field(t("community"), select("community", [["", t("all")], ...session.communities.map((c) => [String(c.id), c.name])])),
     field(t("search"), h("input", { name: "search", type: "search" })),
     h("button", { type: "submit" }, t("apply")));
+  prefill(filters);
   const editor = h("div");
 
   function asked() {

@@ -69,7 +69,7 @@ export async function topicsPage(main, session) {
                                                     followers: sum.followers + topic.stat.followers }),
                                  { shouts: 0, followers: 0 });
     const text = t("confirm.merge", { sources: chosen.map((topic) => `«${topic.title}»`).join(", "), target: target.title,
-                                      followers: moving.followers, shouts: moving.shouts, drafts: "…" });
+                                      followers: moving.followers, shouts: moving.shouts });
     if (!(await confirmed(text, t("topics.merge")))) return;
     await running(`${t("topics.merge")}: ${target.title}`, () => must(MERGE, { m: { target_topic_id: target.id,
       source_topic_ids: sources } }, "adminMergeTopics")).catch(() => null);
