@@ -199,7 +199,7 @@ async def test_every_page_renders_in_both_languages(browser: Browser, app: Any, 
         for lang in ("en", "ru"):
             page = await _signed_in(browser, base, await _email(api, admin), [], lang=lang)
             await page.wait_for_selector("table tbody tr")
-            for name in ("topics", "invites", "collections", "settings", "audit"):
+            for name in ("roles", "topics", "invites", "collections", "settings", "audit"):
                 await page.goto(f"{base}/admin/?lang={lang}#/{name}")
                 await page.wait_for_selector("main h1")
                 assert await page.locator(".error").count() == 0, await page.content()
@@ -256,3 +256,32 @@ async def test_an_editor_merges_two_topics_and_the_targets_feed_holds_both(brows
         await page.wait_for_function("() => document.getElementById('status').textContent.includes('Done')")
         await page.wait_for_selector(f"li[data-topic='{source['id']}']", state="detached")
     assert sorted(s["id"] for s in await api(feed, {"s": target["slug"]})) == sorted([kept, moved])
+
+
+async def test_an_administrator_sets_a_communitys_roles_and_its_own_role(browser: Browser, app: Any,
+                                                                         api: Api) -> None:
+    admin = await api.user("admin")
+    role = f"proofreader{admin.id}"
+    settings = "query { adminGetCommunityRoleSettings(community_id: 1) { default_roles available_roles } }"
+    before = await api(settings, user=admin)
+    async with serve(app) as base:
+        page = await _signed_in(browser, base, await _email(api, admin), [])
+        await page.wait_for_selector("table tbody tr")
+        await page.goto(f"{base}/admin/#/roles")
+        await page.fill("input[name=id]", role)
+        await page.fill("input[name=name]", "Proofreader")
+        await page.fill("input[name=permissions]", "shout:read, reaction:create")
+        await page.get_by_role("button", name="New role").click()
+        await page.wait_for_selector(f"li[data-role='{role}']")
+        await page.locator(f"input[name=offered][value='{role}']").check()
+        await _shot(page, "roles")
+        await page.locator("form.card button[type=submit]").click()
+        await page.locator("#confirm-yes").click()
+        await page.wait_for_function("() => document.getElementById('status').textContent.includes('Done')")
+        assert role in (await api(settings, user=admin))["available_roles"]
+        await page.locator(f"li[data-role='{role}'] button").click()
+        assert "Proofreader" in await page.locator("#confirm-text").inner_text()
+        await page.locator("#confirm-yes").click()
+        await page.wait_for_selector(f"li[data-role='{role}']", state="detached")
+    after = await api(settings, user=admin)
+    assert role not in after["available_roles"] and after["default_roles"] == before["default_roles"]

@@ -9,8 +9,9 @@ import { peoplePage } from "./pages/people.js";
 import { topicsPage } from "./pages/topics.js";
 import { auditPage } from "./pages/audit.js";
 import { collectionsPage, invitesPage, settingsPage } from "./pages/more.js";
+import { rolesPage } from "./pages/roles.js";
 
-const PAGES = { moderation: moderationPage, shouts: shoutsPage, people: peoplePage, topics: topicsPage,
+const PAGES = { moderation: moderationPage, shouts: shoutsPage, people: peoplePage, roles: rolesPage, topics: topicsPage,
                 invites: invitesPage, collections: collectionsPage, settings: settingsPage, audit: auditPage };
 const main = document.getElementById("main");
 const top = document.getElementById("top");

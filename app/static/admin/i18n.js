@@ -30,6 +30,10 @@ const WORDS = {
     "invite.from": "From", "invite.to": "To", "confirm.invite": "Delete the invitation of {to} to “{shout}”?",
     "confirm.collection": "Delete the collection “{title}”? Its shouts stay.",
     "confirm.setting": "Change {key} on the running server?", "setting.key": "Name", "setting.value": "Value",
+    "nav.roles": "Roles", "roles.default": "Given to who joins", "roles.offered": "Offered",
+    "roles.own": "The community's own roles", "roles.create": "New role", "roles.id": "Id", "roles.name": "Name",
+    "roles.permissions": "Permissions", "confirm.roleSettings": "Save the community's role settings?",
+    "confirm.role": "Remove the role “{name}”, from everyone who holds it too?",
   },
   ru: {
     "nav.moderation": "Модерация", "nav.shouts": "Публикации", "nav.people": "Люди", "nav.topics": "Темы",
@@ -59,6 +63,10 @@ const WORDS = {
     "invite.from": "От", "invite.to": "Кому", "confirm.invite": "Удалить приглашение {to} к «{shout}»?",
     "confirm.collection": "Удалить подборку «{title}»? Публикации останутся.",
     "confirm.setting": "Изменить {key} на работающем сервере?", "setting.key": "Имя", "setting.value": "Значение",
+    "nav.roles": "Роли", "roles.default": "Даются вступившим", "roles.offered": "Доступны",
+    "roles.own": "Свои роли сообщества", "roles.create": "Новая роль", "roles.id": "Код", "roles.name": "Название",
+    "roles.permissions": "Права", "confirm.roleSettings": "Сохранить настройки ролей сообщества?",
+    "confirm.role": "Удалить роль «{name}», в том числе у всех, кому она дана?",
   },
 };
 
