@@ -21,7 +21,7 @@ from resolvers.access import require, require_viewer
 from resolvers.deps import Deps
 from resolvers.errors import BadInput, Conflict, Forbidden, NotFound
 from resolvers.events import draft_event, publication_event
-from resolvers.writes import transaction
+from resolvers.writes import sync_rows, transaction
 
 DRAFT_FIELDS = ("layout", "lead", "subtitle", "lang", "seo", "body", "title", "slug", "cover", "cover_caption")
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,250}$")
@@ -219,29 +219,13 @@ async def publish_draft(deps: Deps, viewer: Viewer | None, draft_id: int, *,
         await session.flush()
         topics = dict((await session.execute(select(DraftTopic.topic, DraftTopic.main)
                                              .where(DraftTopic.draft == draft.id))).all())
-        await _sync_rows(session, ShoutAuthor, shout.id, {a: {} for a in authors}, "author")
-        await _sync_rows(session, ShoutTopic, shout.id, {t: {"main": m} for t, m in topics.items()}, "topic")
+        await sync_rows(session, ShoutAuthor.shout, shout.id, {a: {} for a in authors}, "author")
+        await sync_rows(session, ShoutTopic.shout, shout.id, {t: {"main": m} for t, m in topics.items()}, "topic")
         if not was_public:
             await session.flush()
             await publication_event(session, shout.id, viewer.author_id if viewer else draft.created_by,
                                     cap=deps.notify_fanout)
     return {"draft": await get_draft(deps, viewer, draft_id), "shout": await own_shout(deps, shout.id)}
-
-
-async def _sync_rows(session: AsyncSession, model: Any, shout_id: int, wanted: dict[int, dict[str, Any]],
-                     column: str) -> None:
-    """Make a shout's author or topic rows exactly `wanted`, row by row: the triggers then know which
-    authors and topics changed (a bulk DELETE would not say)."""
-    existing = {getattr(row, column): row for row in
-                (await session.scalars(select(model).where(model.shout == shout_id))).all()}
-    for other, row in existing.items():
-        if other not in wanted:
-            await session.delete(row)
-        else:
-            for name, value in wanted[other].items():
-                setattr(row, name, value)
-    session.add_all(model(shout=shout_id, **{column: other}, **values)
-                    for other, values in wanted.items() if other not in existing)
 
 
 async def unpublish_draft(deps: Deps, viewer: Viewer | None, draft_id: int) -> dict[str, Any]:

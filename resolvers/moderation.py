@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from auth.permissions import Viewer, permissions_of
 from cache.entities import fetch_shouts
-from orm import Community, Reaction, Shout
+from orm import Community, DraftTopic, Reaction, Shout, ShoutTopic, Topic
 from orm.driver import SessionReads
 from orm.engine import read_session
 from orm.reaction import ReactionKind
@@ -25,7 +25,7 @@ from resolvers.audit import record
 from resolvers.deps import Deps, checked_status, holding
 from resolvers.errors import BadInput, Forbidden, NotFound
 from resolvers.paging import counted_page, page
-from resolvers.writes import transaction
+from resolvers.writes import sync_rows, transaction
 
 DEFAULT_LIMIT = 20
 SHOUT_STATUSES = ("all", "published", "draft", "deleted")
@@ -114,9 +114,32 @@ async def admin_update_shout(deps: Deps, viewer: Viewer | None, changes: dict[st
         before = _values(shout, tuple(values))
         for name, value in values.items():
             setattr(shout, name, value)
+        if changes.get("topic_ids") is not None:
+            topics = await _set_topics(session, shout, changes["topic_ids"], changes.get("main_topic_id"))
+            before["topic_ids"], values = topics, {**values, "topic_ids": sorted(changes["topic_ids"])}
         shout.updated_at, shout.updated_by = int(time.time()), require_viewer(viewer).author_id
         record(session, require_viewer(viewer), "shout.update", "shout", shout.id, community=shout.community,
                before=before, after=values)
+
+
+async def _set_topics(session: AsyncSession, shout: Shout, topic_ids: list[int], main: int | None) -> list[int]:
+    """The shout's topics (and its draft's, which a later publication copies) made `topic_ids`, all of its
+    community, `main` the main one (else the main one kept, else the first); the topics it had."""
+    wanted = list(dict.fromkeys(topic_ids))
+    found = set((await session.scalars(select(Topic.id).where(Topic.id.in_(wanted),
+                                                              Topic.community == shout.community))).all())
+    if missing := [t for t in wanted if t not in found]:
+        raise BadInput(f"topics {missing} are not topics of the shout's community", field="topic_ids")
+    had = dict((await session.execute(select(ShoutTopic.topic, ShoutTopic.main)
+                                      .where(ShoutTopic.shout == shout.id))).all())
+    if main is not None and main not in wanted:
+        raise BadInput("the main topic must be one of topic_ids", field="main_topic_id")
+    main = main if main is not None else next((t for t in wanted if had.get(t)), wanted[0] if wanted else None)
+    rows = {t: {"main": t == main} for t in wanted}
+    await sync_rows(session, ShoutTopic.shout, shout.id, rows, "topic")
+    if shout.draft is not None:
+        await sync_rows(session, DraftTopic.draft, shout.draft, rows, "topic")
+    return sorted(had)
 
 
 async def admin_delete_shout(deps: Deps, viewer: Viewer | None, shout_id: int, *, restore: bool) -> None:

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, AsyncSessionTransaction
 
@@ -66,3 +67,21 @@ async def added_once(session: AsyncSession, row: Any) -> bool:
     except IntegrityError:
         return False
     return True
+
+
+async def sync_rows(session: AsyncSession, owner: Any, owner_id: int, wanted: dict[int, dict[str, Any]],
+                    column: str) -> None:
+    """Make the rows of a link table whose `owner` column (ShoutTopic.shout, DraftTopic.draft, …) is
+    `owner_id` exactly `wanted` (the other column's value: the row's other values), row by row: the
+    triggers then know which rows changed (a bulk DELETE would not say)."""
+    model = owner.class_
+    existing = {getattr(row, column): row for row in
+                (await session.scalars(select(model).where(owner == owner_id))).all()}
+    for other, row in existing.items():
+        if other not in wanted:
+            await session.delete(row)
+        else:
+            for name, value in wanted[other].items():
+                setattr(row, name, value)
+    session.add_all(model(**{owner.key: owner_id, column: other}, **values)
+                    for other, values in wanted.items() if other not in existing)

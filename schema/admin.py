@@ -91,6 +91,11 @@ class AdminShoutUpdateInput:
     published_at: int | None = strawberry.UNSET
     featured_at: int | None = strawberry.UNSET
     deleted_at: int | None = strawberry.UNSET
+    topic_ids: list[int] | None = strawberry.field(
+        default=strawberry.UNSET, description="The shout's topics, all of them (an addition to the Discours contract).")
+    main_topic_id: int | None = strawberry.field(
+        default=strawberry.UNSET, description="Its main topic, one of `topic_ids` (an addition to the Discours "
+                                              "contract).")
 
 
 @strawberry.type

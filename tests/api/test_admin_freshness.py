@@ -93,6 +93,17 @@ async def shout_update(api: Api, p: dict[str, User]) -> Any:
             lambda found: found["title"] == "Правка")
 
 
+async def shout_topics(api: Api, p: dict[str, User]) -> Any:
+    shout = await api.published(p["author"])
+    slug = _slug("moved")
+    create = "mutation($t: AdminTopicInput!) { adminCreateTopic(topic: $t) { topic { id } } }"
+    topic = (await api(create, {"t": {"id": 0, "slug": slug, "title": "Куда"}}, p["editor"]))["topic"]["id"]
+    feed = "query($s: String) { load_shouts_with_topic(slug: $s, options: {limit: 50}) { id } }"
+    update = "mutation($s: AdminShoutUpdateInput!) { adminUpdateShout(shout: $s) { success } }"
+    return (lambda: api(feed, {"s": slug}), lambda: api(update, {"s": {"id": shout, "topic_ids": [topic]}}, p["editor"]),
+            lambda found: {"id": shout} in found)
+
+
 async def topic_create(api: Api, p: dict[str, User]) -> Any:
     slug = _slug("fresh")
     create = "mutation($t: AdminTopicInput!) { adminCreateTopic(topic: $t) { success } }"
@@ -172,7 +183,7 @@ async def invite_accepted(api: Api, p: dict[str, User]) -> Any:
 
 SCENARIOS: dict[str, Scenario] = {
     "reaction.delete": reaction_delete, "reaction.restore": reaction_restore, "reaction.update": reaction_update,
-    "shout.delete": shout_delete, "shout.restore": shout_restore, "shout.update": shout_update,
+    "shout.delete": shout_delete, "shout.restore": shout_restore, "shout.update": shout_update, "shout.topics": shout_topics,
     "topic.create": topic_create, "topic.update": topic_update, "topic.set_parent": topic_parent,
     "topic.merge": topic_merge, "member.roles": member_roles, "role.delete": custom_role_delete,
     "user.update": user_update, "user.delete": user_delete, "invite.update": invite_accepted,

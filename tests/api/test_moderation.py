@@ -123,3 +123,24 @@ async def test_moderators_lists_page_past_a_hundred_with_their_totals(api: Api) 
     everything = await api(SHOUTS, {"l": 10, "st": "all"}, editor)
     assert everything["perPage"] == 10 and everything["totalPages"] == -(-everything["total"] // 10)
     assert await api.error(SHOUTS, {}, reader) == "FORBIDDEN"
+
+
+async def test_an_editor_sets_a_shouts_topics_and_its_drafts_follow(api: Api) -> None:
+    editor, author = await api.user("editor"), await api.user()
+    create = "mutation($t: AdminTopicInput!) { adminCreateTopic(topic: $t) { topic { id slug } } }"
+    first, second = [(await api(create, {"t": {"id": 0, "slug": f"t{n}-{author.id}", "title": f"T{n}"}},
+                                editor))["topic"] for n in (1, 2)]
+    shout = await api.published(author, topic=first["id"])
+    feed = "query($s: String) { load_shouts_with_topic(slug: $s, options: {limit: 50}) { id } }"
+    update = "mutation($s: AdminShoutUpdateInput!) { adminUpdateShout(shout: $s) { success } }"
+    await api(update, {"s": {"id": shout, "topic_ids": [second["id"]]}}, editor)
+    assert {"id": shout} not in await api(feed, {"s": first["slug"]})
+    assert {"id": shout} in await api(feed, {"s": second["slug"]})
+    found = await api("query($i: Int) { get_shout(shout_id: $i) { main_topic { slug } topics { slug } } }", {"i": shout})
+    assert found == {"main_topic": {"slug": second["slug"]}, "topics": [{"slug": second["slug"]}]}
+    drafts = await api("{ load_drafts { drafts { shout { id } topics { id } } } }", user=author)
+    assert [d["topics"] for d in drafts["drafts"] if (d["shout"] or {}).get("id") == shout] == [[{"id": second["id"]}]]
+    refused = "mutation($s: AdminShoutUpdateInput!) { adminUpdateShout(shout: $s) { success } }"
+    assert await api.error(refused, {"s": {"id": shout, "topic_ids": [10_000_000]}}, editor) == "BAD_USER_INPUT"
+    assert await api.error(refused, {"s": {"id": shout, "topic_ids": [second["id"]], "main_topic_id": first["id"]}},
+                           editor) == "BAD_USER_INPUT"

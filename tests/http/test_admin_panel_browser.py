@@ -137,6 +137,13 @@ async def test_an_editor_deletes_and_restores_a_shout(browser: Browser, app: Any
         row = page.locator(f"tr[data-shout='{shout}']")
         await row.wait_for()
         await _shot(page, "shouts")
+        await row.get_by_role("button", name="Править").click()  # its title and topics, edited
+        await page.fill("form.card input[name=title]", "Исправленный заголовок")
+        await page.locator("form.card select[name=topics]").select_option(label="Art")
+        await page.locator("form.card button[type=submit]").click()
+        await page.wait_for_selector(f"tr[data-shout='{shout}'] >> text=Исправленный заголовок")
+        edited = await api("query($i: Int) { get_shout(shout_id: $i) { title topics { title } } }", {"i": shout})
+        assert edited == {"title": "Исправленный заголовок", "topics": [{"title": "Art"}]}
         await row.get_by_role("button", name="Удалить").click()
         assert "можно вернуть" in await page.locator("#confirm-text").inner_text()  # it says what it will do
         await page.locator("#confirm-yes").click()

@@ -6,7 +6,9 @@ import { confirmed, field, h, pagedTable, prefill, running, select } from "../ui
 
 const LIST = `query($limit: Int, $offset: Int, $search: String, $status: String, $community: Int) {
   adminGetShouts(limit: $limit, offset: $offset, search: $search, status: $status, community: $community) {
-  total shouts { id title slug lead published_at deleted_at created_at authors { name } community { name } } } }`;
+  total shouts { id title slug lead published_at deleted_at created_at authors { name } community { id name }
+  topics { id } } } }`;
+const TOPICS = "query($c: Int!) { adminGetTopics(community_id: $c) { id title } }";
 const UPDATE = "mutation($s: AdminShoutUpdateInput!) { adminUpdateShout(shout: $s) { success error } }";
 const DELETE = "mutation($id: Int!) { adminDeleteShout(id: $id) { success error } }";
 const RESTORE = "mutation($id: Int!) { adminRestoreShout(id: $id) { success error } }";
@@ -38,16 +40,22 @@ export async function shoutsPage(main, session) {
     await table.reload();
   }
 
-  function edit(shout) {
+  async function edit(shout) {
+    const topics = (await gql(TOPICS, { c: shout.community.id })).adminGetTopics;
+    const held = new Set((shout.topics || []).map((topic) => topic.id));
     const form = h("form", { class: "card", "aria-label": t("edit"), onsubmit: (event) => {
       event.preventDefault();
       const data = new FormData(form);
+      const chosen = data.getAll("topics").map(Number);
       editor.replaceChildren();
       run(`${t("edit")} #${shout.id}`, () => act(UPDATE, { s: { id: shout.id, title: data.get("title"),
-                                                                 lead: data.get("lead") } }, "adminUpdateShout"));
+        lead: data.get("lead"), topic_ids: chosen } },  // the main topic kept when still chosen
+      "adminUpdateShout"));
     } },
     field(t("title"), h("input", { name: "title", value: shout.title, required: true })),
     field(t("lead"), h("textarea", { name: "lead", rows: 3 }, shout.lead || "")),
+    field(t("nav.topics"), h("select", { name: "topics", multiple: true, size: 8 }, topics.map((topic) =>
+      h("option", { value: topic.id, selected: held.has(topic.id) }, topic.title)))),
     h("div", { class: "row" }, h("button", { class: "primary", type: "submit" }, t("save")),
       h("button", { type: "button", onclick: () => editor.replaceChildren() }, t("cancel"))));
     editor.replaceChildren(form);
