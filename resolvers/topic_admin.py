@@ -167,6 +167,24 @@ async def merge_topics(deps: Deps, viewer: Viewer | None, merge: dict[str, Any])
     if target_id in sources:
         raise BadInput("the target cannot be one of the sources", field="source_topic_ids")
     stats = {"followers_moved": 0, "publications_moved": 0, "drafts_moved": 0, "source_topics_deleted": 0}
+    dry = False
+    try:
+        await _merge(deps, viewer, merge, target_id, sources, stats)
+    except _DryRun:  # rolled back: nothing changed, nothing invalidated
+        dry = True
+    answer = await _answer(deps, target_id, stats=stats)
+    slug = (answer["topic"] or {}).get("slug")
+    answer["message"] = ("a dry run: nothing was merged" if dry
+                         else f"{stats['source_topics_deleted']} topics merged into {slug}")
+    return answer
+
+
+class _DryRun(Exception):
+    """Ends a merge's transaction before its commit, the merge's counts made."""
+
+
+async def _merge(deps: Deps, viewer: Viewer | None, merge: dict[str, Any], target_id: int, sources: list[int],
+                 stats: dict[str, int]) -> None:
     async with transaction(deps) as session:
         target = await _topic(session, target_id)
         found = {t.id: t for t in (await session.scalars(select(Topic).where(Topic.id.in_(sources)))).all()}
@@ -191,10 +209,10 @@ async def merge_topics(deps: Deps, viewer: Viewer | None, merge: dict[str, Any])
         for source in found.values():
             await session.delete(source)
         stats["source_topics_deleted"] = len(found)
+        if merge.get("dry_run"):
+            raise _DryRun
         record(session, require_viewer(viewer), "topic.merge", "topic", target_id, community=target.community,
                before={"sources": [_shape(t) for t in found.values()]}, after={**_shape(target), **stats})
-    return await _answer(deps, target_id, stats=stats,
-                         message=f"{len(found)} topics merged into {target.slug}")
 
 
 async def _under(session: AsyncSession, community: int, parents: list[int]) -> list[Topic]:

@@ -82,6 +82,9 @@ class TopicMergeInput:
     target_topic_id: int
     source_topic_ids: list[int]
     preserve_target_properties: bool | None = None
+    dry_run: bool | None = strawberry.field(
+        default=None, description="Say what the merge would move (its `stats`) and change nothing (an addition "
+                                  "to the Discours contract).")
 
 
 @strawberry.input

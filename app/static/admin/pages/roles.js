@@ -2,7 +2,7 @@
 // may do (created and removed here; the built-in ones are the platform's).
 import { act, gql } from "../api.js";
 import { t } from "../i18n.js";
-import { confirmed, field, h, running, select } from "../ui.js";
+import { confirmed, failure, field, h, running, select } from "../ui.js";
 
 const BUILT_IN = new Set(["reader", "author", "artist", "expert", "editor", "admin"]);
 const ROLES = "query($c: Int) { adminGetRoles(community: $c) { id name description } }";
@@ -17,7 +17,10 @@ export async function rolesPage(main, session) {
   const chooser = select("community", session.communities.map((c) => [String(c.id), c.name]), String(community));
   const body = h("div");
 
-  async function load() {
+  // a community this person does not administer says so, and another can be chosen
+  const load = () => show().catch((error) => body.replaceChildren(failure(error)));
+
+  async function show() {
     const [roles, settings] = await Promise.all([gql(ROLES, { c: community }).then((d) => d.adminGetRoles || []),
       gql(SETTINGS, { c: community }).then((d) => d.adminGetCommunityRoleSettings)]);
     const boxes = (name, chosen) => h("fieldset", {}, h("legend", {}, t(`roles.${name}`)), roles.map((role) =>

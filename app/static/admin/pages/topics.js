@@ -2,13 +2,15 @@
 // preview of what moves; a merge says that it is running, then its result.
 import { ApiError, gql } from "../api.js";
 import { t } from "../i18n.js";
-import { confirmed, field, h, running, select } from "../ui.js";
+import { confirmed, failure, field, h, running, select } from "../ui.js";
 
 const TOPICS = `query($c: Int!) { adminGetTopics(community_id: $c) { id slug title parent_ids
   stat { shouts followers } } }`;
 const CREATE = `mutation($t: AdminTopicInput!) { adminCreateTopic(topic: $t) { success error topic { id } } }`;
 const UPDATE = `mutation($t: AdminTopicInput!) { adminUpdateTopic(topic: $t) { success error } }`;
 const MERGE = `mutation($m: TopicMergeInput!) { adminMergeTopics(merge_input: $m) { success error topic { id stat { shouts followers } } } }`;
+// The same merge as a dry run: what it would move, nothing changed.
+const PREVIEW = `mutation($m: TopicMergeInput!) { merge_topics(merge_input: $m) { error stats } }`;
 
 async function must(query, variables, name) {
   const answer = (await gql(query, variables))[name];
@@ -23,7 +25,13 @@ export async function topicsPage(main, session) {
   const side = h("div");
 
   async function load() {
-    const topics = (await gql(TOPICS, { c: community })).adminGetTopics;
+    let topics;
+    try {
+      topics = (await gql(TOPICS, { c: community })).adminGetTopics;
+    } catch (error) {  // a community this person does not edit says so, and another can be chosen
+      tree.replaceChildren(failure(error));
+      return [];
+    }
     const byParent = new Map();
     for (const topic of topics) {
       const parent = (topic.parent_ids || [])[0] ?? 0;
@@ -65,14 +73,16 @@ export async function topicsPage(main, session) {
       .filter((id) => id !== target.id);
     if (!sources.length) return;
     const chosen = topics.filter((topic) => sources.includes(topic.id));
-    const moving = chosen.reduce((sum, topic) => ({ shouts: sum.shouts + topic.stat.shouts,
-                                                    followers: sum.followers + topic.stat.followers }),
-                                 { shouts: 0, followers: 0 });
+    const merge = { target_topic_id: target.id, source_topic_ids: sources };
+    const preview = (await gql(PREVIEW, { m: { ...merge, dry_run: true } })).merge_topics;
+    if (preview.error) throw new ApiError(preview.error, "REFUSED");
+    const moving = JSON.parse(preview.stats);
     const text = t("confirm.merge", { sources: chosen.map((topic) => `«${topic.title}»`).join(", "), target: target.title,
-                                      followers: moving.followers, shouts: moving.shouts });
+                                      followers: moving.followers_moved, shouts: moving.publications_moved,
+                                      drafts: moving.drafts_moved });
     if (!(await confirmed(text, t("topics.merge")))) return;
-    await running(`${t("topics.merge")}: ${target.title}`, () => must(MERGE, { m: { target_topic_id: target.id,
-      source_topic_ids: sources } }, "adminMergeTopics")).catch(() => null);
+    await running(`${t("topics.merge")}: ${target.title}`, () => must(MERGE, { m: merge }, "adminMergeTopics"))
+      .catch(() => null);
     side.replaceChildren();
     await load();
   }
