@@ -104,6 +104,13 @@ async def test_a_merge_moves_everything_to_the_target_and_removes_the_sources(ap
     assert await api.error(MERGE, {"m": {**merge, "source_topic_ids": [10**9]}}, editor) == "NOT_FOUND"
     assert await api(TOPIC, {"s": first["slug"]}) is not None  # refused merges changed nothing
 
+    # a dry run says what the merge will move and changes nothing (every cached read above stays right)
+    dry = await api(MERGE, {"m": {**merge, "dry_run": True}}, editor)
+    assert orjson.loads(dry["stats"]) == {"followers_moved": 2, "publications_moved": 2, "drafts_moved": 3,
+                                          "source_topics_deleted": 2}
+    assert await api(TOPIC, {"s": first["slug"]}) is not None and await api(WITH_TOPIC, {"s": target["slug"]}) == []
+    assert {a["id"] for a in await api(FOLLOWERS, {"s": target["slug"]})} == {both.id}
+
     merged = await api(MERGE, {"m": merge}, editor)
     assert merged["success"] is True and merged["error"] is None and merged["topic"] == {"id": target["id"]}
     # drafts: the unpublished one and the two shouts' own drafts (a published shout keeps its draft)
