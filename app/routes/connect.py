@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -49,6 +50,7 @@ ENTITIES = {"reaction": "reaction", "follower": "follower", "publication": "shou
             "draft": "draft"}
 ACTIONS = {"publish": "create", "accept": "update", "unfollow": "delete"}
 RETRY_MS = 3000  # what the stream asks a client to wait before it reconnects
+RECENT = 256  # notification ids a stream remembers, to send each once
 
 
 class Streams:
@@ -134,11 +136,15 @@ async def connect(request: Request) -> Response:
 
     async def stream() -> AsyncIterator[bytes]:
         me, sent, seq = session.user_id, last_seen(request), 0
+        # notifications sent lately: one replayed from the backlog, or arriving on two channels (a moderator's
+        # and their own), goes out once; ids arrive in commit order, not in id order, so no id is "past"
+        recent: deque[int] = deque(maxlen=RECENT)
         try:
             yield f"retry: {RETRY_MS}\n\n".encode()
             if sent is not None and settings.connect_backlog:
                 for note in await notifications_since(deps, me, sent, settings.connect_backlog):
                     sent = note.id
+                    recent.append(note.id)
                     yield frame(f"n{note.id}", missed(note))
             checked = time.monotonic()
             while True:
@@ -156,9 +162,10 @@ async def connect(request: Request) -> Response:
                 item = shaped(event)
                 note = item["id"]
                 if isinstance(note, int):
-                    if sent is not None and note <= sent:
-                        continue  # sent already from the backlog
-                    sent, seq, event_id = note, 0, f"n{note}"
+                    if note in recent:
+                        continue
+                    recent.append(note)
+                    sent, seq, event_id = max(note, sent or 0), 0, f"n{note}"
                 else:
                     seq += 1
                     event_id = f"n{sent or 0}.{seq}"

@@ -271,3 +271,15 @@ async def test_a_moderator_sees_new_comments_of_the_communities_they_moderate(
         await asyncio.sleep(0.3)
     assert seen["payload"]["shout"] == {**seen["payload"]["shout"], "id": shout, "community": 1}
     assert reading.events == [], "a reader who moderates nothing got a moderator's event"
+
+
+async def test_a_moderators_own_notification_arrives_once(served: tuple[str, Api, Settings]) -> None:
+    """A comment on an editor's own shout reaches them on their channel and on the moderators': once."""
+    base, api, _ = served
+    editor, commenter = await api.user("editor"), await api.user()
+    shout = await api.published(editor)
+    async with opened(base, editor) as stream:
+        await api(COMMENT, {"r": {"shout": shout, "kind": "COMMENT", "body": "<p>once</p>"}}, commenter)
+        await stream.arrived("reaction", "create")
+        await asyncio.sleep(0.4)
+    assert [item["entity"] for _, item in stream.events] == ["reaction"], stream.events
