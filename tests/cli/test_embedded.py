@@ -203,3 +203,52 @@ async def test_the_embedded_default_runs_the_caches_read_and_write_paths(
     finally:
         event.remove(Engine, "before_cursor_execute", count)
     assert not [r for r in caplog.records if "redis unavailable" in r.getMessage()]
+
+
+async def test_the_embedded_default_serves_the_panel_the_event_stream_and_mail_templates(tmp_path: Path) -> None:
+    """What a newcomer's `make run` offers beside the API works on SQLite and the in-process Redis too: the
+    editors' panel, the web client's event stream (pub/sub through fakeredis) and the mail's templates."""
+    from tests.live import serve
+
+    url = f"sqlite+aiosqlite:///{tmp_path / 'embedded.db'}"
+    await asyncio.to_thread(command.upgrade, alembic_config(url), "head")
+    assert await seed_database(url, SIZES["test"], progress=False)  # the default community, among the rest
+    settings = load_settings(database_url=url, redis_url=None, registrations_per_address=0, logins_per_address=0,
+                             mails_per_address=0)
+    async with open_deps(settings) as deps:
+        app = create_app(settings, deps=deps)
+        async with serve(app) as base, httpx.AsyncClient(base_url=base, timeout=httpx.Timeout(10, read=None)) as http:
+            panel = await http.get("/admin/", headers={"accept-language": "ru"})
+            assert panel.status_code == 200 and '<html lang="ru"' in panel.text
+            tokens = []
+            for name in ("one", "two"):
+                email = f"{name}@example.org"
+                await http.post("/graphql", json={"query": "mutation($e: String!) { registerUser(email: $e, "
+                                                           'password: "embedded password") { success } }',
+                                                  "variables": {"e": email}}, headers={"accept-language": "en"})
+                login = (await http.post("/graphql", json={"query": "mutation($e: String!) { login(email: $e, "
+                                                                    'password: "embedded password") { error token author { slug } } }',
+                                                           "variables": {"e": email}})).json()["data"]["login"]
+                assert login["token"], login
+                tokens.append((login["token"], login["author"]["slug"]))
+            mailed = deps.accounts.mailer.sent[-1]  # written from the templates, in the language asked
+            assert mailed.subject == "Confirm your email" and mailed.html and "/confirm?token=" in mailed.body
+            (mine, my_slug), (theirs, _) = tokens
+            async with http.stream("GET", "/connect", headers={"authorization": f"Bearer {mine}"}) as stream:
+                assert stream.status_code == 200
+                lines = stream.aiter_lines()
+                assert (await anext(lines)).startswith("retry:")
+                await http.post("/graphql", json={"query": 'mutation($s: String!) { follow(what: AUTHOR, slug: $s) '
+                                                           "{ error } }", "variables": {"s": my_slug}},
+                                headers={"authorization": f"Bearer {theirs}"})
+                data = await asyncio.wait_for(_first_data(lines), 5)
+            assert data["entity"] == "follower" and data["action"] == "follow"
+
+
+async def _first_data(lines: Any) -> dict[str, Any]:
+    import orjson
+
+    async for line in lines:
+        if line.startswith("data: "):
+            return dict(orjson.loads(line[6:]))
+    raise AssertionError("the stream ended")

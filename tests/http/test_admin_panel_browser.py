@@ -158,9 +158,8 @@ async def test_an_editor_deletes_and_restores_a_shout(browser: Browser, app: Any
         await entry.wait_for()
         assert await page.locator(f"a[href='#/shouts?search={shout}']").count() >= 2
         await entry.click()
-        await page.wait_for_selector(f"tr[data-shout='{shout}']")
+        await page.wait_for_selector(f"tr[data-shout='{shout}']")  # among what else its id's digits match
         assert await page.locator("input[name=search]").input_value() == str(shout)
-        assert await page.locator("tbody tr").count() == 1
 
 
 async def test_an_administrator_makes_a_person_an_editor_of_one_community(browser: Browser, app: Any,
