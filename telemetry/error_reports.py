@@ -14,14 +14,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-import sentry_sdk
+from telemetry.version import VERSION
 
 if TYPE_CHECKING:
     from sentry_sdk._types import KeyValueCollectionBehaviour
 
-from telemetry.version import VERSION
-
 FILTERED = "[Filtered]"
+# Whether reports go anywhere: without a DSN sentry-sdk is never imported, and a failure costs one test.
+STARTED = False
 # A key whose value is never sent, as part of any key's name (case-insensitive).
 SECRET_KEYS = re.compile(r"auth|token|secret|passw|pwd|cookie|session|e-?mail|jwt|bearer|csrf|dsn|api.?key|"
                          r"private|credential|signature|^code$|^state$", re.I)
@@ -36,8 +36,10 @@ SECRET_TEXT = (
 
 def start(dsn: str | None, *, environment: str, sample_rate: float = 1.0) -> bool:
     """Start reporting to `dsn` (nothing when None); whether it started."""
+    global STARTED
     if not dsn:
         return False
+    import sentry_sdk
     from sentry_sdk.integrations.asyncio import AsyncioIntegration
     from sentry_sdk.integrations.logging import LoggingIntegration
     from sentry_sdk.integrations.redis import RedisIntegration
@@ -59,12 +61,17 @@ def start(dsn: str | None, *, environment: str, sample_rate: float = 1.0) -> boo
         data_collection={"user_info": False, "cookies": off, "http_bodies": [], "url_query_params": off,
                          "stack_frame_variables": False, "database_query_data": False},
         before_send=scrub_event, before_breadcrumb=scrub_event)
+    STARTED = True
     return True
 
 
 def report_failure(error: BaseException, operation: str | None) -> None:
     """A failure of ours while executing `operation` (a GraphQL operation's name, or None): an event with
-    the operation as a tag. Nothing when reporting is off (sentry-sdk's calls do nothing without a client)."""
+    the operation as a tag. Nothing when reporting is off."""
+    if not STARTED:
+        return
+    import sentry_sdk
+
     with sentry_sdk.new_scope() as scope:
         scope.set_tag("graphql.operation", operation or "anonymous")
         scope.set_transaction_name(f"graphql {operation or 'anonymous'}")
@@ -94,6 +101,12 @@ def scrub(value: Any, key: str = "") -> Any:
 
 def stop(timeout: float = 2.0) -> None:
     """Send what is queued (within `timeout` seconds) and stop reporting."""
+    global STARTED
+    if not STARTED:
+        return
+    import sentry_sdk
+
+    STARTED = False
     client = sentry_sdk.get_client()
     if client.is_active():
         client.close(timeout=timeout)

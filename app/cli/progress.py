@@ -3,7 +3,9 @@ nothing at all elsewhere, so that a log collector or a CI log never receives a c
 
 from __future__ import annotations
 
+import functools
 import sys
+from collections.abc import Callable
 from typing import TextIO
 
 from tqdm import tqdm
@@ -31,18 +33,11 @@ class Bars:
         if total is not None and done >= total:
             self.close()
 
-    def count(self, label: str) -> _Counter:
-        return _Counter(self, label)
+    def count(self, label: str) -> Callable[[int], None]:
+        return functools.partial(self.show, label, total=None)
 
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
             self.bar, self.label = None, None
 
-
-class _Counter:
-    def __init__(self, bars: Bars, label: str) -> None:
-        self.bars, self.label = bars, label
-
-    def __call__(self, done: int) -> None:
-        self.bars.show(self.label, done, None)

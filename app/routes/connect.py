@@ -45,9 +45,9 @@ from schema.context import bearer_token
 
 log = logging.getLogger(__name__)
 
-# The client's words: what an event is about, and what happened to it.
-ENTITIES = {"reaction": "reaction", "follower": "follower", "publication": "shout", "invite": "shout",
-            "draft": "draft"}
+# The client's words for what an event is about (a live event's type, a stored notification's entity; the
+# others are the client's already), and for what happened to it.
+ENTITIES = {"publication": "shout", "invite": "shout"}
 ACTIONS = {"publish": "create", "accept": "update", "unfollow": "delete"}
 RETRY_MS = 3000  # what the stream asks a client to wait before it reconnects
 RECENT = 256  # notification ids a stream remembers, to send each once
@@ -99,9 +99,9 @@ def shaped(event: Event) -> dict[str, Any]:
 
 def missed(note: Any) -> dict[str, Any]:
     """A notification from the database (sent again after a reconnection) in the client's shape."""
-    entity = "shout" if note.entity in ("shout", "invite") else note.entity
-    return {"id": note.id, "entity": entity, "action": ACTIONS.get(note.action, note.action),
-            "payload": note.payload or {}, "created_at": note.created_at * 1000}
+    return {"id": note.id, "entity": ENTITIES.get(note.entity, note.entity),
+            "action": ACTIONS.get(note.action, note.action), "payload": note.payload or {},
+            "created_at": note.created_at * 1000}
 
 
 def last_seen(request: Request) -> int | None:

@@ -166,9 +166,9 @@ class Subscription:
         if self._on_overflow is not None:
             self._on_overflow()
 
-    async def next(self, within: float) -> tuple[str, bytes] | None:
+    async def next(self, within: float | None = None) -> tuple[str, bytes] | None:
         """The next message, or None after `within` seconds without one (the wait for it is cancelled, the
-        subscription goes on); SubscriberTooSlow once dropped."""
+        subscription goes on; None: no deadline); SubscriberTooSlow once dropped."""
         try:
             item = await asyncio.wait_for(self._queue.get(), within)
         except TimeoutError:
@@ -179,9 +179,8 @@ class Subscription:
 
     async def __aiter__(self) -> AsyncIterator[tuple[str, bytes]]:
         while True:
-            item = await self._queue.get()
-            if item is None:
-                raise SubscriberTooSlow("this subscriber fell too far behind and was dropped")
+            item = await self.next()
+            assert item is not None  # no deadline: a message, or SubscriberTooSlow
             yield item
 
     async def aclose(self) -> None:
