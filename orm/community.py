@@ -14,6 +14,10 @@ COMMUNITY_ROLES = ("reader", "author", "artist", "expert", "editor", "admin")
 DEFAULT_COMMUNITY_ID = 1
 
 
+# The platform's community: every new account joins it, a draft starts in it (migration 0012 creates it).
+DEFAULT_COMMUNITY = 1
+
+
 class Community(Base):
     __tablename__ = "community"
 

@@ -22,6 +22,7 @@ from auth.services import LOGIN, MAIL_ASKED, MAIL_RECEIVED, REGISTER
 from auth.sessions import HANDED_OVER, Session
 from cache.entities import get_cached_author, id_by_slug
 from orm import Author, CommunityAuthor
+from orm.community import DEFAULT_COMMUNITY
 from resolvers.access import require_session
 from resolvers.deps import Deps
 from resolvers.errors import BadInput, Busy, Conflict, InvalidTokenError, RateLimited, Unauthenticated
@@ -100,8 +101,14 @@ async def create_account(deps: Deps, *, name: str, email: str | None, email_veri
     async with transaction(deps) as session:
         session.add(author)
         await session.flush()
-        session.add(CommunityAuthor(community=1, author=author.id, joined_at=now,
-                                    roles=await new_member_roles(session, 1, NEW_ACCOUNT_ROLES)))
+        session.add(CommunityAuthor(community=DEFAULT_COMMUNITY, author=author.id, joined_at=now,
+                                    roles=await new_member_roles(session, DEFAULT_COMMUNITY, NEW_ACCOUNT_ROLES)))
+        try:
+            await session.flush()
+        except IntegrityError as missing:
+            # not the caller's "address taken": the database lacks what migration 0012 creates
+            raise RuntimeError(f"the default community (id {DEFAULT_COMMUNITY}) is missing: every new account "
+                               "joins it; `discours migrate` creates it") from missing
     return author
 
 

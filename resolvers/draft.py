@@ -16,6 +16,7 @@ from auth.permissions import Viewer, can
 from cache import keys
 from cache.entities import fetch_shouts
 from orm import Draft, DraftAuthor, DraftTopic, Shout, ShoutAuthor, ShoutTopic, Topic
+from orm.community import DEFAULT_COMMUNITY
 from orm.driver import SessionReads, reads
 from resolvers.access import require, require_viewer
 from resolvers.deps import Deps
@@ -99,7 +100,7 @@ async def create_draft(deps: Deps, viewer: Viewer | None, draft_input: dict[str,
     _check(values)
     now = int(time.time())
     async with transaction(deps) as session:
-        draft = Draft(created_by=signed_in.author_id, created_at=now, updated_at=now, community=1,
+        draft = Draft(created_by=signed_in.author_id, created_at=now, updated_at=now, community=DEFAULT_COMMUNITY,
                       media=draft_input.get("media"), **values)
         session.add(draft)
         await session.flush()

@@ -19,7 +19,7 @@ from sqlalchemy import select
 from auth.accounts import normal_address
 from auth.permissions import Viewer
 from orm import Author, CommunityAuthor
-from orm.community import role_list
+from orm.community import DEFAULT_COMMUNITY, role_list
 from resolvers.access import require
 from resolvers.audit import record
 from resolvers.deps import Deps, holding
@@ -38,7 +38,7 @@ async def get_users(deps: Deps, viewer: Viewer | None, limit: int | None, offset
     """A page of open accounts, newest last, with their roles in the platform's community."""
     require(viewer, MANAGE)
     limit, offset = page(limit, offset, default=DEFAULT_LIMIT, maximum=deps.max_page_size)
-    platform = (CommunityAuthor.author == Author.id) & (CommunityAuthor.community == 1)
+    platform = (CommunityAuthor.author == Author.id) & (CommunityAuthor.community == DEFAULT_COMMUNITY)
     stmt = select(Author.id, Author.email, Author.name, Author.slug, Author.created_at, Author.last_seen,
                   CommunityAuthor.roles).outerjoin(CommunityAuthor, platform).where(Author.deleted_at.is_(None))
     if text := (search or "").strip():

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlalchemy import func, insert, select, text
+from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.cli.corpus import Corpus, Zipf
@@ -120,6 +120,15 @@ class Seeder:
         return [{"id": i + 1, "slug": slug, "name": name, "desc": self.text.sentence("ru", 10),
                  "pic": f"https://images.example.org/communities/{slug}.png", "created_at": self.now - 2000 * DAY,
                  "created_by": 1} for i, (slug, name) in enumerate(names[: self.size.communities])]
+
+    async def communities_into(self, conn: AsyncConnection) -> None:
+        """A migrated database has the default community already (migration 0012): it takes the seed's values."""
+        rows = self.communities()
+        existing = set((await conn.scalars(select(Community.id))).all())
+        for row in rows:
+            if row["id"] in existing:
+                await conn.execute(update(Community).where(Community.id == row["id"]).values(row))
+        await self.insert(conn, Community, [row for row in rows if row["id"] not in existing], "communities")
 
     def topics(self) -> list[dict[str, Any]]:
         rows = []
@@ -279,7 +288,7 @@ async def seed_connection(conn: AsyncConnection, size: Size, *, seed: int = 1, p
     started = time.monotonic()
     authors = seeder.authors()
     await seeder.insert(conn, Author, authors, "authors")
-    await seeder.insert(conn, Community, seeder.communities(), "communities")
+    await seeder.communities_into(conn)
     await seeder.insert(conn, CommunityAuthor, seeder.memberships(), "community members")
     await seeder.insert(conn, Topic, seeder.topics(), "topics")
     shouts, shout_authors, shout_topics = seeder.shouts()

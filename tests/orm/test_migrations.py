@@ -11,7 +11,7 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import inspect, text
+from sqlalchemy import delete, inspect, select, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from orm import Base
@@ -72,3 +72,52 @@ def test_upgrade_matches_models_and_downgrade_removes_all(database_url: str) -> 
     command.upgrade(config, "head")  # and back up again: the history is repeatable
     diff, _ = _diff_and_tables(database_url)
     assert diff == []
+
+
+REGISTER = ('mutation($e: String!) { registerUser(email: $e, password: "a long password", name: "New") '
+            "{ success error } }")
+
+
+def test_a_migrated_database_takes_registrations_before_any_seed(database_url: str) -> None:
+    """A deployment that starts empty: migrations alone give the default community every new account joins;
+    a community created next gets the next id. The control deletes it: registration fails aloud, never a
+    success that created nothing."""
+    import httpx
+
+    from app.main import create_app, open_deps
+    from config.settings import load_settings
+    from orm import Author, Community, CommunityAuthor
+    from orm.community import DEFAULT_COMMUNITY
+    from resolvers.writes import transaction
+
+    command.upgrade(alembic_config(database_url), "head")
+
+    async def run() -> None:
+        settings = load_settings(database_url=database_url, redis_url=None, registrations_per_address=0,
+                                 jwt_secret="x" * 32)
+        async with open_deps(settings) as deps:
+            app = create_app(settings, deps=deps)
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app, raise_app_exceptions=False),
+                                         base_url="http://t") as http:
+                answer = (await http.post("/graphql", json={"query": REGISTER,
+                                                            "variables": {"e": "first@example.org"}})).json()
+                assert answer["data"]["registerUser"]["success"], answer
+                async with deps.db() as session:
+                    member = await session.scalar(select(CommunityAuthor.roles).join(
+                        Author, Author.id == CommunityAuthor.author).where(Author.email == "first@example.org",
+                                                                            CommunityAuthor.community == DEFAULT_COMMUNITY))
+                    assert member == "reader,author"
+                async with transaction(deps) as session:
+                    session.add(next_one := Community(name="Next", slug="next", pic=""))
+                    await session.flush()
+                    assert next_one.id == DEFAULT_COMMUNITY + 1
+                async with transaction(deps) as session:
+                    await session.execute(delete(Community).where(Community.id == DEFAULT_COMMUNITY))
+                refused = (await http.post("/graphql", json={"query": REGISTER,
+                                                             "variables": {"e": "second@example.org"}})).json()
+                assert refused["data"] is None or not (refused["data"]["registerUser"] or {}).get("success")
+                assert refused.get("errors"), refused
+                async with deps.db() as session:
+                    assert await session.scalar(select(Author.id).where(Author.email == "second@example.org")) is None
+
+    asyncio.run(run())
