@@ -8,6 +8,8 @@ context), which is why each setter says how long its value holds.
 - `REFRESHING`: the write's invalidations set graces and note the responses to compute again. Set by
   app/http/write_path.py, around a write answered over HTTP; read by cache/refresh.py `refreshing_now`
   (cache/store.py's invalidation).
+- `AFTERWARDS`: the work a write leaves for after its answer. Set by resolvers/afterwards.py `collecting`, called
+  by app/http/write_path.py around a write's execution; read by resolvers/afterwards.py `after_answer`.
 - `CAPTURE`: which generations the answer being computed depends on: the stamps it is kept under. Set by
   cache/response_capture.py `begin` / `end`, around one computation; read by cache/response_capture.py
   (cache/store.py and cache/composite.py report to it).
@@ -38,10 +40,12 @@ if TYPE_CHECKING:  # the types of the values only: nothing here imports the laye
     from cache.fills import RidingFills
     from cache.refresh import Refreshing
     from cache.response_capture import Capture
+    from resolvers.afterwards import Afterwards
     from schema.engine.item_fragments import RootRendering
     from schema.engine.stream_starts import Turn
 
 REFRESHING: ContextVar[Refreshing | None] = ContextVar("refreshing", default=None)
+AFTERWARDS: ContextVar[Afterwards | None] = ContextVar("afterwards", default=None)
 CAPTURE: ContextVar[Capture | None] = ContextVar("response_capture", default=None)
 RIDING_FILLS: ContextVar[RidingFills | None] = ContextVar("riding_fills", default=None)
 SENT_AT_ONCE: ContextVar[bool] = ContextVar("sent_at_once", default=False)

@@ -179,11 +179,13 @@ async def written_targets(url: str, bodies: dict[str, bytes]) -> tuple[list[int]
 
 
 async def with_writers(url: str, rate: float, seconds: float, mix: str, shouts: list[int], topics: list[str],
-                       reading: Any) -> tuple[Any, dict[str, Any]]:
-    """`reading` (an awaitable) while bench/writers.py writes at `rate` for as long: both results."""
+                       reading: Any, users: int = 20) -> tuple[Any, dict[str, Any]]:
+    """`reading` (an awaitable) while bench/writers.py writes at `rate` for as long, as `users` accounts: both
+    results."""
     writers = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bench.writers", "--url", url, "--rate", str(rate), "--seconds", str(seconds),
         "--mix", mix, "--wait", "--shouts", ",".join(map(str, shouts)), "--topics", ",".join(topics),
+        "--users", str(users),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.PIPE)
     assert writers.stderr is not None and writers.stdin is not None and writers.stdout is not None
     said = b""

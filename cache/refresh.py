@@ -1,11 +1,11 @@
-"""Hot responses computed again by the write that made them stale, before it is answered, while their readers
-are served what was there (a *grace*).
+"""Hot responses computed again by the write that made them stale, once it is answered; while it runs, their
+readers are served what was there (a *grace*).
 
-Why: under writes, a hot page (the latest comments) was made stale by every comment, and each time its readers
-waited for one of them to compute it again: a few milliseconds of CPU, but a dozen turns of a loaded event loop,
-so the page's readers were the read p99 (bench/RESULTS.md, reads under writes). Yet DESIGN.md asks only that
+Why: under writes, a hot page (the latest comments) was made stale by every comment. DESIGN.md asks only that
 *once a mutation's response is sent* no reader gets what it made wrong: until then, a reader may be given the
-answer from before it, as it would have been had it come a moment earlier.
+answer from before it, as it would have been had it come a moment earlier. And the write's own writer waits
+for none of it: computed before the answer, the refreshes made a comment on a busy page wait for the page's
+computation too (bench/RESULTS.md, a comment alone and on a busy page).
 
 So a write answered over HTTP (app/http/graphql_view.py) invalidates in three steps:
 
@@ -17,12 +17,13 @@ So a write answered over HTTP (app/http/graphql_view.py) invalidates in three st
    tag's chain, the chain ends at the current one) is still served (cache/lua/response_look_up.lua): its readers
    wait for no computation. Such a hit is never noted as checked at the clock, so once the grace is gone it is
    checked again, and stale.
-3. The write computes those responses again (at most a few), keeps them as any computation does (the store
-   checks their stamps: no grace there), ends its graces and only then is answered (and its live messages are
-   published: whoever they tell of the write reads what it wrote). Ending a grace cuts the chain at the
-   generation the write moved to (`END_GRACES`): nothing stale by its move is served any more, while what is
-   stale only by later writes' moves still is, until they are answered. A grace that could not be ended
-   (Redis lost) is waited out before the answer.
+3. The write ends its graces and only then is answered (and its live messages are published: whoever they tell
+   of the write reads what it wrote). Ending a grace cuts the chain at the generation the write moved to
+   (`END_GRACES`): nothing stale by its move is served any more, while what is stale only by later writes' moves
+   still is, until they are answered. A grace that could not be ended (Redis lost) is waited out before the
+   answer. After the answer, the write computes those responses again (at most a few), as a read of no one's
+   that joins a reader's computation of the same answer (app/http/write_refresh.py) and keeps it as any
+   computation does (the store checks its stamps).
 
 Writes other than a request's (the revalidator, the CLI, a drill) move generations with no grace, and a chain
 that does not end at the generation a move starts from is started again: a stamp is never served past a move

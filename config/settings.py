@@ -335,28 +335,26 @@ class AnswerSettings(_Group):
     # Seconds a query or mutation may run; then its work is cancelled and the client told so (a commit
     # under way still finishes, with its cache invalidation).
     request_timeout: float = 15.0
-    # State-changing requests (mutations) one worker runs at once; more wait at most WRITE_WAIT_SECONDS
-    # for a turn, then are answered 503 with Retry-After, unchanged (app/http/write_gate.py). 0: no bound. The
-    # wait rides out a Redis or PostgreSQL failover (the writes holding the turns wait for it too) and
-    # ends before REQUEST_TIMEOUT. One at a time leaves the worker to its readers while a write waits on
-    # PostgreSQL or Redis; with more, one write's waits are another's CPU, and under more writes than a
-    # worker does, the reads starve (bench/RESULTS.md, reads under writes).
-    writes_in_flight: int = Field(default=1, ge=0)
+    # State-changing requests (mutations) one worker runs at once, side by side; more wait at most
+    # WRITE_WAIT_SECONDS for a turn, then are answered 503 with Retry-After, unchanged (app/http/write_gate.py).
+    # 0: no bound. The wait rides out a Redis or PostgreSQL failover (the writes holding the turns wait for it
+    # too) and ends before REQUEST_TIMEOUT.
+    writes_in_flight: int = Field(default=8, ge=0)
     write_wait_seconds: float = Field(default=10.0, gt=0)
     # Writes that wait for a turn in one worker at most; the next is answered 503 at once (its memory, and
     # the worker's, stays bounded when writes arrive faster than the worker does them).
     writes_waiting: int = Field(default=64, ge=0)
-    # The share of a busy worker's time its writes may hold their turns: after a write that held one w
-    # seconds, the next waits w * (1 - share) / share while reads are being answered (never on a worker
-    # with nothing else to do), and the writes past that are refused as above (503). Under a flood of
-    # writes, readers keep at least the rest of the worker (bench/RESULTS.md, reads under writes); at 1,
-    # every write the waits allow goes through and the readers get what the writes leave.
+    # The share of a flooded worker's time its writes may hold their turns: after a write that others waited
+    # for, having held its turn w seconds, no turn is given for w * (1 - share) / share while reads are being
+    # answered (never on a worker with nothing else to do, nor to writes slower than the turns take them), and
+    # the writes past that are refused as above (503). At 1, every write the turns allow goes through and the
+    # readers get what the writes leave.
     write_share: float = Field(default=0.5, gt=0, le=1)
-    # Hot responses a write answered over HTTP computes again before its answer, while their readers are served
-    # what was there under a grace (cache/refresh.py): at most this many a write; 0: none, and no grace.
+    # Hot responses a write answered over HTTP computes again after its answer, joining a reader's computation of
+    # the same answer (cache/refresh.py): at most this many a write; 0: none, and no grace.
     responses_refreshed_per_write: int = Field(default=4, ge=0, le=32)
-    # How long a write's grace lasts at most (ms): deleted when the write is answered, before it; a write's
-    # refreshes that take longer than half of it are given up (their readers compute them as ever).
+    # How long a write's grace lasts at most (ms): deleted before the write is answered; a write's refreshes
+    # that take longer than half of it are given up (their readers compute them as ever).
     refresh_grace_ms: int = Field(default=1000, ge=10, le=10_000)
 
 

@@ -22,6 +22,7 @@ from orm import (
 )
 from orm.stats import is_listed
 from resolvers.access import require_own
+from resolvers.afterwards import after_answer
 from resolvers.author_reads import authors_of_ids, get_author_follows
 from resolvers.deps import Deps
 from resolvers.digests import queue_digests
@@ -84,7 +85,8 @@ async def follow(deps: Deps, viewer: Viewer | None, what: str, slug: str, *, on:
             row.deleted_at = None  # a shout follow that was switched off
         elif not on and row is not None:
             await session.delete(row)
-    await queue_digests(deps, notified, time.time())
+    now = time.time()
+    await after_answer(lambda: queue_digests(deps, notified, now))
     return await follows_of(deps, signed_in.author_id) if answer else {"error": None}
 
 

@@ -8,20 +8,22 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Integer, bindparam, func, select
+from sqlalchemy import Integer, String, bindparam, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased, load_only
 
 from auth.permissions import Viewer
-from orm import Reaction, Shout, ShoutAuthor, ShoutReactionsFollower
+from orm import Reaction, Shout, ShoutAuthor, ShoutReactionsFollower, ShoutTopic
 from orm.reaction import RATING_KINDS, ReactionKind
 from orm.stats import is_listed, reaction_stats
 from resolvers.access import require
+from resolvers.afterwards import after_answer
 from resolvers.deps import Deps
 from resolvers.digests import queue_digests
 from resolvers.errors import BadInput, Conflict, NotFound
 from resolvers.events import reaction_event
 from resolvers.writes import added_once, transaction
+from triggers.related import ShoutFacts, known_shout
 
 MAX_BODY = 10_000
 PROOF_KINDS = (ReactionKind.PROOF.value, ReactionKind.DISPROOF.value)
@@ -47,7 +49,10 @@ class _Target:
 _FOLLOW = aliased(ShoutReactionsFollower)
 # Built once (a statement built per write is a tenth of a comment's CPU): the shout, the writer's
 # follow of its discussion and its authors, by the parameters `shout` and `writer`.
-_TARGET = (select(Shout, _FOLLOW, ShoutAuthor.author)
+# Its topics as one string ("3,17"): the cache rules of the reaction ask them (triggers/related.py).
+_TOPICS = (select(func.aggregate_strings(cast(ShoutTopic.topic, String), ","))
+           .where(ShoutTopic.shout == Shout.id).scalar_subquery())
+_TARGET = (select(Shout, _FOLLOW, ShoutAuthor.author, _TOPICS)
            .outerjoin(_FOLLOW, (_FOLLOW.shout == Shout.id) & (_FOLLOW.follower == bindparam("writer")))
            .outerjoin(ShoutAuthor, ShoutAuthor.shout == Shout.id)
            .where(Shout.id == bindparam("shout"), is_listed())
@@ -62,8 +67,12 @@ async def _listed_shout(session: AsyncSession, shout_id: int, writer: int) -> _T
     rows = (await session.execute(_TARGET, {"shout": shout_id, "writer": writer})).all()
     if not rows:
         raise NotFound("no such shout", field="shout")
-    shout, follows = rows[0][0], rows[0][1]
-    return _Target(shout, sorted({author for _, _, author in rows if author is not None}), follows)
+    shout, follows, topics = rows[0][0], rows[0][1], rows[0][3]
+    authors = sorted({author for _, _, author, _ in rows if author is not None})
+    # A reaction changes none of these: its rules take them rather than read them again.
+    known_shout(session.sync_session.info, shout.id, ShoutFacts(
+        authors, [int(topic) for topic in topics.split(",")] if topics else [], listed=True))
+    return _Target(shout, authors, follows)
 
 
 async def create_reaction(deps: Deps, viewer: Viewer | None, reaction: dict[str, Any]) -> dict[str, Any]:
@@ -94,7 +103,7 @@ async def create_reaction(deps: Deps, viewer: Viewer | None, reaction: dict[str,
         result = {**created.dict(), "stat": {"rating": 0, "comments_count": 0}}  # nothing answers it yet
         notified = await reaction_event(session, result, "create", cap=deps.notify_fanout,
                                         shout_authors=target.authors)
-    await queue_digests(deps, notified, now)
+    await after_answer(lambda: queue_digests(deps, notified, now))
     return {"reaction": result, "error": None}
 
 

@@ -22,7 +22,7 @@ def test_no_other_module_of_the_server_declares_a_context_variable() -> None:
 
 
 def test_each_variable_is_described_and_both_set_and_read_elsewhere() -> None:
-    assert len(DECLARED) == 8
+    assert len(DECLARED) == 9
     described = set(re.findall(r"^- `([A-Z_]+)`:", ambient.__doc__ or "", re.MULTILINE))
     assert described == DECLARED
     code = "\n".join(path.read_text() for package in SERVER for path in (ROOT / package).rglob("*.py"))

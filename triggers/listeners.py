@@ -26,7 +26,7 @@ from orm.replicas import ReadRouting
 from telemetry import metrics
 from triggers.changes import Changes
 from triggers.live_rules import LIVE_BULK, LIVE_RULES, Event
-from triggers.related import one_event
+from triggers.related import INFO_KNOWN, one_event
 from triggers.rules import BULK, BULK_MARKS, RULES
 
 log = logging.getLogger(__name__)
@@ -78,7 +78,8 @@ def _record(event_name: Event, connection: Connection, target: Any) -> None:
         return
     rule, live_rule = RULES.get(type(target)), LIVE_RULES.get(type(target))
     _pending(session).writes[(type(target).__tablename__, event_name)] += 1
-    with one_event():  # both rule sets share their reads of related rows (triggers/related.py)
+    # both rule sets share their reads of related rows, starting from what the writer knows (triggers/related.py)
+    with one_event(session.info.get(INFO_KNOWN)):
         if rule is not None:
             rule(target, connection, _pending(session))
         if live_rule is not None:
@@ -135,6 +136,7 @@ def _after_commit(session: Session) -> None:
         # reader could store the old row under the new generation. The transaction's commit applies it.
         return
     session.info.pop(INFO_SAVEPOINTS, None)
+    session.info.pop(INFO_KNOWN, None)  # what the writer knew holds within its transaction only
     changes = session.info.pop(INFO_PENDING, None)
     announced = bool(session.info.pop(INFO_ANNOUNCED, False))
     sink = _sink(session)
@@ -154,6 +156,7 @@ def _after_rollback(session: Session) -> None:
         # transaction goes on and its record must stay; `_after_soft_rollback` trims the savepoint's part.
         return
     session.info.pop(INFO_SAVEPOINTS, None)
+    session.info.pop(INFO_KNOWN, None)
     changes = session.info.pop(INFO_PENDING, None)
     sink = _sink(session)
     if session.info.pop(INFO_ANNOUNCED, False) and changes and sink is not None:

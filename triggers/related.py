@@ -5,6 +5,10 @@ The answers are shared for the length of one row event only (`triggers.listeners
 scope): both rule sets, and a rule's before and after states, ask the same questions of the same rows
 at the same moment, so one statement serves them all. Nothing outlives the event, so a later event of
 the same flush, which may follow inserts of those related rows, reads them afresh.
+
+A writer that has read a shout's facts in its transaction already, and changes none of them (a reaction
+written on it), hands them over (`known_shout`): every event of its session starts from them, and the
+statement each write would wait for is not sent.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy import bindparam, literal, select, union_all
 from sqlalchemy.engine import Connection
@@ -24,9 +28,13 @@ from orm.stats import is_listed
 
 T = TypeVar("T")
 
+# Session.info key: the answers a writer handed over (`known_shout`), which its events start from.
+INFO_KNOWN = "related_known"
+
+
 @contextlib.contextmanager
-def one_event() -> Iterator[None]:
-    token = RELATED_ANSWERS.set({})
+def one_event(known: dict[tuple[str, int], Any] | None = None) -> Iterator[None]:
+    token = RELATED_ANSWERS.set(dict(known) if known else {})
     try:
         yield
     finally:
@@ -70,6 +78,12 @@ def shout_facts(conn: Connection, shout_id: int) -> ShoutFacts:
         return ShoutFacts([i for what, i in rows if what == _AUTHOR], [i for what, i in rows if what == _TOPIC],
                           any(what == _LISTED for what, _ in rows))
     return _shared("shout", shout_id, ask)
+
+
+def known_shout(info: dict[str, Any], shout_id: int, facts: ShoutFacts) -> None:
+    """`facts` of a shout, read by the writer of the session whose `info` this is, in its transaction, which
+    changes none of them: its rules take them instead of reading them again."""
+    info.setdefault(INFO_KNOWN, {})[("shout", shout_id)] = facts
 
 
 def shout_authors(conn: Connection, shout_id: int) -> list[int]:

@@ -38,7 +38,7 @@ class Asked:
     # What was found under the public key before the view: by the front (app/http/response_front.py), nothing
     # it could serve; for a refresh (app/http/write_refresh.py), an answer a write made stale.
     looked_before: LookUp | None = None
-    # A write computes this answer again before it is answered (cache/refresh.py): nothing is looked up.
+    # A write computes this answer again after its answer (cache/refresh.py): a read of no one's.
     refreshing: bool = False
 
 

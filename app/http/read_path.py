@@ -26,7 +26,7 @@ from cache import response_capture
 from cache.fills import RidingFills
 from cache.redis.coalesce import at_once
 from cache.response.rendered import ToKeep, queue_kept
-from cache.response.responses import Claim, Hit, Kept, ResponseCache, etag_of, followed
+from cache.response.responses import Hit, Kept, ResponseCache, etag_of, followed
 from resolvers.errors import Busy
 from schema.context import Context
 
@@ -86,10 +86,10 @@ class ReadPath:
         responses = responses_of(exchange.app)
         hit = None
         # The front (app/http/response_front.py) looked the public key up already and found nothing it could serve.
-        if not (asked.looked_before is not None and key == asked.graphql.public_key) and not asked.refreshing:
+        if not (asked.looked_before is not None and key == asked.graphql.public_key):
             answer.looked = await responses.look_up(key)
             hit = answer.looked.hit
-        for _ in range(0 if asked.refreshing else FLIGHTS_JOINED):
+        for _ in range(FLIGHTS_JOINED):
             if hit is not None or (flight := self.single_flight.joined(key)) is None:
                 break
             hit = await self._waited_for(flight, exchange, responses, key)
@@ -139,8 +139,7 @@ class ReadPath:
         once kept. If its policy and its reads allow, give the answer to the identical requests waiting
         meanwhile (`flight`) and keep it once it has gone out (`Answer.after_answer`)."""
         answer = exchange.answer
-        # A write's refresh computes whatever the others do: a look-up would find the answer it replaces.
-        claim = Claim(ours=False) if exchange.asked.refreshing else await responses.claim(key, clock=flight_clock)
+        claim = await responses.claim(key, clock=flight_clock)
         if claim.hit is not None:
             flight.found(claim.hit, claim.looked)
             self.single_flight.end(flight, None)

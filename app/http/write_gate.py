@@ -3,31 +3,30 @@ for a turn, at most `wait` seconds (WRITE_WAIT_SECONDS), then are answered 503 S
 `Retry-After`, having changed nothing. At most `waiting` of them wait (WRITES_WAITING): the next is
 answered so at once.
 
-Why: a write costs a worker some ten times the CPU of a warm read and a hundred times a hit (a comment:
-nine SQL statements, its invalidation, its live structures and notifications). Offered more writes than
-it can do, a worker without a bound takes them all at once: each waits behind the others, and the reads
-wait behind all of them (bench/RESULTS.md, figures behind the code's rules).
-With the bound, the writes beyond what the worker does are refused in `wait` seconds, told to retry, and
-the readers keep the CPU the admitted writes leave them. A client that gets 503 may send the write again:
-nothing of it was done (the refusal comes before its execution). The wait (10 s by default) is long
-enough to ride out a Redis or PostgreSQL failover, when the writes holding the turns wait too
-(tests/drills/test_redis_cluster_failover.py: every write done); it ends before REQUEST_TIMEOUT.
+Why side by side: a write spends most of its time waiting for PostgreSQL and Redis, and, under reads, for its
+turns of the event loop. Taken one at a time, each waited for every write before it: on a busy page a comment
+waited seconds for its turn (bench/RESULTS.md, a comment alone and on a busy page).
+Writes of different viewers do not wait for one another now; what they change is kept consistent by the
+database (row locks, the vote's advisory lock), as it is between workers.
 
-A bound on the writes' share of the worker's time while readers wait for it (WRITE_SHARE, 0.5 by
-default). One write at a time still takes the worker whole when writes keep coming, since the next starts
-as soon as the last ends, and the reads get what the writes' waits on PostgreSQL and Redis leave them
-(about half their read-only rate in the mixed bench, whatever a write costs: a cheaper write is followed
-by more writes). With a share `s`, a write that held its turn `w` seconds is followed by a pause of
-`w * (1 - s) / s` before the next turn (at most MAX_PAUSE: a turn held long was spent waiting, not
-computing). The pause is only taken while reads are being answered (`Readers`, counted by the response
-front around a hit and by the view around a query it answers): a write delays no one while the worker has
-nothing else to do, so an idle worker does its writes one after the other as before, and the bound only
-divides a busy one. Writes then hold turns at most `s` of the time the readers compete for, and so bound
-the CPU they take with the misses they make; the writes past that wait, and are refused as above. Nothing
-is refused for it while writes come slower than the share lets through. Under more writes than the
-worker does, half its time goes to the readers by default (bench/RESULTS.md, reads under writes: 0.73 of
-their read-only rate on one worker with the bound, 0.52-0.56 without); WRITE_SHARE=1 lets through every
-write the waits allow, the readers getting what the writes leave.
+Why a bound at all: a write costs a worker some ten times the CPU of a warm read and a hundred times a hit.
+Offered more writes than it can do, a worker without a bound takes them all at once: each waits behind the
+others, and the reads wait behind all of them. With the bound, the writes beyond what the worker does are
+refused in `wait` seconds, told to retry, and the readers keep the CPU the admitted writes leave them. A
+client that gets 503 may send the write again: nothing of it was done (the refusal comes before its
+execution). The wait (10 s by default) is long enough to ride out a Redis or PostgreSQL failover, when the
+writes holding the turns wait too (tests/drills/test_redis_cluster_failover.py: every write done); it ends
+before REQUEST_TIMEOUT.
+
+A bound on the writes' share of a flooded worker's time while readers wait for it (WRITE_SHARE, 0.5 by
+default). Offered more writes than its turns take (a write ends while others wait for a turn), a worker would
+give the writes all its time, the next starting as soon as the last ends. So a write that others waited for,
+having held its turn `w` seconds, is followed by a pause of `w * (1 - s) / s` before the next turn is given
+(at most MAX_PAUSE: a turn held long was spent waiting, not computing). The pause is only taken while reads
+are being answered (`Readers`, counted by the response front around a hit and by the view around a query it
+answers): a write delays no one while the worker has nothing else to do. Writes that come slower than the
+turns take them never pause: the pause is for a flood, whose writes past it wait, and are refused as above.
+WRITE_SHARE=1 lets through every write the turns allow, the readers getting what the writes leave.
 
 Why a bound on the waiting too: offered writes faster than it does them, a worker held every one that
 arrived within the wait, each with its request and task (at 250 writes a second past a worker's 100, a
@@ -66,51 +65,60 @@ class WriteGate:
                  readers: Readers | None = None) -> None:
         """`in_flight` 0: no bound (and none on the waiting, nor on the share, either). `share` 1: no pause
         after a write. `readers`: the reads in flight the share's pause yields to."""
+        self.in_flight = in_flight
         self.wait = wait
         self.waiting = waiting
         self.share = share
         self.readers = readers or Readers()
-        self._turns = asyncio.Semaphore(in_flight) if in_flight > 0 else None
+        self._changed = asyncio.Condition()
+        self._running = 0
         self._waiters = 0
-        self._next_turn = 0.0  # loop time before which no turn starts (the pause after the last write)
+        self._next_turn = 0.0  # loop time before which no turn is given (the readers' pause)
 
     @contextlib.asynccontextmanager
     async def turn(self) -> AsyncIterator[None]:
         """A turn to run a state-changing request, or Refused (503): after `wait` seconds without one, or at
         once when `waiting` writes wait already."""
-        if self._turns is None:
+        if self.in_flight <= 0:
             yield
             return
         loop = asyncio.get_running_loop()
-        if (self._turns.locked() or self._pause(loop.time())) and self._waiters >= self.waiting:
-            raise _refused()
+        if not self._free(loop.time()):
+            if self._waiters >= self.waiting:
+                raise _refused()
+            await self._wait_for_turn(loop)
+        self._running += 1
+        began = loop.time()
+        try:
+            yield
+        finally:
+            self._running -= 1
+            if self._waiters and self.share < 1:
+                # writes come faster than the turns take them: the readers get their share first
+                pause = (loop.time() - began) * (1 - self.share) / self.share
+                self._next_turn = max(self._next_turn, loop.time() + min(pause, MAX_PAUSE))
+            async with self._changed:  # never contended across an await: taken at once
+                self._changed.notify_all()
+
+    async def _wait_for_turn(self, loop: asyncio.AbstractEventLoop) -> None:
         deadline = loop.time() + self.wait
         self._waiters += 1
         try:
-            await asyncio.wait_for(self._turns.acquire(), self.wait)
-        except TimeoutError:
-            raise _refused() from None
+            async with self._changed:
+                while not self._free(now := loop.time()):
+                    if now >= deadline or (self._next_turn > deadline and self.readers.count):
+                        raise _refused()  # no turn within the wait: refused now rather than at its end
+                    # a turn taken is given back with a notification; the pause ends at its time
+                    until = self._next_turn if self._next_turn > now and self.readers.count else deadline
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._changed.wait(), max(until - now, 0.001))
         finally:
             self._waiters -= 1
-        try:
-            if (pause := self._pause(loop.time())) > 0:
-                if self._next_turn > deadline:
-                    raise _refused()
-                await asyncio.sleep(pause)
-            started = loop.time()
-            try:
-                yield
-            finally:
-                if self.share < 1:
-                    pause = (loop.time() - started) * (1 - self.share) / self.share
-                    self._next_turn = loop.time() + min(pause, MAX_PAUSE)
-        finally:
-            self._turns.release()
 
-    def _pause(self, now: float) -> float:
-        """Seconds the next turn waits after the last write: none while no read is being answered (the pause
-        would give the time to no one)."""
-        return max(self._next_turn - now, 0.0) if self.readers.count else 0.0
+    def _free(self, now: float) -> bool:
+        """A turn is free: fewer than `in_flight` taken, and no pause. A pause holds only while reads are being
+        answered (it would give the time to no one else)."""
+        return self._running < self.in_flight and (now >= self._next_turn or not self.readers.count)
 
 
 def _refused() -> Refused:

@@ -1,7 +1,12 @@
-"""A state-changing request over HTTP: executed in its turn (app/http/write_gate.py), its invalidations leaving
-graces under which the hot responses it made stale are computed again before it is answered (cache/refresh.py,
-app/http/write_refresh.py). Its graces are gone before its answer, whatever happened, or else waited out: no
-reader is served under them once the write is answered."""
+"""A state-changing request over HTTP: executed in its turn (app/http/write_gate.py), then answered; what it left
+for later (resolvers/afterwards.py) runs after the answer, and the hot responses its invalidations made stale are
+computed again then (cache/refresh.py, app/http/write_refresh.py), so that its writer waits for nothing another
+reader needs.
+
+Its graces (what its readers may still be served while it runs) are gone before its answer, whatever happened,
+or else waited out, and its live messages go out then: no reader is served what it changed once it is answered.
+The refreshes that follow are bounded: a few a write, each joining the computation of the same answer under way
+(app/http/write_refresh.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from app.http.exchange import Exchange
 from app.http.write_gate import Readers, WriteGate
 from app.http.write_refresh import Serve, refresh
 from cache.refresh import Refreshing
+from resolvers.afterwards import Afterwards, collecting
 
 if TYPE_CHECKING:
     from config.settings import AnswerSettings
@@ -22,7 +28,7 @@ if TYPE_CHECKING:
 class WritePath:
     """`readers`: the reads being answered, whose share a write yields to; `settings`: the writes' turns
     (WRITES_IN_FLIGHT, WRITE_WAIT_SECONDS, WRITES_WAITING, WRITE_SHARE) and how many hot responses a write
-    computes again (RESPONSES_REFRESHED_PER_WRITE, 0: none) under graces of REFRESH_GRACE_MS."""
+    computes again after its answer (RESPONSES_REFRESHED_PER_WRITE, 0: none)."""
 
     def __init__(self, readers: Readers, settings: AnswerSettings) -> None:
         self.gate = WriteGate(settings.writes_in_flight, settings.write_wait_seconds, settings.writes_waiting,
@@ -33,17 +39,23 @@ class WritePath:
     async def answer(self, exchange: Exchange, execute: Callable[[Exchange], Awaitable[Any]], serve: Serve) -> Any:
         """`execute` runs the write; `serve` answers the refreshes as the view answers any request."""
         refreshing = Refreshing(self.refreshed_per_write, self.refresh_grace_ms) if self.refreshed_per_write else None
+        afterwards = Afterwards()
         token = REFRESHING.set(refreshing)
         try:
             try:
-                async with self.gate.turn():
-                    response = marked(await execute(exchange), "BYPASS")
+                with collecting(afterwards):
+                    async with self.gate.turn():
+                        response = marked(await execute(exchange), "BYPASS")
             finally:
                 REFRESHING.reset(token)
-            if refreshing is not None and refreshing.requests:
-                await refresh(serve, exchange.scope["app"], refreshing)
             return response
         finally:
+            async def after_answer() -> None:
+                await afterwards.run()
+                if refreshing is not None and refreshing.requests:
+                    await refresh(serve, exchange.scope["app"], refreshing)
+
+            exchange.answer.after_answer = after_answer  # a failed write's leftovers run too
             if refreshing is not None:
                 refreshing.open = False  # what the write started and invalidates later sets no grace
                 if refreshing.graces:

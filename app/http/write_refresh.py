@@ -1,11 +1,12 @@
 """The view's side of hot responses computed again by the write that made them stale (cache/refresh.py): which
 computed answers are noted for writes to refresh, and a write's refreshes, run as requests of no one's.
 
-A refresh is the request the noted answer was computed for, served by the view as any request is (its answer
-kept by the response cache's store script, which keeps it only if its reads are still current), with three
-differences (`refreshing`): nothing is looked up first (a look-up would find the answer it replaces, served
-under the write's grace), it claims nothing and joins no computation under way, and it counts as no one's read
-(no view of a shout it shows, no request in the metrics: `discours_response_refreshes_total` counts it)."""
+A refresh is the request the noted answer was computed for, served by the view as any request is, after the
+write's answer: looked up (a reader may have computed it already), joining the computation of the same answer
+under way in this worker or claimed by another (a hot page's readers miss as soon as the write is answered: the
+refresh and they compute it once), kept by the response cache's store script (only if its reads are still
+current). It counts as no one's read (`refreshing`: no view of a shout it shows, no request in the metrics:
+`discours_response_refreshes_total` counts it)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,6 @@ log = logging.getLogger(__name__)
 
 # A computed answer stale by the moves of more tags than this is not noted for writes to refresh (a bulk change).
 MOVES_NOTED_MOST = 4
-STALE = LookUp(hit=None, stale=True)  # what a refresh's request finds under its key, as far as it knows
 
 
 class Serve(Protocol):
@@ -38,7 +38,7 @@ class Serve(Protocol):
 def noted_for_refresh(exchange: Exchange, key: str, *, ttl: int) -> Callable[[Any], None] | None:
     """The commands that note a public answer computed because writes made it stale (it is read under writes) in
     the refresh index of the tags whose moves did, with its request, for the next write that moves one of them to
-    compute it again before it is answered; None when it is not to be noted: stale by more than a few moves, or
+    compute it again after its answer; None when it is not to be noted: stale by more than a few moves, or
     by the epoch's (a bulk change, a recovery: no write over HTTP makes those), kept for one viewer, computed by a
     write already, or not a single operation with its document."""
     asked, answer = exchange.asked, exchange.answer
@@ -79,7 +79,7 @@ async def _refresh_one(serve: Serve, app: Any, refresh: Refresh) -> None:
             statuses.append(message["status"])
 
     try:
-        await serve(scope, nothing_to_receive, sent_to_no_one, request, looked=STALE, refreshing=True)
+        await serve(scope, nothing_to_receive, sent_to_no_one, request, refreshing=True)
     except Exception:  # a read's failure never fails the write that asked for it
         log.exception("computing a response again after a write failed")
         statuses.append(0)

@@ -186,10 +186,10 @@ async def test_a_comment_costs_the_same_statements_whatever_its_discussion_s_siz
         api: Api, deps: Deps, sql_counter: Any) -> None:
     """Who a comment concerns is chosen and stored by one INSERT ... SELECT: a discussion of fifteen
     followers takes as many statements as one of two, and every one of them lists the comment. A comment
-    is nine statements: the shout (not its body), the reaction, the three the cache's rules ask (its
-    authors, topics, and whether it is listed), the discussion's follow, the shout's authors for the
-    event, the notification and its recipients; reading the followers and the muted in Python, the stats
-    of a comment nothing answers yet and the shout again made it thirteen."""
+    is four statements: the shout (with its authors, topics and the writer's follow), the reaction, the
+    notification and its recipients; the cache's rules asking the shout's facts again, reading the followers
+    and the muted in Python, the stats of a comment nothing answers yet and the shout again made it
+    thirteen."""
     author = await api.user()
     small, large = await api.published(author), await api.published(author)
     commenters = [await api.user() for _ in range(15)]
@@ -205,9 +205,9 @@ async def test_a_comment_costs_the_same_statements_whatever_its_discussion_s_siz
         sql_counter.reset()
         created = await api(COMMENT, {"r": {"kind": "COMMENT", "shout": shout, "body": "ещё"}}, writer)
         statements[shout] = list(sql_counter.statements)
-    # the shout, its authors and the writer's follow; the comment; its shout's authors, topics and whether
-    # it is public (the rules', one statement); the notification and its recipients
-    assert len(statements[large]) == len(statements[small]) == 5, "\n".join(" | ".join(s.split()[:4]) for v in statements.values() for s in [*v, "---"])
+    # the shout, its authors, topics and the writer's follow (which the cache's rules take: triggers/related.py);
+    # the comment; the notification and its recipients
+    assert len(statements[large]) == len(statements[small]) == 4, "\n".join(" | ".join(s.split()[:4]) for v in statements.values() for s in [*v, "---"])
     recipients = [s for s in statements[large] if "notification_recipient" in s]
     assert len(recipients) == 1 and recipients[0].startswith("INSERT INTO notification_recipient"), recipients
     async with deps.db() as session:

@@ -1,5 +1,5 @@
-"""Hot responses computed again by the write that made them stale, their readers served what was there under a
-grace until the write is answered, never after (cache/refresh.py)."""
+"""Hot responses computed again after the write that made them stale is answered, their readers served what was
+there under a grace while the write runs, never after its answer (cache/refresh.py)."""
 
 from __future__ import annotations
 
@@ -68,8 +68,8 @@ async def _page_read_under_writes(api: Api) -> tuple[User, int]:
 @pytest.mark.parametrize("refreshed", [4, 0], ids=["refreshed", "control-off"])
 async def test_a_write_computes_again_the_hot_answers_it_makes_stale_before_it_is_answered(
         api_of: Any, sql_counter: Any, refreshed: int) -> None:
-    """A page read again after a comment made it stale is computed again by the next comment, before that
-    comment is answered: the next read is a hit holding the new comment, with no SQL. Control: with no refresh
+    """A page read again after a comment made it stale is computed again by the next comment, after that
+    comment's answer: the next read is a hit holding the new comment, with no SQL. Control: with no refresh
     the next read computes the page."""
     api = api_of(refreshed)
     writer, shout = await _page_read_under_writes(api)
@@ -102,15 +102,15 @@ async def test_scripts_redis_forgot_are_loaded_and_run_again(api_of: Any, redis:
     assert (await _read(api)).headers["x-cache"] == "HIT"
 
 
-async def test_readers_get_the_answer_from_before_a_write_until_it_is_answered_and_never_after(
+async def test_a_write_is_answered_before_it_computes_hot_answers_again_and_no_read_after_it_is_stale(
         api_of: Any, redis: Redis, monkeypatch: pytest.MonkeyPatch) -> None:
-    """While a write refreshes the page its comment made stale, a reader is served the page as it was, from the
-    response cache (the write is not answered yet: it may be read as before it); once the write is answered,
-    every read holds its comment, and its grace is gone. Its live message goes out after its grace ends."""
+    """A comment's answer goes out before the page it made stale is computed again: its writer waits for no
+    other reader's answer. By then its grace is gone and its live message is out, so a reader that comes before
+    the refresh is done computes the page with the comment, never the page from before it; once the refresh is
+    done, the page is a hit holding it."""
     api = api_of(4)
     writer, shout = await _page_read_under_writes(api)
-    before = (await _read(api)).json()
-    refreshing, release = asyncio.Event(), asyncio.Event()
+    refreshing, release, answered = asyncio.Event(), asyncio.Event(), asyncio.Event()
     refresh = write_path.refresh
 
     async def held(*args: Any) -> None:
@@ -119,22 +119,32 @@ async def test_readers_get_the_answer_from_before_a_write_until_it_is_answered_a
         await refresh(*args)
 
     monkeypatch.setattr(write_path, "refresh", held)
+    app = api.client._transport.app  # type: ignore[attr-defined]
+
+    async def watched(scope: Any, receive: Any, send: Any) -> None:
+        async def sending(message: Any) -> None:
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                answered.set()
+            await send(message)
+
+        await app(scope, receive, sending)
+
     pubsub = redis.pubsub()
     await pubsub.subscribe(keys.channel_shout(shout))
     assert (await pubsub.get_message(timeout=2))["type"] == "subscribe"
-    write = asyncio.create_task(api(COMMENT, {"s": shout, "b": "held"}, writer))
-    await asyncio.wait_for(refreshing.wait(), 10)
-    assert await redis.exists(keys.grace(keys.TAG_REACTIONS))
-    during = await _read(api)
-    assert during.headers["x-cache"] == "HIT" and during.json() == before  # served under the grace
-    assert await pubsub.get_message(timeout=0.2) is None  # no one told of the write yet
-    release.set()
-    await write
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=watched), base_url="http://test") as http:
+        write = asyncio.create_task(http.post("/graphql", json={"query": COMMENT, "variables": {"s": shout, "b": "held"}},
+                                              headers={"authorization": f"Bearer {writer.token}"}))
+        await asyncio.wait_for(refreshing.wait(), 10)
+        assert answered.is_set()  # the answer went out before the refresh began
+        assert not await redis.exists(keys.grace(keys.TAG_REACTIONS))
+        assert await pubsub.get_message(timeout=2) is not None, "the live message goes out before the answer"
+        during = await _read(api)
+        assert during.headers["x-cache"] == "MISS" and "held" in during.text  # computed, never the old page
+        release.set()
+        assert (await write).status_code == 200
     after = await _read(api)
-    assert after.headers["x-cache"] == "HIT" and "held" in after.text  # refreshed before the write's answer
-    assert not await redis.exists(keys.grace(keys.TAG_REACTIONS))
-    message = await pubsub.get_message(timeout=2)
-    assert message is not None, "the write's live message goes out once its grace has ended"
+    assert after.headers["x-cache"] == "HIT" and "held" in after.text
     await pubsub.aclose()
 
 

@@ -1,8 +1,9 @@
 """Writes beyond what a worker takes at once (app/http/write_gate.py): they wait at most WRITE_WAIT_SECONDS
 for a turn, then are answered 503 SERVICE_UNAVAILABLE with Retry-After, having changed nothing; past
 WRITES_WAITING waiting they are answered so at once; reads are never held by the bound; a write sent again
-once a turn is free is done. With WRITE_SHARE below 1, each write is followed by a pause that keeps the
-writes' turns to that share of the time, taken only while reads are being answered."""
+once a turn is free is done. Up to WRITES_IN_FLIGHT writes run side by side. With WRITE_SHARE below 1, a write
+that others waited for is followed by a pause that keeps the writes' turns to that share of the time, taken only
+while reads are being answered."""
 
 from __future__ import annotations
 
@@ -38,13 +39,23 @@ def _gate(app: Any) -> WriteGate:
 
 
 async def _waited_after(gate: WriteGate, held: float) -> float:
-    """Seconds the next write waits for its turn after a write that held one `held` seconds."""
+    """Seconds a write that waited for its turn waits after a write that held it `held` seconds."""
     loop = asyncio.get_running_loop()
+    released: list[float] = []
+    taken = asyncio.Event()
+
+    async def first() -> None:
+        async with gate.turn():
+            taken.set()
+            await asyncio.sleep(held)
+            released.append(loop.time())  # as the turn is given back
+
+    holding = asyncio.create_task(first())
+    await taken.wait()  # the first has its turn: the next waits for it
     async with gate.turn():
-        await asyncio.sleep(held)
-    released = loop.time()
-    async with gate.turn():
-        return loop.time() - released
+        waited = loop.time() - released[0]
+    await holding
+    return waited
 
 
 async def test_a_write_without_a_turn_is_refused_unchanged_and_reads_go_on(
@@ -107,28 +118,43 @@ async def test_past_the_writes_waiting_the_next_is_refused_at_once() -> None:
         pass
 
 
-async def test_a_share_pauses_after_each_write_in_proportion_to_its_turn() -> None:
-    """With a share of 1/3 and a read being answered, a write that held its turn 0.1 s is followed by 0.2 s
-    without one: the writes hold turns a third of the time. A write that would wait for its turn past its
-    wait (0.4 s) is refused at once."""
+async def test_a_share_pauses_after_each_write_others_wait_for_in_proportion_to_its_turn() -> None:
+    """With a share of 1/3 and a read being answered, a write that held its turn 0.1 s while another waited is
+    followed by 0.2 s without a turn: under more writes than the turns take, the writes hold them a third of
+    the time. A write that would wait for its turn past its wait (0.4 s) is refused at once."""
     readers = Readers()
     readers.count = 1  # a read in flight throughout
     gate = WriteGate(1, 0.4, share=1 / 3, readers=readers)
-    loop = asyncio.get_running_loop()
     waited = await _waited_after(gate, 0.1)
     assert 0.19 <= waited < 0.3, waited
-    async with gate.turn():  # a write of no length: no pause after it
-        pass
-    quick = loop.time()
-    async with gate.turn():
-        assert loop.time() - quick < 0.05
-        await asyncio.sleep(0.3)  # a pause of 0.6 s follows, past the next write's 0.4 s wait
+    await asyncio.sleep(0.25)
+    holding = asyncio.create_task(_held(gate, 0.3))  # a pause of 0.6 s follows, past the next write's 0.4 s
+    await asyncio.sleep(0)
     refused_before = metrics.WRITES_REFUSED._value.get()
     with pytest.raises(Refused):
-        async with asyncio.timeout(0.2):  # refused at once, not after waiting
+        async with asyncio.timeout(0.5):  # refused as the turn is given back, not after its wait
             async with gate.turn():
                 pass
+    await holding
     assert metrics.WRITES_REFUSED._value.get() - refused_before == 1
+
+
+async def _held(gate: WriteGate, seconds: float) -> None:
+    async with gate.turn():
+        await asyncio.sleep(seconds)
+
+
+async def test_no_pause_after_a_write_no_other_waited_for() -> None:
+    """Writes that come slower than the turns take them are never held back, readers or not: the pause is for a
+    worker offered more writes than it does."""
+    readers = Readers()
+    readers.count = 1
+    gate = WriteGate(1, 10.0, share=1 / 3, readers=readers)
+    loop = asyncio.get_running_loop()
+    await _held(gate, 0.1)
+    began = loop.time()
+    async with gate.turn():
+        assert loop.time() - began < 0.05
 
 
 async def test_without_a_reader_the_share_pauses_no_write() -> None:
@@ -146,9 +172,12 @@ async def test_the_pause_after_a_long_turn_is_at_most_a_second() -> None:
     twice as long again."""
     gate = WriteGate(1, 10.0, share=1 / 3)
     loop = asyncio.get_running_loop()
-    async with gate.turn():
-        await asyncio.sleep(0.8)  # 1.6 s of pause by the share alone
+    holding = asyncio.create_task(_held(gate, 0.8))  # 1.6 s of pause by the share alone
+    await asyncio.sleep(0)
+    waiting = asyncio.create_task(_held(gate, 0))
+    await holding
     assert gate._next_turn - loop.time() <= MAX_PAUSE
+    await waiting
 
 
 async def test_without_a_share_the_next_write_goes_at_once() -> None:
@@ -158,6 +187,7 @@ async def test_without_a_share_the_next_write_goes_at_once() -> None:
 def test_the_share_is_the_setting(deps: Deps, settings: Settings) -> None:
     app = create_app(settings.model_copy(update={"write_share": 0.25}), deps=deps)
     assert _gate(app).share == 0.25 and _gate(create_app(settings, deps=deps)).share == 0.5
+    assert _gate(create_app(settings, deps=deps)).in_flight == 8
 
 
 async def test_hits_and_answered_queries_are_counted_as_readers_and_writes_are_not(
@@ -195,3 +225,34 @@ async def test_hits_and_answered_queries_are_counted_as_readers_and_writes_are_n
         assert done.status_code == 200 and done.json()["data"]["follow"]["error"] is None, done.text
     assert miss_and_hit == [("lookup", 1), ("execute", 1), ("lookup", 1)]
     assert seen == [("execute", 0)] and view.readers.count == 0
+
+
+async def test_writes_run_side_by_side_up_to_the_bound_and_the_next_waits_for_a_turn() -> None:
+    """Writes of different viewers do not wait for one another: up to `in_flight` hold turns at once, readers
+    or not; the next waits for a turn given back, and, others having waited, the pause after it."""
+    readers = Readers()
+    readers.count = 1
+    gate = WriteGate(3, 5.0, share=0.5, readers=readers)
+    loop = asyncio.get_running_loop()
+    holding, release = [asyncio.Event() for _ in range(3)], asyncio.Event()
+
+    async def write(began: asyncio.Event) -> None:
+        async with gate.turn():
+            began.set()
+            await release.wait()
+
+    began = loop.time()
+    writes = [asyncio.create_task(write(event)) for event in holding]
+    async with asyncio.timeout(1):
+        for event in holding:  # all three at once: none waited for another
+            await event.wait()
+    fourth_began = asyncio.Event()
+    fourth = asyncio.create_task(write(fourth_began))
+    await asyncio.sleep(0.1)
+    assert not fourth_began.is_set()  # every turn is taken
+    release.set()
+    await asyncio.gather(*writes)
+    held, ended = loop.time() - began, loop.time()
+    await asyncio.wait_for(fourth_began.wait(), 2)
+    assert loop.time() - ended >= held * 0.9  # the pause after a turn it waited for, as long (share 0.5)
+    await fourth
