@@ -23,9 +23,23 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import BindParameter, ColumnElement, Insert, Integer, Table, and_, bindparam, insert, or_, select
+from sqlalchemy import (
+    BindParameter,
+    ColumnElement,
+    Insert,
+    Integer,
+    Select,
+    Table,
+    and_,
+    bindparam,
+    insert,
+    or_,
+    select,
+    true,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cache import keys
@@ -44,10 +58,12 @@ from orm import (
     ShoutTopic,
     TopicFollower,
 )
-from triggers.listeners import publish_after_commit
+from triggers.listeners import publish_after_commit, record_statement
 
 REACTION_ACTIONS = ("create", "update", "delete")
-RECIPIENTS = cast(Table, NotificationRecipient.__table__)  # inserted as a plain table (`_deliver`)
+# inserted as plain tables (`_stored`)
+NOTIFICATIONS = cast(Table, Notification.__table__)
+RECIPIENTS = cast(Table, NotificationRecipient.__table__)
 
 
 def thread_of(entity: str, payload: dict[str, Any]) -> str:
@@ -63,23 +79,46 @@ def thread_of(entity: str, payload: dict[str, Any]) -> str:
     return f"shout:{payload.get('shout')}"
 
 
-async def _store(session: AsyncSession, entity: str, action: str, payload: dict[str, Any], now: int) -> int:
-    note = Notification(entity=entity, action=action, created_at=now, payload=payload)
-    session.add(note)
-    await session.flush()
-    return note.id
+# The notification row, by the parameters `now`, `entity`, `action` and `payload`: a plain INSERT, not the ORM's
+# flush, which cost a comment more than the statement. Its status and kind are the model's defaults, given here:
+# an INSERT inside a WITH is sent as written.
+_NOTE = insert(NOTIFICATIONS).values(
+    created_at=bindparam("now", type_=Integer), entity=bindparam("entity"), action=bindparam("action"),
+    payload=bindparam("payload", type_=NOTIFICATIONS.c.payload.type),
+    **{column: getattr(NOTIFICATIONS.c[column].default, "arg", None) for column in ("status", "kind")})
 
 
-def _recipients(candidates: ColumnElement[bool]) -> Insert:
-    """Who an event is for, chosen and stored by one INSERT ... SELECT whatever their number: the
-    `candidates` minus the actor and those who muted the thread, at most `cap` of them (the lowest ids).
-    Built once per kind of event, with bound parameters (note, actor, thread, cap and the candidates'
-    own): building and keying such a statement on each write cost a comment more than running it."""
-    muted = select(NotificationMuted.viewer).where(NotificationMuted.thread == bindparam("thread"))
-    chosen = (select(bindparam("note", type_=Integer), Author.id)
-              .where(candidates, Author.id != bindparam("actor"), Author.id.not_in(muted))
-              .order_by(Author.id).limit(bindparam("cap", type_=Integer)))
-    return insert(RECIPIENTS).from_select(["notification", "author"], chosen).returning(RECIPIENTS.c.author)
+@dataclass(frozen=True, slots=True)
+class _Recipients:
+    """Who an event is for, chosen and stored by one INSERT ... SELECT whatever their number: the candidates
+    minus the actor and those who muted the thread, at most `cap` of them (the lowest ids). `apart`: after the
+    notification row, whose id it takes as `note`; `together`: on PostgreSQL, the row and its recipients in one
+    statement (data-modifying CTEs), each a round trip the write waits for. Built once per kind of event, with
+    bound parameters (actor, thread, cap and the candidates' own): building and keying such a statement on each
+    write cost a comment more than running it."""
+
+    apart: Insert
+    together: Select[int, int | None]
+
+
+def _recipients(candidates: ColumnElement[bool]) -> _Recipients:
+    def chosen(note: Any, *after: Any) -> Select[int, int]:
+        """`after`: the statement whose row `note` is, which the authors are read beside."""
+        muted = select(NotificationMuted.viewer).where(NotificationMuted.thread == bindparam("thread"))
+        rows = select(note, Author.id)
+        if after:
+            rows = rows.select_from(after[0]).join(Author, true())
+        return (rows.where(candidates, Author.id != bindparam("actor"), Author.id.not_in(muted))
+                .order_by(Author.id).limit(bindparam("cap", type_=Integer)))
+
+    def stored(rows: Select[int, int]) -> Insert:
+        return insert(RECIPIENTS).from_select(["notification", "author"], rows).returning(RECIPIENTS.c.author)
+
+    note = _NOTE.returning(NOTIFICATIONS.c.id).cte("note")
+    delivered = stored(chosen(note.c.id, note)).cte("delivered")
+    return _Recipients(apart=stored(chosen(bindparam("note", type_=Integer))),
+                       together=select(note.c.id, delivered.c.author).select_from(
+                           note.outerjoin(delivered, true())))
 
 
 _PEOPLE: BindParameter[list[int]] = bindparam("people", expanding=True)
@@ -101,21 +140,29 @@ _TOPICS_OF_SHOUT = select(ShoutTopic.topic).where(ShoutTopic.shout == bindparam(
 _FOLLOWER = select(Author.id, Author.slug, Author.name, Author.pic).where(Author.id == bindparam("follower"))
 
 
-async def _deliver(session: AsyncSession, event: Event, recipients: Insert | None, thread: str, *,
-                   actor: int | None, cap: int, channels: Iterable[str] = (), **candidates: Any) -> list[int]:
-    """Store who the event is for (`recipients`, one of the statements above, given its `candidates`'
-    parameters) and publish it to them and to `channels`, after the commit. Returns them, in order."""
-    people: list[int] = []
-    if recipients is not None and cap > 0:
-        chosen = await session.scalars(recipients, {
-            "note": event.data["notification"], "actor": actor if actor is not None else -1, "thread": thread,
-            "cap": cap, **candidates})
-        people = sorted(chosen.all())
+async def _stored(session: AsyncSession, entity: str, action: str, payload: dict[str, Any], now: int,
+                  recipients: _Recipients | None = None, *, thread: str = "", actor: int | None = None,
+                  cap: int = 0, **candidates: Any) -> tuple[int, list[int]]:
+    """The notification row and who it is for (`recipients`, one of the statements above, given its
+    `candidates`' parameters): its id and them, in order."""
+    record_statement(session, Notification)  # a plain INSERT: the mapper's events do not see it
+    row = {"now": now, "entity": entity, "action": action, "payload": payload}
+    if recipients is None or cap <= 0:
+        return int((await session.execute(_NOTE.returning(NOTIFICATIONS.c.id), row)).scalar_one()), []
+    chosen = {"actor": actor if actor is not None else -1, "thread": thread, "cap": cap, **candidates}
+    if session.get_bind().dialect.name == "postgresql":
+        rows = (await session.execute(recipients.together, {**row, **chosen})).all()
+        return int(rows[0][0]), sorted(person for _, person in rows if person is not None)
+    note = int((await session.execute(_NOTE.returning(NOTIFICATIONS.c.id), row)).scalar_one())
+    return note, sorted((await session.scalars(recipients.apart, {"note": note, **chosen})).all())
+
+
+def _publish(session: AsyncSession, event: Event, people: list[int], channels: Iterable[str] = ()) -> None:
+    """The event to its people and to `channels`, after the commit."""
     shared = event.encode()
     publish_after_commit(session, [
         *((channel, shared) for channel in channels),
         *zip((keys.channel_user(person) for person in people), event.encode_to(people), strict=True)])
-    return people
 
 
 async def _shout_brief(session: AsyncSession, shout_id: int,
@@ -142,36 +189,35 @@ async def reaction_event(session: AsyncSession, reaction: dict[str, Any], action
     shout, authors, public = await _shout_brief(session, reaction["shout"], shout_authors)
     payload = {"reaction": reaction["id"], "shout": shout["id"], "reply_to": reaction.get("reply_to"),
                "created_by": reaction["created_by"], "kind": reaction["kind"]}
-    note = await _store(session, "reaction", action, payload, now)
     direct: set[int | None] = set(authors)
     if action == "create" and public and reaction.get("reply_to") is not None:
         answered = await session.get(Reaction, reaction["reply_to"])  # the writer's own, read already
         direct.add(answered.created_by if answered is not None else None)
+    # a reaction created concerns its shout's authors (and, the shout public, the discussion's followers
+    # and the author of the comment it answers); edits and deletions reach the shout's watchers only
+    recipients = None if action != "create" else _TO_PEOPLE_AND_DISCUSSION if public else _TO_PEOPLE
+    note, people = await _stored(session, "reaction", action, payload, now, recipients,
+                                 thread=thread_of("reaction", payload), actor=reaction["created_by"], cap=cap,
+                                 people=sorted(p for p in direct if p is not None), shout=shout["id"])
     value = {k: v for k, v in reaction.items() if k != "first_replies"}
     event = Event(type="reaction", entity_type="reaction", entity_id=reaction["id"], action=action, timestamp=now,
                   data={"notification": note, "reaction": value, "shout": shout, "public": public,
                         **({} if public else {"authors": authors})})
-    # a reaction created concerns its shout's authors (and, the shout public, the discussion's followers
-    # and the author of the comment it answers); edits and deletions reach the shout's watchers only
-    recipients = None if action != "create" else _TO_PEOPLE_AND_DISCUSSION if public else _TO_PEOPLE
     # a new one also goes to whoever moderates the shout's community (the editors' panel's queue)
     moderators = [keys.channel_moderation(shout["community"])] if action == "create" else []
-    people = await _deliver(session, event, recipients, thread_of("reaction", payload),
-                            actor=reaction["created_by"], cap=cap,
-                            channels=[keys.channel_shout(shout["id"]), *moderators],
-                            people=sorted(p for p in direct if p is not None), shout=shout["id"])
+    _publish(session, event, people, [keys.channel_shout(shout["id"]), *moderators])
     return {p for p in people if p in direct}
 
 
 async def follow_event(session: AsyncSession, follower: int, author: int) -> None:
     now = int(time.time())
     payload = {"follower": follower, "author": author}
-    note = await _store(session, "follower", "follow", payload, now)
+    note, people = await _stored(session, "follower", "follow", payload, now, _TO_PEOPLE,
+                                 thread=thread_of("follower", payload), actor=follower, cap=1, people=[author])
     who = (await session.execute(_FOLLOWER, {"follower": follower})).one()
     event = Event(type="follower", entity_type="author", entity_id=follower, action="follow", timestamp=now,
                   data={"notification": note, "follower": dict(who._mapping), "author": author})
-    await _deliver(session, event, _TO_PEOPLE, thread_of("follower", payload), actor=follower, cap=1,
-                   people=[author])
+    _publish(session, event, people)
 
 
 async def publication_event(session: AsyncSession, shout_id: int, actor: int | None, *, cap: int) -> None:
@@ -182,12 +228,12 @@ async def publication_event(session: AsyncSession, shout_id: int, actor: int | N
         return
     topics = list((await session.scalars(_TOPICS_OF_SHOUT, {"shout": shout_id})).all())
     payload = {"shout": shout_id, "created_by": actor}
-    note = await _store(session, "shout", "publish", payload, now)
+    note, people = await _stored(session, "shout", "publish", payload, now, _TO_FOLLOWERS_OF_PUBLICATION,
+                                 thread=thread_of("shout", payload), actor=actor, cap=cap, authors=authors,
+                                 topics=topics)
     event = Event(type="publication", entity_type="shout", entity_id=shout_id, action="publish", timestamp=now,
                   data={"notification": note, "shout": shout, "authors": authors, "topics": topics})
-    await _deliver(session, event, _TO_FOLLOWERS_OF_PUBLICATION, thread_of("shout", payload), actor=actor,
-                   cap=cap, channels=[keys.CHANNEL_GLOBAL, *(keys.channel_topic(t) for t in topics)],
-                   authors=authors, topics=topics)
+    _publish(session, event, people, [keys.CHANNEL_GLOBAL, *(keys.channel_topic(t) for t in topics)])
 
 
 async def invite_event(session: AsyncSession, invite: Invite) -> None:
@@ -195,12 +241,13 @@ async def invite_event(session: AsyncSession, invite: Invite) -> None:
     now = int(time.time())
     payload = {"invite": invite.id, "inviter": invite.inviter_id, "author": invite.author_id,
                "shout": invite.shout_id}
-    note = await _store(session, "invite", "accept", payload, now)
+    note, people = await _stored(session, "invite", "accept", payload, now, _TO_PEOPLE,
+                                 thread=thread_of("invite", payload), actor=invite.author_id, cap=1,
+                                 people=[invite.inviter_id])
     shout, _, _ = await _shout_brief(session, invite.shout_id)
     event = Event(type="invite", entity_type="invite", entity_id=invite.id, action="accept", timestamp=now,
                   data={"notification": note, "shout": shout, "author": invite.author_id})
-    await _deliver(session, event, _TO_PEOPLE, thread_of("invite", payload), actor=invite.author_id, cap=1,
-                   people=[invite.inviter_id])
+    _publish(session, event, people)
 
 
 def draft_event(session: AsyncSession, draft_id: int, action: str, actor: int | None, authors: list[int]) -> None:

@@ -103,9 +103,19 @@ def _record_bulk(state: ORMExecuteState) -> None:
         return
     mapper = state.bind_mapper
     model = mapper.class_ if mapper is not None else None
-    if model not in BULK:
-        return
-    changes = _pending(state.session)
+    if model in BULK:
+        _bulk(state.session, model)
+
+
+def record_statement(session: AsyncSession, model: type) -> None:
+    """Rows of `model` written by a statement the mapper does not see (a plain INSERT, a data-modifying CTE):
+    recorded as a bulk change of the kind (triggers/rules.py BULK), invalidated at the commit as any."""
+    if session.sync_session.info.get(INFO_SINK) is not None:
+        _bulk(session.sync_session, model)
+
+
+def _bulk(session: Session, model: type) -> None:
+    changes = _pending(session)
     changes.tag(*BULK[model])
     for kind in BULK_MARKS.get(model, ()):
         changes.mark(kind, "all")
