@@ -85,7 +85,8 @@ def thread_of(entity: str, payload: dict[str, Any]) -> str:
 _NOTE = insert(NOTIFICATIONS).values(
     created_at=bindparam("now", type_=Integer), entity=bindparam("entity"), action=bindparam("action"),
     payload=bindparam("payload", type_=NOTIFICATIONS.c.payload.type),
-    **{column: getattr(NOTIFICATIONS.c[column].default, "arg", None) for column in ("status", "kind")})
+    **{column: getattr(NOTIFICATIONS.c[column].default, "arg", None) for column in ("status", "kind")}
+).returning(NOTIFICATIONS.c.id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,19 +103,19 @@ class _Recipients:
 
 
 def _recipients(candidates: ColumnElement[bool]) -> _Recipients:
-    def chosen(note: Any, *after: Any) -> Select[int, int]:
-        """`after`: the statement whose row `note` is, which the authors are read beside."""
+    def chosen(note: Any, beside: Any = None) -> Select[int, int]:
+        """`beside`: the statement whose row `note` is, which the authors are read beside."""
         muted = select(NotificationMuted.viewer).where(NotificationMuted.thread == bindparam("thread"))
         rows = select(note, Author.id)
-        if after:
-            rows = rows.select_from(after[0]).join(Author, true())
+        if beside is not None:
+            rows = rows.select_from(beside).join(Author, true())
         return (rows.where(candidates, Author.id != bindparam("actor"), Author.id.not_in(muted))
                 .order_by(Author.id).limit(bindparam("cap", type_=Integer)))
 
     def stored(rows: Select[int, int]) -> Insert:
         return insert(RECIPIENTS).from_select(["notification", "author"], rows).returning(RECIPIENTS.c.author)
 
-    note = _NOTE.returning(NOTIFICATIONS.c.id).cte("note")
+    note = _NOTE.cte("note")
     delivered = stored(chosen(note.c.id, note)).cte("delivered")
     return _Recipients(apart=stored(chosen(bindparam("note", type_=Integer))),
                        together=select(note.c.id, delivered.c.author).select_from(
@@ -148,12 +149,12 @@ async def _stored(session: AsyncSession, entity: str, action: str, payload: dict
     record_statement(session, Notification)  # a plain INSERT: the mapper's events do not see it
     row = {"now": now, "entity": entity, "action": action, "payload": payload}
     if recipients is None or cap <= 0:
-        return int((await session.execute(_NOTE.returning(NOTIFICATIONS.c.id), row)).scalar_one()), []
+        return int((await session.execute(_NOTE, row)).scalar_one()), []
     chosen = {"actor": actor if actor is not None else -1, "thread": thread, "cap": cap, **candidates}
     if session.get_bind().dialect.name == "postgresql":
         rows = (await session.execute(recipients.together, {**row, **chosen})).all()
         return int(rows[0][0]), sorted(person for _, person in rows if person is not None)
-    note = int((await session.execute(_NOTE.returning(NOTIFICATIONS.c.id), row)).scalar_one())
+    note = int((await session.execute(_NOTE, row)).scalar_one())
     return note, sorted((await session.scalars(recipients.apart, {"note": note, **chosen})).all())
 
 

@@ -278,10 +278,7 @@ class Context:
         if self._session is _UNSET:
             self._session = None
             auth = self.deps.auth
-            token = None
-            if auth:
-                token = (_token_of_params(self.connection_params)
-                         or bearer_token(self.request, auth.settings.session_cookie))
+            token = self._token()
             if auth and token:
                 try:
                     self._session = await auth.sessions.validate(token)
@@ -294,6 +291,12 @@ class Context:
         session: Session | None = self._session  # set just above
         return session
 
+    def _token(self) -> str | None:
+        auth = self.deps.auth
+        if not auth:
+            return None
+        return _token_of_params(self.connection_params) or bearer_token(self.request, auth.settings.session_cookie)
+
     async def client(self) -> str:
         """Who reads, for view counting: the signed-in author or a hash of the anonymous client."""
         viewer = await self.viewer(shapes_answer=False)
@@ -304,8 +307,17 @@ class Context:
         if shapes_answer:
             response_capture.viewer_read()
         if self._viewer is _UNSET:
-            session = await self.session(shapes_answer=False)
-            self._viewer = None if session is None else await account_viewer(self.deps, session.user_id)
+            token = self._token() if self._session is _UNSET else None
+            claimed = self.deps.auth.sessions.claimed_user(token) if token and self.deps.auth else None
+            if claimed is None:
+                session = await self.session(shapes_answer=False)
+                self._viewer = None if session is None else await account_viewer(self.deps, session.user_id)
+            else:
+                # The token names its account: the account is read beside the session's check (one round trip
+                # for both), and taken only if the session is valid and is that account's.
+                session, account = await asyncio.gather(self.session(shapes_answer=False),
+                                                        account_viewer(self.deps, claimed))
+                self._viewer = account if session is not None and session.user_id == claimed else None
         viewer: Viewer | None = self._viewer  # set just above
         return viewer
 

@@ -35,12 +35,12 @@ class Cost:
 # At most what each write costs; a write that grows fails here. The first comment of a reader on a shout also
 # joins its discussion (a savepoint and an insert), the first vote has no vote to replace.
 BUDGET = {
-    "first comment on a shout": Cost(statements=6, before=6, after=1),
-    "comment": Cost(statements=3, before=6, after=1),
-    "vote": Cost(statements=5, before=6, after=1),
-    "vote replaced": Cost(statements=6, before=6, after=1),
-    "follow": Cost(statements=5, before=5, after=0),
-    "unfollow": Cost(statements=3, before=5, after=0),
+    "first comment on a shout": Cost(statements=6, before=5, after=1),
+    "comment": Cost(statements=3, before=5, after=1),
+    "vote": Cost(statements=5, before=5, after=1),
+    "vote replaced": Cost(statements=6, before=5, after=1),
+    "follow": Cost(statements=5, before=4, after=0),
+    "unfollow": Cost(statements=3, before=4, after=0),
 }
 
 
