@@ -8,8 +8,12 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: run test install services migrate lint bench mutants clean upgrade lock
 
+# pip as old as Python 3.11's own (23.2), checking hashes, refuses an extra's requirement (pip-audit's
+# CacheControl[filecache]) as unpinned once the index holds a release newer than the lock's: a newer pip
+# matches it to the pinned one.
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) 2>/dev/null || python3 -m venv $(VENV)
+	$(BIN)/python -m pip install -q "pip==26.3"
 
 # Two locks, every package at its exact version and each file checked against its hash: requirements.lock
 # is what a server needs (`make run`, an image), requirements-dev.lock that and the tools of the suite and
