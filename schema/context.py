@@ -276,20 +276,23 @@ class Context:
         if shapes_answer:
             response_capture.viewer_read()
         if self._session is _UNSET:
-            self._session = None
-            auth = self.deps.auth
-            token = self._token()
-            if auth and token:
-                try:
-                    self._session = await auth.sessions.validate(token)
-                except RedisError as exc:
-                    # Not "signed out": the token may well be valid, and a client told UNAUTHENTICATED
-                    # throws it away. Asked again, the next call tries Redis again.
-                    self._session = _UNSET
-                    log.warning("a session could not be checked: Redis does not answer")
-                    raise Busy("sessions cannot be checked right now; try again shortly") from exc
+            await self._check(self._token())
         session: Session | None = self._session  # set just above
         return session
+
+    async def _check(self, token: str | None) -> None:
+        """`_session`: the session of `token`, checked against Redis, or None."""
+        self._session = None
+        auth = self.deps.auth
+        if auth and token:
+            try:
+                self._session = await auth.sessions.validate(token)
+            except RedisError as exc:
+                # Not "signed out": the token may well be valid, and a client told UNAUTHENTICATED
+                # throws it away. Asked again, the next call tries Redis again.
+                self._session = _UNSET
+                log.warning("a session could not be checked: Redis does not answer")
+                raise Busy("sessions cannot be checked right now; try again shortly") from exc
 
     def _token(self) -> str | None:
         auth = self.deps.auth
@@ -315,8 +318,8 @@ class Context:
             else:
                 # The token names its account: the account is read beside the session's check (one round trip
                 # for both), and taken only if the session is valid and is that account's.
-                session, account = await asyncio.gather(self.session(shapes_answer=False),
-                                                        account_viewer(self.deps, claimed))
+                _, account = await asyncio.gather(self._check(token), account_viewer(self.deps, claimed))
+                session = self._session
                 self._viewer = account if session is not None and session.user_id == claimed else None
         viewer: Viewer | None = self._viewer  # set just above
         return viewer
