@@ -4,8 +4,8 @@ layers.
 
 For such a read those layers cost several times the driver's own work (bench/RESULTS.md, figures behind
 the code's rules), and a cold page of reactions runs three such statements. A statement is compiled once
-(`orm.seam.driver_sql`: an IN list is one array parameter; one built per request, for that request, still
-costs less than a session) and asyncpg prepares its text once per connection.
+(`orm.seam.driver_sql`: an IN list is one array parameter; one built per request is compiled once per shape,
+`DriverSQLByShape`) and asyncpg prepares its text once per connection.
 
 What SQLAlchemy did for these reads is done here too: the connection comes from the engine's pool (lent
 without a checkout when the pool holds one for such reads, checked as a checkout would: orm/held.py), a
@@ -32,11 +32,13 @@ from orm.engine import SessionFactory, behind_pooler, read_session
 from orm.errors import is_recovery_conflict, is_unavailable
 from orm.held import discard, give_back, lend
 from orm.replicas import ReadRouting
-from orm.seam import cursor_events, driver_sql
+from orm.seam import DriverSQLByShape, cursor_events
 from orm.search import is_postgres
 from telemetry import metrics
 
 log = logging.getLogger(__name__)
+# Shapes of statements built per request kept compiled (a page's filters and order make a few hundred).
+COMPILED_SHAPES = 500
 
 
 class Reads(Protocol):
@@ -65,14 +67,15 @@ class DriverReads:
         self.engine = engine
         self.routing = routing
         # What each statement compiles to, while it lives: one built once per process (a module's constant, a
-        # bounded cache's) stays compiled; one built for a request is compiled for it and forgotten with it.
+        # bounded cache's) is looked up by itself; one built for a request, by its shape.
         self._compiled: weakref.WeakKeyDictionary[Select[Any], tuple[str, list[str], dict[str, Any]]] = (
             weakref.WeakKeyDictionary())
+        self._by_shape = DriverSQLByShape(engine.dialect, COMPILED_SHAPES)
 
     async def rows(self, statement: Select[Any], params: Mapping[str, Any]) -> list[dict[str, Any]]:
         compiled = self._compiled.get(statement)
         if compiled is None:
-            compiled = self._compiled[statement] = driver_sql(statement, self.engine.dialect)
+            compiled = self._compiled[statement] = self._by_shape(statement)
         sql, names, constants = compiled
         arguments = [params[name] if name in params else constants[name] for name in names]
         engine = self.engine if self.routing is None else await self.routing.engine_for_read()

@@ -9,7 +9,9 @@ as public. Whether a SELECT locks rows (FOR UPDATE: the primary's business) is i
 
 Reads sent straight to asyncpg (orm/driver.py) need a statement's SQL as asyncpg takes it. SQLAlchemy
 compiles an expanding IN (a list bound at execution) to a `__[POSTCOMPILE_name]` placeholder it fills in
-per call; `driver_sql` turns each into one array parameter instead. And the engine's
+per call; `driver_sql` turns each into one array parameter instead, and `DriverSQLByShape` keeps what a
+statement compiles to by its cache key (`_generate_cache_key`), whose values it binds as SQLAlchemy's own
+compiled cache does (`construct_params(extracted_parameters=...)`). And the engine's
 cursor event listeners (statement counters in tests and benches, error reports' and traces' spans) are
 called through the engine's `dispatch`, as SQLAlchemy calls them around a statement it sends. Connections
 lent to those reads without the pool's checkout (orm/held.py) are checked as the checkout checks them:
@@ -26,12 +28,13 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Awaitable, Iterator
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import Select
-from sqlalchemy.engine import Connection, Dialect, Engine
+from sqlalchemy.engine import Compiled, Connection, Dialect, Engine
 from sqlalchemy.pool import Pool, PoolProxiedConnection
-from sqlalchemy.util import await_
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.util import LRUCache, await_
 
 T = TypeVar("T")
 
@@ -56,7 +59,12 @@ def driver_sql(select: Select[Any], dialect: Dialect) -> tuple[str, list[str], d
     list's length (asyncpg prepares it once per connection) and an empty list selects nothing (or, NOT IN,
     everything) as SQLAlchemy's empty IN does."""
     compiled = select.compile(dialect=dialect)
-    names = [name for name in compiled.positiontup or () if not compiled.binds[name].expanding]
+    return (*_driver_text(compiled), compiled.params)
+
+
+def _driver_text(compiled: Compiled) -> tuple[str, list[str]]:
+    """`driver_sql`'s SQL and parameter names of a compiled statement."""
+    names = [name for name in compiled.positiontup or () if not compiled.binds[name].expanding]  # type: ignore[attr-defined]
     numbers: dict[str, int] = {}
 
     def one_array(match: re.Match[str]) -> str:
@@ -69,7 +77,31 @@ def driver_sql(select: Select[Any], dialect: Dialect) -> tuple[str, list[str], d
     sql = _EXPANDING.sub(one_array, compiled.string)
     if "__[POSTCOMPILE_" in sql:
         raise ValueError(f"a parameter rendered at execution that is not an IN list: {sql}")
-    return sql, names, dict(compiled.params)
+    return sql, names
+
+
+class DriverSQLByShape:
+    """`driver_sql` of statements by their shape, the key SQLAlchemy's own compiled cache uses (a statement's
+    cache key: its structure, without the values it holds): a statement built for each request (a page's
+    filters, order and bounds) is compiled once per shape, not at every read, and takes its values from its
+    own key. A statement SQLAlchemy does not cache (no key) is compiled each time. At most `size` shapes are
+    kept (the least recently used go)."""
+
+    def __init__(self, dialect: Dialect, size: int) -> None:
+        self.dialect = dialect
+        self._shapes: LRUCache[Any, tuple[str, list[str], SQLCompiler]] = LRUCache(size)
+
+    def __call__(self, select: Select[Any]) -> tuple[str, list[str], dict[str, Any]]:
+        key = select._generate_cache_key()
+        if key is None:
+            return driver_sql(select, self.dialect)
+        known = self._shapes.get(key.key)
+        if known is None:
+            compiled = cast(SQLCompiler, select.compile(dialect=self.dialect, cache_key=key))
+            known = self._shapes[key.key] = (*_driver_text(compiled), compiled)
+        sql, names, compiled = known
+        # `_check=False`, as `Compiled.params` asks: a parameter given at execution (`ids`) has no value here.
+        return sql, names, dict(compiled.construct_params(extracted_parameters=key.bindparams, _check=False))
 
 
 class DriverStatement:

@@ -29,7 +29,7 @@ from schema.inputs import (
     reactions_query,
     shouts_query,
 )
-from schema.pages import along, reactions_page, shouts_list, shouts_page
+from schema.pages import along, entities_list, reactions_page, shouts_list, shouts_page
 from schema.results import Collection, CommonResult, CountResult, SearchResult
 from schema.types import Author, AuthorPlace, Community, Reaction, Shout, Topic
 from schema.viewer_query import ViewerQuery
@@ -47,6 +47,18 @@ def _communities(items: list[dict[str, Any]]) -> list[Community | None]:
     return [Community.of(c) for c in items]
 
 
+async def _listed_authors(info: Info, items: list[dict[str, Any]]) -> list[Author | None]:
+    return await entities_list(info, "author", items, Author.of)
+
+
+async def _listed_topics(info: Info, items: list[dict[str, Any]]) -> list[Topic | None]:
+    return await entities_list(info, "topic", items, Topic.of)
+
+
+async def _listed_communities(info: Info, items: list[dict[str, Any]]) -> list[Community | None]:
+    return await entities_list(info, "community", items, Community.of)
+
+
 @strawberry.type
 class Query(AuthQuery, AdminQuery, AdminPeopleQuery, ViewerQuery):
     # --- authors ---------------------------------------------------------------------------------
@@ -56,13 +68,13 @@ class Query(AuthQuery, AdminQuery, AdminPeopleQuery, ViewerQuery):
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_authors_all(self, info: Info) -> list[Author | None] | None:
-        return _authors(await authors.get_authors_all(info.context.deps))
+        return await _listed_authors(info, await authors.get_authors_all(info.context.deps))
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def load_authors_by(self, info: Info, by: AuthorsBy, limit: int | None = None,
                               offset: int | None = None) -> list[Author | None] | None:
         query = authors_query(by, limit, offset, info.context.deps)
-        return _authors(await authors.load_authors_by(info.context.deps, query))
+        return await _listed_authors(info, await authors.load_authors_by(info.context.deps, query))
 
     # No cache_control: never kept by the response cache, whose tags a vote does not move (the board does).
     @strawberry.field(description="The authors ranked around one (an addition to the Discours contract): "
@@ -79,12 +91,13 @@ class Query(AuthQuery, AdminQuery, AdminPeopleQuery, ViewerQuery):
                                   offset: int | None = None) -> list[Author] | None:
         found = await search.load_authors_search(info.context.deps, text, limit, offset,
                                                  client=client_address(info.context.request))
-        return [a for a in _authors(found) if a is not None]
+        return [a for a in await _listed_authors(info, found) if a is not None]
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_author_followers(self, info: Info, slug: str | None = None, user: str | None = None,
                                    author_id: int | None = None) -> list[Author | None] | None:
-        return _authors(await authors.get_author_followers(info.context.deps, slug, user, author_id))
+        found = await authors.get_author_followers(info.context.deps, slug, user, author_id)
+        return await _listed_authors(info, found)
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_author_follows(self, info: Info, slug: str | None = None, user: str | None = None,
@@ -96,13 +109,14 @@ class Query(AuthQuery, AdminQuery, AdminPeopleQuery, ViewerQuery):
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_author_follows_topics(self, info: Info, slug: str | None = None, user: str | None = None,
                                         author_id: int | None = None) -> list[Topic | None] | None:
-        return _topics(await authors.get_author_follows_of_kind(info.context.deps, "topic", slug, user, author_id))
+        found = await authors.get_author_follows_of_kind(info.context.deps, "topic", slug, user, author_id)
+        return await _listed_topics(info, found)
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_author_follows_authors(self, info: Info, slug: str | None = None, user: str | None = None,
                                          author_id: int | None = None) -> list[Author | None] | None:
-        return _authors(
-            await authors.get_author_follows_of_kind(info.context.deps, "author", slug, user, author_id))
+        return await _listed_authors(
+            info, await authors.get_author_follows_of_kind(info.context.deps, "author", slug, user, author_id))
 
     # --- communities -----------------------------------------------------------------------------
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
@@ -111,13 +125,13 @@ class Query(AuthQuery, AdminQuery, AdminPeopleQuery, ViewerQuery):
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_communities_all(self, info: Info) -> list[Community | None] | None:
-        return _communities(await communities.get_communities_all(info.context.deps))
+        return await _listed_communities(info, await communities.get_communities_all(info.context.deps))
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_communities_by_author(self, info: Info, slug: str | None = None, user: str | None = None,
                                         author_id: int | None = None) -> list[Community | None] | None:
-        return _communities(
-            await communities.get_communities_by_author(info.context.deps, slug, user, author_id))
+        return await _listed_communities(
+            info, await communities.get_communities_by_author(info.context.deps, slug, user, author_id))
 
     # --- collections -----------------------------------------------------------------------------
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
@@ -141,30 +155,33 @@ class Query(AuthQuery, AdminQuery, AdminPeopleQuery, ViewerQuery):
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE, rendered=True))
     async def get_topics_all(self, info: Info) -> list[Topic | None]:
-        return _topics(await topics.get_topics_all(info.context.deps))
+        return await _listed_topics(info, await topics.get_topics_all(info.context.deps))
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_topics_by_author(self, info: Info, slug: str | None = None, user: str | None = None,
                                    author_id: int | None = None) -> list[Topic | None] | None:
-        return _topics(await topics.get_topics_by_author(info.context.deps, slug, user, author_id))
+        found = await topics.get_topics_by_author(info.context.deps, slug, user, author_id)
+        return await _listed_topics(info, found)
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE, rendered=True))
     async def get_topics_by_community(self, info: Info, community_id: int, limit: int | None = None,
                                       offset: int | None = None) -> list[Topic | None] | None:
-        return _topics(await topics.get_topics_by_community(info.context.deps, community_id, limit, offset))
+        found = await topics.get_topics_by_community(info.context.deps, community_id, limit, offset)
+        return await _listed_topics(info, found)
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_topic_followers(self, info: Info, slug: str | None = None) -> list[Author | None] | None:
-        return _authors(await topics.get_topic_followers(info.context.deps, slug))
+        return await _listed_authors(info, await topics.get_topic_followers(info.context.deps, slug))
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_topic_authors(self, info: Info, slug: str | None = None) -> list[Author | None] | None:
-        return _authors(await topics.get_topic_authors(info.context.deps, slug))
+        return await _listed_authors(info, await topics.get_topic_authors(info.context.deps, slug))
 
     @strawberry.field(metadata=cache_control(READ_MAX_AGE))
     async def get_shout_followers(self, info: Info, slug: str | None = None,
                                   shout_id: int | None = None) -> list[Author | None] | None:
-        return _authors(await followers.get_shout_followers(info.context.deps, slug, shout_id))
+        found = await followers.get_shout_followers(info.context.deps, slug, shout_id)
+        return await _listed_authors(info, found)
 
     # --- reactions -------------------------------------------------------------------------------
     @strawberry.field(metadata=cache_control(READ_MAX_AGE, rendered=True))

@@ -23,6 +23,7 @@ from graphql import (
     FragmentDefinitionNode,
     GraphQLError,
     GraphQLField,
+    GraphQLNonNull,
     GraphQLObjectType,
     GraphQLResolveInfo,
     GraphQLSchema,
@@ -244,6 +245,40 @@ class FieldLoop(StrawberryGraphQLCoreExecutionContext):
             return results
 
         return get_results()
+
+    def complete_list_item_value(self, item: Any, complete_results: list[Any], item_type: Any, field_details_list: Any,
+                                 info: GraphQLResolveInfo[Any], item_path: Path, position_context: Any) -> bool:
+        """graphql-core's, with the common case of a list taken straight: an item that is an object, of an
+        object type without `is_type_of` (null allowed or not), has its selection executed, as `complete_value`
+        and `complete_object_value` would end up doing after their checks of the type, for every item of a
+        page. Anything else (null, an error, another type) is completed the ordinary way; errors are handled
+        in the same place."""
+        object_type = item_type.of_type if isinstance(item_type, GraphQLNonNull) else item_type
+        if (item is None or item is Undefined or isinstance(item, Exception)
+                or not isinstance(object_type, GraphQLObjectType) or object_type.is_type_of is not None):
+            return super().complete_list_item_value(item, complete_results, item_type, field_details_list, info,
+                                                    item_path, position_context)
+        try:
+            grouped_field_set, new_defer_usages, _ = self.collect_subfields(object_type, field_details_list)
+            completed = self.execute_collected_subfields(object_type, item, item_path, grouped_field_set,
+                                                         new_defer_usages, position_context)
+        except Exception as raw_error:
+            self.handle_field_error(raw_error, item_type, field_details_list, item_path)
+            complete_results.append(None)
+            return False
+        if not self.is_awaitable(completed):
+            complete_results.append(completed)
+            return False
+
+        async def await_completed() -> Any:
+            try:
+                return await completed
+            except Exception as raw_error:
+                self.handle_field_error(raw_error, item_type, field_details_list, item_path)
+                return None
+
+        complete_results.append(await_completed())
+        return True
 
     def _info_of(self, field: Any, field_details_list: Any, parent_type: GraphQLObjectType,
                  path: Path) -> GraphQLResolveInfo[Any]:

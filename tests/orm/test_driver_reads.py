@@ -20,7 +20,7 @@ from orm.driver import DriverReads, SessionReads, reads
 from orm.engine import make_engine, make_session_factory, open_connections, read_session
 from orm.errors import is_unavailable
 from orm.held import HoldingPool
-from orm.seam import driver_sql
+from orm.seam import DriverSQLByShape, driver_sql
 from resolvers import reaction_reads, topic_reads
 from resolvers.deps import Deps
 from resolvers.paging import kept_page
@@ -90,6 +90,31 @@ async def test_every_statement_on_the_driver_reads_what_a_session_reads(deps: De
             assert on_the_driver == in_a_session, name
             rows_read += len(on_the_driver)
     assert rows_read > 400  # the control: the statements did select rows, of every kind of column
+
+
+def _listing(author: str, order: str, limit: int, offset: int) -> Select[Any]:
+    """A list of shouts' ids as a request builds it: its filter's value and bounds are the request's."""
+    return ordered(filtered(select(Shout.id), ShoutFilters.of(author=author)), order, True).limit(limit).offset(offset)
+
+
+async def test_statements_of_one_shape_compile_once_and_each_reads_its_own_values(deps: Deps) -> None:
+    """A statement built per request is compiled once per shape (its cache key), and each read binds its own
+    values: what a session reads, for every value. The control: another order is another shape."""
+    values = [("author-2", 15, 2), ("author-3", 5, 0), ("author-5", 30, 1), ("no-such-author", 15, 0)]
+    shapes = DriverSQLByShape(asyncpg_dialect(), size=8)
+    texts = {shapes(_listing(author, "rating", limit, offset))[0] for author, limit, offset in values}
+    assert len(texts) == 1 and len(shapes._shapes) == 1
+    assert shapes(_listing("author-2", "comments_count", 15, 2))[0] not in texts
+    assert len(shapes._shapes) == 2
+    found = 0
+    async with reads(deps.db) as driver, read_session(deps.db) as session:
+        for order in ("rating", "comments_count"):
+            for author, limit, offset in values:
+                statement = _listing(author, order, limit, offset)
+                on_the_driver = await driver.rows(statement, {})
+                assert on_the_driver == await SessionReads(session).rows(statement, {}), (order, author)
+                found += len(on_the_driver)
+    assert found > 0  # the control: the values select rows
 
 
 async def test_a_driver_read_is_seen_by_the_statement_listeners_and_gives_its_connection_back(

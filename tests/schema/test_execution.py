@@ -287,11 +287,31 @@ class Holder:
         raise ValueError(f"no pair for {self.key}")
 
 
+def _holder(key: str) -> Any:
+    """A list's item by its key: none, an error, an awaitable, or a holder."""
+    if key == "null":
+        return None
+    if key == "error":
+        return ValueError("no holder")
+    if key == "later":
+        return _holder_later()
+    return Holder(key=key)
+
+
+async def _holder_later() -> Holder:
+    await asyncio.sleep(0)
+    return Holder(key="ok")
+
+
 @strawberry.type
 class HolderQuery:
     @strawberry.field
     def holders(self, info: Info) -> list[Holder | None]:
-        return [Holder(key=key) for key in info.context["keys"]]
+        return [_holder(key) for key in info.context["keys"]]
+
+    @strawberry.field
+    def strict_holders(self, info: Info) -> list[Holder] | None:  # a null or an error item nulls the list
+        return [_holder(key) for key in info.context["keys"]]
 
 
 PAIRS = {"ok": Pair(name="ok", required="r"), "bad": Pair(name="bad", required=None)}  # type: ignore[arg-type]
@@ -326,9 +346,30 @@ async def test_relations_answer_what_graphql_core_answers(query: str) -> None:
     assert answers[1][1]  # and each has its errors
 
 
+@pytest.mark.parametrize(("query", "keys"), [
+    ("{ holders { own { name } needed { name } } }", ["ok", "null", "error", "later", "missing", "ok"]),
+    ("{ strictHolders { own { name } } }", ["ok", "later", "ok"]),
+    ("{ strictHolders { own { name } } }", ["ok", "null", "ok"]),
+    ("{ strictHolders { own { name } } }", ["ok", "error"]),
+    ("{ strictHolders { needed { name } } }", ["ok", "missing"]),
+    ("{ strictHolders { later { name } } }", ["ok", "bad", "missing"]),
+])
+async def test_list_items_answer_what_graphql_core_answers(query: str, keys: list[str]) -> None:
+    """Items of a list that are objects, executed straight, beside nulls, errors and awaitables, in lists
+    whose items may be null or not: the same data and errors at the same paths as graphql-core's own."""
+    context = {"pairs": PAIRS, "keys": keys}
+    answers = []
+    for schema in (strawberry.Schema(query=HolderQuery), _holders_schema()):
+        result = await schema.execute(query, context_value=context)
+        answers.append((result.data, sorted((e.message, tuple(e.path or ())) for e in result.errors or [])))
+    assert answers[0] == answers[1]
+    assert answers[1][0] is not None  # the control: each answers something
+
+
 async def test_a_relation_given_its_object_at_once_is_executed_straight(monkeypatch: pytest.MonkeyPatch) -> None:
     """No graphql-core `execute_field` or `complete_value` for a relation whose resolver gives an object at
-    once, and no resolve info for one that takes its object alone; control: a null goes the ordinary way."""
+    once, nor `complete_value` for a list's item that is an object, and no resolve info for a relation that
+    takes its object alone; control: a null goes the ordinary way."""
     calls: list[str] = []
     for name in ("execute_field", "complete_value", "build_resolve_info"):
         original = getattr(PlainFieldsFirst, name)
@@ -345,8 +386,8 @@ async def test_a_relation_given_its_object_at_once_is_executed_straight(monkeypa
     assert result.data == {"holders": [{"needed": {"name": "ok"}, "own": {"name": "OK"}}] * 2}
     # the root field and its list only; `needed` builds the info its resolver takes, `own` none
     assert calls.count("execute_field") == 1 and calls.count("build_resolve_info") == 1 + 2
-    assert calls.count("complete_value") == 2 + 2  # the root's non-null list, and its two items
+    assert calls.count("complete_value") == 2  # the root's non-null list; its two items are objects
     calls.clear()
     result = await schema.execute("{ holders { own { name } } }", context_value={"pairs": PAIRS, "keys": ["none"]})
     assert result.errors is None and result.data == {"holders": [{"own": None}]}
-    assert calls.count("complete_value") == 2 + 1 + 1 and calls.count("build_resolve_info") == 1 + 1
+    assert calls.count("complete_value") == 2 + 1 and calls.count("build_resolve_info") == 1 + 1

@@ -72,3 +72,36 @@ async def test_a_failed_load_fails_only_the_fields_that_need_it(uncached_client:
     assert [s["stat"] for s in body["data"]["load_shouts_by"]] == [None, None, None]
     assert all(s["title"] for s in body["data"]["load_shouts_by"])
     assert body["errors"] and all(e["path"][-1] == "stat" for e in body["errors"])
+
+
+@pytest.mark.parametrize(("query", "field"), [
+    ("{ get_topics_all { slug stat { shouts authors followers } } }", "get_topics_all"),
+    ("{ get_authors_all { slug stat { shouts followers } } }", "get_authors_all"),
+    ("{ get_communities_all { slug stat { shouts } } }", "get_communities_all"),
+])
+async def test_listed_entities_have_their_counters_loaded_first(uncached_client: Any, misses: list[Any],
+                                                               query: str, field: str) -> None:
+    """Authors, topics and communities a root field lists: their `stat`s answered at once, from counters
+    loaded together before the list is executed (schema/pages.py `entities_list`)."""
+    body = (await uncached_client.post("/graphql", json={"query": query})).json()
+    assert "errors" not in body and len(body["data"][field]) >= 3
+    assert sum(item["stat"]["shouts"] for item in body["data"][field]) > 0
+    assert misses == []
+
+
+async def test_a_listed_entity_without_a_stat_loads_no_counters(uncached_client: Any, deps: Any,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The control: without a `stat` in the selection, no counter is read."""
+    read: list[str] = []
+    original = schema.context.get_counters
+
+    async def counted(kind: str, *args: Any, **kwargs: Any) -> Any:
+        read.append(kind)
+        return await original(kind, *args, **kwargs)
+
+    monkeypatch.setattr(schema.context, "get_counters", counted)
+    body = (await uncached_client.post("/graphql", json={"query": "{ get_topics_all { slug } }"})).json()
+    assert "errors" not in body and body["data"]["get_topics_all"]
+    assert read == []
+    body = (await uncached_client.post("/graphql", json={"query": "{ get_topics_all { stat { shouts } } }"})).json()
+    assert "errors" not in body and read == ["topic"]  # one batch for the whole list

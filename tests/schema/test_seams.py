@@ -65,6 +65,9 @@ EXECUTE_FIELDS_COPIED = "9a241b5415503bfb50d4a8209b20c9743a972919e40aa3b5de95663
 # The sources `FieldLoop.execute_relation` takes a straight path through (3.3.2), in this order.
 RELATION_PATH = ("execute_field", "complete_value", "complete_object_value", "collect_and_execute_subfields")
 RELATION_PATH_COPIED = "2ebbdbc84ac42414ae17018ace3afa9f07f44ec6393a48d91b498c619c70d238"
+# The sources `FieldLoop.complete_list_item_value` takes a straight path through (3.3.2), in this order.
+LIST_ITEM_PATH = ("complete_list_item_value", "complete_value", "complete_object_value", "collect_and_execute_subfields")
+LIST_ITEM_PATH_COPIED = "77e5647466b5e1908cf11a7c52f5c871852e5798604c9bbe84bb3f575a434c1c"
 
 
 def canary(condition: bool, library: str, internal: str, depends: str, todo: str) -> None:
@@ -220,6 +223,22 @@ def test_the_path_a_relation_takes_straight_is_graphql_cores_own() -> None:
            "they do, without their checks of the type",
            "compare the new sources with `execute_relation`, port what changed, run tests/schema/test_execution.py, "
            "then put the new sources' sha256 in RELATION_PATH_COPIED")
+
+
+def test_the_path_a_list_item_takes_straight_is_graphql_cores_own() -> None:
+    digest = hashlib.sha256()
+    for name in LIST_ITEM_PATH:
+        digest.update(textwrap.dedent(inspect.getsource(getattr(Executor, name))).encode())
+    canary(digest.hexdigest() == LIST_ITEM_PATH_COPIED, GRAPHQL_CORE,
+           "`Executor.complete_list_item_value`, `complete_value`, `complete_object_value` or "
+           "`collect_and_execute_subfields`",
+           "schema/engine/seam.py `FieldLoop.complete_list_item_value`, which executes an item that is an object as "
+           "they do, without their checks of the type",
+           "compare the new sources with `complete_list_item_value`, port what changed, run "
+           "tests/schema/test_execution.py, then put the new sources' sha256 in LIST_ITEM_PATH_COPIED")
+    params = list(inspect.signature(Executor.complete_list_item_value).parameters)
+    canary(params == list(inspect.signature(FieldLoop.complete_list_item_value).parameters), GRAPHQL_CORE,
+           "the parameters of `Executor.complete_list_item_value`", "FieldLoop", "follow the new signature")
 
 
 def test_a_field_loop_sees_the_requests_fragments_variables_and_errors() -> None:
