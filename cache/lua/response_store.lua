@@ -10,7 +10,9 @@
 -- before both) was stale, and computed by its readers, until the second's refresh was kept.
 -- KEYS: the response, the invalidation clock, and (when given) the response's claim, released after the
 -- store whatever it kept.
--- ARGV: the generation key prefix, the TTL, then the hash's fields and values, its stamp `s` first.
+-- ARGV: the generation key prefix, the TTL, a random value and a TTL for a clock that is not there (it starts
+-- here, so that the first hit of what is kept finds it current without the look-up script), then the hash's
+-- fields and values, its stamp `s` first.
 -- Returns $kept (kept current), $kept_graced (kept graced) or 0 (nothing kept).
 -- include: graced_moves
 local function at(tag, generation)
@@ -31,13 +33,19 @@ local function no_older(moves)
   return true
 end
 local kept = 0
-local moves = stamp_moves(ARGV[4], ARGV[1])
+local moves = stamp_moves(ARGV[6], ARGV[1])
 if #moves == 0 then kept = $kept elseif all_graced(moves) and no_older(moves) then kept = $kept_graced end
 if kept ~= 0 then
   redis.call('UNLINK', KEYS[1])
-  redis.call('HSET', KEYS[1], unpack(ARGV, 3))
-  local clock = kept == $kept and redis.call('GET', KEYS[2])
-  if clock then redis.call('HSET', KEYS[1], 'c', clock) end
+  redis.call('HSET', KEYS[1], unpack(ARGV, 5))
+  if kept == $kept then
+    local clock = redis.call('GET', KEYS[2])
+    if not clock then
+      local started = redis.pcall('SET', KEYS[2], ARGV[3], 'NX', 'EX', ARGV[4])
+      if type(started) == 'table' and started.ok then clock = ARGV[3] end
+    end
+    if clock then redis.call('HSET', KEYS[1], 'c', clock) end
+  end
   redis.call('EXPIRE', KEYS[1], ARGV[2])
 end
 if KEYS[3] then redis.call('DEL', KEYS[3]) end

@@ -12,11 +12,12 @@ read while Redis was unavailable, or saw a tag move while it ran, is not stored.
 A stored response is a HASH: `b` the body as sent, `s` its stamp (`epoch=81,author:5=3`), `v` the shouts
 whose views it counted, `z` set when the body is gzip (seed 004: a value over 10 KB is compressed), `a` its
 max age, `p` set when it is private (for Cache-Control on a hit, which parses nothing) and `c` the
-invalidation clock it was last found current at. A hit is one round trip: a Lua script reads the hash,
-compares every generation of the stamp with the current one inside Redis unless the invalidation clock
-(keys.invalidation_clock) is where it was at the last such check, and returns the body only if all still
-match. The body goes out as it is stored: gzip bodies to clients that accept gzip (most do), decompressed
-only for the others.
+invalidation clock it was last found current at. A hit is one round trip: the invalidation clock
+(keys.invalidation_clock) and the hash, read together; while the clock is where it was when the response was
+last found current, the response is still current. Otherwise a Lua script reads the hash, compares every
+generation of the stamp with the current one inside Redis, and returns the body only if all still match
+(one round trip more, once after each write). The body goes out as it is stored: gzip bodies to clients
+that accept gzip (most do), decompressed only for the others.
 
 A response is kept by a script too, which checks its stamp first (every generation it names is still
 current) and keeps nothing otherwise: an answer read before a write that committed while it was computed
@@ -246,8 +247,28 @@ class ResponseCache:
         return LookUp(None) if body is None else dataclasses.replace(looked, hit=dataclasses.replace(hit, body=body))
 
     async def _check_here(self, key: str) -> list[Any]:
-        """What a stored response is now, by the hit script: [0] (none), [1] (stale) or [2, its fields...]."""
+        """What a stored response is now: [0] (none), [1] (stale) or [2, its fields...]. The invalidation clock,
+        then the response, read in one round trip without a script: when the clock is where the response was
+        last found current at, the response is current (`c` is only ever noted at the clock's value, in the same
+        script that reads it; the clock moves with every generation), and it was so when the clock was read,
+        within this request. Otherwise the hit script decides (its stamp checked, and noted current at the new
+        clock for the hits after it). Redis runs the two reads in a tenth of the script's time."""
         with at_once():  # a hit has nothing else to send, and waits for no one else's commands
+            async with self.cache.redis.pipeline(transaction=False) as pipe:
+                pipe.get(keys.invalidation_clock())
+                pipe.hmget(key, [*_FIELDS, "c"])
+                clock, stored = await pipe.execute(raise_on_error=False)
+            if isinstance(clock, Exception):
+                raise clock
+            if isinstance(stored, ResponseError):  # WRONGTYPE: the key holds something else than a response
+                return [0, clock]
+            if isinstance(stored, Exception):
+                raise stored
+            stamp, body, gzipped, views, etag, max_age, private, current_at = stored
+            if stamp is None or body is None:
+                return [0, clock]
+            if clock is not None and clock == current_at:
+                return [2, body, gzipped or b"", views or b"", etag or b"", max_age or b"", private or b"", b""]
             found: list[Any] = await self._hit(keys=[key, keys.invalidation_clock()],
                                                args=[keys.generation(""), random.getrandbits(62) + 1,
                                                      self.cache.generation_ttl, *_FIELDS, "c"])
@@ -403,7 +424,8 @@ class ResponseCache:
         `queue_script`); the script releases the claim of `claimed`, after the store, even when it is run again
         because Redis did not have it. The body's `parts` go first: what names them is never kept before them."""
         script_keys = [key, keys.invalidation_clock(), *([keys.response_claim(claimed)] if claimed else [])]
-        script_args = [keys.generation(""), ttl, *(part for field in stored.items() for part in field)]
+        script_args = [keys.generation(""), ttl, random.getrandbits(62) + 1, self.cache.generation_ttl,
+                       *(part for field in stored.items() for part in field)]
         async with self.cache.redis.pipeline(transaction=False) as pipe:
             _queue_parts(pipe, parts, ttl)
             queue_script(pipe, self._store, script_keys, script_args)

@@ -16,10 +16,11 @@ The loop itself is graphql-core's, copied into the one module that leans on libr
 
 A relation resolved directly (`resolve_directly`: a reaction's author, shout and stat, an author's stat)
 whose type is an object type is executed the same way, without graphql-core's general path: its resolver
-is called, and when it gives an object at once, the object's selection is executed; `complete_value` would
-get there only after checking the type for non-null, list, leaf, abstract and object, and building a
-resolve info the resolver given its object alone never reads. A null, an awaitable or an error is
-completed the ordinary way (`FieldLoop.execute_relation`).
+is called (given the request's context alone where it takes an info, no resolve info per object), and when
+it gives an object at once, the object's selection is executed; `complete_value` would get there only after
+checking the type for non-null, list, leaf, abstract and object. A null, an awaitable or an error is
+completed the ordinary way (`FieldLoop.execute_relation`). So is each item of a list that is an object
+(`FieldLoop.complete_list_item_value`).
 
 The loop over an object's fields (`execute_fields`) follows a plan made once per selection of a request
 (the twenty shouts of a page share one): for a plain field, its attribute and serializer, so that it is
@@ -165,8 +166,9 @@ def resolve_directly(schema: GraphQLSchema) -> None:
     resolvers. Two kinds qualify:
 
     - a field marked `metadata=DIRECT` (an author's `stat`, a shout's `authors`): its resolver takes `self`
-      and `info` and reads nothing of the info but its context. A marked field that needs more is refused
-      here, when the schema is built;
+      and `info` and reads nothing of the info but its context (a relation executed straight is given the
+      context alone, `seam.ContextOnly`). A marked field that needs more is refused here, when the schema is
+      built;
     - without a mark, a synchronous resolver of an object type (not a root) that takes `self` alone (a
       reaction's `stat`, an author's `pic`): given nothing but its object, it cannot need the wrapper.
 

@@ -14,6 +14,7 @@ running the canaries first (`make upgrade` does).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -182,6 +183,17 @@ _MISSING = object()
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 
 
+class ContextOnly:
+    """What a relation executed straight (`FieldLoop.execute_relation`) gives a resolver that takes an info:
+    the request's context, all such a resolver reads of it (schema/engine/execution.py `resolve_directly`),
+    made once per request where a resolve info would be built for every object of a page."""
+
+    __slots__ = ("context",)
+
+    def __init__(self, context: Any) -> None:
+        self.context = context
+
+
 class FieldLoop(StrawberryGraphQLCoreExecutionContext):
     """graphql-core's `ExecutionContext.execute_fields` (marked private there), copied, with two branches
     added: a field its plan reads plainly (`plan`, in the subclass) is read in the loop itself, and a relation
@@ -280,6 +292,10 @@ class FieldLoop(StrawberryGraphQLCoreExecutionContext):
         complete_results.append(await_completed())
         return True
 
+    @functools.cached_property
+    def _context_only(self) -> ContextOnly:
+        return ContextOnly(self.context_value)
+
     def _info_of(self, field: Any, field_details_list: Any, parent_type: GraphQLObjectType,
                  path: Path) -> GraphQLResolveInfo[Any]:
         """The resolve info of a relation (a method, not a closure made on every relation executed)."""
@@ -293,9 +309,9 @@ class FieldLoop(StrawberryGraphQLCoreExecutionContext):
         type (non-null, list, leaf, abstract, object). Anything else (null, an awaitable, an error) is completed
         the ordinary way, with the same errors in the same places."""
         field, object_type, wants_info = relation
-        info = self._info_of(field, field_details_list, parent_type, path) if wants_info else None
+        info: GraphQLResolveInfo[Any] | None = None
         try:
-            result = field.resolve(source, info)  # type: ignore[misc]
+            result = field.resolve(source, self._context_only if wants_info else None)  # type: ignore[misc]
             if result is not None and not isinstance(result, Exception) and not self.is_awaitable(result):
                 grouped_field_set, new_defer_usages, _ = self.collect_subfields(object_type, field_details_list)
                 completed = self.execute_collected_subfields(object_type, result, path, grouped_field_set,
