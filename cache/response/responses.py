@@ -16,7 +16,8 @@ invalidation clock it was last found current at. A hit is one round trip: the in
 (keys.invalidation_clock) and the hash, read together; while the clock is where it was when the response was
 last found current, the response is still current. Otherwise a Lua script reads the hash, compares every
 generation of the stamp with the current one inside Redis, and returns the body only if all still match
-(one round trip more, once after each write). The body goes out as it is stored: gzip bodies to clients
+(one round trip more, once after each write; a response the script last found stale, being computed again,
+goes to the script at once). The body goes out as it is stored: gzip bodies to clients
 that accept gzip (most do), decompressed only for the others.
 
 A response is kept by a script too, which checks its stamp first (every generation it names is still
@@ -62,6 +63,7 @@ from telemetry import metrics
 
 RESPONSE_TTL = 60  # bounds the lag of what is not tagged (view counters); counters may lag more anyway
 PLAIN_KEPT_BYTES = 16 * 1024 * 1024  # plain forms of gzip bodies a worker keeps (PlainBodies)
+BY_SCRIPT_KEPT = 4096  # response keys a worker remembers to look up by the script (`ResponseCache._check_here`)
 
 # The fields of a stored response, in the order a hit returns them after its first element.
 _FIELDS = ("s", "b", "z", "v", "e", "a", "p")
@@ -214,6 +216,9 @@ class ResponseCache:
         self._store = cache.redis.register_script(_STORE)
         self._hit_or_claim = cache.redis.register_script(_HIT_OR_CLAIM)
         self._cluster = is_cluster(cache.redis)
+        # Responses whose last look-up here the script answered with no current hit (stale, absent, graced):
+        # looked up by the script at once next time (`_check_here`).
+        self._by_script: OrderedDict[str, None] = OrderedDict()
 
     async def get(self, key: str) -> Hit | None:
         """The stored response, if every generation it was stamped with is still current."""
@@ -251,28 +256,46 @@ class ResponseCache:
         then the response, read in one round trip without a script: when the clock is where the response was
         last found current at, the response is current (`c` is only ever noted at the clock's value, in the same
         script that reads it; the clock moves with every generation), and it was so when the clock was read,
-        within this request. Otherwise the hit script decides (its stamp checked, and noted current at the new
-        clock for the hits after it). Redis runs the two reads in a tenth of the script's time."""
+        within this request. Redis runs the two reads in a tenth of the script's time. Otherwise the hit script
+        decides (its stamp checked, and noted current at the new clock for the hits after it). A response the
+        script last found without a current hit (a write made it stale, and it is computed again) goes to the
+        script at once: under writes, its readers pay one round trip each, as before, not two."""
         with at_once():  # a hit has nothing else to send, and waits for no one else's commands
-            async with self.cache.redis.pipeline(transaction=False) as pipe:
-                pipe.get(keys.invalidation_clock())
-                pipe.hmget(key, [*_FIELDS, "c"])
-                clock, stored = await pipe.execute(raise_on_error=False)
-            if isinstance(clock, Exception):
-                raise clock
-            if isinstance(stored, ResponseError):  # WRONGTYPE: the key holds something else than a response
-                return [0, clock]
-            if isinstance(stored, Exception):
-                raise stored
-            stamp, body, gzipped, views, etag, max_age, private, current_at = stored
-            if stamp is None or body is None:
-                return [0, clock]
-            if clock is not None and clock == current_at:
-                return [2, body, gzipped or b"", views or b"", etag or b"", max_age or b"", private or b"", b""]
+            if key not in self._by_script:
+                plainly = await self._read_plainly(key)
+                if plainly is not None:
+                    return plainly
             found: list[Any] = await self._hit(keys=[key, keys.invalidation_clock()],
                                                args=[keys.generation(""), random.getrandbits(62) + 1,
                                                      self.cache.generation_ttl, *_FIELDS, "c"])
-            return found
+        if found[0] == 2 and found[7] in (b"", ""):  # current, and noted so at the clock
+            self._by_script.pop(key, None)
+        else:
+            self._by_script[key] = None
+            self._by_script.move_to_end(key)
+            if len(self._by_script) > BY_SCRIPT_KEPT:
+                self._by_script.popitem(last=False)
+        return found
+
+    async def _read_plainly(self, key: str) -> list[Any] | None:
+        """`_check_here`'s answer from the clock and the hash, when they give it: a miss, or a hit at the clock
+        the response was last found current at; None when the script is to decide."""
+        async with self.cache.redis.pipeline(transaction=False) as pipe:
+            pipe.get(keys.invalidation_clock())
+            pipe.hmget(key, [*_FIELDS, "c"])
+            clock, stored = await pipe.execute(raise_on_error=False)
+        if isinstance(clock, Exception):
+            raise clock
+        if isinstance(stored, ResponseError):  # WRONGTYPE: the key holds something else than a response
+            return [0, clock]
+        if isinstance(stored, Exception):
+            raise stored
+        stamp, body, gzipped, views, etag, max_age, private, current_at = stored
+        if stamp is None or body is None:
+            return [0, clock]
+        if clock is not None and clock == current_at:
+            return [2, body, gzipped or b"", views or b"", etag or b"", max_age or b"", private or b"", b""]
+        return None
 
     async def _check_apart(self, key: str) -> list[Any]:
         """What `_HIT` answers, in two round trips: the hash, then the current generations. No grace is set

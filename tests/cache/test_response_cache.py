@@ -692,6 +692,18 @@ async def test_a_store_redis_refuses_is_said_and_not_kept(settings: Settings, do
     assert not down.available and responses.stores == 0
 
 
+async def _read_under(cache: Cache, tags: list[str]) -> Capture:
+    """What a response computed now captures: a value read under `tags`, their current generations."""
+    from cache import response_capture
+
+    capture, token = response_capture.begin()
+    try:
+        await cache.get_many([f"author:id:{uuid.uuid4().int % 10**9}"], [tags])
+    finally:
+        response_capture.end(token)
+    return capture
+
+
 @pytest.mark.skipif(TEST_REDIS_CLUSTER, reason="the hit script, which a cluster's hit reads apart, keeps the clock")
 async def test_a_hit_checks_its_stamp_again_only_once_the_invalidation_clock_moved(cache: Cache, redis: Redis) -> None:
     """A hit checks every generation of its stamp only when the invalidation clock moved since it was last
@@ -699,16 +711,10 @@ async def test_a_hit_checks_its_stamp_again_only_once_the_invalidation_clock_mov
     forgets it with the epochs (the next hit that finds an entry current starts it again, at random). The
     control changes a generation behind the clock's back (nothing but this test does): the hit does not
     see it, which shows the check was skipped."""
-    from cache import response_capture
-
     responses = ResponseCache(cache, ttl=600)
     tags = [f"author:{uuid.uuid4().int % 10**9}" for _ in range(3)]
     await cache.invalidate_tags(tags)
-    capture, token = response_capture.begin()
-    try:
-        await cache.get_many([f"author:id:{uuid.uuid4().int % 10**9}"], [tags])
-    finally:
-        response_capture.end(token)
+    capture = await _read_under(cache, tags)
     key = request_key(uuid.uuid4().hex * 2, None, {})
 
     async def hit() -> bool:
@@ -733,11 +739,7 @@ async def test_a_hit_checks_its_stamp_again_only_once_the_invalidation_clock_mov
     assert await cache._forget_epochs() == []  # a lost write's containment
     assert await redis.exists(keys.invalidation_clock()) == 0
     assert not await hit()  # the epoch it was stamped with is gone: no clock lets it pass
-    capture, token = response_capture.begin()  # stamped anew under the new epoch
-    try:
-        await cache.get_many([f"author:id:{uuid.uuid4().int % 10**9}"], [tags])
-    finally:
-        response_capture.end(token)
+    capture = await _read_under(cache, tags)  # stamped anew under the new epoch
     assert await responses.store(key, b'{"data":4}', capture, 'W/"f"', max_age=600)
     assert await hit()  # found current: the clock starts again, at random, and the entry notes it
     clock = await redis.get(keys.invalidation_clock())
@@ -748,19 +750,13 @@ async def test_a_hit_checks_its_stamp_again_only_once_the_invalidation_clock_mov
 async def test_a_hit_at_the_clock_it_was_found_current_at_runs_no_script(cache: Cache, redis: Redis) -> None:
     """A hit whose response was found current at the clock's value is two reads in one round trip (the clock,
     the hash), no script; once the clock moved, the script checks the stamp and notes the new clock, and the
-    hits after it run none again. A key holding something else than a response is a miss."""
-    from cache import response_capture
-
+    hits after it run none again. A response the script found stale is looked up by the script alone (one
+    round trip) until it finds it current again. A key holding something else than a response is a miss."""
     responses = ResponseCache(cache, ttl=600)
     tags = [f"author:{uuid.uuid4().int % 10**9}"]
     await cache.invalidate_tags(tags)
-    capture, token = response_capture.begin()
-    try:
-        await cache.get_many([f"author:id:{uuid.uuid4().int % 10**9}"], [tags])
-    finally:
-        response_capture.end(token)
     key = request_key(uuid.uuid4().hex * 2, None, {})
-    assert await responses.store(key, b'{"data":1}', capture, 'W/"c"', max_age=600)
+    assert await responses.store(key, b'{"data":1}', await _read_under(cache, tags), 'W/"c"', max_age=600)
     scripts: list[str] = []
     script = responses._hit
 
@@ -778,6 +774,19 @@ async def test_a_hit_at_the_clock_it_was_found_current_at_runs_no_script(cache: 
     assert await responses.get(key) is not None and scripts == [key]  # at the new clock: no script again
     await cache.invalidate_tags(tags)  # the control: its own tag moves
     assert await responses.get(key) is None and scripts == [key, key]
+    # found stale by the script: looked up by it at once (one round trip) until it finds a current answer
+    plain_reads: list[str] = []
+    read_plainly = responses._read_plainly
+
+    async def counted_plain(looked: str) -> Any:
+        plain_reads.append(looked)
+        return await read_plainly(looked)
+
+    responses._read_plainly = counted_plain  # type: ignore[method-assign]
+    assert await responses.get(key) is None and scripts == [key] * 3 and plain_reads == []
+    assert await responses.store(key, b'{"data":2}', await _read_under(cache, tags), 'W/"d"', max_age=600)
+    assert await responses.get(key) is not None and scripts == [key] * 4 and plain_reads == []
+    assert await responses.get(key) is not None and scripts == [key] * 4 and plain_reads == [key]
     other = request_key(uuid.uuid4().hex * 2, None, {})
     await redis.set(other, b"not a response", ex=60)
     assert await responses.get(other) is None
