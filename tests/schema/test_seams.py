@@ -213,11 +213,16 @@ def test_the_field_loop_copied_is_graphql_cores_own() -> None:
            "the parameters of `Executor.execute_fields`", "FieldLoop", "follow the new signature")
 
 
-def test_the_path_a_relation_takes_straight_is_graphql_cores_own() -> None:
+def _sources_digest(names: tuple[str, ...]) -> str:
+    """The sha256 of graphql-core's `Executor` methods' sources, in this order."""
     digest = hashlib.sha256()
-    for name in RELATION_PATH:
+    for name in names:
         digest.update(textwrap.dedent(inspect.getsource(getattr(Executor, name))).encode())
-    canary(digest.hexdigest() == RELATION_PATH_COPIED, GRAPHQL_CORE,
+    return digest.hexdigest()
+
+
+def test_the_path_a_relation_takes_straight_is_graphql_cores_own() -> None:
+    canary(_sources_digest(RELATION_PATH) == RELATION_PATH_COPIED, GRAPHQL_CORE,
            "`Executor.execute_field`, `complete_value`, `complete_object_value` or `collect_and_execute_subfields`",
            "schema/engine/seam.py `FieldLoop.execute_relation`, which executes a relation given an object at once as "
            "they do, without their checks of the type",
@@ -226,10 +231,7 @@ def test_the_path_a_relation_takes_straight_is_graphql_cores_own() -> None:
 
 
 def test_the_path_a_list_item_takes_straight_is_graphql_cores_own() -> None:
-    digest = hashlib.sha256()
-    for name in LIST_ITEM_PATH:
-        digest.update(textwrap.dedent(inspect.getsource(getattr(Executor, name))).encode())
-    canary(digest.hexdigest() == LIST_ITEM_PATH_COPIED, GRAPHQL_CORE,
+    canary(_sources_digest(LIST_ITEM_PATH) == LIST_ITEM_PATH_COPIED, GRAPHQL_CORE,
            "`Executor.complete_list_item_value`, `complete_value`, `complete_object_value` or "
            "`collect_and_execute_subfields`",
            "schema/engine/seam.py `FieldLoop.complete_list_item_value`, which executes an item that is an object as "
