@@ -202,10 +202,14 @@ async def test_a_warm_read_costs_two_round_trips_and_a_hit_one(read: str, client
     first = await uncached_client.post("/graphql", json=body)
     assert "errors" not in first.json(), first.json()
     sql_counter.reset()
-    with redis_round_trips() as warm:
+    with pipelines_sent() as sent, redis_round_trips() as warm:
         again = await uncached_client.post("/graphql", json=body)
     assert again.json()["data"] == first.json()["data"] and sql_counter.count == 0
-    assert warm == [2], warm
+    # a value over 10 KB gzip is kept in parts (seed 004), read in one round trip more: the seeded page of
+    # shouts is, when no test before this one put shorter shouts first
+    parts = sum(all(str(command[0]) == "MGET" and all(str(key).startswith("part:") for key in command[1:])
+                    for command in pipeline) for pipeline in sent)
+    assert warm == [2 + parts] and parts <= 1, (warm, sent)
 
     await client.post("/graphql", json=body)
     with redis_round_trips() as hit:
