@@ -271,9 +271,7 @@ class FieldLoop(StrawberryGraphQLCoreExecutionContext):
             return super().complete_list_item_value(item, complete_results, item_type, field_details_list, info,
                                                     item_path, position_context)
         try:
-            grouped_field_set, new_defer_usages, _ = self.collect_subfields(object_type, field_details_list)
-            completed = self.execute_collected_subfields(object_type, item, item_path, grouped_field_set,
-                                                         new_defer_usages, position_context)
+            completed = self._selection_of(object_type, item, field_details_list, item_path, position_context)
         except Exception as raw_error:
             self.handle_field_error(raw_error, item_type, field_details_list, item_path)
             complete_results.append(None)
@@ -292,6 +290,13 @@ class FieldLoop(StrawberryGraphQLCoreExecutionContext):
         complete_results.append(await_completed())
         return True
 
+    def _selection_of(self, object_type: GraphQLObjectType, obj: Any, field_details_list: Any, path: Path,
+                      position_context: Any) -> Any:
+        """An object's selection executed, where `complete_object_value` ends up for a type without `is_type_of`."""
+        grouped_field_set, new_defer_usages, _ = self.collect_subfields(object_type, field_details_list)
+        return self.execute_collected_subfields(object_type, obj, path, grouped_field_set, new_defer_usages,
+                                                position_context)
+
     @functools.cached_property
     def _context_only(self) -> ContextOnly:
         return ContextOnly(self.context_value)
@@ -309,16 +314,12 @@ class FieldLoop(StrawberryGraphQLCoreExecutionContext):
         type (non-null, list, leaf, abstract, object). Anything else (null, an awaitable, an error) is completed
         the ordinary way, with the same errors in the same places."""
         field, object_type, wants_info = relation
-        info: GraphQLResolveInfo[Any] | None = None
         try:
             result = field.resolve(source, self._context_only if wants_info else None)  # type: ignore[misc]
             if result is not None and not isinstance(result, Exception) and not self.is_awaitable(result):
-                grouped_field_set, new_defer_usages, _ = self.collect_subfields(object_type, field_details_list)
-                completed = self.execute_collected_subfields(object_type, result, path, grouped_field_set,
-                                                             new_defer_usages, position_context)
+                completed = self._selection_of(object_type, result, field_details_list, path, position_context)
             else:
-                if info is None:
-                    info = self._info_of(field, field_details_list, parent_type, path)
+                info = self._info_of(field, field_details_list, parent_type, path)
                 if self.is_awaitable(result):
                     return self.complete_awaitable_value(field.type, field_details_list, info, path, result,
                                                          position_context)

@@ -201,24 +201,28 @@ async def test_a_loader_uses_the_cache_map_it_is_given() -> None:
 
 # --- graphql-core --------------------------------------------------------------------------------
 
-def test_the_field_loop_copied_is_graphql_cores_own() -> None:
-    source = textwrap.dedent(inspect.getsource(Executor.execute_fields))
-    canary(hashlib.sha256(source.encode()).hexdigest() == EXECUTE_FIELDS_COPIED, GRAPHQL_CORE,
-           "`Executor.execute_fields` (the loop over an object's fields, marked private)",
-           "schema/engine/seam.py `FieldLoop.execute_fields`, a copy of it with plain fields read in the loop",
-           "compare graphql-core's new loop with the copy, port every change into the copy, run "
-           "tests/schema/test_execution.py, then put the new source's sha256 in EXECUTE_FIELDS_COPIED")
-    params = list(inspect.signature(Executor.execute_fields).parameters)
-    canary(params == list(inspect.signature(FieldLoop.execute_fields).parameters), GRAPHQL_CORE,
-           "the parameters of `Executor.execute_fields`", "FieldLoop", "follow the new signature")
-
-
 def _sources_digest(names: tuple[str, ...]) -> str:
     """The sha256 of graphql-core's `Executor` methods' sources, in this order."""
     digest = hashlib.sha256()
     for name in names:
         digest.update(textwrap.dedent(inspect.getsource(getattr(Executor, name))).encode())
     return digest.hexdigest()
+
+
+def _same_parameters(name: str) -> None:
+    """`FieldLoop`'s override of `Executor.name` takes the parameters graphql-core passes it."""
+    params = list(inspect.signature(getattr(Executor, name)).parameters)
+    canary(params == list(inspect.signature(getattr(FieldLoop, name)).parameters), GRAPHQL_CORE,
+           f"the parameters of `Executor.{name}`", "FieldLoop", "follow the new signature")
+
+
+def test_the_field_loop_copied_is_graphql_cores_own() -> None:
+    canary(_sources_digest(("execute_fields",)) == EXECUTE_FIELDS_COPIED, GRAPHQL_CORE,
+           "`Executor.execute_fields` (the loop over an object's fields, marked private)",
+           "schema/engine/seam.py `FieldLoop.execute_fields`, a copy of it with plain fields read in the loop",
+           "compare graphql-core's new loop with the copy, port every change into the copy, run "
+           "tests/schema/test_execution.py, then put the new source's sha256 in EXECUTE_FIELDS_COPIED")
+    _same_parameters("execute_fields")
 
 
 def test_the_path_a_relation_takes_straight_is_graphql_cores_own() -> None:
@@ -238,9 +242,7 @@ def test_the_path_a_list_item_takes_straight_is_graphql_cores_own() -> None:
            "they do, without their checks of the type",
            "compare the new sources with `complete_list_item_value`, port what changed, run "
            "tests/schema/test_execution.py, then put the new sources' sha256 in LIST_ITEM_PATH_COPIED")
-    params = list(inspect.signature(Executor.complete_list_item_value).parameters)
-    canary(params == list(inspect.signature(FieldLoop.complete_list_item_value).parameters), GRAPHQL_CORE,
-           "the parameters of `Executor.complete_list_item_value`", "FieldLoop", "follow the new signature")
+    _same_parameters("complete_list_item_value")
 
 
 def test_a_field_loop_sees_the_requests_fragments_variables_and_errors() -> None:
