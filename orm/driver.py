@@ -72,13 +72,15 @@ class DriverReads:
             weakref.WeakKeyDictionary())
         self._by_shape = DriverSQLByShape(engine.dialect, COMPILED_SHAPES)
 
-    async def rows(self, statement: Select[Any], params: Mapping[str, Any]) -> list[dict[str, Any]]:
+    async def rows(self, statement: Select[Any], params: Mapping[str, Any], *,
+                   primary: bool = False) -> list[dict[str, Any]]:
+        """`primary`: on the primary, whatever routes the reads (a write's statement, or a read it acts on)."""
         compiled = self._compiled.get(statement)
         if compiled is None:
             compiled = self._compiled[statement] = self._by_shape(statement)
         sql, names, constants = compiled
         arguments = [params[name] if name in params else constants[name] for name in names]
-        engine = self.engine if self.routing is None else await self.routing.engine_for_read()
+        engine = self.engine if self.routing is None or primary else await self.routing.engine_for_read()
         try:
             return await _fetch(engine, sql, arguments)
         except Exception as error:
@@ -118,7 +120,7 @@ _DRIVERS: weakref.WeakKeyDictionary[async_sessionmaker[AsyncSession], DriverRead
     weakref.WeakKeyDictionary())
 
 
-def _driver_reads(db: SessionFactory) -> DriverReads | None:
+def driver_of(db: SessionFactory) -> DriverReads | None:
     """`db`'s reads on the driver, if they can go there (asyncpg, no transaction pooler, not a shared session)."""
     if not isinstance(db, async_sessionmaker):
         return None
@@ -131,13 +133,13 @@ def _driver_reads(db: SessionFactory) -> DriverReads | None:
 
 def on_the_driver(db: SessionFactory) -> bool:
     """Whether `db`'s reads go on the driver."""
-    return _driver_reads(db) is not None
+    return driver_of(db) is not None
 
 
 @contextlib.asynccontextmanager
 async def reads(db: SessionFactory) -> AsyncIterator[Reads]:
     """Reads of `db`: on the driver where they can be, else in a read session (orm.engine.read_session)."""
-    driver = _driver_reads(db)
+    driver = driver_of(db)
     if driver is not None:
         yield driver
         return

@@ -87,6 +87,7 @@ _NOTE = insert(NOTIFICATIONS).values(
     payload=bindparam("payload", type_=NOTIFICATIONS.c.payload.type),
     **{column: getattr(NOTIFICATIONS.c[column].default, "arg", None) for column in ("status", "kind")}
 ).returning(NOTIFICATIONS.c.id)
+_NOTE_PARAMETERS = ("now", "entity", "action", "payload")
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,29 +142,44 @@ _TOPICS_OF_SHOUT = select(ShoutTopic.topic).where(ShoutTopic.shout == bindparam(
 _FOLLOWER = select(Author.id, Author.slug, Author.name, Author.pic).where(Author.id == bindparam("follower"))
 
 
-async def _stored(session: AsyncSession, entity: str, action: str, payload: dict[str, Any], now: int,
-                  recipients: _Recipients | None = None, *, thread: str = "", actor: int | None = None,
-                  cap: int = 0, **candidates: Any) -> tuple[int, list[int]]:
-    """The notification row and who it is for (`recipients`, one of the statements above, given its
-    `candidates`' parameters): its id and them, in order."""
+def _note_parameters(entity: str, action: str, payload: dict[str, Any], now: int, *, thread: str = "",
+                     actor: int | None = None, cap: int = 0, **candidates: Any) -> dict[str, Any]:
+    """The parameters of `_NOTE` and of a `_Recipients` statement, given its `candidates`' own."""
+    return {"now": now, "entity": entity, "action": action, "payload": payload,
+            "actor": actor if actor is not None else -1, "thread": thread, "cap": max(cap, 0), **candidates}
+
+
+async def _stored(session: AsyncSession, parameters: dict[str, Any],
+                  recipients: _Recipients | None) -> tuple[int, list[int]]:
+    """The notification row and who it is for (`recipients`, one of the statements above; `parameters`:
+    `_note_parameters`): its id and them, in order."""
     record_statement(session, Notification)  # a plain INSERT: the mapper's events do not see it
-    row = {"now": now, "entity": entity, "action": action, "payload": payload}
-    if recipients is None or cap <= 0:
+    row = {name: parameters[name] for name in _NOTE_PARAMETERS}  # an INSERT takes its columns' values only
+    if recipients is None or parameters["cap"] <= 0:
         return int((await session.execute(_NOTE, row)).scalar_one()), []
-    chosen = {"actor": actor if actor is not None else -1, "thread": thread, "cap": cap, **candidates}
     if session.get_bind().dialect.name == "postgresql":
-        rows = (await session.execute(recipients.together, {**row, **chosen})).all()
-        return int(rows[0][0]), sorted(person for _, person in rows if person is not None)
+        return stored_recipients((await session.execute(recipients.together, parameters)).all())
     note = int((await session.execute(_NOTE, row)).scalar_one())
-    return note, sorted((await session.scalars(recipients.apart, {"note": note, **chosen})).all())
+    chosen = {name: value for name, value in parameters.items() if name not in _NOTE_PARAMETERS}
+    return note, sorted((await session.scalars(recipients.apart, {**chosen, "note": note})).all())
+
+
+def stored_recipients(rows: Iterable[Any]) -> tuple[int, list[int]]:
+    """The notification's id and its recipients, in order, from the rows of a `together` statement (the note's
+    id and a recipient, or None, each)."""
+    listed = list(rows)
+    return int(listed[0][0]), sorted(person for _, person, *_ in listed if person is not None)
 
 
 def _publish(session: AsyncSession, event: Event, people: list[int], channels: Iterable[str] = ()) -> None:
     """The event to its people and to `channels`, after the commit."""
+    publish_after_commit(session, _messages(event, people, channels))
+
+
+def _messages(event: Event, people: list[int], channels: Iterable[str] = ()) -> list[tuple[str, bytes]]:
     shared = event.encode()
-    publish_after_commit(session, [
-        *((channel, shared) for channel in channels),
-        *zip((keys.channel_user(person) for person in people), event.encode_to(people), strict=True)])
+    return [*((channel, shared) for channel in channels),
+            *zip((keys.channel_user(person) for person in people), event.encode_to(people), strict=True)]
 
 
 async def _shout_brief(session: AsyncSession, shout_id: int,
@@ -179,42 +195,84 @@ async def _shout_brief(session: AsyncSession, shout_id: int,
     return {"id": shout.id, "slug": shout.slug, "title": shout.title, "community": shout.community}, authors, public
 
 
+@dataclass(frozen=True, slots=True)
+class ReactionNotice:
+    """A reaction's notification and live event, from what its writer knows (`reaction`: its plain values, as
+    resolvers return it; `shout`: its shout's id, slug, title and community; `answered`: the author of the
+    comment it answers, if any). `direct`: who it concerns directly (the shout's authors, the author of the
+    comment it answers): they get digests (resolvers/digests.py); followers of the discussion have the
+    in-app list only."""
+
+    reaction: dict[str, Any]
+    action: str
+    shout: dict[str, Any]
+    authors: list[int]
+    public: bool
+    direct: frozenset[int]
+    now: int
+
+    @classmethod
+    def of(cls, reaction: dict[str, Any], action: str, shout: dict[str, Any], authors: list[int], public: bool,
+           answered: int | None = None, now: int | None = None) -> ReactionNotice:
+        assert action in REACTION_ACTIONS
+        direct = set(authors)
+        if action == "create" and public and answered is not None:
+            direct.add(answered)
+        return cls(reaction, action, shout, authors, public, frozenset(direct), now or int(time.time()))
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        return {"reaction": self.reaction["id"], "shout": self.shout["id"], "reply_to": self.reaction.get("reply_to"),
+                "created_by": self.reaction["created_by"], "kind": self.reaction["kind"]}
+
+    @property
+    def recipients(self) -> _Recipients | None:
+        """A reaction created concerns its shout's authors (and, the shout public, the discussion's followers
+        and the author of the comment it answers); edits and deletions reach the shout's watchers only."""
+        return None if self.action != "create" else _TO_PEOPLE_AND_DISCUSSION if self.public else _TO_PEOPLE
+
+    def parameters(self, cap: int) -> dict[str, Any]:
+        """Those of the notification's statement (`_NOTE`, `recipients`)."""
+        payload = self.payload
+        return _note_parameters("reaction", self.action, payload, self.now, thread=thread_of("reaction", payload),
+                                actor=self.reaction["created_by"], cap=cap if self.recipients else 0,
+                                people=sorted(self.direct), shout=self.shout["id"])
+
+    def messages(self, note: int, people: list[int]) -> list[tuple[str, bytes]]:
+        value = {k: v for k, v in self.reaction.items() if k != "first_replies"}
+        event = Event(type="reaction", entity_type="reaction", entity_id=self.reaction["id"], action=self.action,
+                      timestamp=self.now, data={"notification": note, "reaction": value, "shout": self.shout,
+                                                "public": self.public,
+                                                **({} if self.public else {"authors": self.authors})})
+        # a new one also goes to whoever moderates the shout's community (the editors' panel's queue)
+        moderators = [keys.channel_moderation(self.shout["community"])] if self.action == "create" else []
+        return _messages(event, people, [keys.channel_shout(self.shout["id"]), *moderators])
+
+    def concerned(self, people: list[int]) -> set[int]:
+        return {p for p in people if p in self.direct}
+
+
 async def reaction_event(session: AsyncSession, reaction: dict[str, Any], action: str, *, cap: int,
                          shout_authors: list[int] | None = None) -> set[int]:
-    """A reaction created, edited or deleted (`reaction`: its plain values, as resolvers return it;
-    `shout_authors`: its shout's, if the writer has read them in this transaction). Returns who it concerns
-    directly (the shout's authors, the author of the comment it answers): they get digests
-    (resolvers/digests.py); followers of the discussion have the in-app list only."""
-    assert action in REACTION_ACTIONS
-    now = int(time.time())
+    """A reaction created, edited or deleted, in the writer's transaction (`shout_authors`: its shout's, if the
+    writer has read them in it). Returns who it concerns directly (`ReactionNotice.direct`)."""
     shout, authors, public = await _shout_brief(session, reaction["shout"], shout_authors)
-    payload = {"reaction": reaction["id"], "shout": shout["id"], "reply_to": reaction.get("reply_to"),
-               "created_by": reaction["created_by"], "kind": reaction["kind"]}
-    direct: set[int | None] = set(authors)
+    answered = None
     if action == "create" and public and reaction.get("reply_to") is not None:
-        answered = await session.get(Reaction, reaction["reply_to"])  # the writer's own, read already
-        direct.add(answered.created_by if answered is not None else None)
-    # a reaction created concerns its shout's authors (and, the shout public, the discussion's followers
-    # and the author of the comment it answers); edits and deletions reach the shout's watchers only
-    recipients = None if action != "create" else _TO_PEOPLE_AND_DISCUSSION if public else _TO_PEOPLE
-    note, people = await _stored(session, "reaction", action, payload, now, recipients,
-                                 thread=thread_of("reaction", payload), actor=reaction["created_by"], cap=cap,
-                                 people=sorted(p for p in direct if p is not None), shout=shout["id"])
-    value = {k: v for k, v in reaction.items() if k != "first_replies"}
-    event = Event(type="reaction", entity_type="reaction", entity_id=reaction["id"], action=action, timestamp=now,
-                  data={"notification": note, "reaction": value, "shout": shout, "public": public,
-                        **({} if public else {"authors": authors})})
-    # a new one also goes to whoever moderates the shout's community (the editors' panel's queue)
-    moderators = [keys.channel_moderation(shout["community"])] if action == "create" else []
-    _publish(session, event, people, [keys.channel_shout(shout["id"]), *moderators])
-    return {p for p in people if p in direct}
+        parent = await session.get(Reaction, reaction["reply_to"])  # the writer's own, read already
+        answered = parent.created_by if parent is not None else None
+    notice = ReactionNotice.of(reaction, action, shout, authors, public, answered)
+    note, people = await _stored(session, notice.parameters(cap), notice.recipients)
+    publish_after_commit(session, notice.messages(note, people))
+    return notice.concerned(people)
 
 
 async def follow_event(session: AsyncSession, follower: int, author: int) -> None:
     now = int(time.time())
     payload = {"follower": follower, "author": author}
-    note, people = await _stored(session, "follower", "follow", payload, now, _TO_PEOPLE,
-                                 thread=thread_of("follower", payload), actor=follower, cap=1, people=[author])
+    note, people = await _stored(session, _note_parameters("follower", "follow", payload, now, cap=1, people=[author],
+                                                           thread=thread_of("follower", payload), actor=follower),
+                                 _TO_PEOPLE)
     who = (await session.execute(_FOLLOWER, {"follower": follower})).one()
     event = Event(type="follower", entity_type="author", entity_id=follower, action="follow", timestamp=now,
                   data={"notification": note, "follower": dict(who._mapping), "author": author})
@@ -229,9 +287,10 @@ async def publication_event(session: AsyncSession, shout_id: int, actor: int | N
         return
     topics = list((await session.scalars(_TOPICS_OF_SHOUT, {"shout": shout_id})).all())
     payload = {"shout": shout_id, "created_by": actor}
-    note, people = await _stored(session, "shout", "publish", payload, now, _TO_FOLLOWERS_OF_PUBLICATION,
-                                 thread=thread_of("shout", payload), actor=actor, cap=cap, authors=authors,
-                                 topics=topics)
+    note, people = await _stored(session, _note_parameters("shout", "publish", payload, now, cap=cap, authors=authors,
+                                                           topics=topics, thread=thread_of("shout", payload),
+                                                           actor=actor),
+                                 _TO_FOLLOWERS_OF_PUBLICATION)
     event = Event(type="publication", entity_type="shout", entity_id=shout_id, action="publish", timestamp=now,
                   data={"notification": note, "shout": shout, "authors": authors, "topics": topics})
     _publish(session, event, people, [keys.CHANNEL_GLOBAL, *(keys.channel_topic(t) for t in topics)])
@@ -242,9 +301,11 @@ async def invite_event(session: AsyncSession, invite: Invite) -> None:
     now = int(time.time())
     payload = {"invite": invite.id, "inviter": invite.inviter_id, "author": invite.author_id,
                "shout": invite.shout_id}
-    note, people = await _stored(session, "invite", "accept", payload, now, _TO_PEOPLE,
-                                 thread=thread_of("invite", payload), actor=invite.author_id, cap=1,
-                                 people=[invite.inviter_id])
+    note, people = await _stored(session, _note_parameters("invite", "accept", payload, now, cap=1,
+                                                           people=[invite.inviter_id],
+                                                           thread=thread_of("invite", payload),
+                                                           actor=invite.author_id),
+                                 _TO_PEOPLE)
     shout, _, _ = await _shout_brief(session, invite.shout_id)
     event = Event(type="invite", entity_type="invite", entity_id=invite.id, action="accept", timestamp=now,
                   data={"notification": note, "shout": shout, "author": invite.author_id})

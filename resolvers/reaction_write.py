@@ -14,15 +14,18 @@ from sqlalchemy.orm import aliased, load_only
 
 from auth.permissions import Viewer
 from orm import Reaction, Shout, ShoutAuthor, ShoutReactionsFollower, ShoutTopic
+from orm.driver import driver_of
 from orm.reaction import RATING_KINDS, ReactionKind
 from orm.stats import is_listed, reaction_stats
 from resolvers.access import require
 from resolvers.afterwards import after_answer
+from resolvers.comment_driver import create_comment
 from resolvers.deps import Deps
 from resolvers.digests import queue_digests
 from resolvers.errors import BadInput, Conflict, NotFound
 from resolvers.events import reaction_event
 from resolvers.writes import added_once, transaction
+from triggers.listeners import sink_of
 from triggers.related import ShoutFacts, known_shout
 
 MAX_BODY = 10_000
@@ -84,6 +87,9 @@ async def create_reaction(deps: Deps, viewer: Viewer | None, reaction: dict[str,
     if body and len(body) > MAX_BODY:
         raise BadInput("the body is too long", field="body")
     now = int(time.time())
+    if kind not in RATING_KINDS and (driver := driver_of(deps.primary)) is not None and (
+            sink := sink_of(deps.primary)) is not None:
+        return await create_comment(deps, driver, sink, signed_in, kind, reaction, body, now)
     async with transaction(deps) as session:
         target = await _listed_shout(session, reaction["shout"], signed_in.author_id)
         shout = target.shout

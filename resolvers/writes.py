@@ -1,11 +1,12 @@
-"""The one way resolvers write: a transaction whose exit means committed *and* invalidated."""
+"""The ways resolvers write: a transaction whose exit means committed *and* invalidated, or one statement sent
+on its own with the same guarantees (`one_statement`)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -13,7 +14,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, AsyncSessionTransaction
 
 from orm.replicas import use_primary
 from resolvers.deps import Deps
-from triggers.listeners import announce, settle
+from triggers.changes import Changes
+from triggers.listeners import Sink, announce, committed, settle
+
+T = TypeVar("T")
 
 
 @asynccontextmanager
@@ -45,6 +49,37 @@ async def transaction(deps: Deps) -> AsyncIterator[AsyncSession]:
 async def _commit_and_settle(session: AsyncSession, begun: AsyncSessionTransaction) -> None:
     await begun.commit()
     await settle(session)
+
+
+async def one_statement(sink: Sink, changes: Changes, send: Callable[[], Awaitable[T]],
+                        sent: Callable[[T, Changes], None] | None = None) -> T:
+    """A write that is a single statement, its own transaction (PostgreSQL commits it as it ends), sent
+    without a session (orm/driver.py), with what `transaction` does around a commit: `changes` (what the
+    rules say its rows touch, triggers.listeners.record_row) announced before it is sent, withdrawn if it
+    fails, applied once it is done; `sent` adds what only its answer tells (a row it may or may not have
+    written). Once sent it runs to the end and is applied, whatever happens to the request, as a commit is."""
+    announced = bool(changes.live.by_entity) and await sink.announce(changes)
+
+    async def send_and_settle() -> T:
+        try:
+            answer = await send()
+        except BaseException:
+            if announced:
+                sink.withdraw(changes)  # never applied: let readers build again
+            raise
+        if sent is not None:
+            sent(answer, changes)
+        task = committed(sink, changes, announced=announced)
+        if task is not None:
+            await task
+        return answer
+
+    finishing = asyncio.ensure_future(send_and_settle())
+    try:
+        return await asyncio.shield(finishing)
+    except asyncio.CancelledError:
+        await finishing
+        raise
 
 
 async def locked_row(session: AsyncSession, model: Any, key: Any) -> Any:

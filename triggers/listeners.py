@@ -14,14 +14,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from sqlalchemy import event
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Mapper, ORMExecuteState, Session, SessionTransaction, object_session
 
-from orm.engine import make_session_factory
+from orm.engine import SessionFactory, make_session_factory
 from orm.replicas import ReadRouting
 from telemetry import metrics
 from triggers.changes import Changes
@@ -65,6 +65,14 @@ def _sink(session: Session) -> Sink | None:
     return session.info.get(INFO_SINK)
 
 
+def sink_of(db: SessionFactory) -> Sink | None:
+    """The sink of the sessions `db` makes (`writing_sessions`), if it makes such sessions."""
+    if not isinstance(db, async_sessionmaker):
+        return None
+    info: dict[str, Any] = db.kw.get("info") or {}
+    return info.get(INFO_SINK)
+
+
 def _pending(session: Session) -> Changes:
     changes = session.info.get(INFO_PENDING)
     if changes is None:
@@ -76,14 +84,23 @@ def _record(event_name: Event, connection: Connection, target: Any) -> None:
     session = object_session(target)
     if session is None or session.info.get(INFO_SINK) is None:
         return
+    record_row(_pending(session), event_name, target, connection, session.info.get(INFO_KNOWN))
+
+
+def record_row(changes: Changes, event_name: Event, target: Any, connection: Connection | None,
+               known: dict[tuple[str, int], Any] | None) -> None:
+    """What the rules say the change of the row `target` touches, into `changes`. The mapper's events call it
+    during a flush; a write sent without the ORM (resolvers/comment_driver.py) calls it with the row it
+    writes and no connection, so everything its rules ask of related rows must be in `known`."""
     rule, live_rule = RULES.get(type(target)), LIVE_RULES.get(type(target))
-    _pending(session).writes[(type(target).__tablename__, event_name)] += 1
+    changes.writes[(type(target).__tablename__, event_name)] += 1
+    reads = cast(Connection, connection)  # None: every read the rules make is answered from `known`
     # both rule sets share their reads of related rows, starting from what the writer knows (triggers/related.py)
-    with one_event(session.info.get(INFO_KNOWN)):
+    with one_event(known):
         if rule is not None:
-            rule(target, connection, _pending(session))
+            rule(target, reads, changes)
         if live_rule is not None:
-            live_rule(target, connection, _pending(session).live, event_name)
+            live_rule(target, reads, changes.live, event_name)
 
 
 def _record_insert(_mapper: Mapper[Any], connection: Connection, target: Any) -> None:
@@ -104,18 +121,18 @@ def _record_bulk(state: ORMExecuteState) -> None:
     mapper = state.bind_mapper
     model = mapper.class_ if mapper is not None else None
     if model in BULK:
-        _bulk(state.session, model)
+        record_bulk(_pending(state.session), model)
 
 
 def record_statement(session: AsyncSession, model: type) -> None:
     """Rows of `model` written by a statement the mapper does not see (a plain INSERT, a data-modifying CTE):
     recorded as a bulk change of the kind (triggers/rules.py BULK), invalidated at the commit as any."""
     if session.sync_session.info.get(INFO_SINK) is not None:
-        _bulk(session.sync_session, model)
+        record_bulk(_pending(session.sync_session), model)
 
 
-def _bulk(session: Session, model: type) -> None:
-    changes = _pending(session)
+def record_bulk(changes: Changes, model: type) -> None:
+    """Rows of `model` written that nobody names: what `record_statement` records, into `changes`."""
     changes.tag(*BULK[model])
     for kind in BULK_MARKS.get(model, ()):
         changes.mark(kind, "all")
@@ -150,14 +167,18 @@ def _after_commit(session: Session) -> None:
     changes = session.info.pop(INFO_PENDING, None)
     announced = bool(session.info.pop(INFO_ANNOUNCED, False))
     sink = _sink(session)
-    if changes is not None:
-        for (entity, action), rows in changes.writes.items():
-            metrics.WRITES.labels(entity, action).inc(rows)
-    if not changes or sink is None:
+    if changes is None or sink is None:
         return
-    task = sink.schedule(changes, announced=announced)
+    task = committed(sink, changes, announced=announced)
     if task is not None:
         session.info.setdefault(INFO_TASKS, []).append(task)
+
+
+def committed(sink: Sink, changes: Changes, *, announced: bool) -> asyncio.Task[None] | None:
+    """Hand what a committed write changed to `sink`: the task that invalidates and applies it, if any."""
+    for (entity, action), rows in changes.writes.items():
+        metrics.WRITES.labels(entity, action).inc(rows)
+    return sink.schedule(changes, announced=announced) if changes else None
 
 
 def _after_rollback(session: Session) -> None:
