@@ -168,15 +168,20 @@ class Generations(LostWrites):
         if failed is not None:
             raise failed
 
-    async def end_graces(self, refreshing: Refreshing) -> None:
-        """End a write's graces (cache/refresh.py) before it is answered; when Redis cannot be told, wait until
-        they have expired on their own: no reader is served under them once the write is answered."""
+    async def end_graces(self, refreshing: Refreshing, messages: Sequence[tuple[str, bytes]] = ()) -> bool:
+        """End a write's graces (cache/refresh.py) before it is answered, and publish `messages` (channel, message)
+        in the same script after them: whoever they tell of the write reads once its graces are gone. When Redis
+        cannot be told, wait until the graces have expired on their own (no reader is served under them once the
+        write is answered) and return False: the messages are not published."""
         assert self._end_graces is not None  # graces are set on one server only
         try:
-            await self._end_graces(keys=list(refreshing.graces), args=list(refreshing.graces.values()))
+            await self._end_graces(keys=list(refreshing.graces), args=[
+                *refreshing.graces.values(), *(part for message in messages for part in message)])
         except RedisError as exc:
             self.trip(exc, "write graces")
             await asyncio.sleep(refreshing.grace_left())
+            return False
+        return True
 
     def _queue_bump(self, pipe: Pipeline, tag: str) -> None:
         """Move a generation to a random value, never one the key held before (2^62 of them; an INCR

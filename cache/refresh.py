@@ -17,13 +17,13 @@ So a write answered over HTTP (app/http/graphql_view.py) invalidates in three st
    tag's chain, the chain ends at the current one) is still served (cache/lua/response_look_up.lua): its readers
    wait for no computation. Such a hit is never noted as checked at the clock, so once the grace is gone it is
    checked again, and stale.
-3. The write ends its graces and only then is answered (and its live messages are published: whoever they tell
-   of the write reads what it wrote). Ending a grace cuts the chain at the generation the write moved to
-   (`END_GRACES`): nothing stale by its move is served any more, while what is stale only by later writes' moves
-   still is, until they are answered. A grace that could not be ended (Redis lost) is waited out before the
-   answer. After the answer, the write computes those responses again (at most a few), as a read of no one's
-   that joins a reader's computation of the same answer (app/http/write_refresh.py) and keeps it as any
-   computation does (the store checks its stamps).
+3. The write ends its graces and only then is answered (and its live messages are published, by the script that
+   ends them, after it: whoever they tell of the write reads what it wrote). Ending a grace cuts the chain at the
+   generation the write moved to (`END_GRACES`): nothing stale by its move is served any more, while what is
+   stale only by later writes' moves still is, until they are answered. A grace that could not be ended (Redis
+   lost) is waited out before the answer. After the answer, the write computes those responses again (at most a
+   few), as a read of no one's that joins a reader's computation of the same answer (app/http/write_refresh.py)
+   and keeps it as any computation does (the store checks its stamps).
 
 Writes other than a request's (the revalidator, the CLI, a drill) move generations with no grace, and a chain
 that does not end at the generation a move starts from is started again: a stamp is never served past a move
@@ -38,7 +38,7 @@ out of the index with its TTL, so writes do not keep computing answers no one re
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,8 +86,8 @@ class Refreshing:
     requests: list[Refresh] = field(default_factory=list)
     graced_at: float = 0.0
     # What waits for the graces' end: the write's live messages (triggers/sink.py), whose readers would be
-    # served under the graces what they announce is changed.
-    then: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    # served under the graces what they announce is changed; published as the graces end (cache/generations.py).
+    messages: list[tuple[str, bytes]] = field(default_factory=list)
     # Until the write is done: an invalidation made later by a task it started (which inherits REFRESHING) would
     # set graces no one ends, so from then on invalidations move generations with none, and messages go out.
     open: bool = True

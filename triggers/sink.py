@@ -10,10 +10,9 @@ from collections.abc import Coroutine
 from typing import Any
 
 from redis.asyncio.client import Pipeline
-from redis.exceptions import RedisError
 
 from cache.live.structures import LiveOps, LiveStore
-from cache.messaging.pubsub import publish
+from cache.messaging.pubsub import publish_quietly
 from cache.refresh import refreshing_now
 from cache.revalidator import CacheRevalidationManager
 from cache.store import Cache
@@ -88,13 +87,7 @@ class CacheSink:
         await asyncio.gather(*steps)
         if changes.messages:
             refreshing = refreshing_now()
-            if refreshing is not None:  # a write answered over HTTP: once its graces are gone (cache/refresh.py)
-                refreshing.then.append(lambda: self._publish(changes.messages))
+            if refreshing is not None:  # a write answered over HTTP: as its graces end (cache/refresh.py)
+                refreshing.messages.extend(changes.messages)
             else:
-                await self._publish(changes.messages)
-
-    async def _publish(self, messages: list[tuple[str, bytes]]) -> None:
-        try:
-            await publish(self.cache.redis, messages)
-        except RedisError as exc:  # live messages are at most once; the rows are the record
-            log.warning("%d live messages not published: %s", len(messages), exc)
+                await publish_quietly(self.cache.redis, changes.messages)

@@ -18,10 +18,12 @@ from app.http.caching import marked
 from app.http.exchange import Exchange
 from app.http.write_gate import Readers, WriteGate
 from app.http.write_refresh import Serve, refresh
+from cache.messaging.pubsub import PUBLISH_PER_CALL, publish_quietly
 from cache.refresh import Refreshing
 from resolvers.afterwards import Afterwards, collecting
 
 if TYPE_CHECKING:
+    from cache.store import Cache
     from config.settings import AnswerSettings
 
 
@@ -58,7 +60,15 @@ class WritePath:
             exchange.answer.after_answer = after_answer  # a failed write's leftovers run too
             if refreshing is not None:
                 refreshing.open = False  # what the write started and invalidates later sets no grace
-                if refreshing.graces:
-                    await exchange.app.state.deps.cache.end_graces(refreshing)
-                for then in refreshing.then:
-                    await then()
+                await _end_graces(exchange.app.state.deps.cache, refreshing)
+
+
+async def _end_graces(cache: Cache, refreshing: Refreshing) -> None:
+    """The write's graces ended, then its live messages published: the first PUBLISH_PER_CALL in the script that
+    ends the graces (one round trip, in that order), the rest after it."""
+    messages, sent = refreshing.messages, 0
+    if refreshing.graces:
+        together = messages[:PUBLISH_PER_CALL]
+        sent = len(together) if await cache.end_graces(refreshing, together) else 0
+    if len(messages) > sent:
+        await publish_quietly(cache.redis, messages[sent:])

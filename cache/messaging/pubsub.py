@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -121,6 +121,14 @@ async def publish(redis: Redis, messages: Iterable[tuple[str, bytes]]) -> int:
     if batch:
         sent += await _publish_batch(redis, batch)
     return sent
+
+
+async def publish_quietly(redis: Redis, messages: Sequence[tuple[str, bytes]]) -> None:
+    """`publish`, a failure logged: live messages are at most once, the rows are the record."""
+    try:
+        await publish(redis, messages)
+    except RedisError as exc:
+        log.warning("%d live messages not published: %s", len(messages), exc)
 
 
 async def _publish_batch(redis: Redis, batch: list[tuple[str, bytes]]) -> int:

@@ -36,10 +36,10 @@ class Cost:
 # own transaction (resolvers/comment_driver.py): no BEGIN or COMMIT either; the first of a reader on a shout joins
 # its discussion in the same statement. The first vote has no vote to replace.
 BUDGET = {
-    "first comment on a shout": Cost(statements=2, before=5, after=1),
-    "comment": Cost(statements=2, before=5, after=1),
-    "vote": Cost(statements=5, before=5, after=1),
-    "vote replaced": Cost(statements=6, before=5, after=1),
+    "first comment on a shout": Cost(statements=2, before=4, after=1),
+    "comment": Cost(statements=2, before=4, after=1),
+    "vote": Cost(statements=5, before=4, after=1),
+    "vote replaced": Cost(statements=6, before=4, after=1),
     "follow": Cost(statements=5, before=4, after=0),
     "unfollow": Cost(statements=3, before=4, after=0),
 }

@@ -17,13 +17,14 @@ from ambient import REFRESHING
 from app.http import write_path
 from app.main import create_app
 from cache import keys
+from cache.messaging.pubsub import PUBLISH_PER_CALL
 from cache.refresh import GRACE_CHAIN_MOST, INDEXED_PER_TAG, Refreshing
 from cache.response.responses import ResponseCache, request_key
 from cache.response_capture import Capture
 from cache.store import Cache
 from resolvers.deps import Deps
 from tests.conftest import single_redis
-from tests.helpers import Api, User
+from tests.helpers import Api, User, pipelines_sent
 
 pytestmark = single_redis  # graces and refresh indexes live beside the generations: one Redis server
 
@@ -283,6 +284,30 @@ async def test_graces_that_cannot_be_ended_are_waited_out(cache: Cache, redis: R
     monkeypatch.setattr(cache, "_end_graces", lost)
     await cache.end_graces(refreshing)
     assert not await redis.exists(keys.grace(tag))
+
+
+@single_redis  # counts one server's round trips; a cluster sets no graces
+async def test_a_writes_messages_go_out_in_the_round_trip_that_ends_its_graces(cache: Cache, redis: Redis) -> None:
+    """A write answered over HTTP ends its graces and publishes its live messages in one script call: one round
+    trip, the messages after the graces' end. The control: more messages than one call takes, the rest after it,
+    in a round trip of their own."""
+    channel = f"test-graces:{uuid.uuid4().hex}"
+    pubsub = redis.pubsub()
+    await pubsub.subscribe(channel)
+    assert (await pubsub.get_message(timeout=2))["type"] == "subscribe"
+    for count, round_trips in ((3, 1), (PUBLISH_PER_CALL + 2, 2)):
+        tag = f"author:{uuid.uuid4().int % 10**9}"
+        await cache.invalidate_tags([tag])
+        refreshing = Refreshing(4, 300)
+        await moved(cache, tag, refreshing)
+        refreshing.messages.extend((channel, b"%d" % n) for n in range(count))
+        with pipelines_sent() as sent:
+            await write_path._end_graces(cache, refreshing)
+        assert len(sent) == round_trips, sent
+        assert not await redis.exists(keys.grace(tag))
+        received = [await pubsub.get_message(timeout=2) for _ in range(count)]
+        assert [message["data"] for message in received if message] == [b"%d" % n for n in range(count)]
+    await pubsub.aclose()
 
 
 async def test_refresh_indexes_are_bounded_and_expire(api_of: Any, redis: Redis) -> None:

@@ -61,11 +61,11 @@ async def test_marks_without_a_revalidator_and_a_failed_publish_never_raise(
     changes = Changes(messages=[("shout:1", b"{}"), ("shout:2", b"{}")])
     changes.mark("shout", 1)
     try:
-        with caplog.at_level(logging.WARNING, logger="triggers.sink"):
+        with caplog.at_level(logging.WARNING, logger="cache.messaging.pubsub"):
             await sink.apply(changes, announced=False)
     finally:
         await gone.aclose()
-    said = [record.getMessage() for record in caplog.records if record.name == "triggers.sink"]
+    said = [record.getMessage() for record in caplog.records if record.name == "cache.messaging.pubsub"]
     assert len(said) == 1 and said[0].startswith("2 live messages not published: "), said
     assert "Error" in said[0] or "connect" in said[0].lower(), said  # the error itself, not a placeholder
 
