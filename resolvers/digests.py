@@ -38,16 +38,17 @@ def _window_start(deps: Deps, now: float) -> int:
     return int(now) // deps.digest_window * deps.digest_window
 
 
-async def _enqueue(deps: Deps, authors: list[int], start: int) -> None:
-    await deps.delayed.enqueue_many(DIGEST, [({"author": author, "since": start}, f"digest-{author}-{start}")
-                                             for author in authors], at=start + deps.digest_window)
+def _digests(authors: list[int], start: int) -> list[tuple[dict[str, Any], str]]:
+    """The digest message of each author for the window beginning at `start`, with its id."""
+    return [({"author": author, "since": start}, f"digest-{author}-{start}") for author in authors]
 
 
 async def queue_digests(deps: Deps, authors: set[int], now: float) -> None:
     """After the commit that notified `authors`: their digests for the current window. Never fails the
     write: with Redis away the digest waits for the sweep (the notifications are in the database)."""
+    start = _window_start(deps, now)
     try:
-        await _enqueue(deps, sorted(authors), _window_start(deps, now))
+        await deps.delayed.enqueue_once(DIGEST, _digests(sorted(authors), start), at=start + deps.digest_window)
     except RedisError as exc:
         log.warning("notification digests not queued: %s", exc)
 
@@ -73,7 +74,7 @@ async def sweep(deps: Deps, now: float) -> int:
             select(NotificationRecipient.author).distinct()
             .join(Notification, Notification.id == NotificationRecipient.notification)
             .where(Notification.created_at >= start, _DIRECT).order_by(NotificationRecipient.author))).all())
-    await _enqueue(deps, authors, start)
+    await deps.delayed.enqueue_many(DIGEST, _digests(authors, start), at=start + deps.digest_window)
     return len(authors)
 
 

@@ -23,7 +23,7 @@ import logging
 import random
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -70,6 +70,10 @@ def encode(message_id: str, kind: str, payload: dict[str, Any]) -> str:
     return f"{message_id}|{kind}|{orjson.dumps(payload, option=orjson.OPT_SORT_KEYS).decode()}"
 
 
+# Message ids `DelayedQueue.enqueue_once` remembers per worker (ids of digests: one an author and window).
+ONCE_KEPT = 10_000
+
+
 class DelayedQueue:
     def __init__(self, redis: Redis, name: str, *, batch: int = 100, lease: float = 60.0, max_attempts: int = 5,
                  backoff: float = 5.0, backoff_cap: float = 3600.0, max_queued: int = 5000,
@@ -84,6 +88,8 @@ class DelayedQueue:
         self._fetch = redis.register_script(_FETCH)
         self._settle = redis.register_script(_SETTLE)
         self.handlers: dict[str, Handler] = {}
+        # What `enqueue_once` queued, by message id: when it is due (at most ONCE_KEPT ids).
+        self._queued_until: dict[str, float] = {}
         self._loop: Periodic | None = None
         self._stopping = False  # a graceful stop: no batch is fetched after the one under way
 
@@ -103,7 +109,7 @@ class DelayedQueue:
         queued = await self.enqueue_many(kind, [(payload, message_id)], at=at)
         return queued[0] if queued else None
 
-    async def enqueue_many(self, kind: str, messages: list[tuple[dict[str, Any], str | None]], *,
+    async def enqueue_many(self, kind: str, messages: Sequence[tuple[dict[str, Any], str | None]], *,
                            at: float) -> list[str]:
         """`enqueue` for several messages of a kind due at the same time (payload and message id each): one
         command a hundred messages (a comment on a shout of three authors queues three digests in one).
@@ -119,6 +125,22 @@ class DelayedQueue:
             log.warning("delayed queue %s is full (%d): %d %s message(s) refused, left to the sweep",
                         self.name, self.max_queued, refused, kind)
         return queued
+
+    async def enqueue_once(self, kind: str, messages: list[tuple[dict[str, Any], str]], *, at: float) -> None:
+        """`enqueue_many` of messages with ids, each sent by this worker once until it is due: the queue keeps the
+        first of an id anyway (ZADD NX), so the events of a busy hour after the first cost no round trip. A queue
+        Redis lost is filled again by what queues with `enqueue_many`, which does not look here (the sweeps)."""
+        now = time.time()
+        fresh = [message for message in messages if self._queued_until.get(message[1], 0.0) <= now]
+        if not fresh:
+            return
+        queued = await self.enqueue_many(kind, fresh, at=at)
+        if len(self._queued_until) + len(queued) > ONCE_KEPT:
+            self._queued_until = {known: due for known, due in self._queued_until.items() if due > now}
+            if len(self._queued_until) + len(queued) > ONCE_KEPT:
+                self._queued_until.clear()
+        for member in queued:
+            self._queued_until[member.split("|", 1)[0]] = at
 
     async def cancel(self, member: str) -> bool:
         return bool(await self.redis.zrem(self._keys[0], member))

@@ -192,6 +192,30 @@ async def test_messages_due_together_are_queued_in_one_round_trip_and_once(redis
     assert await queue.enqueue_many("digest", [], at=due) == []
 
 
+async def test_a_message_queued_once_is_not_sent_again_until_it_is_due(redis: Redis) -> None:
+    """A busy hour's events after the first queue their digests with no round trip (`enqueue_once`: the queue
+    would keep the first anyway); a message this worker has not queued still goes. The controls: once due, it is
+    sent again; and a queue Redis lost is filled again by `enqueue_many` (the sweeps), which does not look."""
+    queue = DelayedQueue(redis, "once")
+    await redis.delete(keys.delayed_queue("once"))
+    due = time.time() + 60
+    first, second = ({"author": 1}, "digest-1"), ({"author": 2}, "digest-2")
+    with redis_round_trips() as sent:
+        await queue.enqueue_once("digest", [first], at=due)
+        await queue.enqueue_once("digest", [first], at=due)
+    assert sent == [1]
+    with redis_round_trips() as sent:
+        await queue.enqueue_once("digest", [first, second], at=due)  # the second is new: both go in one
+    assert sent == [1] and await redis.zcard(keys.delayed_queue("once")) == 2
+    await redis.delete(keys.delayed_queue("once"))  # lost
+    await queue.enqueue_many("digest", [first, second], at=due)
+    assert await redis.zcard(keys.delayed_queue("once")) == 2
+    with redis_round_trips() as sent:
+        await queue.enqueue_once("digest", [({"author": 3}, "digest-3")], at=time.time() - 1)
+        await queue.enqueue_once("digest", [({"author": 3}, "digest-3")], at=time.time() - 1)
+    assert sent == [2]  # due already: nothing remembered
+
+
 async def test_the_queue_holds_at_most_its_bound_and_counts_what_it_refuses(redis: Redis) -> None:
     """Seed 004: no sorted set over 5,000 members. Queued and leased messages together stay within
     `max_queued`: a message past it is refused and counted, one already queued keeps its place, an
