@@ -23,7 +23,7 @@ from redis.exceptions import RedisError
 from cache import keys, response_capture
 from cache.containment import LostWrites
 from cache.redis.client import cannot_serve, is_cluster, queue_script, queue_set, script_reply
-from cache.redis.limits import BATCH
+from cache.redis.limits import BATCH, PUBLISH_PER_CALL
 from cache.refresh import GRACED_TAGS_MOST, Refreshing, refreshing_now
 from telemetry import metrics
 
@@ -154,16 +154,22 @@ class Generations(LostWrites):
         assert self._grace_bump is not None
         moved_to = [random.getrandbits(62) + 1 for _ in tags]
         graces = dict(zip(map(keys.grace, tags), moved_to, strict=True))
+        # A write answered right after this move (`Refreshing.closing`) sets no grace, and its messages go out
+        # in the same script, after the moves: the round trip that would end its graces is not needed.
+        published = refreshing.messages[:PUBLISH_PER_CALL] if refreshing.closing else []
         script_keys = [*keys.generations(tags), *graces, *map(keys.refresh_index, tags), keys.invalidation_clock()]
-        script_args = [self.generation_ttl, refreshing.grace_ms, random.getrandbits(62) + 1, refreshing.most,
-                       *moved_to]
+        script_args = [self.generation_ttl, 0 if refreshing.closing else refreshing.grace_ms,
+                       random.getrandbits(62) + 1, refreshing.most, *moved_to,
+                       *(part for message in published for part in message)]
         async with self.redis.pipeline(transaction=False) as pipe:
             if also is not None:
                 await also(pipe)
             queue_script(pipe, self._grace_bump, script_keys, script_args)
             *replies, found = await pipe.execute(raise_on_error=False)
         found = await script_reply(found, self._grace_bump, script_keys, script_args)
-        refreshing.noted(graces, found)  # whatever became of `also`'s: its graces are to be ended
+        del refreshing.messages[:len(published)]
+        # whatever became of `also`'s: its graces are to be ended
+        refreshing.noted({} if refreshing.closing else graces, found)
         failed = next((reply for reply in replies if isinstance(reply, Exception)), None)
         if failed is not None:
             raise failed

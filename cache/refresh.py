@@ -25,6 +25,10 @@ So a write answered over HTTP (app/http/graphql_view.py) invalidates in three st
    few), as a read of no one's that joins a reader's computation of the same answer (app/http/write_refresh.py)
    and keeps it as any computation does (the store checks its stamps).
 
+A write answered right after its invalidation (one statement sent on its own, resolvers/writes.py `one_statement`:
+`closing`) has no time to cover: its moves set no grace, and its live messages go out in the same script, after
+them, so that it needs no round trip to end graces.
+
 Writes other than a request's (the revalidator, the CLI, a drill) move generations with no grace, and a chain
 that does not end at the generation a move starts from is started again: a stamp is never served past a move
 that no grace covers.
@@ -88,6 +92,9 @@ class Refreshing:
     # What waits for the graces' end: the write's live messages (triggers/sink.py), whose readers would be
     # served under the graces what they announce is changed; published as the graces end (cache/generations.py).
     messages: list[tuple[str, bytes]] = field(default_factory=list)
+    # The write is answered right after its next invalidation (one statement sent on its own, resolvers/writes.py):
+    # that move sets no grace, and the messages noted by then go out with it, in the same script (cache/generations.py).
+    closing: bool = False
     # Until the write is done: an invalidation made later by a task it started (which inherits REFRESHING) would
     # set graces no one ends, so from then on invalidations move generations with none, and messages go out.
     open: bool = True

@@ -12,6 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, AsyncSessionTransaction
 
+from cache.refresh import refreshing_now
 from orm.replicas import use_primary
 from resolvers.deps import Deps
 from triggers.changes import Changes
@@ -69,6 +70,8 @@ async def one_statement(sink: Sink, changes: Changes, send: Callable[[], Awaitab
             raise
         if sent is not None:
             sent(answer, changes)
+        if (refreshing := refreshing_now()) is not None:
+            refreshing.closing = True  # answered once this is applied: its graces would be ended at once
         task = committed(sink, changes, announced=announced)
         if task is not None:
             await task

@@ -82,12 +82,11 @@ class CacheSink:
         # The marks in no order with the rest: sent beside the invalidation, the two share a round trip (what
         # is sent at the same moment goes out together, cache/redis/coalesce.py).
         steps = [self.revalidator.mark_many(changes.marks)] if self.revalidator is not None and changes.marks else []
+        refreshing = refreshing_now()
+        if refreshing is not None:  # a write answered over HTTP: as its graces end (cache/refresh.py), or, closing,
+            refreshing.messages.extend(changes.messages)  # with its moves
         if self.invalidation:
             steps.append(self.cache.invalidate_tags(changes.tags, also=live_changes if changes.live else None))
         await asyncio.gather(*steps)
-        if changes.messages:
-            refreshing = refreshing_now()
-            if refreshing is not None:  # a write answered over HTTP: as its graces end (cache/refresh.py)
-                refreshing.messages.extend(changes.messages)
-            else:
-                await publish_quietly(self.cache.redis, changes.messages)
+        if changes.messages and refreshing is None:
+            await publish_quietly(self.cache.redis, changes.messages)

@@ -18,7 +18,8 @@ from app.http.caching import marked
 from app.http.exchange import Exchange
 from app.http.write_gate import Readers, WriteGate
 from app.http.write_refresh import Serve, refresh
-from cache.messaging.pubsub import PUBLISH_PER_CALL, publish_quietly
+from cache.messaging.pubsub import publish_quietly
+from cache.redis.limits import PUBLISH_PER_CALL
 from cache.refresh import Refreshing
 from resolvers.afterwards import Afterwards, collecting
 

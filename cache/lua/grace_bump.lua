@@ -3,15 +3,17 @@
 -- A generation with no value yet (expired, forgotten) starts no chain: no stamp names its old one. A chain
 -- whose last generation is not the one moved from (a move without a grace came between) starts again from
 -- it; a chain keeps at most $chain_most generations, the oldest dropping out.
+-- A grace TTL of 0 sets no grace (a write answered right after its moves); then the messages given after the
+-- generations are published, after the moves: whoever they tell of the write reads what it wrote.
 -- KEYS: the generation keys, then the grace keys, then the refresh index keys (n of each), then the clock.
 -- ARGV: the generations' TTL (s), the grace TTL (ms), the clock's new value, the most requests returned,
--- then the new generations.
+-- then the new generations, then channel, message, channel, message, ...
 -- Returns the requests to compute again.
 local n = (#KEYS - 1) / 3
 for i = 1, n do
   local old, new = redis.call('GET', KEYS[i]), ARGV[4 + i]
   redis.call('SET', KEYS[i], new, 'EX', ARGV[1])
-  if old then
+  if old and ARGV[2] ~= '0' then
     local chain = redis.call('GET', KEYS[n + i])
     if chain and string.sub(chain, -#old - 1) == '>' .. old then
       local _, links = string.gsub(chain, '>', '')
@@ -33,5 +35,8 @@ for i = 1, n do
       if request then requests[#requests + 1] = request end
     end
   end
+end
+for i = 5 + n, #ARGV, 2 do
+  redis.call('PUBLISH', ARGV[i], ARGV[i + 1])
 end
 return requests

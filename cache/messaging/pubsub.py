@@ -27,6 +27,7 @@ from redis.exceptions import RedisError
 from cache.live.structures import queue_eval
 from cache.lua import load_lua
 from cache.redis.client import is_cluster
+from cache.redis.limits import PUBLISH_PER_CALL
 
 if TYPE_CHECKING:
     from config.settings import SubscriptionSettings
@@ -34,11 +35,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PUBLISH_BATCH = 100  # messages per pipeline (seed 004)
-# One server: the messages of a pipeline go as script calls of this many each (two arguments a message:
-# seed 004's hundred elements a command). An event that concerns a discussion's followers is a message
-# per follower, and a command each cost the writer more to pack and its reply more to read than Redis
-# takes to publish them.
-PUBLISH_PER_CALL = 50
 _PUBLISH_ALL = load_lua("publish_all")
 _USER_KEY = b'"user_id":'  # how an encoded event names whom it is for (Event.encode_to)
 _NO_USER = _USER_KEY + b"null"

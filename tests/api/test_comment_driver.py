@@ -7,6 +7,7 @@ sent is applied even when its request is cancelled."""
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from typing import Any
 
@@ -38,14 +39,17 @@ def _shape(changes: Changes, ids: dict[str, str]) -> dict[str, Any]:
     """What a record says, its new rows' ids named by what they are (`ids`), its messages by their channels."""
     def named(value: Any) -> str:  # an id as a key's member is zero-padded (cache/keys.py)
         return ids.get(str(int(value)), str(value)) if str(value).isdigit() else str(value)
+
+    def writer_named(text: str) -> str:  # the writer's id where a key or channel names it
+        return re.sub(rf"\b{ids['writer id']}\b", "writer", text)
     return {
-        "tags": sorted(tag.replace(ids["writer id"], "writer") for tag in changes.tags),
+        "tags": sorted(map(writer_named, changes.tags)),
         "marks": sorted((kind, named(entity)) for kind, entity in changes.marks),
-        "live": {(kind, named(entity)): sorted((op.verb, op.name.replace(ids["writer id"], "writer"),
-                                                tuple(map(named, op.args))) for op in ops)
+        "live": {(kind, named(entity)): sorted((op.verb, writer_named(op.name), tuple(map(named, op.args)))
+                                               for op in ops)
                  for (kind, entity), ops in sorted(changes.live.by_entity.items()) if ops},
         "announced": sorted((kind, named(entity)) for kind, entity in changes.live.by_entity),
-        "channels": sorted(channel.replace(ids["writer id"], "writer") for channel, _ in changes.messages),
+        "channels": sorted(writer_named(channel) for channel, _ in changes.messages),
         "writes": dict(changes.writes),
     }
 

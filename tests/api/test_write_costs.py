@@ -34,12 +34,13 @@ class Cost:
 
 # At most what each write costs; a write that grows fails here. A comment on PostgreSQL is two statements, each its
 # own transaction (resolvers/comment_driver.py): no BEGIN or COMMIT either; the first of a reader on a shout joins
-# its discussion in the same statement; it queues its shout's authors' digest, which a later comment of the same
-# hour finds queued by this worker already (cache/messaging/delayed.py `enqueue_once`). The first vote has no vote
-# to replace.
+# its discussion in the same statement. Answered right after its invalidation, it sets no grace and its live
+# messages go out with its moves (cache/refresh.py `closing`). It queues its shout's authors' digest, which a
+# later comment of the same hour finds queued by this worker already (cache/messaging/delayed.py `enqueue_once`).
+# The first vote has no vote to replace.
 BUDGET = {
-    "first comment on a shout": Cost(statements=2, before=4, after=1),
-    "comment": Cost(statements=2, before=4, after=0),
+    "first comment on a shout": Cost(statements=2, before=3, after=1),
+    "comment": Cost(statements=2, before=3, after=0),
     "vote": Cost(statements=5, before=4, after=1),
     "vote replaced": Cost(statements=6, before=4, after=1),
     "follow": Cost(statements=5, before=4, after=0),

@@ -197,7 +197,8 @@ async def test_messages_are_published_as_sent_a_script_call_per_fifty(redis_serv
     """`publish` on one server sends a pipeline's messages as script calls of PUBLISH_PER_CALL messages each
     (an event for a discussion's followers is a message per follower): every message arrives, its bytes
     as they were given, in order on each channel. On a cluster each is a PUBLISH of its own."""
-    from cache.messaging.pubsub import PUBLISH_BATCH, PUBLISH_PER_CALL
+    from cache.messaging.pubsub import PUBLISH_BATCH
+    from cache.redis.limits import PUBLISH_PER_CALL
     from tests.helpers import pipelines_sent
 
     redis = make_redis(redis_server.url)

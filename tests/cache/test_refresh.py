@@ -17,7 +17,7 @@ from ambient import REFRESHING
 from app.http import write_path
 from app.main import create_app
 from cache import keys
-from cache.messaging.pubsub import PUBLISH_PER_CALL
+from cache.redis.limits import PUBLISH_PER_CALL
 from cache.refresh import GRACE_CHAIN_MOST, INDEXED_PER_TAG, Refreshing
 from cache.response.responses import ResponseCache, request_key
 from cache.response_capture import Capture
@@ -307,6 +307,31 @@ async def test_a_writes_messages_go_out_in_the_round_trip_that_ends_its_graces(c
         assert not await redis.exists(keys.grace(tag))
         received = [await pubsub.get_message(timeout=2) for _ in range(count)]
         assert [message["data"] for message in received if message] == [b"%d" % n for n in range(count)]
+    await pubsub.aclose()
+
+
+@single_redis  # counts one server's round trips; a cluster sets no graces
+async def test_a_closing_writes_moves_set_no_grace_and_carry_its_messages(cache: Cache, redis: Redis) -> None:
+    """A write answered right after its invalidation (one statement sent on its own: `Refreshing.closing`) moves
+    its generations with no grace and publishes its live messages in the same script, after the moves: one round
+    trip, nothing left for the graces' end. The control: a write that is not closing sets a grace and keeps its
+    messages for the graces' end."""
+    channel = f"test-closing:{uuid.uuid4().hex}"
+    pubsub = redis.pubsub()
+    await pubsub.subscribe(channel)
+    assert (await pubsub.get_message(timeout=2))["type"] == "subscribe"
+    for closing in (True, False):
+        tag = f"author:{uuid.uuid4().int % 10**9}"
+        await cache.invalidate_tags([tag])
+        refreshing = Refreshing(4, 300, closing=closing)
+        refreshing.messages.append((channel, b"closing" if closing else b"graced"))
+        with pipelines_sent() as sent:
+            await moved(cache, tag, refreshing)
+        assert len(sent) == 1
+        assert await redis.exists(keys.grace(tag)) == (not closing)
+        assert bool(refreshing.graces) == (not closing) and bool(refreshing.messages) == (not closing)
+        message = await pubsub.get_message(timeout=0.5 if not closing else 2)
+        assert (message["data"] if message else None) == (b"closing" if closing else None)
     await pubsub.aclose()
 
 
