@@ -58,14 +58,11 @@ run: $(RUNTIME)
 services:
 	@bash scripts/ensure-services.sh
 
-## The whole suite against real PostgreSQL and Redis on 127.0.0.1 (installed and started if missing), then
-## the Redis-heavy modules again on a three-master Redis Cluster of its own (devtools/on_cluster.py).
+## The whole suite against real PostgreSQL and Redis on 127.0.0.1 (installed and started if missing) and,
+## beside it, mypy, the import contracts and the Redis-heavy modules again on a three-master Redis Cluster of
+## its own (devtools/test_all.py, devtools/on_cluster.py).
 test: install services
-	$(BIN)/ruff check .
-	$(BIN)/mypy
-	$(BIN)/lint-imports --no-cache
-	$(BIN)/pytest -q --durations=20
-	$(BIN)/python -m devtools.on_cluster
+	$(BIN)/python -m devtools.test_all
 
 lint: install
 	$(BIN)/ruff check .
