@@ -72,17 +72,13 @@ _JOINED = (postgres_insert(_FOLLOWS).values(
     .returning(_FOLLOWS.created_at, _FOLLOWS.auto)).cte("joined")
 
 
-def _with_comment(together: Select[Any]) -> Select[Any]:
+@functools.cache  # built once for each notification statement (a module's constant)
+def _write_for(together: Select[Any]) -> Select[Any]:
     """A notification's statement (resolvers/events.py `_Recipients.together`) that writes the comment and the
     follow too; each row also says when the follow made or restored was first made (None: untouched)."""
     joined_at = select(_JOINED.c.created_at).scalar_subquery().label("joined_at")
     joined_auto = select(_JOINED.c.auto).scalar_subquery().label("joined_auto")
     return together.add_cte(_COMMENT).add_columns(joined_at, joined_auto)
-
-
-@functools.cache  # built once for each notification statement (a module's constant)
-def _write_for(together: Select[Any]) -> Select[Any]:
-    return _with_comment(together)
 
 
 async def create_comment(deps: Deps, driver: DriverReads, sink: Sink, viewer: Viewer, kind: str,
@@ -119,6 +115,8 @@ async def create_comment(deps: Deps, driver: DriverReads, sink: Sink, viewer: Vi
     # The driver takes a JSON value as its text: what the column type's bind processor makes of it in a session.
     parameters["payload"] = json.dumps(parameters["payload"])
 
+    notified: set[int] = set()  # who gets a digest (ReactionNotice.direct), once the recipients are stored
+
     def sent(rows: list[dict[str, Any]], changes: Changes) -> None:
         note, people = stored_recipients(tuple(row.values()) for row in rows)
         first = rows[0]
@@ -129,7 +127,6 @@ async def create_comment(deps: Deps, driver: DriverReads, sink: Sink, viewer: Vi
         changes.messages.extend(notice.messages(note, people))
         notified.update(notice.concerned(people))
 
-    notified: set[int] = set()
     await one_statement(sink, changes, lambda: driver.rows(_write_for(recipients.together), parameters,
                                                            primary=True), sent)
     await after_answer(lambda: queue_digests(deps, notified, now))
