@@ -58,9 +58,9 @@ run: $(RUNTIME)
 services:
 	@bash scripts/ensure-services.sh
 
-## The whole suite against real PostgreSQL and Redis on 127.0.0.1 (installed and started if missing) and,
-## beside it, mypy, the import contracts and the Redis-heavy modules again on a three-master Redis Cluster of
-## its own (devtools/test_all.py, devtools/on_cluster.py).
+## The whole suite against real PostgreSQL and Redis on 127.0.0.1 (installed and started if missing): the drills
+## and the image beside the rest, then the Redis-heavy modules again on a three-master Redis Cluster of its own;
+## mypy and the import contracts beside them too (devtools/test_all.py, devtools/on_cluster.py).
 test: install services
 	$(BIN)/python -m devtools.test_all
 
