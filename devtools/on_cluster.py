@@ -1,7 +1,7 @@
 """The Redis-heavy test modules again, on a local Redis Cluster of three masters, each with a replica
-(`make test` runs this after the suite): the cache, sessions and tokens, revalidation, live structures, the
-delayed queue, views and pub/sub, with REDIS_CLUSTER on. The cluster is redis-server processes of its own
-on free loopback ports, removed afterwards.
+(`make test` runs this after the drills, beside the rest of the suite: devtools/test_all.py): the cache,
+sessions and tokens, revalidation, live structures, the delayed queue, views and pub/sub, with REDIS_CLUSTER
+on. The cluster is redis-server processes of its own on free loopback ports, removed afterwards.
 
     python -m devtools.on_cluster [pytest arguments...]
 """

@@ -7,9 +7,9 @@ command of a lane after the one before it:
 - mypy and the import contracts.
 
 Every pytest run has services of its own (tests/conftest.py `RunServices`: a database and a redis-server per
-run; the cluster pass, a cluster of its own), so nothing the lanes do meets. One after the other they took 26
-minutes on two cores, where the suite left most of one idle while it waited on its servers. What ran beside the
-suite prints when it ends, in order; the run fails when any command failed.
+run; the cluster pass, a cluster of its own), so nothing the lanes do meets, and the suite leaves most of a core
+idle while it waits on its servers (the times: bench/RESULTS.md, figures behind the code's rules). What ran
+beside the suite prints when it ends, in order; the run fails when any command failed.
 
     python -m devtools.test_all
 """

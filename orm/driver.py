@@ -1,6 +1,7 @@
 """Reads straight on the driver: the statements every cold page runs (entities by id, a page of reactions, a
 list of shouts' ids, a slug's id) sent to asyncpg as they are, without SQLAlchemy's session, ORM and result
-layers.
+layers; and, on the primary (`primary=True`), a comment's two statements, each its own transaction
+(resolvers/comment_driver.py).
 
 For such a read those layers cost several times the driver's own work (bench/RESULTS.md, figures behind
 the code's rules), and a cold page of reactions runs three such statements. A statement is compiled once
