@@ -137,8 +137,8 @@ async def cached_composite(cache: Cache, key: str, compute: Callable[[], Awaitab
     finally:
         response_capture.end(token)  # the outer capture (a response being computed) saw it all too
     stamp = capture_stamp(capture)
-    if stamp is not None and not capture.read_viewer:
-        await cache.set_many([(key, value, stamp, ttl)])
+    if stamp is not None and not capture.read_viewer:  # with the request's next read, as its parts' fills go
+        await cache.ride_or_store([(key, value, stamp, ttl)], [])
     return value
 
 

@@ -129,7 +129,7 @@ class Fills(Generations):
                 queue_stored(pipe, key, encode(stamp, data, self.max_value), self.jittered(lifetime) or lifetime,
                              "value")
 
-    async def _ride_or_store(self, fills: list[Fill], unlocks: list[str]) -> None:
+    async def ride_or_store(self, fills: list[Fill], unlocks: list[str]) -> None:
         """Fills (and their locks' release) that ride along with the request's next read, or, outside a
         request, are stored now."""
         riding = self._riding()

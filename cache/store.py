@@ -327,7 +327,7 @@ class Cache(Fills):
             if lease is Lease.OURS:
                 await self.release_fill_lock(cache_key, stamp=stamp or b"")
             raise
-        await self._ride_or_store([(cache_key, data, stamp, ttl)],
+        await self.ride_or_store([(cache_key, data, stamp, ttl)],
                                   [keys.fill_lock(cache_key, stamp or b"")] if lease is Lease.OURS else [])
         return data
 
@@ -387,6 +387,6 @@ class Cache(Fills):
             fetched = await fetch_missing(missing)
             for i, data in zip(missing, fetched, strict=True):
                 values[i] = data
-            await self._ride_or_store(
+            await self.ride_or_store(
                 [(cache_keys[i], values[i], stamps[i], ttl) for i in missing if values[i] is not None], [])
         return values
