@@ -64,6 +64,8 @@ SIZES = {
     "test": Size(authors=40, topics=15, shouts=150, reactions=1_500, follows=400),
     "demo": Size(authors=120, topics=30, shouts=600, reactions=5_000, follows=2_000),
     "bench": Size(authors=2_000, topics=300, shouts=50_000, reactions=300_000, follows=100_000),
+    # ten times bench's content under the same topics: what a request costs as a site grows (bench/scale.py)
+    "bench10": Size(authors=20_000, topics=300, shouts=500_000, reactions=3_000_000, follows=1_000_000),
 }
 
 FIRST = ["Анна", "Борис", "Вера", "Глеб", "Дарья", "Егор", "Жанна", "Илья", "Кира", "Лев", "Мария",
