@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Protocol, TypeVar
 
 from auth.permissions import DEFAULT_COMMUNITY, Viewer, can
 from auth.sessions import Session
 from resolvers.errors import Forbidden, Unauthenticated
+
+T = TypeVar("T")
+
+
+class ViewerCheck(Protocol):
+    """Who asks, not checked yet (schema/context.py `Context`): a write whose first read depends on no one's
+    rights makes it during the check (`beside`), one wait for both where they were one after the other."""
+
+    async def viewer(self) -> Viewer | None: ...
+
+    async def beside(self, read: Callable[[], Awaitable[T]]) -> tuple[Viewer | None, T | None]:
+        """The viewer, and what `read()` gave when the viewer is someone: made during the check when the
+        request's token names an account (signed and unexpired), after it otherwise. None for a guest, who is
+        refused before anything is read."""
+        ...
 
 
 def require_viewer(viewer: Viewer | None) -> Viewer:

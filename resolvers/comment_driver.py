@@ -22,21 +22,23 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Awaitable
 from typing import Any
 
 from sqlalchemy import Integer, Select, bindparam, func, insert, select
 from sqlalchemy.dialects.postgresql import insert as postgres_insert
 from sqlalchemy.orm import aliased
 
-from auth.permissions import Viewer
 from orm import Notification, Reaction, Shout, ShoutAuthor, ShoutReactionsFollower, ShoutTopic
 from orm.driver import DriverReads
 from orm.stats import is_listed
+from resolvers.access import ViewerCheck
 from resolvers.afterwards import after_answer
 from resolvers.deps import Deps
 from resolvers.digests import queue_digests
 from resolvers.errors import BadInput, NotFound
 from resolvers.events import ReactionNotice, stored_recipients
+from resolvers.reaction_input import checked_input
 from resolvers.writes import one_statement
 from triggers.changes import Changes
 from triggers.listeners import Sink, record_bulk, record_row
@@ -81,18 +83,26 @@ def _write_for(together: Select[Any]) -> Select[Any]:
     return together.add_cte(_COMMENT).add_columns(joined_at, joined_auto)
 
 
-async def create_comment(deps: Deps, driver: DriverReads, sink: Sink, viewer: Viewer, kind: str,
-                         reaction: dict[str, Any], body: str | None, now: int) -> dict[str, Any]:
-    """`create_reaction` of a kind that is not a vote, its input checked (resolvers/reaction_write.py)."""
+async def create_comment(deps: Deps, driver: DriverReads, sink: Sink, check: ViewerCheck, reaction: dict[str, Any],
+                         now: int) -> dict[str, Any]:
+    """`create_reaction` of a kind that is not a vote (resolvers/reaction_write.py). Its first statement depends
+    on no one's rights: it is sent while the writer's session is checked, and its rows used once the writer
+    and the input pass (`checked_input`, with the same errors as before anything is read)."""
     shout_id, reply_to = reaction["shout"], reaction.get("reply_to")
-    found = await driver.rows(_TARGET, {"shout": shout_id, "reply_to": reply_to}, primary=True)
+
+    def read_target() -> Awaitable[list[dict[str, Any]]]:
+        return driver.rows(_TARGET, {"shout": shout_id, "reply_to": reply_to}, primary=True)
+
+    viewer, found = await check.beside(read_target)
+    signed_in, kind, body = checked_input(viewer, reaction)
+    assert found is not None  # read for whoever is someone
     if not found:
         raise NotFound("no such shout", field="shout")
     target = found[0]
     if reply_to is not None and (target["answered_shout"] != shout_id or target["answered_deleted_at"] is not None):
         raise BadInput("reply_to is not a reaction of this shout", field="reply_to")
     created = Reaction(id=target["id"], kind=kind, shout=shout_id, reply_to=reply_to, body=body,
-                       quote=reaction.get("quote"), created_by=viewer.author_id, created_at=now)
+                       quote=reaction.get("quote"), created_by=signed_in.author_id, created_at=now)
     authors, topics = sorted(target["authors"] or []), list(target["topics"] or [])
     changes = Changes()
     known: dict[tuple[str, int], Any] = {("shout", shout_id): ShoutFacts(authors, topics, listed=True)}
@@ -102,7 +112,7 @@ async def create_comment(deps: Deps, driver: DriverReads, sink: Sink, viewer: Vi
     record_bulk(changes, Notification)  # as resolvers/events.py records the notification a session writes
     # The follow the statement may make moves the discussion's fans and its writer's follows: announced with
     # the rest, whether it is made or not (an announcement settled without operations).
-    for entity in (("shout", shout_id), ("author", viewer.author_id)):
+    for entity in (("shout", shout_id), ("author", signed_in.author_id)):
         changes.live.by_entity.setdefault(entity, [])
 
     result = {**created.dict(), "stat": {"rating": 0, "comments_count": 0}}  # nothing answers it yet
@@ -111,7 +121,7 @@ async def create_comment(deps: Deps, driver: DriverReads, sink: Sink, viewer: Vi
     recipients = notice.recipients
     assert recipients is not None  # a reaction created notifies
     parameters = {**notice.parameters(deps.notify_fanout), "id": created.id, "kind": kind, "reply_to": reply_to,
-                  "body": body, "quote": created.quote, "author": viewer.author_id}
+                  "body": body, "quote": created.quote, "author": signed_in.author_id}
     # The driver takes a JSON value as its text: what the column type's bind processor makes of it in a session.
     parameters["payload"] = json.dumps(parameters["payload"])
 
@@ -121,7 +131,7 @@ async def create_comment(deps: Deps, driver: DriverReads, sink: Sink, viewer: Vi
         note, people = stored_recipients(tuple(row.values()) for row in rows)
         first = rows[0]
         if first["joined_at"] is not None:  # made or restored: to the structures as a new follow
-            follow = ShoutReactionsFollower(follower=viewer.author_id, shout=shout_id, auto=first["joined_auto"],
+            follow = ShoutReactionsFollower(follower=signed_in.author_id, shout=shout_id, auto=first["joined_auto"],
                                             created_at=first["joined_at"], deleted_at=None)
             record_row(changes, "insert", follow, None, known)
         changes.messages.extend(notice.messages(note, people))

@@ -15,23 +15,19 @@ from sqlalchemy.orm import aliased, load_only
 from auth.permissions import Viewer
 from orm import Reaction, Shout, ShoutAuthor, ShoutReactionsFollower, ShoutTopic
 from orm.driver import driver_of
-from orm.reaction import RATING_KINDS, ReactionKind
+from orm.reaction import RATING_KINDS
 from orm.stats import is_listed, reaction_stats
-from resolvers.access import require
+from resolvers.access import ViewerCheck, require
 from resolvers.afterwards import after_answer
 from resolvers.comment_driver import create_comment
 from resolvers.deps import Deps
 from resolvers.digests import queue_digests
 from resolvers.errors import BadInput, Conflict, NotFound
 from resolvers.events import reaction_event
+from resolvers.reaction_input import MAX_BODY, NEEDS_BODY, checked_input
 from resolvers.writes import added_once, transaction
 from triggers.listeners import sink_of
 from triggers.related import ShoutFacts, known_shout
-
-MAX_BODY = 10_000
-PROOF_KINDS = (ReactionKind.PROOF.value, ReactionKind.DISPROOF.value)
-NEEDS_BODY = (ReactionKind.COMMENT.value, ReactionKind.QUOTE.value, ReactionKind.PROPOSE.value,
-              ReactionKind.ASK.value)
 
 
 async def _reaction_dict(session: AsyncSession, reaction: Reaction) -> dict[str, Any]:
@@ -78,18 +74,12 @@ async def _listed_shout(session: AsyncSession, shout_id: int, writer: int) -> _T
     return _Target(shout, authors, follows)
 
 
-async def create_reaction(deps: Deps, viewer: Viewer | None, reaction: dict[str, Any]) -> dict[str, Any]:
-    kind = str(reaction["kind"])
-    signed_in = require(viewer, "reaction:create_proof" if kind in PROOF_KINDS else "reaction:create")
-    body = (reaction.get("body") or "").strip() or None
-    if kind in NEEDS_BODY and not body:
-        raise BadInput(f"a {kind} needs a body", field="body")
-    if body and len(body) > MAX_BODY:
-        raise BadInput("the body is too long", field="body")
+async def create_reaction(deps: Deps, check: ViewerCheck, reaction: dict[str, Any]) -> dict[str, Any]:
     now = int(time.time())
-    if kind not in RATING_KINDS and (driver := driver_of(deps.primary)) is not None and (
+    if str(reaction["kind"]) not in RATING_KINDS and (driver := driver_of(deps.primary)) is not None and (
             sink := sink_of(deps.primary)) is not None:
-        return await create_comment(deps, driver, sink, signed_in, kind, reaction, body, now)
+        return await create_comment(deps, driver, sink, check, reaction, now)
+    signed_in, kind, body = checked_input(await check.viewer(), reaction)
     async with transaction(deps) as session:
         target = await _listed_shout(session, reaction["shout"], signed_in.author_id)
         shout = target.shout

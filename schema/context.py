@@ -267,6 +267,7 @@ class Context:
     counts_reads: bool = True
     _session: Any = field(default=_UNSET, repr=False)
     _viewer: Any = field(default=_UNSET, repr=False)
+    _claims: Any = field(default=_UNSET, repr=False)
 
     async def session(self, *, shapes_answer: bool = True) -> Session | None:
         """The request's valid session, checked against Redis once per request. `shapes_answer`: whether
@@ -307,22 +308,50 @@ class Context:
 
     async def viewer(self, *, shapes_answer: bool = True) -> Viewer | None:
         """The signed-in account, or None for a guest (see `session` for `shapes_answer`)."""
+        return (await self._viewer_and(None, shapes_answer=shapes_answer))[0]
+
+    async def beside(self, read: Callable[[], Awaitable[R]]) -> tuple[Viewer | None, R | None]:
+        """resolvers/access.py `ViewerCheck.beside`: `read()` goes out with the session's check and the account's
+        read, in the same gathering (no task more than the check makes)."""
+        return await self._viewer_and(read, shapes_answer=True)
+
+    async def _viewer_and(self, read: Callable[[], Awaitable[R]] | None, *,
+                          shapes_answer: bool) -> tuple[Viewer | None, R | None]:
         if shapes_answer:
             response_capture.viewer_read()
+        found: R | None = None
         if self._viewer is _UNSET:
             token = self._token() if self._session is _UNSET else None
-            claimed = self.deps.auth.sessions.claimed_user(token) if token and self.deps.auth else None
+            claimed = self._claimed(token)
             if claimed is None:
                 session = await self.session(shapes_answer=False)
                 self._viewer = None if session is None else await account_viewer(self.deps, session.user_id)
             else:
                 # The token names its account: the account is read beside the session's check (one round trip
-                # for both), and taken only if the session is valid and is that account's.
-                _, account = await asyncio.gather(self._check(token), account_viewer(self.deps, claimed))
+                # for both), and taken only if the session is valid and is that account's; so is `read`.
+                gathered = (self._check(token), account_viewer(self.deps, claimed), *((read(),) if read else ()))
+                outcomes = await asyncio.gather(*gathered, return_exceptions=True)
+                for outcome in outcomes[:2]:  # the check's error first, as when they were awaited in turn
+                    if isinstance(outcome, BaseException):
+                        raise outcome
                 session = self._session
-                self._viewer = account if session is not None and session.user_id == claimed else None
-        viewer: Viewer | None = self._viewer  # set just above
-        return viewer
+                self._viewer = outcomes[1] if session is not None and session.user_id == claimed else None
+                if read is None or self._viewer is None:  # a refused writer's read is not used, nor its error
+                    return self._viewer, None
+                if isinstance(outcomes[2], BaseException):
+                    raise outcomes[2]
+                return self._viewer, outcomes[2]
+        viewer: Viewer | None = self._viewer  # set just above, or before
+        if read is not None and viewer is not None:
+            found = await read()
+        return viewer, found
+
+    def _claimed(self, token: str | None) -> int | None:
+        """The account the token's signed claims name (no Redis), decoded once per request."""
+        if self._claims is _UNSET:
+            self._claims = self.deps.auth.sessions.claimed_user(token) if token and self.deps.auth else None
+        claimed: int | None = self._claims
+        return claimed
 
 
 Info = StrawberryInfo[Context, None]

@@ -98,8 +98,7 @@ class WriteMutation:
     # --- reactions and ratings ---------------------------------------------------------------------------
     @strawberry.mutation
     async def create_reaction(self, info: Info, reaction: ReactionInput) -> CommonResult:
-        viewer = await info.context.viewer()
-        return common(await reaction_write.create_reaction(info.context.deps, viewer, as_dict(reaction)))
+        return common(await reaction_write.create_reaction(info.context.deps, info.context, as_dict(reaction)))
 
     @strawberry.mutation
     async def update_reaction(self, info: Info, reaction: ReactionInput) -> CommonResult:

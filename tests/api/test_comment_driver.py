@@ -2,7 +2,7 @@
 session (resolvers/reaction_write.py, the path of SQLite and of a transaction pooler): the same rows, the same
 record for the cache (tags, marks, live operations, messages' channels), announced as the session's path
 announces; and `one_statement`'s guarantees: a statement that fails withdraws its announcement, and one that was
-sent is applied even when its request is cancelled."""
+sent is applied even when its request is cancelled. Its first statement goes out beside its writer's check."""
 
 from __future__ import annotations
 
@@ -17,10 +17,12 @@ from sqlalchemy import select
 
 from cache import keys
 from orm import Notification, NotificationRecipient, Reaction, Shout, ShoutReactionsFollower
+from orm.driver import DriverReads
 from orm.stats import is_listed
 from resolvers import reaction_write
 from resolvers.deps import Deps
 from resolvers.writes import one_statement
+from schema.context import Context
 from tests.helpers import Api
 from triggers.changes import Changes
 from triggers.listeners import sink_of
@@ -152,3 +154,69 @@ async def test_a_statement_sent_is_applied_when_its_request_is_cancelled(deps: D
     with pytest.raises(asyncio.CancelledError):
         await writing
     assert await redis.get(keys.generations([tag])[0]) != before  # invalidated all the same
+
+
+async def test_a_comment_reads_its_shout_while_its_writer_is_checked(api: Api, deps: Deps,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A comment's first statement (its shout, what it answers, its id) names no one: it goes out while the
+    writer's session is checked, one wait for both, where they were one after the other."""
+    shout = (await _listed_shouts(deps, 1))[0]
+    writer = await api.user()
+    assert deps.auth is not None
+    sessions = type(deps.auth.sessions)
+    validate, rows = sessions.validate, DriverReads.rows
+    happened: list[str] = []
+
+    async def slow_check(self: Any, token: str) -> Any:
+        happened.append("check sent")
+        await asyncio.sleep(0.05)  # Redis answers late: the statement goes out meanwhile
+        session = await validate(self, token)
+        happened.append("checked")
+        return session
+
+    async def read(self: DriverReads, *args: Any, **kwargs: Any) -> Any:
+        happened.append("statement sent")
+        return await rows(self, *args, **kwargs)
+
+    monkeypatch.setattr(sessions, "validate", slow_check)
+    monkeypatch.setattr(DriverReads, "rows", read)
+    created = await api(CREATE, {"r": {"kind": "COMMENT", "shout": shout, "body": "пока проверяют"}}, writer)
+    assert created["error"] is None
+    assert happened.index("statement sent") < happened.index("checked"), happened
+    # the control: read after the check, as when the request names no account before it is checked
+    happened.clear()
+    monkeypatch.setattr(Context, "_claimed", lambda self, token: None)
+    await api(CREATE, {"r": {"kind": "COMMENT", "shout": shout, "body": "после проверки"}}, writer)
+    assert happened.index("statement sent") > happened.index("checked"), happened
+
+
+async def _comments_on(deps: Deps, shout: int) -> int:
+    async with deps.db() as session:
+        return len((await session.scalars(select(Reaction.id).where(Reaction.shout == shout))).all())
+
+
+async def test_a_comment_read_beside_a_revoked_session_writes_nothing(api: Api, deps: Deps,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A token whose session is gone (signed, not expired: its statement is read beside the check) gets
+    UNAUTHENTICATED and writes nothing; a guest, whose request names no account, has nothing read; a writer
+    whose input is refused gets the same error as before anything was read."""
+    shout = (await _listed_shouts(deps, 1))[0]
+    writer = await api.user()
+    assert deps.auth is not None
+    before = await _comments_on(deps, shout)
+    statements: list[object] = []
+    rows = DriverReads.rows
+
+    async def read(self: DriverReads, *args: Any, **kwargs: Any) -> Any:
+        statements.append(args)
+        return await rows(self, *args, **kwargs)
+
+    monkeypatch.setattr(DriverReads, "rows", read)
+    comment = {"r": {"kind": "COMMENT", "shout": shout, "body": "после выхода"}}
+    assert await api.error(CREATE, {"r": {"kind": "COMMENT", "shout": shout, "body": ""}}, writer) == "BAD_USER_INPUT"
+    await deps.auth.sessions.revoke_all(writer.id)
+    assert await api.error(CREATE, comment, writer) == "UNAUTHENTICATED"
+    assert len(statements) == 2  # each read its shout beside the check, and wrote nothing
+    assert await api.error(CREATE, comment) == "UNAUTHENTICATED"
+    assert len(statements) == 2  # a guest: nothing read
+    assert await _comments_on(deps, shout) == before
