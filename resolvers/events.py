@@ -29,16 +29,16 @@ from typing import Any, cast
 from sqlalchemy import (
     BindParameter,
     ColumnElement,
+    CompoundSelect,
     Insert,
     Integer,
     Select,
     Table,
-    and_,
     bindparam,
     insert,
-    or_,
     select,
     true,
+    union,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -103,15 +103,23 @@ class _Recipients:
     together: Select[int, int | None]
 
 
-def _recipients(candidates: ColumnElement[bool]) -> _Recipients:
+def _recipients(candidates: Select[Any] | CompoundSelect[Any], *,
+                besides: ColumnElement[bool] | None = None) -> _Recipients:
+    """`candidates`: a SELECT of the ids of who may be concerned (the same id more than once, or no author's:
+    each author once), read by their own indexes and then joined to the authors, where a condition on the
+    author's id read every author to keep a few (a comment's 25 recipients were 2,000 authors read, and as many
+    as there are authors on a larger site). `besides`: a condition on `Author.id` the candidates must also meet."""
     def chosen(note: Any, beside: Any = None) -> Select[int, int]:
         """`beside`: the statement whose row `note` is, which the authors are read beside."""
         muted = select(NotificationMuted.viewer).where(NotificationMuted.thread == bindparam("thread"))
+        candidate = candidates.subquery("candidate")
         rows = select(note, Author.id)
-        if beside is not None:
-            rows = rows.select_from(beside).join(Author, true())
-        return (rows.where(candidates, Author.id != bindparam("actor"), Author.id.not_in(muted))
-                .order_by(Author.id).limit(bindparam("cap", type_=Integer)))
+        rows = (rows.select_from(beside).join(candidate, true()) if beside is not None
+                else rows.select_from(candidate)).join(Author, Author.id == candidate.c.id)
+        kept = rows.where(Author.id != bindparam("actor"), Author.id.not_in(muted))
+        if besides is not None:
+            kept = kept.where(besides)
+        return kept.order_by(Author.id).limit(bindparam("cap", type_=Integer))
 
     def stored(rows: Select[int, int]) -> Insert:
         return insert(RECIPIENTS).from_select(["notification", "author"], rows).returning(RECIPIENTS.c.author)
@@ -125,18 +133,17 @@ def _recipients(candidates: ColumnElement[bool]) -> _Recipients:
 
 _PEOPLE: BindParameter[list[int]] = bindparam("people", expanding=True)
 _AUTHORS: BindParameter[list[int]] = bindparam("authors", expanding=True)
+_ONE_OF_PEOPLE = select(Author.id.label("id")).where(Author.id.in_(_PEOPLE))
 # the authors `people`
-_TO_PEOPLE = _recipients(Author.id.in_(_PEOPLE))
+_TO_PEOPLE = _recipients(_ONE_OF_PEOPLE)
 # the authors `people` and the followers of the discussion of `shout`
-_TO_PEOPLE_AND_DISCUSSION = _recipients(or_(Author.id.in_(_PEOPLE), Author.id.in_(
-    select(ShoutReactionsFollower.follower).where(ShoutReactionsFollower.shout == bindparam("shout"),
-                                                  ShoutReactionsFollower.deleted_at.is_(None)))))
+_TO_PEOPLE_AND_DISCUSSION = _recipients(union(_ONE_OF_PEOPLE, select(ShoutReactionsFollower.follower).where(
+    ShoutReactionsFollower.shout == bindparam("shout"), ShoutReactionsFollower.deleted_at.is_(None))))
 # the followers of the shout's `authors` and of its `topics`, its authors excepted
-_TO_FOLLOWERS_OF_PUBLICATION = _recipients(and_(
-    or_(Author.id.in_(select(AuthorFollower.follower).where(AuthorFollower.author.in_(_AUTHORS))),
-        Author.id.in_(select(TopicFollower.follower).where(TopicFollower.topic.in_(
-            bindparam("topics", expanding=True))))),
-    Author.id.not_in(_AUTHORS)))
+_TO_FOLLOWERS_OF_PUBLICATION = _recipients(
+    union(select(AuthorFollower.follower.label("id")).where(AuthorFollower.author.in_(_AUTHORS)),
+          select(TopicFollower.follower).where(TopicFollower.topic.in_(bindparam("topics", expanding=True)))),
+    besides=Author.id.not_in(_AUTHORS))
 _AUTHORS_OF_SHOUT = select(ShoutAuthor.author).where(ShoutAuthor.shout == bindparam("shout"))
 _TOPICS_OF_SHOUT = select(ShoutTopic.topic).where(ShoutTopic.shout == bindparam("shout"))
 _FOLLOWER = select(Author.id, Author.slug, Author.name, Author.pic).where(Author.id == bindparam("follower"))
