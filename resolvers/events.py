@@ -105,10 +105,10 @@ class _Recipients:
 
 def _recipients(candidates: Select[Any] | CompoundSelect[Any], *,
                 besides: ColumnElement[bool] | None = None) -> _Recipients:
-    """`candidates`: a SELECT of the ids of who may be concerned (the same id more than once, or no author's:
-    each author once), read by their own indexes and then joined to the authors, where a condition on the
-    author's id read every author to keep a few (a comment's 25 recipients were 2,000 authors read, and as many
-    as there are authors on a larger site). `besides`: a condition on `Author.id` the candidates must also meet."""
+    """`candidates`: a SELECT of the ids of who may be concerned, each source read by its own index, then joined
+    to the authors (an id given twice counts once, one no author has not at all): the statement reads as many
+    rows as there are candidates, whatever the number of authors. `besides`: a condition on `Author.id` the
+    candidates must also meet."""
     def chosen(note: Any, beside: Any = None) -> Select[int, int]:
         """`beside`: the statement whose row `note` is, which the authors are read beside."""
         muted = select(NotificationMuted.viewer).where(NotificationMuted.thread == bindparam("thread"))
@@ -133,11 +133,11 @@ def _recipients(candidates: Select[Any] | CompoundSelect[Any], *,
 
 _PEOPLE: BindParameter[list[int]] = bindparam("people", expanding=True)
 _AUTHORS: BindParameter[list[int]] = bindparam("authors", expanding=True)
-_ONE_OF_PEOPLE = select(Author.id.label("id")).where(Author.id.in_(_PEOPLE))
+_PEOPLE_IDS = select(Author.id.label("id")).where(Author.id.in_(_PEOPLE))
 # the authors `people`
-_TO_PEOPLE = _recipients(_ONE_OF_PEOPLE)
+_TO_PEOPLE = _recipients(_PEOPLE_IDS)
 # the authors `people` and the followers of the discussion of `shout`
-_TO_PEOPLE_AND_DISCUSSION = _recipients(union(_ONE_OF_PEOPLE, select(ShoutReactionsFollower.follower).where(
+_TO_PEOPLE_AND_DISCUSSION = _recipients(union(_PEOPLE_IDS, select(ShoutReactionsFollower.follower).where(
     ShoutReactionsFollower.shout == bindparam("shout"), ShoutReactionsFollower.deleted_at.is_(None))))
 # the followers of the shout's `authors` and of its `topics`, its authors excepted
 _TO_FOLLOWERS_OF_PUBLICATION = _recipients(
