@@ -10,7 +10,8 @@ round measures both, back to back (who goes first alternates):
 - read-only: wrk on the page's five operations in turn (bench/mixed.py's readers, 16 connections);
 - loaded: the same readers while the writers offer `--rate` comments a second on the page's shouts: the
   rate answered, the latency, the writes that failed or were shed (503), and the reads kept, against the
-  read-only round of the same checkout and round.
+  read-only round of the same checkout and round; and the worker's CPU a comment took there (the loaded
+  round's CPU less its reads at the read-only round's cost each), which the machine's other work moves less.
 
     python -m bench.comments --against REF [--size bench] [--rate 50] [--alone-rate 10] [--rounds 3]
                              [--seconds 10] [--users 20]
@@ -31,7 +32,7 @@ from datetime import UTC, datetime
 
 from bench import services
 from bench.mixed import named, read_load, reader_script, with_writers, written_targets
-from bench.over_http import RESULTS, Uvicorn, bodies_of, server_env, write_section
+from bench.over_http import RESULTS, Uvicorn, bodies_of, cpu_seconds, server_env, write_section
 from bench.versus import ROOT, checkout
 from config.settings import load_settings
 
@@ -57,14 +58,14 @@ async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> st
                 for round_number in range(args.rounds):
                     order = list(zip((earlier, this), SIDES, strict=True))
                     for server, side in order if round_number % 2 == 0 else order[::-1]:
-                        await _round(server.url, side, script, shouts, topics, measured, args)
+                        await _round(server, side, script, shouts, topics, measured, args)
                     print(f"round {round_number + 1} of {args.rounds} done", file=sys.stderr)
     return render(measured, commit, args)
 
 
-async def _round(server: str, side: str, script: str, shouts: list[int], topics: list[str], measured: Measured,
+async def _round(worker: Uvicorn, side: str, script: str, shouts: list[int], topics: list[str], measured: Measured,
                  args: argparse.Namespace) -> None:
-    url = server + "/graphql"
+    server, url = worker.url, worker.url + "/graphql"
 
     def note(measure: str, value: float) -> None:
         measured.setdefault((side, measure), []).append(value)
@@ -73,10 +74,23 @@ async def _round(server: str, side: str, script: str, shouts: list[int], topics:
                                   asyncio.sleep(0), users=args.users)
     note("alone p50", alone["p50"])
     note("alone p99", alone["p99"])
+    before = cpu_seconds(worker.pid)
     reads = (await read_load(url, script, args.seconds, args.connections))[0]
-    (loaded_reads, *_), written = await with_writers(
-        server, args.rate, args.seconds, "comment=1", shouts, topics,
-        read_load(url, script, args.seconds, args.connections), users=args.users)
+    read_cpu = (cpu_seconds(worker.pid) - before) / max(reads * args.seconds, 1)  # seconds a read
+
+    async def reading() -> tuple[float, float]:
+        """The loaded round's reads a second, and the worker's CPU meanwhile (the writers signed in before)."""
+        start = cpu_seconds(worker.pid)
+        rate = (await read_load(url, script, args.seconds, args.connections))[0]
+        return rate, cpu_seconds(worker.pid) - start
+
+    (loaded_reads, loaded_cpu), written = await with_writers(
+        server, args.rate, args.seconds, "comment=1", shouts, topics, reading(), users=args.users)
+    # The worker's CPU the comments took under the reads, their refreshes and the reads they made stale
+    # included: the loaded round's, less its reads at the read-only round's cost each. A ratio of rates moves
+    # with whatever else the machine runs; this moves with what the worker does.
+    comments_cpu = loaded_cpu - loaded_reads * args.seconds * read_cpu
+    note("comment CPU", comments_cpu * 1000 / max(written["per_second"] * args.seconds, 1))
     note("reads", reads)
     note("reads kept", loaded_reads / reads)
     note("answered", written["per_second"])
@@ -97,7 +111,8 @@ def render(measured: Measured, commit: str, args: argparse.Namespace) -> str:
             (f"comments/s answered of {args.rate:g} offered, loaded", "answered", ".1f"),
             ("comment p50 ms, loaded", "p50", ".1f"), ("comment p99 ms, loaded", "p99", ".1f"),
             ("failed or shed comments, loaded (all rounds)", "errors", ",.0f"),
-            ("reads kept, loaded / read-only", "reads kept", ".2f")]
+            ("reads kept, loaded / read-only", "reads kept", ".2f"),
+            ("worker CPU ms a comment, loaded (its reads' share taken out)", "comment CPU", ".2f")]
     lines = [
         "# A comment alone and on a busy page, against an earlier commit (`python -m bench.comments`)",
         "",
@@ -109,7 +124,9 @@ def render(measured: Measured, commit: str, args: argparse.Namespace) -> str:
         f"comments offered open loop at {args.alone_rate:g} a second by bench/writers.py ({args.users} accounts), "
         f"nothing else running; *loaded*: {args.rate:g} comments a second offered the same way while wrk reads the "
         f"page's five operations on {args.connections} connections; *read-only*: wrk alone. *answered*: comments "
-        "done a second; *failed or shed*: a server error, a timeout or a 503. The median of the rounds.",
+        "done a second; *failed or shed*: a server error, a timeout or a 503; *worker CPU a comment*: the worker's "
+        "CPU (/proc) in the loaded round, less its reads at the read-only round's CPU a read, per comment answered "
+        "(its refreshes and the misses it caused included). The median of the rounds.",
         "",
         f"| measure | {commit} | this |",
         "|---|---:|---:|",
