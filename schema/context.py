@@ -319,36 +319,35 @@ class Context:
                           shapes_answer: bool) -> tuple[Viewer | None, R | None]:
         if shapes_answer:
             response_capture.viewer_read()
-        found: R | None = None
         if self._viewer is _UNSET:
-            token = self._token() if self._session is _UNSET else None
-            claimed = self._claimed(token)
+            claimed = self._claimed() if self._session is _UNSET else None
             if claimed is None:
                 session = await self.session(shapes_answer=False)
                 self._viewer = None if session is None else await account_viewer(self.deps, session.user_id)
             else:
                 # The token names its account: the account is read beside the session's check (one round trip
                 # for both), and taken only if the session is valid and is that account's; so is `read`.
-                gathered = (self._check(token), account_viewer(self.deps, claimed), *((read(),) if read else ()))
+                gathered = (self._check(self._token()), account_viewer(self.deps, claimed),
+                            *((read(),) if read else ()))
                 outcomes = await asyncio.gather(*gathered, return_exceptions=True)
                 for outcome in outcomes[:2]:  # the check's error first, as when they were awaited in turn
                     if isinstance(outcome, BaseException):
                         raise outcome
                 session = self._session
                 self._viewer = outcomes[1] if session is not None and session.user_id == claimed else None
-                if read is None or self._viewer is None:  # a refused writer's read is not used, nor its error
-                    return self._viewer, None
-                if isinstance(outcomes[2], BaseException):
-                    raise outcomes[2]
-                return self._viewer, outcomes[2]
+                if read is not None and self._viewer is not None:  # a refused writer's read is not used
+                    if isinstance(outcomes[2], BaseException):
+                        raise outcomes[2]
+                    return self._viewer, outcomes[2]
         viewer: Viewer | None = self._viewer  # set just above, or before
-        if read is not None and viewer is not None:
-            found = await read()
-        return viewer, found
+        if read is None or viewer is None:
+            return viewer, None
+        return viewer, await read()
 
-    def _claimed(self, token: str | None) -> int | None:
-        """The account the token's signed claims name (no Redis), decoded once per request."""
+    def _claimed(self) -> int | None:
+        """The account the request's token's signed claims name (no Redis), decoded once per request."""
         if self._claims is _UNSET:
+            token = self._token()
             self._claims = self.deps.auth.sessions.claimed_user(token) if token and self.deps.auth else None
         claimed: int | None = self._claims
         return claimed

@@ -185,7 +185,7 @@ async def test_a_comment_reads_its_shout_while_its_writer_is_checked(api: Api, d
     assert happened.index("statement sent") < happened.index("checked"), happened
     # the control: read after the check, as when the request names no account before it is checked
     happened.clear()
-    monkeypatch.setattr(Context, "_claimed", lambda self, token: None)
+    monkeypatch.setattr(Context, "_claimed", lambda self: None)
     await api(CREATE, {"r": {"kind": "COMMENT", "shout": shout, "body": "после проверки"}}, writer)
     assert happened.index("statement sent") > happened.index("checked"), happened
 
