@@ -38,6 +38,9 @@ class Asked:
     # What was found under the public key before the view: by the front (app/http/response_front.py), nothing
     # it could serve; for a refresh (app/http/write_refresh.py), an answer a write made stale.
     looked_before: LookUp | None = None
+    # Computations of the same answer the front waited for already, none of which could give it
+    # (app/http/single_flight.py `SingleFlight.answer_of`).
+    flights_joined: int = 0
     # A write computes this answer again after its answer (cache/refresh.py): a read of no one's.
     refreshing: bool = False
 

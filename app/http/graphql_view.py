@@ -91,6 +91,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
                               refreshed_per_write=answers.responses_refreshed_per_write)
         self.writes = WritePath(self.reads.readers, answers)
         self.readers = self.reads.readers  # the front counts its hits among them (app/http/response_front.py)
+        self.flights = self.reads.single_flight  # the front waits for them too
         self.persisted_query_ttl, self.request_timeout = answers.persisted_query_ttl, answers.request_timeout
         batching = schema.config.batching_config
         self.rules = ReadingRules(max_json_depth, batching["max_operations"] if batching else 0, session_cookie)
@@ -114,13 +115,14 @@ class DiscoursGraphQL(GraphQL[Context, None]):
         await self.serve(scope, receive, send, request)
 
     async def serve(self, scope: Scope, receive: Receive, send: Send, request: GraphQLRequest | Refused, *,
-                    looked: LookUp | None = None, began: float | None = None, refreshing: bool = False) -> None:
+                    looked: LookUp | None = None, began: float | None = None, joined: int = 0,
+                    refreshing: bool = False) -> None:
         """Answer a request read already (or refused while being read), within `request_timeout`: past it, its
         work (database queries and Redis calls included) is cancelled and the client gets a 503 with code
         TIMEOUT; a write's commit under way is not cancelled (resolvers/writes.py). `looked`: what a look-up
         before the view found under the public key (the request began at `began`, before it); `refreshing`: a
         write computes the answer again (app/http/write_refresh.py). A computed answer is kept after it has
-        gone out."""
+        gone out. `joined`: the computations of its answer the front waited for, which gave none."""
         started = time.perf_counter()
         if isinstance(request, Refused):
             count_request("refused", None, started)
@@ -134,7 +136,7 @@ class DiscoursGraphQL(GraphQL[Context, None]):
             try:
                 async with asyncio.timeout(self.request_timeout):
                     exchange = Exchange(scope, receive, Asked(await self._prepare(scope, request), began,
-                                                              looked, refreshing))
+                                                              looked, joined, refreshing))
                     with tracing.operation(request.operation_name):
                         response = await self._answer(exchange)
                 outcome = outcome_of(response, exchange)

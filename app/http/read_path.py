@@ -19,7 +19,7 @@ from app.http.documents import Documents
 from app.http.exchange import Exchange
 from app.http.negotiation import media_type, stored_body
 from app.http.response_front import note_hit_reads, responses_of
-from app.http.single_flight import FLIGHTS_JOINED, Computed, Flight, SingleFlight, flight_clock
+from app.http.single_flight import Computed, Flight, SingleFlight, flight_clock
 from app.http.write_gate import Readers
 from app.http.write_refresh import noted_for_refresh
 from cache import response_capture
@@ -89,10 +89,10 @@ class ReadPath:
         if not (asked.looked_before is not None and key == asked.graphql.public_key):
             answer.looked = await responses.look_up(key)
             hit = answer.looked.hit
-        for _ in range(FLIGHTS_JOINED):
-            if hit is not None or (flight := self.single_flight.joined(key)) is None:
-                break
-            hit = await self._waited_for(flight, exchange, responses, key)
+        if hit is None:  # the computations the front waited for already count against the bound
+            hit, _ = await self.single_flight.answer_of(key, answer.looked.clock, asked.began,
+                                                        lambda kept: responses.hit_of(kept, key),
+                                                        joined=asked.flights_joined)
         if hit is not None:
             return self._answer_hit(exchange, hit, responses)
         # The identical requests arriving meanwhile wait for this computation: its Redis commands go out at the
@@ -101,18 +101,6 @@ class ReadPath:
         with at_once():
             return await self.single_flight.lead(
                 key, lambda flight: self._compute(exchange, key, responses, flight))
-
-    @staticmethod
-    async def _waited_for(flight: Flight[Hit, Kept], exchange: Exchange, responses: ResponseCache,
-                          key: str) -> Hit | None:
-        """The answer of an identical computation under way, once computed, when this request may have it
-        (app/http/single_flight.py): as computed, when the computation began after this request or no
-        invalidation came between the two look-ups; else as the store kept it, current then (after this
-        request began), or as a look-up finds it. None: the next computation is joined, or this one leads."""
-        hit = await flight.answer_for(exchange.answer.looked.clock, exchange.asked.began)
-        if hit is None and (kept := await flight.kept_meanwhile()) is not None:
-            hit = kept.hit if kept.hit is not None else await responses.get(key)
-        return hit
 
     async def _executed_unkept(self, exchange: Exchange) -> Any:
         """A read whose answer is not kept (the response cache off, a field no answer is kept for): executed,

@@ -10,6 +10,10 @@ script (cache/response/responses.py), send the stored bytes. Everything a hit do
   document that names a mutation or a subscription) or one refused while being read: the view answers;
 - a miss: the view computes and stores the answer. It is told the key was already looked up, so a miss
   costs one round trip, not two;
+- an answer being computed in this worker (a write made the stored one stale, and a reader is computing it
+  again): waited for here, as the view would (app/http/single_flight.py), with the invalidation clock read
+  instead of the hit script, and sent as a hit is. On a page commented on every few milliseconds, most of
+  the page's readers find it so, and each went through the view;
 - a stored answer kept private (`p`): such an entry under the public key is a guest's (an answer shaped
   by its reader, or with a field declared private). A signed-in reader goes on to the view, which checks
   the session and looks under the reader's own key.
@@ -38,9 +42,9 @@ from app.http.graphql_request import GraphQLRequest, ReadingRules, read
 from app.http.guards import Refused
 from app.http.hit_reads import HitRead, hit_reads_of
 from app.http.negotiation import media_type, stored_body
-from app.http.single_flight import flight_clock
+from app.http.single_flight import SingleFlight, flight_clock
 from app.http.write_gate import Readers
-from cache.response.responses import Hit, LookUp, ResponseCache
+from cache.response.responses import Hit, Kept, LookUp, ResponseCache
 from schema.context import guest_of
 from telemetry import metrics, tracing
 
@@ -54,9 +58,10 @@ class View(Protocol):
 
     rules: ReadingRules
     readers: Readers  # the reads being answered, a hit among them (app/http/write_gate.py)
+    flights: SingleFlight[Hit, Kept]  # the answers being computed in this worker (app/http/read_path.py)
 
     async def serve(self, scope: Scope, receive: Receive, send: Send, request: GraphQLRequest | Refused, *,
-                    looked: LookUp | None = None, began: float | None = None) -> None: ...
+                    looked: LookUp | None = None, began: float | None = None, joined: int = 0) -> None: ...
 
 
 def responses_of(app: Any) -> ResponseCache:
@@ -107,10 +112,17 @@ class ResponseCacheFront:
         readers = self.view.readers
         readers.count += 1
         began = flight_clock()  # before the look-up: a computation begun after it answers this request too
+        key = request.public_key or ""
+        looked: LookUp | None = None
+        joined = 0
         try:
             with tracing.quiet():  # a hit is its request's one span (telemetry/tracing.py)
-                looked = await responses.look_up(request.public_key or "")
-            hit = looked.hit
+                hit = None
+                if self.view.flights.joined(key) is not None:
+                    hit, joined = await self._computed(key, responses, began)
+                if hit is None:
+                    looked = await responses.look_up(key)
+                    hit = looked.hit
             if hit is None or (hit.private and request.signed_in):
                 hit = None  # the view answers it, counted there
             else:
@@ -121,13 +133,22 @@ class ResponseCacheFront:
         finally:
             readers.count -= 1
         if hit is None:
-            await self.view.serve(scope, receive, send, request, looked=looked, began=began)
+            await self.view.serve(scope, receive, send, request, looked=looked, began=began, joined=joined)
             return
         operation = metrics.operation_label(request.operation_name)
         metrics.child(metrics.REQUESTS, operation, "hit").inc()
         metrics.child(metrics.REQUEST_SECONDS, operation, "hit").observe(time.perf_counter() - started)
         if hit.views:  # a read of a shout answered from the cache still counts, with the others (app/http/hit_reads.py)
             note_hit_reads(scope, hit.views, token=request.token)
+
+
+    async def _computed(self, key: str, responses: ResponseCache, began: float) -> tuple[Hit | None, int]:
+        """The answer being computed in this worker, for a request begun at `began`, and how many computations
+        it waited for (app/http/single_flight.py). A write made the stored answer stale: looking it up again,
+        by the hit script, would find it so. Only the invalidation clock is read, which is what the computation's
+        answer is given by; and the answer goes out from here, as a hit does, not through the view."""
+        return await self.view.flights.answer_of(key, await responses.clock(), began,
+                                                 lambda kept: responses.hit_of(kept, key))
 
 
 async def _send_hit(send: Send, hit: Hit, request: GraphQLRequest, responses: ResponseCache) -> None:

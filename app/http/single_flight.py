@@ -101,6 +101,25 @@ class SingleFlight(Generic[A, K]):
         """The identical computation under way, if there is one."""
         return self._running.get(key)
 
+    async def answer_of(self, key: str, clock: bytes | None, began: float,
+                        from_kept: Callable[[K], Awaitable[A | None]], *, joined: int = 0) -> tuple[A | None, int]:
+        """The answer of the identical computations under way, for a request begun at `began` whose look-up
+        read `clock`, and how many computations it has waited for in all: as computed when it may have it
+        (`Flight.answer_for`), else as kept (`from_kept`: what the store kept, current when it was, after the
+        request began), waiting for the next computation when a write left one nothing, until FLIGHTS_JOINED
+        of them (`joined` of them before this call). No answer: there is no computation, or none gave it."""
+        while joined < FLIGHTS_JOINED:
+            flight = self._running.get(key)
+            if flight is None:
+                break
+            joined += 1
+            answer = await flight.answer_for(clock, began)
+            if answer is None and (kept := await flight.kept_meanwhile()) is not None:
+                answer = await from_kept(kept)
+            if answer is not None:
+                return answer, joined
+        return None, joined
+
     async def lead(self, key: str, compute: Callable[[Flight[A, K]], Awaitable[T]]) -> T:
         """`compute(flight)`, with the requests that arrive meanwhile waiting for it. `compute` publishes its
         answer (`Flight.publish`) and either ends the flight (`end`) or leaves it to whoever keeps the

@@ -243,6 +243,25 @@ class ResponseCache:
             self.hits += 1
         return looked
 
+    async def clock(self) -> bytes | None:
+        """The invalidation clock as a look-up would read it: for a request that waits for its answer being
+        computed in this worker instead of looking it up (app/http/response_front.py). None on a cluster, or
+        when Redis does not answer: then only an answer kept after the request began is given to it."""
+        if self._cluster or not self.cache.available:
+            return None
+        try:
+            await self.cache.recover_if_needed()
+            with at_once():
+                clock = await self.cache.redis.get(keys.invalidation_clock())
+        except RedisError as exc:
+            self.cache.trip(exc, "response cache read")
+            return None
+        return clock if isinstance(clock, bytes) else None
+
+    async def hit_of(self, kept: Kept, key: str) -> Hit | None:
+        """What a store kept under `key`, as a hit: as the store found it, or as a look-up finds it (a cluster)."""
+        return kept.hit if kept.hit is not None else await self.get(key)
+
     async def _made_whole(self, looked: LookUp) -> LookUp:
         """A hit whose body is kept in parts with its body read (one more round trip); a miss when a part is gone."""
         hit = looked.hit

@@ -330,6 +330,59 @@ async def test_a_waiter_is_given_the_answer_as_computed_when_no_invalidation_cam
     assert answered.headers["etag"] == computed.headers["etag"]
 
 
+@pytest.mark.skipif(TEST_REDIS_CLUSTER, reason="a cluster's look-up reads no clock: its waiter waits for the store")
+@pytest.mark.parametrize("front_waits", [True, False], ids=["front-waits", "control-view-waits"])
+async def test_a_reader_of_an_answer_being_computed_is_answered_by_the_front_after_one_get(
+        own_redis_app: Any, monkeypatch: pytest.MonkeyPatch, front_waits: bool) -> None:
+    """A request whose answer is being computed in its worker (a write made the stored one stale) waits for
+    the computation in front of the view (app/http/response_front.py): it reads the invalidation clock, one
+    GET, where a look-up would run the hit script, and never enters the view. Control: with the front not
+    waiting, the same request runs the script and goes through the view, which waits for it."""
+    import asyncio
+
+    from app.http.graphql_view import DiscoursGraphQL
+    from app.http.response_front import ResponseCacheFront
+
+    client, redis, app = own_redis_app
+    if not front_waits:
+        async def not_waited(*args: Any) -> tuple[None, int]:
+            return None, 0
+
+        monkeypatch.setattr(ResponseCacheFront, "_computed", not_waited)
+    query = {"query": AUTHOR, "variables": {"s": "author-3"}}
+    first = await client.post("/graphql", json=query)
+    await app.state.deps.cache.invalidate_tags([keys.GLOBAL_TAG])  # what is stored is now stale
+    keeping, release = asyncio.Event(), asyncio.Event()
+    keep, serve = ResponseCache.keep, DiscoursGraphQL.serve
+    served = []
+
+    async def held(self: ResponseCache, *args: Any, **kwargs: Any) -> Any:
+        keeping.set()
+        await release.wait()
+        return await keep(self, *args, **kwargs)
+
+    async def counted(self: DiscoursGraphQL, *args: Any, **kwargs: Any) -> Any:
+        served.append(args)
+        return await serve(self, *args, **kwargs)
+
+    monkeypatch.setattr(ResponseCache, "keep", held)
+    monkeypatch.setattr(DiscoursGraphQL, "serve", counted)
+    computing = asyncio.create_task(client.post("/graphql", json=query))
+    await asyncio.wait_for(keeping.wait(), 10)  # computed and given to waiters; its store is held
+    before = await _commands(redis)
+    waiter = await asyncio.wait_for(client.post("/graphql", json=query), 10)
+    spent = _spent(before, await _commands(redis))
+    release.set()
+    computed = await computing
+    assert (computed.headers["x-cache"], waiter.headers["x-cache"]) == ("MISS", "HIT")
+    assert waiter.content == computed.content == first.content
+    if front_waits:
+        assert spent == {"get": 1} and len(served) == 1  # the view served the computing request only
+    else:
+        # the hit script, and the commands it ran (INFO counts them too): the generations read among them
+        assert spent["evalsha"] == 1 and spent["mget"] == 1 and len(served) == 2
+
+
 def _keys_asked(monkeypatch: pytest.MonkeyPatch, method: str) -> list[str]:
     """The keys `ResponseCache.<method>` (a look-up by key) is asked for from now on, in order."""
     asked: list[str] = []
@@ -473,11 +526,11 @@ async def test_readers_whose_computation_a_write_outdated_wait_for_one_next_comp
     the answers are just as current)."""
     import asyncio
 
-    import app.http.read_path
+    import app.http.single_flight
     from app.http.read_path import ReadPath
     from app.http.single_flight import Flight
 
-    monkeypatch.setattr(app.http.read_path, "FLIGHTS_JOINED", flights_joined)
+    monkeypatch.setattr(app.http.single_flight, "FLIGHTS_JOINED", flights_joined)
     user = await api.user()
     read = {"query": 'query($s: String) { get_author(slug: $s) { name } }', "variables": {"s": user.slug}}
     first_stores, release, waiting = asyncio.Event(), asyncio.Event(), []
