@@ -117,12 +117,14 @@ class ResponseCacheFront:
         joined = 0
         try:
             with tracing.quiet():  # a hit is its request's one span (telemetry/tracing.py)
-                hit = None
-                if self.view.flights.joined(key) is not None:
+                hit, flights = None, self.view.flights
+                if flights.joined(key) is not None:
                     hit, joined = await self._computed(key, responses, began)
                 if hit is None:
                     looked = await responses.look_up(key)
                     hit = looked.hit
+                    if hit is None and flights.joined(key) is not None:  # begun during the look-up
+                        hit, joined = await self._computed(key, responses, began, looked, joined)
             if hit is None or (hit.private and request.signed_in):
                 hit = None  # the view answers it, counted there
             else:
@@ -142,13 +144,16 @@ class ResponseCacheFront:
             note_hit_reads(scope, hit.views, token=request.token)
 
 
-    async def _computed(self, key: str, responses: ResponseCache, began: float) -> tuple[Hit | None, int]:
+    async def _computed(self, key: str, responses: ResponseCache, began: float, looked: LookUp | None = None,
+                        joined: int = 0) -> tuple[Hit | None, int]:
         """The answer being computed in this worker, for a request begun at `began`, and how many computations
-        it waited for (app/http/single_flight.py). A write made the stored answer stale: looking it up again,
-        by the hit script, would find it so. Only the invalidation clock is read, which is what the computation's
-        answer is given by; and the answer goes out from here, as a hit does, not through the view."""
-        return await self.view.flights.answer_of(key, await responses.clock(), began,
-                                                 lambda kept: responses.hit_of(kept, key))
+        it has waited for (`joined` before this call; app/http/single_flight.py): by the clock its look-up read
+        (`looked`), or, before any, by the invalidation clock read now instead of the hit script: a computation
+        under way means a write made the stored answer stale, which the script would find again. The answer
+        goes out from here, as a hit does, not through the view."""
+        clock = looked.clock if looked is not None else await responses.clock()
+        return await self.view.flights.answer_of(key, clock, began, lambda kept: responses.hit_of(kept, key),
+                                                 joined=joined)
 
 
 async def _send_hit(send: Send, hit: Hit, request: GraphQLRequest, responses: ResponseCache) -> None:

@@ -383,6 +383,63 @@ async def test_a_reader_of_an_answer_being_computed_is_answered_by_the_front_aft
         assert spent["evalsha"] == 1 and spent["mget"] == 1 and len(served) == 2
 
 
+@pytest.mark.skipif(TEST_REDIS_CLUSTER, reason="a cluster's look-up reads no clock: its waiter waits for the store")
+@pytest.mark.parametrize("front_waits", [True, False], ids=["front-waits", "control-view-waits"])
+async def test_a_reader_whose_answer_began_computing_during_its_look_up_is_answered_by_the_front(
+        own_redis_app: Any, monkeypatch: pytest.MonkeyPatch, front_waits: bool) -> None:
+    """A reader whose look-up finds its answer stale while an identical request has begun computing it meanwhile
+    waits for that computation in the front, by the clock its look-up read, instead of going to the view to
+    wait there. Control: with the front not waiting, it goes through the view."""
+    import asyncio
+
+    from app.http.graphql_view import DiscoursGraphQL
+    from app.http.response_front import ResponseCacheFront
+
+    client, _, app = own_redis_app
+    if not front_waits:
+        async def not_waited(*args: Any) -> tuple[None, int]:
+            return None, 0
+
+        monkeypatch.setattr(ResponseCacheFront, "_computed", not_waited)
+    query = {"query": AUTHOR, "variables": {"s": "author-4"}}
+    first = await client.post("/graphql", json=query)
+    await app.state.deps.cache.invalidate_tags([keys.GLOBAL_TAG])  # what is stored is now stale
+    second_looking, keeping, release = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    look_up, keep, serve = ResponseCache.look_up, ResponseCache.keep, DiscoursGraphQL.serve
+    served, looks = [], []
+
+    async def ordered(self: ResponseCache, key: str) -> Any:
+        looks.append(key)
+        if len(looks) == 1:  # the computing request's: once the other's has begun, with no computation yet
+            await second_looking.wait()
+            return await look_up(self, key)
+        second_looking.set()
+        found = await look_up(self, key)
+        await keeping.wait()  # ...and found stale once the computation has begun
+        return found
+
+    async def held(self: ResponseCache, *args: Any, **kwargs: Any) -> Any:
+        keeping.set()
+        await release.wait()
+        return await keep(self, *args, **kwargs)
+
+    async def counted(self: DiscoursGraphQL, *args: Any, **kwargs: Any) -> Any:
+        served.append(args)
+        return await serve(self, *args, **kwargs)
+
+    monkeypatch.setattr(ResponseCache, "look_up", ordered)
+    monkeypatch.setattr(ResponseCache, "keep", held)
+    monkeypatch.setattr(DiscoursGraphQL, "serve", counted)
+    computing = asyncio.create_task(client.post("/graphql", json=query))
+    waiter = asyncio.create_task(client.post("/graphql", json=query))
+    answered = await asyncio.wait_for(asyncio.shield(waiter), 10)  # while the store is still held
+    release.set()
+    computed = await computing
+    assert (computed.headers["x-cache"], answered.headers["x-cache"]) == ("MISS", "HIT")
+    assert answered.content == computed.content == first.content
+    assert len(looks) == 2 and len(served) == (1 if front_waits else 2)
+
+
 def _keys_asked(monkeypatch: pytest.MonkeyPatch, method: str) -> list[str]:
     """The keys `ResponseCache.<method>` (a look-up by key) is asked for from now on, in order."""
     asked: list[str] = []
