@@ -10,7 +10,8 @@
 -- ARGV: the generation key prefix, a random value and a TTL for a clock that is not there, then the stored
 -- fields asked (they end at ARGV[$fields_end], `c`).
 -- Returns {0, clock} (miss), {1, clock, '', the tags whose moves made it stale} (stale), the clock as it was
--- read (false when there is none), or {2, body, gzip flag, views, etag, max age, private flag, graced flag}.
+-- read (false when there is none), or {2, body, gzip flag, views, etag, max age, private flag, graced flag,
+-- the clock it was found current at (false when graced)}.
 -- include: graced_moves
 local function look_up()
   local clock = redis.call('GET', KEYS[2])
@@ -31,5 +32,6 @@ local function look_up()
       redis.pcall('HSET', KEYS[1], 'c', clock)
     end
   end
-  return {2, stored[2], stored[3] or '', stored[4] or '', stored[5] or '', stored[6] or '', stored[7] or '', graced}
+  return {2, stored[2], stored[3] or '', stored[4] or '', stored[5] or '', stored[6] or '', stored[7] or '', graced,
+          graced == '' and clock}
 end

@@ -63,7 +63,7 @@ from telemetry import metrics
 
 RESPONSE_TTL = 60  # bounds the lag of what is not tagged (view counters); counters may lag more anyway
 PLAIN_KEPT_BYTES = 16 * 1024 * 1024  # plain forms of gzip bodies a worker keeps (PlainBodies)
-BY_SCRIPT_KEPT = 4096  # response keys a worker remembers to look up by the script (`ResponseCache._check_here`)
+FOUND_KEPT = 4096  # response keys a worker remembers what its last look-up found of (`ResponseCache._check_here`)
 
 # The fields of a stored response, in the order a hit returns them after its first element.
 _FIELDS = ("s", "b", "z", "v", "e", "a", "p")
@@ -216,9 +216,10 @@ class ResponseCache:
         self._store = cache.redis.register_script(_STORE)
         self._hit_or_claim = cache.redis.register_script(_HIT_OR_CLAIM)
         self._cluster = is_cluster(cache.redis)
-        # Responses whose last look-up here the script answered with no current hit (stale, absent, graced):
-        # looked up by the script at once next time (`_check_here`).
-        self._by_script: OrderedDict[str, None] = OrderedDict()
+        # What this worker's look-ups last found of each response (`_check_here`): the invalidation clock it was
+        # current at, or None when it was not (stale, absent, graced); and the clock as a reply last showed it.
+        self._found_at: OrderedDict[str, bytes | None] = OrderedDict()
+        self._clock: bytes | None = None
 
     async def get(self, key: str) -> Hit | None:
         """The stored response, if every generation it was stamped with is still current."""
@@ -276,25 +277,39 @@ class ResponseCache:
         last found current at, the response is current (`c` is only ever noted at the clock's value, in the same
         script that reads it; the clock moves with every generation), and it was so when the clock was read,
         within this request. Redis runs the two reads in a tenth of the script's time. Otherwise the hit script
-        decides (its stamp checked, and noted current at the new clock for the hits after it). A response the
-        script last found without a current hit (a write made it stale, and it is computed again) goes to the
-        script at once: under writes, its readers pay one round trip each, as before, not two."""
+        decides (its stamp checked, and noted current at the new clock for the hits after it).
+
+        The script is asked at once, with no plain read first, when the plain read would only send the request
+        on to it: the response was last found here without a current hit (a write made it stale, and it is
+        computed again), or current at a clock other than the one a reply last showed (a clock never returns to
+        an earlier value). After a write, the first hit of one hot answer learns that the clock moved, and the
+        first hits of the others pay one round trip each, not two. Which way is taken never changes the answer:
+        a plain read that finds the clock moved goes on to the script."""
+        found_at = self._found_at.get(key, b"")
         with at_once():  # a hit has nothing else to send, and waits for no one else's commands
-            if key not in self._by_script:
+            if found_at is not None and (found_at == b"" or found_at == self._clock):
                 plainly = await self._read_plainly(key)
                 if plainly is not None:
                     return plainly
             found: list[Any] = await self._hit(keys=[key, keys.invalidation_clock()],
                                                args=[keys.generation(""), random.getrandbits(62) + 1,
                                                      self.cache.generation_ttl, *_FIELDS, "c"])
-        if found[0] == 2 and found[7] in (b"", ""):  # current, and noted so at the clock
-            self._by_script.pop(key, None)
+        if found[0] == 2:  # current at the clock it returns last; none when graced
+            current_at = as_bytes(found[8]) if len(found) > 8 and found[8] else None
+            self._note(key, current_at, current_at)
         else:
-            self._by_script[key] = None
-            self._by_script.move_to_end(key)
-            if len(self._by_script) > BY_SCRIPT_KEPT:
-                self._by_script.popitem(last=False)
+            self._note(key, None, as_bytes(found[1]) if len(found) > 1 and found[1] else None)
         return found
+
+    def _note(self, key: str, current_at: bytes | None, clock: bytes | None) -> None:
+        """What the script found of `key`: current at the clock `current_at`, or not current (None); and the
+        clock its reply showed, if any."""
+        if clock is not None:
+            self._clock = clock
+        self._found_at[key] = current_at
+        self._found_at.move_to_end(key)
+        if len(self._found_at) > FOUND_KEPT:
+            self._found_at.popitem(last=False)
 
     async def _read_plainly(self, key: str) -> list[Any] | None:
         """`_check_here`'s answer from the clock and the hash, when they give it: a miss, or a hit at the clock
@@ -310,6 +325,8 @@ class ResponseCache:
         if isinstance(stored, Exception):
             raise stored
         stamp, body, gzipped, views, etag, max_age, private, current_at = stored
+        if clock is not None:
+            self._clock = clock
         if stamp is None or body is None:
             return [0, clock]
         if clock is not None and clock == current_at:

@@ -695,7 +695,7 @@ async def test_reading_apart_answers_what_the_hit_script_answers(cache: Cache, r
     alike: a miss, a hit with every field (a small public answer, a large private one kept gzipped), one
     that counts no views, a hash that lacks the optional fields, a stale entry, a hash without its stamp
     and a key of another type. Where it finds nothing current, the script also gives the invalidation clock
-    it read."""
+    it read; where it checked a hit's stamp, the clock it found the hit current at."""
     responses = ResponseCache(cache)
     tag = f"author:{uuid.uuid4().int % 10**9}"
     await cache.invalidate_tags([tag])
@@ -709,6 +709,9 @@ async def test_reading_apart_answers_what_the_hit_script_answers(cache: Cache, r
             assert script[1] == await redis.get(keys.invalidation_clock())
             assert script[2:] == ([b"", tag.encode()] if script[0] == 1 else [])  # what moved (cache/refresh.py)
             script = script[:1]
+        elif len(script) > 8:  # the script also says the clock it found a hit current at, when it checked
+            assert script[8] == await redis.get(keys.invalidation_clock())
+            script = script[:8]
         assert apart == script, (apart, script)
         return apart
 
@@ -854,6 +857,43 @@ async def test_a_hit_checks_its_stamp_again_only_once_the_invalidation_clock_mov
     assert await hit()  # found current: the clock starts again, at random, and the entry notes it
     clock = await redis.get(keys.invalidation_clock())
     assert clock is not None and await redis.hget(key, "c") == clock and 0 < await redis.ttl(keys.invalidation_clock())
+
+
+@pytest.mark.skipif(TEST_REDIS_CLUSTER, reason="a cluster's hit reads the hash and its generations apart")
+async def test_once_a_worker_saw_the_clock_move_its_other_hits_go_to_the_script_at_once(
+        cache: Cache, redis: Redis) -> None:
+    """After the clock moves, the first hit of a response in a worker reads the clock and the hash (the plain
+    read), finds the clock moved, and the script checks the stamp: two round trips (the control, a worker
+    that has not seen the move). A worker whose plain read of one response showed the move sends its first hit
+    of another it had found current at the old clock to the script at once: one round trip."""
+    tags = [f"author:{uuid.uuid4().int % 10**9}"]
+    await cache.invalidate_tags(tags)
+    first, second = request_key(uuid.uuid4().hex * 2, None, {}), request_key(uuid.uuid4().hex * 2, None, {})
+    for key in (first, second):
+        assert await ResponseCache(cache, ttl=600).store(key, b'{"data":1}', await _read_under(cache, tags),
+                                                         'W/"c"', max_age=600)
+    seen, other = ResponseCache(cache, ttl=600), ResponseCache(cache, ttl=600)
+    asked: list[tuple[str, ResponseCache, str]] = []
+    for responses in (seen, other):
+        for name in ("_read_plainly", "_hit"):
+            def counting(original: Any, name: str = name, responses: ResponseCache = responses) -> Any:
+                async def counted(*args: Any, **kwargs: Any) -> Any:
+                    asked.append((name, responses, args[0] if args else kwargs["keys"][0]))
+                    return await original(*args, **kwargs)
+                return counted
+
+            setattr(responses, name, counting(getattr(responses, name)))
+    await cache.invalidate_tags([f"topic:{uuid.uuid4().int % 10**9}"])  # the clock moves
+    for responses in (seen, other):
+        assert await responses.get(first) is not None and await responses.get(second) is not None
+    asked.clear()  # both workers found both current at this clock, by the script
+    await cache.invalidate_tags([f"topic:{uuid.uuid4().int % 10**9}"])  # and it moves again
+    assert await other.get(first) is not None  # the control: it has not seen the move
+    assert asked == [("_read_plainly", other, first), ("_hit", other, first)]
+    asked.clear()
+    # `first` is current at the new clock now (the script noted it): a plain read finds it so, and shows the move
+    assert await seen.get(first) is not None and await seen.get(second) is not None
+    assert asked == [("_read_plainly", seen, first), ("_hit", seen, second)]
 
 
 @pytest.mark.skipif(TEST_REDIS_CLUSTER, reason="a cluster's hit reads the hash and its generations apart")
