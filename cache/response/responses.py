@@ -17,7 +17,7 @@ invalidation clock it was last found current at. A hit is one round trip: the in
 last found current, the response is still current. Otherwise a Lua script reads the hash, compares every
 generation of the stamp with the current one inside Redis, and returns the body only if all still match
 (one round trip more, once after each write; a response the script last found stale, being computed again,
-goes to the script at once). The body goes out as it is stored: gzip bodies to clients
+goes to the script at once, as does one found current at an earlier clock than this worker has seen since). The body goes out as it is stored: gzip bodies to clients
 that accept gzip (most do), decompressed only for the others.
 
 A response is kept by a script too, which checks its stamp first (every generation it names is still
