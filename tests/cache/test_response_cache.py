@@ -340,33 +340,11 @@ async def test_a_reader_of_an_answer_being_computed_is_answered_by_the_front_aft
     waiting, the same request runs the script and goes through the view, which waits for it."""
     import asyncio
 
-    from app.http.graphql_view import DiscoursGraphQL
-    from app.http.response_front import ResponseCacheFront
-
     client, redis, app = own_redis_app
-    if not front_waits:
-        async def not_waited(*args: Any) -> tuple[None, int]:
-            return None, 0
-
-        monkeypatch.setattr(ResponseCacheFront, "_computed", not_waited)
     query = {"query": AUTHOR, "variables": {"s": "author-3"}}
     first = await client.post("/graphql", json=query)
     await app.state.deps.cache.invalidate_tags([keys.GLOBAL_TAG])  # what is stored is now stale
-    keeping, release = asyncio.Event(), asyncio.Event()
-    keep, serve = ResponseCache.keep, DiscoursGraphQL.serve
-    served = []
-
-    async def held(self: ResponseCache, *args: Any, **kwargs: Any) -> Any:
-        keeping.set()
-        await release.wait()
-        return await keep(self, *args, **kwargs)
-
-    async def counted(self: DiscoursGraphQL, *args: Any, **kwargs: Any) -> Any:
-        served.append(args)
-        return await serve(self, *args, **kwargs)
-
-    monkeypatch.setattr(ResponseCache, "keep", held)
-    monkeypatch.setattr(DiscoursGraphQL, "serve", counted)
+    keeping, release, served = _stores_held_views_counted(monkeypatch, front_waits)
     computing = asyncio.create_task(client.post("/graphql", json=query))
     await asyncio.wait_for(keeping.wait(), 10)  # computed and given to waiters; its store is held
     before = await _commands(redis)
@@ -392,21 +370,12 @@ async def test_a_reader_whose_answer_began_computing_during_its_look_up_is_answe
     wait there. Control: with the front not waiting, it goes through the view."""
     import asyncio
 
-    from app.http.graphql_view import DiscoursGraphQL
-    from app.http.response_front import ResponseCacheFront
-
     client, _, app = own_redis_app
-    if not front_waits:
-        async def not_waited(*args: Any) -> tuple[None, int]:
-            return None, 0
-
-        monkeypatch.setattr(ResponseCacheFront, "_computed", not_waited)
     query = {"query": AUTHOR, "variables": {"s": "author-4"}}
     first = await client.post("/graphql", json=query)
     await app.state.deps.cache.invalidate_tags([keys.GLOBAL_TAG])  # what is stored is now stale
-    second_looking, keeping, release = asyncio.Event(), asyncio.Event(), asyncio.Event()
-    look_up, keep, serve = ResponseCache.look_up, ResponseCache.keep, DiscoursGraphQL.serve
-    served, looks = [], []
+    keeping, release, served = _stores_held_views_counted(monkeypatch, front_waits)
+    second_looking, look_up, looks = asyncio.Event(), ResponseCache.look_up, []
 
     async def ordered(self: ResponseCache, key: str) -> Any:
         looks.append(key)
@@ -418,6 +387,34 @@ async def test_a_reader_whose_answer_began_computing_during_its_look_up_is_answe
         await keeping.wait()  # ...and found stale once the computation has begun
         return found
 
+    monkeypatch.setattr(ResponseCache, "look_up", ordered)
+    computing = asyncio.create_task(client.post("/graphql", json=query))
+    waiter = asyncio.create_task(client.post("/graphql", json=query))
+    answered = await asyncio.wait_for(asyncio.shield(waiter), 10)  # while the store is still held
+    release.set()
+    computed = await computing
+    assert (computed.headers["x-cache"], answered.headers["x-cache"]) == ("MISS", "HIT")
+    assert answered.content == computed.content == first.content
+    assert len(looks) == 2 and len(served) == (1 if front_waits else 2)
+
+
+def _stores_held_views_counted(monkeypatch: pytest.MonkeyPatch, front_waits: bool) -> tuple[Any, Any, list[Any]]:
+    """From now on the first answer's store is held (`keeping` set once it is reached, until `release` is set)
+    and the view's `serve` calls are counted (`served`); unless `front_waits`, the response front waits for
+    no computation (the control)."""
+    import asyncio
+
+    from app.http.graphql_view import DiscoursGraphQL
+    from app.http.response_front import ResponseCacheFront
+
+    if not front_waits:
+        async def not_waited(*args: Any) -> tuple[None, int]:
+            return None, 0
+
+        monkeypatch.setattr(ResponseCacheFront, "_computed", not_waited)
+    keeping, release, served = asyncio.Event(), asyncio.Event(), []
+    keep, serve = ResponseCache.keep, DiscoursGraphQL.serve
+
     async def held(self: ResponseCache, *args: Any, **kwargs: Any) -> Any:
         keeping.set()
         await release.wait()
@@ -427,17 +424,9 @@ async def test_a_reader_whose_answer_began_computing_during_its_look_up_is_answe
         served.append(args)
         return await serve(self, *args, **kwargs)
 
-    monkeypatch.setattr(ResponseCache, "look_up", ordered)
     monkeypatch.setattr(ResponseCache, "keep", held)
     monkeypatch.setattr(DiscoursGraphQL, "serve", counted)
-    computing = asyncio.create_task(client.post("/graphql", json=query))
-    waiter = asyncio.create_task(client.post("/graphql", json=query))
-    answered = await asyncio.wait_for(asyncio.shield(waiter), 10)  # while the store is still held
-    release.set()
-    computed = await computing
-    assert (computed.headers["x-cache"], answered.headers["x-cache"]) == ("MISS", "HIT")
-    assert answered.content == computed.content == first.content
-    assert len(looks) == 2 and len(served) == (1 if front_waits else 2)
+    return keeping, release, served
 
 
 def _keys_asked(monkeypatch: pytest.MonkeyPatch, method: str) -> list[str]:
