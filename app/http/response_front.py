@@ -143,7 +143,6 @@ class ResponseCacheFront:
         if hit.views:  # a read of a shout answered from the cache still counts, with the others (app/http/hit_reads.py)
             note_hit_reads(scope, hit.views, token=request.token)
 
-
     async def _computed(self, key: str, responses: ResponseCache, began: float, looked: LookUp | None = None,
                         joined: int = 0) -> tuple[Hit | None, int]:
         """The answer being computed in this worker, for a request begun at `began`, and how many computations

@@ -17,8 +17,9 @@ invalidation clock it was last found current at. A hit is one round trip: the in
 last found current, the response is still current. Otherwise a Lua script reads the hash, compares every
 generation of the stamp with the current one inside Redis, and returns the body only if all still match
 (one round trip more, once after each write; a response the script last found stale, being computed again,
-goes to the script at once, as does one found current at an earlier clock than this worker has seen since). The body goes out as it is stored: gzip bodies to clients
-that accept gzip (most do), decompressed only for the others.
+goes to the script at once, as does one found current at an earlier clock than this worker has seen since).
+The body goes out as it is stored: gzip bodies to clients that accept gzip (most do), decompressed only for
+the others.
 
 A response is kept by a script too, which checks its stamp first (every generation it names is still
 current) and keeps nothing otherwise: an answer read before a write that committed while it was computed
@@ -285,9 +286,9 @@ class ResponseCache:
         an earlier value). After a write, the first hit of one hot answer learns that the clock moved, and the
         first hits of the others pay one round trip each, not two. Which way is taken never changes the answer:
         a plain read that finds the clock moved goes on to the script."""
-        found_at = self._found_at.get(key, b"")
         with at_once():  # a hit has nothing else to send, and waits for no one else's commands
-            if found_at is not None and (found_at == b"" or found_at == self._clock):
+            if key not in self._found_at or ((found_at := self._found_at[key]) is not None
+                                             and found_at == self._clock):
                 plainly = await self._read_plainly(key)
                 if plainly is not None:
                     return plainly
@@ -313,7 +314,7 @@ class ResponseCache:
 
     async def _read_plainly(self, key: str) -> list[Any] | None:
         """`_check_here`'s answer from the clock and the hash, when they give it: a miss, or a hit at the clock
-        the response was last found current at; None when the script is to decide."""
+        the response was last found current at; None when the script is to decide. Notes the clock it read."""
         async with self.cache.redis.pipeline(transaction=False) as pipe:
             pipe.get(keys.invalidation_clock())
             pipe.hmget(key, [*_FIELDS, "c"])
