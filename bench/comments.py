@@ -11,7 +11,10 @@ round measures both, back to back (who goes first alternates):
 - loaded: the same readers while the writers offer `--rate` comments a second on the page's shouts: the
   rate answered, the latency, the writes that failed or were shed (503), and the reads kept, against the
   read-only round of the same checkout and round; and the worker's CPU a comment took there (the loaded
-  round's CPU less its reads at the read-only round's cost each), which the machine's other work moves less.
+  round's CPU less its reads at the read-only round's cost each), which the machine's other work moves less;
+  and two counts, which it does not move: the Redis commands a comment took there (INFO commandstats, a
+  script's own commands included, less the reads' at the read-only round's count each) and the look-ups per
+  comment that found an answer stale (the worker's /metrics).
 
     python -m bench.comments --against REF [--size bench] [--rate 50] [--alone-rate 10] [--rounds 3]
                              [--seconds 10] [--users 20]
@@ -30,6 +33,9 @@ import statistics
 import sys
 from datetime import UTC, datetime
 
+import httpx
+from redis.asyncio import Redis
+
 from bench import services
 from bench.mixed import named, read_load, reader_script, with_writers, written_targets
 from bench.over_http import RESULTS, Uvicorn, bodies_of, cpu_seconds, server_env, write_section
@@ -44,6 +50,7 @@ Measured = dict[tuple[str, str], list[float]]
 async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> str:
     settings = load_settings(database_url=database_url, redis_url=redis_url, jwt_secret="bench" * 8)
     measured: Measured = {}
+    redis = Redis.from_url(redis_url)
     with checkout(args.against) as (place, commit):
         common = server_env(settings)
         async with contextlib.AsyncExitStack() as servers:
@@ -58,13 +65,29 @@ async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> st
                 for round_number in range(args.rounds):
                     order = list(zip((earlier, this), SIDES, strict=True))
                     for server, side in order if round_number % 2 == 0 else order[::-1]:
-                        await _round(server, side, script, shouts, topics, measured, args)
+                        await _round(server, side, script, shouts, topics, measured, args, redis)
                     print(f"round {round_number + 1} of {args.rounds} done", file=sys.stderr)
+    await redis.aclose()
     return render(measured, commit, args)
 
 
+async def _commands(redis: Redis) -> int:
+    """The commands the Redis server has run so far (INFO commandstats, those of scripts included)."""
+    stats = await redis.info("commandstats")
+    return sum(int(value["calls"]) for name, value in stats.items() if name != "cmdstat_info")
+
+
+async def _stale_look_ups(server: str) -> float:
+    """The worker's response-cache look-ups so far that found an answer stale (its /metrics)."""
+    async with httpx.AsyncClient() as http:
+        text = (await http.get(server + "/metrics")).text
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith("discours_cache_reads_total") and 'layer="response"' in line
+               and 'result="stale"' in line)
+
+
 async def _round(worker: Uvicorn, side: str, script: str, shouts: list[int], topics: list[str], measured: Measured,
-                 args: argparse.Namespace) -> None:
+                 args: argparse.Namespace, redis: Redis) -> None:
     server, url = worker.url, worker.url + "/graphql"
 
     def note(measure: str, value: float) -> None:
@@ -74,23 +97,29 @@ async def _round(worker: Uvicorn, side: str, script: str, shouts: list[int], top
                                   asyncio.sleep(0), users=args.users)
     note("alone p50", alone["p50"])
     note("alone p99", alone["p99"])
-    before = cpu_seconds(worker.pid)
+    before, commands = cpu_seconds(worker.pid), await _commands(redis)
     reads = (await read_load(url, script, args.seconds, args.connections))[0]
     read_cpu = (cpu_seconds(worker.pid) - before) / max(reads * args.seconds, 1)  # seconds a read
+    read_commands = (await _commands(redis) - commands) / max(reads * args.seconds, 1)
 
-    async def reading() -> tuple[float, float]:
-        """The loaded round's reads a second, and the worker's CPU meanwhile (the writers signed in before)."""
-        start = cpu_seconds(worker.pid)
+    async def reading() -> tuple[float, float, float, float]:
+        """The loaded round's reads a second, and the worker's CPU, the Redis commands and the stale look-ups
+        meanwhile (the writers signed in before)."""
+        start, commands, stale = cpu_seconds(worker.pid), await _commands(redis), await _stale_look_ups(server)
         rate = (await read_load(url, script, args.seconds, args.connections))[0]
-        return rate, cpu_seconds(worker.pid) - start
+        return (rate, cpu_seconds(worker.pid) - start, await _commands(redis) - commands,
+                await _stale_look_ups(server) - stale)
 
-    (loaded_reads, loaded_cpu), written = await with_writers(
+    (loaded_reads, loaded_cpu, loaded_commands, stale), written = await with_writers(
         server, args.rate, args.seconds, "comment=1", shouts, topics, reading(), users=args.users)
     # The worker's CPU the comments took under the reads, their refreshes and the reads they made stale
     # included: the loaded round's, less its reads at the read-only round's cost each. A ratio of rates moves
     # with whatever else the machine runs; this moves with what the worker does.
     comments_cpu = loaded_cpu - loaded_reads * args.seconds * read_cpu
-    note("comment CPU", comments_cpu * 1000 / max(written["per_second"] * args.seconds, 1))
+    comments = max(written["per_second"] * args.seconds, 1)
+    note("comment CPU", comments_cpu * 1000 / comments)
+    note("comment commands", (loaded_commands - loaded_reads * args.seconds * read_commands) / comments)
+    note("stale look-ups", stale / comments)
     note("reads", reads)
     note("reads kept", loaded_reads / reads)
     note("answered", written["per_second"])
@@ -112,7 +141,9 @@ def render(measured: Measured, commit: str, args: argparse.Namespace) -> str:
             ("comment p50 ms, loaded", "p50", ".1f"), ("comment p99 ms, loaded", "p99", ".1f"),
             ("failed or shed comments, loaded (all rounds)", "errors", ",.0f"),
             ("reads kept, loaded / read-only", "reads kept", ".2f"),
-            ("worker CPU ms a comment, loaded (its reads' share taken out)", "comment CPU", ".2f")]
+            ("worker CPU ms a comment, loaded (its reads' share taken out)", "comment CPU", ".2f"),
+            ("Redis commands a comment, loaded (its reads' share taken out)", "comment commands", ".0f"),
+            ("look-ups finding an answer stale a comment, loaded", "stale look-ups", ".1f")]
     lines = [
         "# A comment alone and on a busy page, against an earlier commit (`python -m bench.comments`)",
         "",
@@ -126,7 +157,9 @@ def render(measured: Measured, commit: str, args: argparse.Namespace) -> str:
         f"page's five operations on {args.connections} connections; *read-only*: wrk alone. *answered*: comments "
         "done a second; *failed or shed*: a server error, a timeout or a 503; *worker CPU a comment*: the worker's "
         "CPU (/proc) in the loaded round, less its reads at the read-only round's CPU a read, per comment answered "
-        "(its refreshes and the misses it caused included). The median of the rounds.",
+        "(its refreshes and the misses it caused included); *Redis commands a comment*: the same for the commands "
+        "Redis ran (INFO commandstats, a script's own included); *look-ups finding an answer stale*: the worker's "
+        "response-cache look-ups that did, per comment (/metrics). The median of the rounds.",
         "",
         f"| measure | {commit} | this |",
         "|---|---:|---:|",
