@@ -2,11 +2,13 @@
 computed answers are noted for writes to refresh, and a write's refreshes, run as requests of no one's.
 
 A refresh is the request the noted answer was computed for, served by the view as any request is, after the
-write's answer: looked up (a reader may have computed it already), joining the computation of the same answer
-under way in this worker or claimed by another (a hot page's readers miss as soon as the write is answered: the
-refresh and they compute it once), kept by the response cache's store script (only if its reads are still
-current). It counts as no one's read (`refreshing`: no view of a shout it shows, no request in the metrics:
-`discours_response_refreshes_total` counts it)."""
+write's answer: not looked up (the write made it stale; only the invalidation clock is read, which a
+computation's waiters are given its answer by), joining the computation of the same answer under way in this
+worker or claimed by another (a hot page's readers miss as soon as the write is answered: the refresh and they
+compute it once; a reader's answer kept meanwhile is found by the claim, which looks before it claims), kept by
+the response cache's store script (only if its reads are still current). It counts as no one's read
+(`refreshing`: no view of a shout it shows, no request in the metrics: `discours_response_refreshes_total`
+counts it)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from typing import Any, Protocol
 
 from app.http.exchange import Exchange
 from app.http.graphql_request import GraphQLRequest, Operation
+from app.http.response_front import responses_of
 from cache import keys
 from cache.refresh import Refresh, Refreshing, queue_noted, request_record
 from cache.response.responses import LookUp
@@ -78,8 +81,10 @@ async def _refresh_one(serve: Serve, app: Any, refresh: Refresh) -> None:
         if message["type"] == "http.response.start":
             statuses.append(message["status"])
 
+    # Stale by the write, as its rendered root field (not looked up either); the clock is what a look-up would read.
+    looked = LookUp(None, stale=True, clock=await responses_of(app).clock())
     try:
-        await serve(scope, nothing_to_receive, sent_to_no_one, request, refreshing=True)
+        await serve(scope, nothing_to_receive, sent_to_no_one, request, looked=looked, refreshing=True)
     except Exception:  # a read's failure never fails the write that asked for it
         log.exception("computing a response again after a write failed")
         statuses.append(0)

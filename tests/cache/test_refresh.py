@@ -84,6 +84,34 @@ async def test_a_write_computes_again_the_hot_answers_it_makes_stale_before_it_i
         assert response.headers["x-cache"] == "MISS" and sql_counter.count > 0
 
 
+@pytest.mark.parametrize("refreshed", [4, 0], ids=["refreshed", "control-off"])
+async def test_a_refresh_reads_the_clock_and_looks_nothing_up(api_of: Any, monkeypatch: pytest.MonkeyPatch,
+                                                              refreshed: int) -> None:
+    """The write made the answer it refreshes stale: the refresh reads the invalidation clock (one GET) and
+    computes it, with no look-up of the answer before its claim; the next read is a hit with the write.
+    Control: with no refresh, neither is read, and the next read computes the page."""
+    api = api_of(refreshed)
+    writer, shout = await _page_read_under_writes(api)
+    looked: list[str] = []
+    clocks: list[bytes | None] = []
+    look_up, clock = ResponseCache.look_up, ResponseCache.clock
+
+    async def looking(self: ResponseCache, key: str) -> Any:
+        looked.append(key)
+        return await look_up(self, key)
+
+    async def reading(self: ResponseCache) -> bytes | None:
+        clocks.append(found := await clock(self))
+        return found
+
+    monkeypatch.setattr(ResponseCache, "look_up", looking)
+    monkeypatch.setattr(ResponseCache, "clock", reading)
+    await api(COMMENT, {"s": shout, "b": "third"}, writer)
+    assert looked == [] and len(clocks) == (1 if refreshed else 0) and all(clocks)
+    response = await _read(api)
+    assert "third" in response.text and response.headers["x-cache"] == ("HIT" if refreshed else "MISS")
+
+
 async def test_scripts_redis_forgot_are_loaded_and_run_again(api_of: Any, redis: Redis, sql_counter: Any) -> None:
     """Redis forgetting its scripts (a restart, SCRIPT FLUSH) costs nothing but a round trip: each script sent
     by its hash in a pipeline (cache/redis/client.py `queue_script`) is loaded and run again: the read's fill lock
