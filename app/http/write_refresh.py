@@ -59,12 +59,16 @@ async def refresh(serve: Serve, app: Any, refreshing: Refreshing) -> None:
     the graces' time (their readers then compute them as ever)."""
     try:
         async with asyncio.timeout(refreshing.grace_ms / 2000):
-            await asyncio.gather(*(_refresh_one(serve, app, request) for request in refreshing.requests))
+            # Stale by the write, each (as its rendered root field: not looked up either); the clock is what a
+            # look-up would read, read once for all of them.
+            clock = await responses_of(app).clock()
+            await asyncio.gather(*(_refresh_one(serve, app, request, LookUp(None, stale=True, clock=clock))
+                                   for request in refreshing.requests))
     except TimeoutError:
         metrics.child(metrics.RESPONSE_REFRESHES, "late").inc()
 
 
-async def _refresh_one(serve: Serve, app: Any, refresh: Refresh) -> None:
+async def _refresh_one(serve: Serve, app: Any, refresh: Refresh, looked: LookUp) -> None:
     request = GraphQLRequest("POST", (Operation(refresh.document, refresh.operation, refresh.variables),),
                              accept="application/json", accept_encoding="gzip", public_key=refresh.key)
     if request.response_key() != refresh.key:  # not a request of this server's: nothing to compute
@@ -81,8 +85,6 @@ async def _refresh_one(serve: Serve, app: Any, refresh: Refresh) -> None:
         if message["type"] == "http.response.start":
             statuses.append(message["status"])
 
-    # Stale by the write, as its rendered root field (not looked up either); the clock is what a look-up would read.
-    looked = LookUp(None, stale=True, clock=await responses_of(app).clock())
     try:
         await serve(scope, nothing_to_receive, sent_to_no_one, request, looked=looked, refreshing=True)
     except Exception:  # a read's failure never fails the write that asked for it
