@@ -314,10 +314,10 @@ async def _prime(url: str, body: bytes, headers: dict[str, str]) -> None:
         await http.post(url, content=body)
 
 
-async def bodies_of(url: str) -> dict[str, bytes]:
-    """Each operation's request body, with a real shout slug for get_shout."""
-    async with httpx.AsyncClient() as http:
-        page = await http.post(url, json={"query": "{ load_shouts_by(options: {limit: 1}) { slug } }"})
+async def bodies_of(url: str, http: httpx.AsyncClient | None = None) -> dict[str, bytes]:
+    """Each operation's request body, with a real shout slug for get_shout (asked with `http` when given)."""
+    async with contextlib.nullcontext(http) if http is not None else httpx.AsyncClient() as client:
+        page = await client.post(url, json={"query": "{ load_shouts_by(options: {limit: 1}) { slug } }"})
     slug = page.json()["data"]["load_shouts_by"][0]["slug"]
     bodies = {}
     for name, (query, variables) in OPERATIONS.items():

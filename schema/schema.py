@@ -20,7 +20,13 @@ from schema.descriptions import describe
 from schema.engine.errors import ErrorMapping, is_client_error
 from schema.engine.execution import PlainFieldsFirst, prepare_execution
 from schema.engine.limits import LimitChecks, Limits, request_limits
-from schema.engine.seam import FieldResolversUnwrapped, PreExecutionError, StreamResult, graphql_schema
+from schema.engine.seam import (
+    FieldResolversUnwrapped,
+    PreExecutionError,
+    StreamResult,
+    graphql_schema,
+    plan_argument_conversion,
+)
 from schema.engine.stream_starts import StreamStarts
 from schema.mutation import WriteMutation
 from schema.query import Query
@@ -115,6 +121,7 @@ def build_schema(limits: Limits | None = None, starts: StreamStarts | None = Non
     )
     describe(graphql_schema(schema))  # every root field and argument explained, with who may call it
     prepare_execution(schema)
+    plan_argument_conversion()
     schema.checks = checks
     schema.starts = starts
     return schema

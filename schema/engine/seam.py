@@ -2,9 +2,10 @@
 
 The server is fast because it goes around parts of these libraries (schema/engine/execution.py reads plain fields in
 graphql-core's own field loop; pages read their selection from graphql-core's nodes; no middleware manager
-is built per request). What it relies on for that is not promised by their documentation, so an upgrade
-may change it without notice. Each reliance is a named function or class below; `tests/schema/test_seams.py` has a
-canary for each, which fails naming the library, the internal and what to do. The rest of the project uses
+is built per request; a field's arguments are converted by a plan made once). What it relies on for that is
+not promised by their documentation, so an upgrade may change it without notice. Each reliance is a named
+function or class below; `tests/schema/test_seams.py` has a canary for each, which fails naming the library,
+the internal and what to do. The rest of the project uses
 these names and the libraries' public API only.
 
 The versions these were written against are the upper bounds in `pyproject.toml`; raising a bound means
@@ -42,6 +43,8 @@ from strawberry.asgi import StarletteRequestAdapter as StarletteRequestAdapter
 from strawberry.extensions import SchemaExtension
 from strawberry.http.exceptions import WebSocketDisconnected as WebSocketDisconnected  # re-exported
 from strawberry.http.ides import get_graphql_ide_html
+from strawberry.relay.types import GlobalID
+from strawberry.schema import schema_converter
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.schema.schema import StreamResult as StreamResult  # re-exported: what a schema's stream yields
 from strawberry.schema.schema import validate_document as _strawberry_validate
@@ -51,12 +54,18 @@ from strawberry.schema.schema_converter import GraphQLCoreConverter
 # overrides to hold each message to its protocol before the library indexes it.
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
 from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
+from strawberry.types.arguments import _is_leaf_type, _is_optional_leaf_type, convert_argument
+from strawberry.types.base import StrawberryList, StrawberryMaybe, StrawberryOptional, has_object_definition
+from strawberry.types.enum import has_enum_definition
 from strawberry.types.execution import ExecutionContext
 from strawberry.types.execution import PreExecutionError as PreExecutionError  # re-exported
+from strawberry.types.lazy_type import LazyType
+from strawberry.types.unset import UNSET
 
 if TYPE_CHECKING:
     import strawberry
     from strawberry.http import GraphQLRequestProtocol
+    from strawberry.schema.config import StrawberryConfig
     from strawberry.types import Info
     from strawberry.types.field import StrawberryField
 
@@ -135,6 +144,134 @@ class FieldResolversUnwrapped:
             return None  # type: ignore[return-value]  # graphql-core takes None for no middleware
         manager: MiddlewareManager = super()._get_middleware_manager(extensions)  # type: ignore[misc]
         return manager
+
+
+# A field's arguments as Strawberry converts them for its resolver (`convert_arguments`, called by
+# `get_arguments` for every resolved field with arguments): Strawberry asks each time, of every argument and
+# of every field of every input, what its type is (annotations resolved, generics checked, names converted),
+# which for `load_reactions_by(by: {}, limit: 20)` was 0.2 ms a request and for a shout list's options 0.13
+# (bench/RESULTS.md). `PlannedArguments` asks those questions once per field, with Strawberry's own
+# predicates, and keeps the answer as a plan that does only the value's work; a type it does not plan
+# (Maybe, GlobalID, an input that builds its own value) is converted by Strawberry's `convert_argument` as
+# before. `tests/schema/test_seams.py` converts every argument of the schema both ways and compares.
+
+Convert = Callable[[Any], Any]
+PLANS_KEPT = 4096  # fields whose plans are kept (a schema has a few hundred with arguments)
+
+
+class _Unplanned(Exception):
+    """A type whose values Strawberry's own `convert_argument` converts."""
+
+
+def _kept(value: Any) -> Any:
+    return value
+
+
+def _none_and_unset_kept(convert: Convert) -> Convert:
+    """`convert` for a value, None and UNSET kept as they are (`convert_argument` checks both first)."""
+    def converted(value: Any) -> Any:
+        return value if value is None or value is UNSET else convert(value)
+    return converted
+
+
+def _planned(type_: Any, registry: Mapping[object, Any], config: StrawberryConfig, inputs: dict[Any, Convert],
+             ) -> Convert:
+    """What `convert_argument(value, type_)` does to a value, its branches taken in its order."""
+    if isinstance(type_, StrawberryMaybe):
+        raise _Unplanned
+    if isinstance(type_, StrawberryOptional):
+        return _planned(type_.of_type, registry, config, inputs)
+    if isinstance(type_, StrawberryList):
+        of = type_.of_type
+        if _is_leaf_type(of, registry, skip_classes=(GlobalID,)) or _is_optional_leaf_type(
+                of, registry, skip_classes=(GlobalID,)):
+            return _none_and_unset_kept(list)  # copied: graphql-core shares a default between requests
+        item = _planned(of, registry, config, inputs)
+        return _none_and_unset_kept(lambda values: [item(value) for value in values])
+    if _is_leaf_type(type_, registry):
+        if type_ is GlobalID:
+            raise _Unplanned
+        return _kept
+    if isinstance(type_, LazyType):
+        return _planned(type_.resolve_type(), registry, config, inputs)
+    if has_enum_definition(type_):
+        return _planned(type_.__strawberry_definition__, registry, config, inputs)
+    if has_object_definition(type_):
+        return _planned_input(type_, registry, config, inputs)
+    raise _Unplanned  # Strawberry raises its UnsupportedTypeError
+
+
+def _planned_input(type_: Any, registry: Mapping[object, Any], config: StrawberryConfig,
+                   inputs: dict[Any, Convert]) -> Convert:
+    """An input object's conversion: its fields with no default None, the fields given converted."""
+    if type_ in inputs:  # an input nested in itself
+        return inputs[type_]
+    definition = type_.__strawberry_definition__
+    if definition.from_input is not None:
+        raise _Unplanned
+    defaults = {field.python_name: None for field in definition.fields
+                if field.default_value is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
+                } if definition.is_input else {}
+    fields: list[tuple[str, str, Convert]] = []
+
+    def build(value: Any) -> Any:
+        kwargs = dict(defaults)
+        for name, python_name, convert in fields:
+            if name in value:
+                kwargs[python_name] = convert(value[name])
+        return type_(**kwargs)
+
+    inputs[type_] = planned = _none_and_unset_kept(build)
+    fields.extend((config.name_converter.from_field(field), field.python_name,
+                   _planned(field.resolve_type(type_definition=definition), registry, config, inputs))
+                  for field in definition.fields)
+    return planned
+
+
+class PlannedArguments:
+    """Strawberry's `convert_arguments`, each field's arguments planned once (`plan_argument_conversion`)."""
+
+    def __init__(self, size: int = PLANS_KEPT) -> None:
+        self.size = size
+        # id of a field's argument list -> the list, the registry and config planned for, and its plan:
+        # (argument's GraphQL name, Python name, its conversion or None for Strawberry's)
+        self._plans: dict[int, tuple[Any, Any, Any, list[tuple[str, str, Convert | None, Any]]]] = {}
+
+    def __call__(self, value: dict[str, Any], arguments: list[Any], scalar_registry: Mapping[object, Any],
+                 config: StrawberryConfig, info: Info | None = None) -> dict[str, Any]:
+        if not arguments:
+            return {}
+        known = self._plans.get(id(arguments))
+        if known is None or known[0] is not arguments or known[1] is not scalar_registry or known[2] is not config:
+            known = (arguments, scalar_registry, config, self._plan(arguments, scalar_registry, config))
+            self._plans[id(arguments)] = known
+            if len(self._plans) > self.size:
+                del self._plans[next(iter(self._plans))]  # the oldest
+        kwargs = {}
+        for name, python_name, convert, argument in known[3]:
+            if name in value:
+                kwargs[python_name] = convert(value[name]) if convert is not None else convert_argument(
+                    value=value[name], type_=argument.type, config=config, scalar_registry=scalar_registry,
+                    info=info, path=(name,))
+        return kwargs
+
+    @staticmethod
+    def _plan(arguments: list[Any], registry: Mapping[object, Any], config: StrawberryConfig,
+              ) -> list[tuple[str, str, Convert | None, Any]]:
+        plan: list[tuple[str, str, Convert | None, Any]] = []
+        for argument in arguments:
+            try:
+                convert: Convert | None = _planned(argument.type, registry, config, {})
+            except _Unplanned:
+                convert = None
+            plan.append((config.name_converter.from_argument(argument), argument.python_name, convert, argument))
+        return plan
+
+
+def plan_argument_conversion() -> None:
+    """Strawberry's resolvers convert their arguments by plan (`PlannedArguments`), in this process."""
+    if not isinstance(schema_converter.convert_arguments, PlannedArguments):
+        schema_converter.convert_arguments = PlannedArguments()
 
 
 TransportWSHandler = BaseGraphQLTransportWSHandler

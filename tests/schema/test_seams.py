@@ -23,6 +23,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ResponseError
 from sqlalchemy.util import greenlet_spawn
 from strawberry.extensions import SchemaExtension
+from strawberry.schema import schema_converter
 from strawberry.subscriptions import GRAPHQL_SSE_PROTOCOL
 from strawberry.types import Info
 
@@ -42,6 +43,7 @@ from schema.engine.seam import (
     VIEW_HOOKS,
     FieldLoop,
     FieldResolversUnwrapped,
+    PlannedArguments,
     StarletteRequestAdapter,
     coerced_variables,
     field_definition,
@@ -179,6 +181,37 @@ async def test_the_middleware_manager_is_what_graphql_core_gets(monkeypatch: pyt
     canary(len(asked) == 1, STRAWBERRY, "the call of `_get_middleware_manager` per request",
            "FieldResolversUnwrapped (it overrides a hook Strawberry no longer calls)",
            "find how Strawberry now hands graphql-core its middleware")
+
+
+@strawberry.input
+class Window:
+    first: int = 1
+
+
+@strawberry.type
+class Windowed:
+    @strawberry.field
+    def span(self, window: Window) -> int:
+        return window.first
+
+
+async def test_resolvers_convert_their_arguments_through_the_converters_global(monkeypatch: pytest.MonkeyPatch,
+                                                                              ) -> None:
+    planned = PlannedArguments()
+    planned_for: list[Any] = []
+    original_plan = planned._plan
+
+    def plan(arguments: Any, *rest: Any) -> Any:
+        planned_for.append(arguments)
+        return original_plan(arguments, *rest)
+
+    monkeypatch.setattr(planned, "_plan", plan)
+    monkeypatch.setattr(schema_converter, "convert_arguments", planned)
+    result = await strawberry.Schema(query=Windowed).execute("{ a: span(window: {first: 3}) b: span(window: {}) }")
+    canary(result.errors is None and result.data == {"a": 3, "b": 1} and len(planned_for) == 1, STRAWBERRY,
+           "`get_arguments` converting through `schema_converter.convert_arguments`",
+           "Arguments converted by plan (schema/engine/seam.py `PlannedArguments`)",
+           "find where Strawberry now converts a resolver's arguments and install the plan there")
 
 
 def test_the_graphiql_page_comes_from_strawberry() -> None:
