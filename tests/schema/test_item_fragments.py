@@ -7,6 +7,7 @@ absent, or kept before the epoch moved) neither looks for items nor keeps any.""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import orjson
@@ -18,6 +19,7 @@ from app.main import create_app
 from cache import keys
 from config.settings import Settings
 from resolvers.deps import Deps
+from schema.engine.execution import PlainFieldsFirst
 from tests.helpers import Api, User
 
 PAGE = ("query { load_reactions_by(by: {}, limit: 6) { id kind body created_at created_by { id slug name } "
@@ -121,6 +123,30 @@ async def test_after_a_comment_only_the_new_item_is_executed(http: httpx.AsyncCl
     assert newest[0]["created_by"]["id"] == author.id
     assert newest[1:] == orjson.loads(first)["data"]["load_reactions_by"][:5]
     assert body == await _fresh(http, redis), "the same bytes as the page executed whole"
+
+
+async def test_an_item_placed_rendered_has_no_selection_collected(http: httpx.AsyncClient, deps: Deps, redis: Redis,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The list's loop hands a placed item on as it is: only the new item's selection is collected and
+    executed (control: the page executed whole collects all six)."""
+    api = Api(http, deps)
+    author, shout = await _six_comments(api)
+    await _kept(http, redis)
+    collected: list[str] = []
+    original = PlainFieldsFirst.collect_subfields
+
+    def counted(self: PlainFieldsFirst, return_type: Any, field_details_list: Any) -> Any:
+        collected.append(return_type.name)
+        return original(self, return_type, field_details_list)
+
+    monkeypatch.setattr(PlainFieldsFirst, "collect_subfields", counted)
+    await _commented(api, shout, author)
+    collected.clear()
+    _, reads = await _page(http)
+    assert reads == (5, 1) and collected.count("Reaction") == 1
+    collected.clear()
+    await _fresh(http, redis)
+    assert collected.count("Reaction") == 6
 
 
 async def test_an_item_whose_author_is_renamed_is_executed_again(http: httpx.AsyncClient, deps: Deps,
