@@ -5,8 +5,7 @@ graphql-core's own field loop; pages read their selection from graphql-core's no
 is built per request; a field's arguments are converted by a plan made once). What it relies on for that is
 not promised by their documentation, so an upgrade may change it without notice. Each reliance is a named
 function or class below; `tests/schema/test_seams.py` has a canary for each, which fails naming the library,
-the internal and what to do. The rest of the project uses
-these names and the libraries' public API only.
+the internal and what to do. The rest of the project uses these names and the libraries' public API only.
 
 The versions these were written against are the upper bounds in `pyproject.toml`; raising a bound means
 running the canaries first (`make upgrade` does).
@@ -149,11 +148,11 @@ class FieldResolversUnwrapped:
 # A field's arguments as Strawberry converts them for its resolver (`convert_arguments`, called by
 # `get_arguments` for every resolved field with arguments): Strawberry asks each time, of every argument and
 # of every field of every input, what its type is (annotations resolved, generics checked, names converted),
-# which for `load_reactions_by(by: {}, limit: 20)` was 0.2 ms a request and for a shout list's options 0.13
-# (bench/RESULTS.md). `PlannedArguments` asks those questions once per field, with Strawberry's own
-# predicates, and keeps the answer as a plan that does only the value's work; a type it does not plan
-# (Maybe, GlobalID, an input that builds its own value) is converted by Strawberry's `convert_argument` as
-# before. `tests/schema/test_seams.py` converts every argument of the schema both ways and compares.
+# ten times the value's own work for a page's inputs (`python -m bench.argument_cost`). `PlannedArguments`
+# asks those questions once per field, with Strawberry's own predicates, and keeps the answer as a plan that
+# does only the value's work; a type it does not plan (Maybe, GlobalID, an input that builds its own value)
+# is converted by Strawberry's `convert_argument`. `tests/schema/test_argument_plans.py` converts every
+# argument of the schema both ways and compares.
 
 Convert = Callable[[Any], Any]
 PLANS_KEPT = 4096  # fields whose plans are kept (a schema has a few hundred with arguments)

@@ -76,7 +76,7 @@ def _converted_both_ways(where: str, value: dict[str, Any]) -> tuple[dict[str, A
 
 def test_the_cases_reach_every_input_and_every_argument_is_planned() -> None:
     """The comparison below is of plans, not of Strawberry with itself (its control): no argument of this
-    schema is left to Strawberry, and the whole cases give a value to every input type of the schema."""
+    schema is left to Strawberry, and the whole cases give a value to every input type an argument names."""
     registry, config = SCHEMA.schema_converter.scalar_registry, SCHEMA.config
     fields = {where for where, _, _ in CASES}
     for where in fields:
