@@ -23,15 +23,18 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
-from strawberry.schema import schema_converter
-from strawberry.types.arguments import convert_arguments as strawberrys
 
 from app.main import create_app, open_deps
 from bench import services
 from bench.over_http import RESULTS, bodies_of, write_section
 from cache import keys
 from config.settings import load_settings
-from schema.engine.seam import PlannedArguments
+from schema.engine.seam import (
+    STRAWBERRYS_CONVERSION,
+    PlannedArguments,
+    argument_conversion,
+    use_argument_conversion,
+)
 
 SIDES = ("Strawberry's", "planned")
 
@@ -53,7 +56,7 @@ async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> st
     measured: dict[tuple[str, str], list[tuple[float, float]]] = {}
     async with open_deps(settings) as deps:
         app = create_app(settings, deps=deps)
-        planned = schema_converter.convert_arguments  # the schema's building installed it
+        planned = argument_conversion()  # the schema's building installed it
         assert isinstance(planned, PlannedArguments)
         async with app.router.lifespan_context(app), httpx.AsyncClient(
                 transport=httpx.ASGITransport(app=app), base_url="http://bench",
@@ -63,7 +66,7 @@ async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> st
                 for turn in range(args.requests + 10):  # the first ten of each side warm it
                     side = SIDES[turn % 2]
                     spent = [0.0]
-                    schema_converter.convert_arguments = _timed(planned if side == "planned" else strawberrys, spent)
+                    use_argument_conversion(_timed(planned if side == "planned" else STRAWBERRYS_CONVERSION, spent))
                     await deps.cache.invalidate_tags([keys.GLOBAL_TAG])
                     started = time.thread_time()
                     response = await http.post("/graphql", content=body)
@@ -71,7 +74,7 @@ async def run(database_url: str, redis_url: str, args: argparse.Namespace) -> st
                     assert response.status_code == 200 and b'"errors"' not in response.content, response.text[:300]
                     if turn >= 10:
                         measured.setdefault((name, side), []).append((spent[0], whole))
-            schema_converter.convert_arguments = planned
+            use_argument_conversion(planned)
     return render(measured, list(bodies), args)
 
 

@@ -33,11 +33,18 @@ import statistics
 import sys
 from datetime import UTC, datetime
 
-import httpx
 from redis.asyncio import Redis
 
 from bench import services
-from bench.mixed import named, read_load, reader_script, with_writers, written_targets
+from bench.mixed import (
+    counter_total,
+    metrics_text,
+    named,
+    read_load,
+    reader_script,
+    with_writers,
+    written_targets,
+)
 from bench.over_http import RESULTS, Uvicorn, bodies_of, cpu_seconds, server_env, write_section
 from bench.versus import ROOT, checkout
 from config.settings import load_settings
@@ -79,11 +86,8 @@ async def _commands(redis: Redis) -> int:
 
 async def _stale_look_ups(server: str) -> float:
     """The worker's response-cache look-ups so far that found an answer stale (its /metrics)."""
-    async with httpx.AsyncClient() as http:
-        text = (await http.get(server + "/metrics")).text
-    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-               if line.startswith("discours_cache_reads_total") and 'layer="response"' in line
-               and 'result="stale"' in line)
+    return counter_total(await metrics_text(server), "discours_cache_reads_total", 'layer="response"',
+                         'result="stale"')
 
 
 async def _round(worker: Uvicorn, side: str, script: str, shouts: list[int], topics: list[str], measured: Measured,

@@ -121,13 +121,24 @@ def named(bodies: dict[str, bytes]) -> dict[str, bytes]:
     return renamed
 
 
+async def metrics_text(server: str) -> str:
+    """The server's /metrics as it reads now (every worker's)."""
+    async with httpx.AsyncClient() as http:
+        return (await http.get(server + "/metrics")).text
+
+
+def counter_total(text: str, name: str, *labels: str) -> float:
+    """The sum of the samples of counter `name` in a /metrics `text` whose labels include every one of `labels`
+    (each as written there, `layer="response"`)."""
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith(name) and all(label in line for label in labels))
+
+
 async def scraped(server: str) -> tuple[float, Histograms]:
     """From one read of the servers' /metrics (every worker's): the cache tags invalidated so far, and the
     request-seconds histograms."""
-    async with httpx.AsyncClient() as http:
-        text = (await http.get(server + "/metrics")).text
-    tags = sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-               if line.startswith("discours_cache_invalidations_total"))
+    text = await metrics_text(server)
+    tags = counter_total(text, "discours_cache_invalidations_total")
     found: Histograms = {}
     for labels, count in _BUCKET.findall(text):
         named_labels = dict(_LABEL.findall(labels))

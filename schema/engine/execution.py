@@ -130,9 +130,9 @@ class PlainFieldsFirst(FieldLoop):
 
     def execute_fields(self, parent_type: GraphQLObjectType, source_value: Any, path: Path | None,
                        grouped_field_set: Any, position_context: Any) -> Any:
-        """An item of a page may be placed as its rendered JSON, which is its answer as it is (an item of a
-        list is answered so before this, `complete_list_item_value`); an item placed to be executed is kept
-        rendered once it is (schema/engine/item_fragments.py)."""
+        """An item of a page may be placed as its rendered JSON, which is its answer as it is (a list's item
+        is answered so before this, by `complete_list_item_value`; a streamed one, which graphql-core completes
+        apart, here); an item placed to be executed is kept rendered once it is (schema/engine/item_fragments.py)."""
         if type(source_value) is orjson.Fragment:
             return source_value
         results = super().execute_fields(parent_type, source_value, path, grouped_field_set, position_context)

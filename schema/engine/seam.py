@@ -53,7 +53,7 @@ from strawberry.schema.schema_converter import GraphQLCoreConverter
 # overrides to hold each message to its protocol before the library indexes it.
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
 from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
-from strawberry.types.arguments import _is_leaf_type, _is_optional_leaf_type, convert_argument
+from strawberry.types.arguments import _is_leaf_type, _is_optional_leaf_type, convert_argument, convert_arguments
 from strawberry.types.base import StrawberryList, StrawberryMaybe, StrawberryOptional, has_object_definition
 from strawberry.types.enum import has_enum_definition
 from strawberry.types.execution import ExecutionContext
@@ -240,19 +240,24 @@ class PlannedArguments:
                  config: StrawberryConfig, info: Info | None = None) -> dict[str, Any]:
         if not arguments:
             return {}
-        known = self._plans.get(id(arguments))
-        if known is None or known[0] is not arguments or known[1] is not scalar_registry or known[2] is not config:
-            known = (arguments, scalar_registry, config, self._plan(arguments, scalar_registry, config))
-            self._plans[id(arguments)] = known
-            if len(self._plans) > self.size:
-                del self._plans[next(iter(self._plans))]  # the oldest
         kwargs = {}
-        for name, python_name, convert, argument in known[3]:
+        for name, python_name, convert, argument in self._plan_of(arguments, scalar_registry, config):
             if name in value:
                 kwargs[python_name] = convert(value[name]) if convert is not None else convert_argument(
                     value=value[name], type_=argument.type, config=config, scalar_registry=scalar_registry,
                     info=info, path=(name,))
         return kwargs
+
+    def _plan_of(self, arguments: list[Any], registry: Mapping[object, Any], config: StrawberryConfig,
+                 ) -> list[tuple[str, str, Convert | None, Any]]:
+        """The plan kept for these arguments, made now if none is (or one for another schema's converter)."""
+        known = self._plans.get(id(arguments))
+        if known is None or known[0] is not arguments or known[1] is not registry or known[2] is not config:
+            known = (arguments, registry, config, self._plan(arguments, registry, config))
+            self._plans[id(arguments)] = known
+            if len(self._plans) > self.size:
+                del self._plans[next(iter(self._plans))]  # the oldest
+        return known[3]
 
     @staticmethod
     def _plan(arguments: list[Any], registry: Mapping[object, Any], config: StrawberryConfig,
@@ -267,10 +272,30 @@ class PlannedArguments:
         return plan
 
 
+ArgumentConversion = Callable[..., dict[str, Any]]  # `convert_arguments(value, arguments, scalar_registry, config)`
+STRAWBERRYS_CONVERSION: ArgumentConversion = convert_arguments  # Strawberry's own, unplanned
+
+
+def argument_conversion() -> ArgumentConversion:
+    """What Strawberry's resolvers convert their arguments with, in this process."""
+    converter: ArgumentConversion = schema_converter.convert_arguments
+    return converter
+
+
+def use_argument_conversion(convert: ArgumentConversion) -> None:
+    """Strawberry's resolvers convert their arguments with `convert` from now on, in this process."""
+    schema_converter.convert_arguments = convert
+
+
 def plan_argument_conversion() -> None:
     """Strawberry's resolvers convert their arguments by plan (`PlannedArguments`), in this process."""
-    if not isinstance(schema_converter.convert_arguments, PlannedArguments):
-        schema_converter.convert_arguments = PlannedArguments()
+    if not isinstance(argument_conversion(), PlannedArguments):
+        use_argument_conversion(PlannedArguments())
+
+
+def conversion_of(schema: strawberry.Schema) -> tuple[Mapping[object, Any], StrawberryConfig]:
+    """The scalar registry and the config a schema's resolvers convert their arguments under."""
+    return schema.schema_converter.scalar_registry, schema.config
 
 
 TransportWSHandler = BaseGraphQLTransportWSHandler

@@ -16,9 +16,14 @@ from graphql import (
     is_non_null_type,
     is_object_type,
 )
-from strawberry.types.arguments import convert_arguments
 
-from schema.engine.seam import PlannedArguments, field_definition, graphql_schema
+from schema.engine.seam import (
+    STRAWBERRYS_CONVERSION,
+    PlannedArguments,
+    conversion_of,
+    field_definition,
+    graphql_schema,
+)
 from schema.schema import build_schema
 
 SCHEMA = build_schema()
@@ -65,25 +70,32 @@ def _cases() -> list[tuple[str, str, dict[str, Any]]]:
 CASES = _cases()
 
 
-def _converted_both_ways(where: str, value: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _field(where: str) -> Any:
+    """The graphql-core field named `type.field`."""
     type_name, field_name = where.split(".")
-    definition = field_definition(GRAPHQL.type_map[type_name].fields[field_name])  # type: ignore[union-attr]
+    return GRAPHQL.type_map[type_name].fields[field_name]  # type: ignore[union-attr]
+
+
+def _arguments(where: str) -> list[Any]:
+    """The Strawberry arguments of the field named `type.field`."""
+    definition = field_definition(_field(where))
     assert definition is not None
-    registry, config = SCHEMA.schema_converter.scalar_registry, SCHEMA.config
-    return (PlannedArguments()(value, definition.arguments, registry, config),
-            convert_arguments(value, definition.arguments, registry, config))
+    return definition.arguments
+
+
+def _converted_both_ways(where: str, value: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    registry, config = conversion_of(SCHEMA)
+    return (PlannedArguments()(value, _arguments(where), registry, config),
+            STRAWBERRYS_CONVERSION(value, _arguments(where), registry, config))
 
 
 def test_the_cases_reach_every_input_and_every_argument_is_planned() -> None:
     """The comparison below is of plans, not of Strawberry with itself (its control): no argument of this
     schema is left to Strawberry, and the whole cases give a value to every input type an argument names."""
-    registry, config = SCHEMA.schema_converter.scalar_registry, SCHEMA.config
+    registry, config = conversion_of(SCHEMA)
     fields = {where for where, _, _ in CASES}
     for where in fields:
-        type_name, field_name = where.split(".")
-        definition = field_definition(GRAPHQL.type_map[type_name].fields[field_name])  # type: ignore[union-attr]
-        assert definition is not None
-        plan = PlannedArguments._plan(definition.arguments, registry, config)
+        plan = PlannedArguments._plan(_arguments(where), registry, config)
         assert all(convert is not None for _, _, convert, _ in plan), where
     given: set[str] = set()
 
@@ -98,9 +110,8 @@ def test_the_cases_reach_every_input_and_every_argument_is_planned() -> None:
                 reached(type_.fields[name].type, inner)
 
     for where, _, value in CASES:
-        type_name, field_name = where.split(".")
         for name, inner in value.items():
-            reached(GRAPHQL.type_map[type_name].fields[field_name].args[name].type, inner)  # type: ignore[union-attr]
+            reached(_field(where).args[name].type, inner)
     named: set[str] = set()  # the input types some argument names, nested ones included
 
     def inputs_in(type_: Any) -> None:
@@ -111,11 +122,9 @@ def test_the_cases_reach_every_input_and_every_argument_is_planned() -> None:
             for field in type_.fields.values():
                 inputs_in(field.type)
 
-    for type_ in GRAPHQL.type_map.values():
-        if is_object_type(type_):
-            for field in type_.fields.values():  # type: ignore[attr-defined]
-                for argument in field.args.values():
-                    inputs_in(argument.type)
+    for where in fields:  # every field that takes arguments has its cases
+        for argument in _field(where).args.values():
+            inputs_in(argument.type)
     assert len(named) > 15 and given == named, sorted(named - given)
 
 
